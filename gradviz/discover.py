@@ -1,0 +1,73 @@
+"""Which frameworks a user file needs, read from its source without running it.
+
+The authoritative list of ops comes from the workers (they import the file); this static pass
+only decides which workers get the file, and reports files that cannot even be parsed.
+"""
+from __future__ import annotations
+
+import ast
+import os
+
+from gradviz.model import ErrorInfo
+
+_ROOTS = {"torch": "torch", "tensorflow": "tf", "keras": "tf", "tf_keras": "tf"}
+
+
+def frameworks_used(path: str) -> tuple[tuple[str, ...], ErrorInfo | None]:
+    """('torch', 'tf') as imported by the file (directly or through a sibling module it imports)."""
+    try:
+        tree = _parse(path)
+    except _LoadError as exc:
+        return (), exc.info
+    found = _imports(tree)
+    if not found:
+        # A file importing only its own helpers: look one level into sibling modules.
+        folder = os.path.dirname(path)
+        for name in _imported_names(tree):
+            sibling = os.path.join(folder, name.split(".")[0] + ".py")
+            if os.path.isfile(sibling) and os.path.abspath(sibling) != os.path.abspath(path):
+                try:
+                    found |= _imports(_parse(sibling))
+                except _LoadError:
+                    pass
+    if not found:
+        found = {"torch", "tf"}  # unknown: let both frameworks look
+    return tuple(fw for fw in ("torch", "tf") if fw in found), None
+
+
+class _LoadError(Exception):
+    def __init__(self, info: ErrorInfo):
+        self.info = info
+
+
+def _parse(path: str) -> ast.AST:
+    if not os.path.exists(path):
+        raise _LoadError(ErrorInfo("FileNotFoundError", f"no such file: {path}", kind="load"))
+    if os.path.isdir(path):
+        raise _LoadError(ErrorInfo("IsADirectoryError", f"{path} is a folder, not a Python file",
+                                   kind="load"))
+    try:
+        with open(path, "rb") as fh:
+            source = fh.read()
+        return ast.parse(source, filename=path)
+    except SyntaxError as exc:
+        where = f"{exc.filename or path}:{exc.lineno or 0}"
+        text = (exc.text or "").rstrip("\n")
+        detail = f"{exc.msg}" + (f"\n    {text.strip()}" if text.strip() else "")
+        raise _LoadError(ErrorInfo("SyntaxError", detail, where, kind="load")) from None
+    except (OSError, ValueError) as exc:
+        raise _LoadError(ErrorInfo(type(exc).__name__, str(exc), kind="load")) from None
+
+
+def _imported_names(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def _imports(tree: ast.AST) -> set[str]:
+    return {_ROOTS[n.split(".")[0]] for n in _imported_names(tree) if n.split(".")[0] in _ROOTS}

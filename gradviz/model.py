@@ -1,0 +1,173 @@
+"""Plain data that flows between the parts: settings, requests, results (numpy only, picklable).
+
+file -> discovery (OpInfo) -> RunRequest -> worker -> RunResult -> compare -> plots / report.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Optional
+
+import numpy as np
+
+FRAMEWORKS = ("torch", "tf")
+MODES = ("default", "custom", "numeric")
+GRAPHS = ("op", "seed", "mlp")
+DTYPES = ("float32", "float64")
+
+# Tensor roles, in the order the grid shows them.
+ROLES = ("input", "param", "intermediate", "output")
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """One op found in a user file, in one framework."""
+    name: str                 # pairing name (@gradviz.op(name=) or the Python name)
+    framework: str            # "torch" | "tf"
+    kind: str                 # "function" | "custom_gradient" | "module" | "layer"
+    qualname: str             # the Python name in the file
+    file: str                 # absolute path
+    line: int                 # line of the definition
+    args: tuple[str, ...] = ()  # forward argument names (without ctx/self)
+    doc: str = ""
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    """A failure of user code or of its worker, pointing at the user's own file and line."""
+    type: str                 # exception class name, or "Timeout" / "Crashed" / "SystemExit"
+    message: str
+    where: str = ""           # "file:line" of the innermost frame in the user's file, "" if unknown
+    traceback: str = ""       # the user's own frames only
+    kind: str = "error"       # "error" | "timeout" | "crashed" | "load"
+
+    def one_line(self) -> str:
+        at = f" at {self.where}" if self.where else ""
+        return f"{self.type}{at}: {self.message}"
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    graph: str = "op"
+    shape: tuple[int, ...] = (200,)
+    dtype: str = "float32"
+    seed: int = 0
+    upstream: str = "ones"            # "ones" | "random" | "const:K"
+    device: str = "auto"              # "auto" | "cpu" | "cuda:N" | "/GPU:N"
+    modes: tuple[str, ...] = MODES
+    timeout: float = 120.0            # seconds per op and framework
+
+    def with_(self, **changes) -> "RunSettings":
+        return replace(self, **changes)
+
+    def as_dict(self) -> dict:
+        return {"graph": self.graph, "shape": list(self.shape), "dtype": self.dtype,
+                "seed": self.seed, "upstream": self.upstream, "device": self.device,
+                "modes": list(self.modes), "timeout": self.timeout}
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Run one op of one file in one framework."""
+    file: str
+    qualname: str
+    framework: str
+    settings: RunSettings = RunSettings()
+
+
+@dataclass(frozen=True)
+class NumericInfo:
+    """How the numeric reference of one tensor was obtained."""
+    method: str               # "full" (every element) | "projection" (random directions) | "skipped"
+    eps: float = 0.0
+    directions: int = 0
+    # For "projection": per direction, the numeric directional derivative and each mode's g . v
+    projections: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TensorResult:
+    """One named tensor of the graph: its forward value and its gradient per mode.
+
+    A gradient that does not exist (TF None, a graph cut by .detach()) has no key in `grads`;
+    `absent` says why, per mode.
+    """
+    name: str
+    role: str                                   # see ROLES
+    shape: tuple[int, ...]
+    dtype: str
+    value: Optional[np.ndarray]
+    grads: dict[str, np.ndarray] = field(default_factory=dict)
+    absent: dict[str, str] = field(default_factory=dict)
+    numeric: Optional[NumericInfo] = None
+
+    def grad(self, mode: str) -> Optional[np.ndarray]:
+        return self.grads.get(mode)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Everything one op run in one framework produced."""
+    request: RunRequest
+    op: Optional[OpInfo]
+    device: str = ""
+    status: str = "ok"                          # "ok" | "error"
+    error: Optional[ErrorInfo] = None
+    tensors: tuple[TensorResult, ...] = ()
+    mode_errors: dict[str, ErrorInfo] = field(default_factory=dict)  # a mode that raised
+    outputs: dict[str, np.ndarray] = field(default_factory=dict)     # forward output per mode
+    findings: tuple[dict, ...] = ()             # raw observations for diagnostics (worker side)
+    log: str = ""                               # captured stdout/stderr of user code
+    warnings: tuple[str, ...] = ()
+    elapsed: float = 0.0
+    framework_version: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.op.name if self.op else self.request.qualname
+
+    @property
+    def framework(self) -> str:
+        return self.request.framework
+
+    def tensor(self, name: str) -> Optional[TensorResult]:
+        for t in self.tensors:
+            if t.name == name:
+                return t
+        return None
+
+
+@dataclass(frozen=True)
+class FileCatalog:
+    """What one framework's worker found in one user file."""
+    file: str
+    framework: str
+    ops: tuple[OpInfo, ...] = ()
+    error: Optional[ErrorInfo] = None           # the file could not be loaded
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """'200' -> (200,), '4x50' -> (4, 50). Raises ValueError with a readable message."""
+    parts = str(text).lower().replace("*", "x").replace(",", "x").split("x")
+    try:
+        shape = tuple(int(p) for p in parts if p.strip())
+    except ValueError:
+        raise ValueError(f"shape {text!r}: write sizes separated by x, e.g. 200 or 4x50") from None
+    if not shape or any(s <= 0 for s in shape):
+        raise ValueError(f"shape {text!r}: every size must be a positive integer")
+    return shape
+
+
+def parse_upstream(text: str) -> tuple[str, float]:
+    """'ones' | 'random' | 'const:K' -> (kind, K)."""
+    if text in ("ones", "random"):
+        return text, 1.0
+    if text.startswith("const:"):
+        try:
+            return "const", float(text.split(":", 1)[1])
+        except ValueError:
+            pass
+    raise ValueError(f"upstream {text!r}: use ones, random or const:K (e.g. const:0.5)")
