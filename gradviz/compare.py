@@ -1,0 +1,256 @@
+"""Verdicts per tensor, per-op comparisons, and torch-vs-tf parity (numpy only).
+
+The numbers (tolerances, statistics, pair metrics) live in compare_metrics.py; this module decides
+what they mean. Verdicts (DESIGN.md): match, surrogate, differs, non-finite, broken, error.
+torch-vs-tf parity lives in compare_parity.py and is re-exported here.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+import numpy as np
+
+from gradviz.compare_metrics import (Tol, close_mask, fmt, mode_stats, pair_metrics,
+                                     tolerances)
+from gradviz.compare_parity import ParityRow, parity
+from gradviz.model import MODES, ErrorInfo, RunResult, TensorResult
+
+__all__ = ["VERDICTS", "Tol", "tolerances", "mode_stats", "pair_metrics", "verdict",
+           "compare_result", "parity", "summary_counts", "TensorComparison", "OpComparison",
+           "ParityRow", "tensor_metrics"]
+
+VERDICTS = ("match", "surrogate", "differs", "non-finite", "broken", "error")
+
+
+@dataclass(frozen=True)
+class TensorComparison:
+    name: str
+    role: str
+    shape: tuple
+    dtype: str
+    verdict: str
+    explanation: str
+    stats: dict                 # mode -> mode_stats(...)
+    metrics: dict               # "custom~default" | "custom~numeric" | "default~numeric" -> pair_metrics
+    tolerance: Tol              # custom vs default
+    numeric_tolerance: Tol      # either vs numeric
+    numeric_method: Optional[str] = None   # "full" | "projection" | None
+
+
+@dataclass(frozen=True)
+class OpComparison:
+    name: str
+    framework: str
+    device: str
+    status: str
+    error: Optional[ErrorInfo]
+    tensors: tuple              # of TensorComparison, in the result's order
+
+
+# --- metrics of one tensor -------------------------------------------------------------------
+def _vs_numeric(t: TensorResult, mode: str) -> Optional[dict]:
+    g = t.grads.get(mode)
+    if g is None:
+        return None
+    tol = tolerances(t.dtype, numeric=True)
+    if t.grads.get("numeric") is not None:
+        return {**pair_metrics(g, t.grads["numeric"], tol), "method": "full"}
+    p = t.numeric.projections if t.numeric is not None else {}
+    if t.numeric is not None and t.numeric.method == "projection" and mode in p and "numeric" in p:
+        return {**pair_metrics(p[mode], p["numeric"], tol), "method": "projection"}
+    return None
+
+
+def tensor_metrics(t: TensorResult) -> dict:
+    """Pair metrics between the modes present; the second name is the reference."""
+    out = {}
+    c, d = t.grads.get("custom"), t.grads.get("default")
+    if c is not None and d is not None:
+        out["custom~default"] = pair_metrics(c, d, tolerances(t.dtype))
+    for mode in ("custom", "default"):
+        m = _vs_numeric(t, mode)
+        if m is not None:
+            out[f"{mode}~numeric"] = m
+    return out
+
+
+# --- verdict ---------------------------------------------------------------------------------
+def _ran(t: TensorResult, mode: str) -> bool:
+    return mode in t.grads or mode in t.absent
+
+
+def _why(t: TensorResult, mode: str) -> str:
+    return t.absent.get(mode) or "no gradient"
+
+
+def _err_text(m: dict) -> str:
+    return f"max abs error {fmt(m['max_abs_err'])} (tolerance {fmt(m['atol'])} + {m['rtol']:g}·|ref|)"
+
+
+def _numeric_clause(metrics: dict, mode: str) -> str:
+    m = metrics.get(f"{mode}~numeric")
+    if m is None:
+        return f"no numeric reference to check {mode} against"
+    unit = "random directions" if m["method"] == "projection" else "elements"
+    if m["allclose"]:
+        return f"{mode} agrees with numeric on all {m['n']} {unit}, {_err_text(m)}"
+    return f"{mode} differs from numeric at {m['n_differ']} of {m['n']} {unit}, {_err_text(m)}"
+
+
+def _nonfinite_text(t: TensorResult, mode: str, g: np.ndarray) -> str:
+    g = np.asarray(g, dtype=np.float64).reshape(-1)
+    bad = ~np.isfinite(g)
+    counts = f"{int(np.isnan(g).sum())} NaN and {int(np.isinf(g).sum())} Inf"
+    text = f"{mode} gradient of {t.name} has {counts} of {g.size} elements"
+    if mode != "custom":
+        return text
+    d = t.grads.get("default")
+    if d is None:
+        return text + ("; default gives no gradient" if _ran(t, "default") else "")
+    d = np.asarray(d, dtype=np.float64).reshape(-1)
+    if d.size != g.size:
+        return text
+    same = int((~np.isfinite(d[bad])).sum())
+    if same == bad.sum() and (~np.isfinite(d)).sum() == same:
+        return text + "; default has NaN/Inf at the same places"
+    if same == 0:
+        return text + "; default is finite there"
+    return text + f"; default has NaN/Inf at {same} of those places"
+
+
+def _custom_vs_default(t: TensorResult, metrics: dict) -> tuple[str, str]:
+    """Both present, custom finite."""
+    m = metrics["custom~default"]
+    num = _numeric_clause(metrics, "custom")
+    if m.get("shape_mismatch"):
+        return "differs", f"custom and default gradients of {t.name} differ in shape ({m['shape_mismatch']}); {num}"
+    c = np.asarray(t.grads["custom"], dtype=np.float64).reshape(-1)
+    d = np.asarray(t.grads["default"], dtype=np.float64).reshape(-1)
+    tol = tolerances(t.dtype)
+    undefined = ~np.isfinite(d)
+    if undefined.any():
+        k = int(undefined.sum())
+        sub = pair_metrics(c[~undefined], d[~undefined], tol)
+        if sub["allclose"]:
+            return "surrogate", (f"default is NaN/Inf at {k} of {c.size} elements where custom is "
+                                 f"finite, and they agree elsewhere; {num}")
+        return "differs", (f"default is NaN/Inf at {k} of {c.size} elements, and elsewhere custom "
+                           f"differs from default at {sub['n_differ']} of {sub['n']}, "
+                           f"{_err_text(sub)}; {num}")
+    if m["allclose"]:
+        return "match", f"custom matches default at all {m['n']} elements, {_err_text(m)}; {num}"
+    differing = ~close_mask(c, d, tol)
+    where = f"custom differs from default at {m['n_differ']} of {m['n']} elements"
+    if np.all(d[differing] == 0):
+        return "surrogate", f"{where}, all where default is 0 (straight-through style), {_err_text(m)}; {num}"
+    return "differs", f"{where}, {_err_text(m)}; {num}"
+
+
+def _one_mode_vs_numeric(t: TensorResult, mode: str, metrics: dict) -> tuple[str, str]:
+    """Only `mode` of custom/default was run, and it is present and finite."""
+    m = metrics.get(f"{mode}~numeric")
+    only = f"only {mode} was run"
+    if m is None:
+        return "match", f"{only} and there is no numeric reference: nothing to compare it with"
+    if m["allclose"]:
+        return "match", f"{only}; {_numeric_clause(metrics, mode)}"
+    if m.get("method") == "full" and mode == "custom" and not m.get("shape_mismatch"):
+        g = np.asarray(t.grads[mode], dtype=np.float64).reshape(-1)
+        n = np.asarray(t.grads["numeric"], dtype=np.float64).reshape(-1)
+        if np.all(n[~close_mask(g, n, tolerances(t.dtype, numeric=True))] == 0):
+            return "surrogate", f"{only}; {_numeric_clause(metrics, mode)}, all where numeric is 0"
+    return "differs", f"{only}; {_numeric_clause(metrics, mode)}"
+
+
+def _judge(t: TensorResult, op_status: str, mode_errors: dict, error: Optional[ErrorInfo],
+           metrics: dict) -> tuple[str, str]:
+    if op_status == "error":
+        return "error", f"the op raised: {error.one_line()}" if error else "the op raised an error"
+    if "custom" in mode_errors:
+        return "error", f"the custom mode raised: {mode_errors['custom'].one_line()}"
+    c, d = t.grads.get("custom"), t.grads.get("default")
+    c_ran, d_ran = _ran(t, "custom"), _ran(t, "default") and "default" not in mode_errors
+    if c_ran and d_ran:
+        if c is None and d is None:
+            return "broken", (f"no gradient reaches {t.name}: custom: {_why(t, 'custom')}; "
+                              f"default: {_why(t, 'default')}")
+        if c is None:
+            l2 = mode_stats(d)["l2"]
+            return "broken", (f"custom backward gives no gradient to {t.name} "
+                              f"({_why(t, 'custom')}); default gives one (l2 norm {fmt(l2)})")
+    if c is not None and not np.all(np.isfinite(c)):
+        return "non-finite", _nonfinite_text(t, "custom", c)
+    if c_ran and d_ran:
+        if d is None:
+            return "surrogate", (f"default gives no gradient to {t.name} ({_why(t, 'default')}); "
+                                 f"custom gives one (l2 norm {fmt(mode_stats(c)['l2'])}); "
+                                 f"{_numeric_clause(metrics, 'custom')}")
+        return _custom_vs_default(t, metrics)
+    mode = "custom" if c_ran else "default" if d_ran else None
+    if mode is None:
+        why = f" (default raised: {mode_errors['default'].one_line()})" if "default" in mode_errors else ""
+        return "match", f"neither custom nor default was run for {t.name}{why}: nothing to compare"
+    g = t.grads.get(mode)
+    if g is None:
+        return "broken", f"no gradient reaches {t.name}: {mode}: {_why(t, mode)} (only {mode} was run)"
+    if not np.all(np.isfinite(g)):
+        return "non-finite", _nonfinite_text(t, mode, g)
+    return _one_mode_vs_numeric(t, mode, metrics)
+
+
+def verdict(tensor: TensorResult, op_status: str = "ok", mode_errors: Optional[dict] = None,
+            error: Optional[ErrorInfo] = None) -> tuple[str, str]:
+    """(verdict, one-sentence explanation with numbers) for one tensor."""
+    return _judge(tensor, op_status, mode_errors or {}, error, tensor_metrics(tensor))
+
+
+# --- per op ----------------------------------------------------------------------------------
+def _stats(t: TensorResult, mode_errors: dict) -> dict:
+    out = {}
+    for mode in MODES:
+        if mode in t.grads:
+            out[mode] = mode_stats(t.grads[mode])
+        elif mode in t.absent:
+            out[mode] = mode_stats(None, t.absent[mode])
+        elif mode in mode_errors:
+            out[mode] = mode_stats(None, f"raised {mode_errors[mode].one_line()}")
+        elif mode == "numeric" and t.numeric is not None and t.numeric.method == "projection":
+            out[mode] = {"absent": True, "method": "projection", "directions": t.numeric.directions,
+                         "reason": f"checked along {t.numeric.directions} random directions only"}
+    return out
+
+
+def compare_tensor(t: TensorResult, op_status: str = "ok", mode_errors: Optional[dict] = None,
+                   error: Optional[ErrorInfo] = None) -> TensorComparison:
+    mode_errors = mode_errors or {}
+    metrics = tensor_metrics(t)
+    v, why = _judge(t, op_status, mode_errors, error, metrics)
+    method = None
+    if t.grads.get("numeric") is not None:
+        method = "full"
+    elif t.numeric is not None and t.numeric.method == "projection":
+        method = "projection"
+    return TensorComparison(t.name, t.role, tuple(t.shape), t.dtype, v, why, _stats(t, mode_errors),
+                            metrics, tolerances(t.dtype), tolerances(t.dtype, numeric=True), method)
+
+
+def compare_result(result: RunResult) -> OpComparison:
+    tensors = tuple(compare_tensor(t, result.status, result.mode_errors, result.error)
+                    for t in result.tensors)
+    return OpComparison(result.name, result.framework, result.device, result.status, result.error,
+                        tensors)
+
+
+def summary_counts(comparisons: Iterable[OpComparison]) -> dict:
+    """verdict -> number of tensors, every verdict listed. An op that failed before producing any
+    tensor counts once as "error", so that failures never vanish from a summary."""
+    counts = Counter({v: 0 for v in VERDICTS})
+    for comp in comparisons:
+        if not comp.tensors and comp.status == "error":
+            counts["error"] += 1
+        for t in comp.tensors:
+            counts[t.verdict] += 1
+    return dict(counts)
+

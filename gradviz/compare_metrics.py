@@ -1,0 +1,125 @@
+"""Numbers about gradients: tolerances, per-mode statistics, and how close two gradients are.
+
+numpy only. Every value returned is a plain Python int/float/bool/None (JSON-safe except that a
+float may be NaN/Inf; report.py writes those as strings). `compare.py` builds verdicts on these.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Tol:
+    """a ≈ b where |a - b| <= atol * max(1, max|b|) + rtol * |b|   (b is the reference).
+
+    The absolute part scales with the reference's magnitude so that a gradient of size 1e4 is not
+    held to the absolute tolerance meant for values near 1.
+    """
+    rtol: float
+    atol: float
+
+    def atol_for(self, ref: np.ndarray) -> float:
+        finite = np.abs(ref[np.isfinite(ref)]) if ref.size else ref
+        peak = float(finite.max()) if finite.size else 0.0
+        return self.atol * max(1.0, peak)
+
+    def as_dict(self) -> dict:
+        return {"rtol": self.rtol, "atol": self.atol}
+
+    def __str__(self) -> str:
+        return f"rtol {self.rtol:g}, atol {self.atol:g}"
+
+
+# custom vs default: both are analytic gradients of the same forward in the same precision, so
+# they may differ only by rounding of a different order of operations (a few ulps, summed).
+_ANALYTIC = {"float32": Tol(rtol=1e-4, atol=1e-5), "float64": Tol(rtol=1e-7, atol=1e-9)}
+# against numeric: central differences carry truncation error (~eps^2 * f''') and rounding error
+# (~ulp(f) / eps); for a float32 forward the rounding term dominates at ~1e-3 of the gradient.
+_NUMERIC = {"float32": Tol(rtol=2e-3, atol=1e-3), "float64": Tol(rtol=1e-5, atol=1e-6)}
+
+
+def tolerances(dtype: str, numeric: bool = False) -> Tol:
+    """Tolerance for comparing two gradients of tensors of `dtype` (unknown dtypes: float32's).
+    `numeric=True`: one side is the finite-difference reference, which is less exact."""
+    table = _NUMERIC if numeric else _ANALYTIC
+    return table.get(str(dtype), table["float32"])
+
+
+def mode_stats(arr: Optional[np.ndarray], reason: str = "") -> dict:
+    """Summary of one gradient. NaN/Inf are counted, and left out of min/max/mean/std/l2."""
+    if arr is None:
+        return {"absent": True, "reason": reason or "no gradient"}
+    a = np.asarray(arr, dtype=np.float64).reshape(-1)
+    nan = int(np.isnan(a).sum())
+    inf = int(np.isinf(a).sum())
+    fin = a[np.isfinite(a)]
+    out = {"n": int(a.size), "nan": nan, "inf": inf, "zeros": int((a == 0).sum())}
+    if fin.size:
+        out.update(min=float(fin.min()), max=float(fin.max()), mean=float(fin.mean()),
+                   std=float(fin.std()), l2=float(np.sqrt(np.sum(fin * fin))),
+                   abs_max=float(np.abs(fin).max()))
+    else:
+        out.update(min=None, max=None, mean=None, std=None, l2=None, abs_max=None)
+    return out
+
+
+def same_nonfinite(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elements where both are NaN, or both the same infinity: these count as equal."""
+    return (np.isnan(a) & np.isnan(b)) | (np.isinf(a) & (a == b))
+
+
+def close_mask(a: np.ndarray, b: np.ndarray, tol: Tol) -> np.ndarray:
+    """Per element: does a agree with the reference b? NaN-aware (see same_nonfinite)."""
+    atol = tol.atol_for(b)
+    with np.errstate(invalid="ignore"):
+        ok = np.abs(a - b) <= atol + tol.rtol * np.abs(b)
+    return ok | same_nonfinite(a, b)
+
+
+def pair_metrics(a: np.ndarray, b: np.ndarray, tol: Tol) -> dict:
+    """How close gradient `a` is to the reference `b`.
+
+    max_abs_err / max_rel_err / cosine / norm_ratio are taken over elements finite in both;
+    n_differ counts every element that is not close (a NaN in one only counts as differing).
+    max_rel_err is |a-b| / max(|b|, atol): bounded where the reference is ~0.
+    cosine and norm_ratio are None where undefined (one side all zeros).
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        if a.size != b.size:
+            return {"n": int(b.size), "n_differ": int(max(a.size, b.size)), "allclose": False,
+                    "max_abs_err": None, "max_rel_err": None, "cosine": None, "norm_ratio": None,
+                    "worst_index": None, "atol": None, "rtol": tol.rtol,
+                    "shape_mismatch": f"{tuple(a.shape)} vs {tuple(b.shape)}"}
+        a = a.reshape(b.shape)
+    a, b = a.reshape(-1), b.reshape(-1)
+    ok = close_mask(a, b, tol)
+    atol = tol.atol_for(b)
+    both = np.isfinite(a) & np.isfinite(b)
+    fa, fb = a[both], b[both]
+    err = np.abs(fa - fb)
+    max_abs = float(err.max()) if err.size else 0.0
+    worst = int(np.flatnonzero(both)[int(err.argmax())]) if err.size and max_abs > 0 else None
+    rel = err / np.maximum(np.abs(fb), atol) if atol > 0 else err / np.maximum(np.abs(fb), 1e-300)
+    na, nb = float(np.sqrt(np.sum(fa * fa))), float(np.sqrt(np.sum(fb * fb)))
+    if na == 0.0 and nb == 0.0:
+        cosine, ratio = 1.0, 1.0
+    elif na == 0.0 or nb == 0.0:
+        cosine, ratio = None, (0.0 if na == 0.0 else None)
+    else:
+        cosine = float(np.clip(np.dot(fa, fb) / (na * nb), -1.0, 1.0))
+        ratio = na / nb
+    n_differ = int((~ok).sum())
+    return {"n": int(b.size), "n_differ": n_differ, "allclose": n_differ == 0,
+            "max_abs_err": max_abs, "max_rel_err": float(rel.max()) if rel.size else 0.0,
+            "cosine": cosine, "norm_ratio": ratio, "worst_index": worst,
+            "atol": atol, "rtol": tol.rtol}
+
+
+def fmt(x) -> str:
+    """A number as it reads in an explanation: 3 significant digits."""
+    return "n/a" if x is None else f"{x:.3g}"
