@@ -1,0 +1,226 @@
+"""Reports on disk: JSON (DESIGN.md's shape, strict JSON), NPZ (every array), CSV (one tensor).
+
+Every write is atomic: a temp file in the target folder, fsync, os.replace. A failed write leaves
+no file behind (neither partial target nor temp) and raises ReportError naming the path.
+"""
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import math
+import os
+import tempfile
+from typing import Callable, Iterable, Optional
+
+import numpy as np
+
+import gradviz
+from gradviz.compare import OpComparison, ParityRow, compare_result, parity, summary_counts
+from gradviz.compare_metrics import Tol
+from gradviz.model import MODES, RunResult, RunSettings, TensorResult
+
+
+class ReportError(OSError):
+    """A report could not be written or read; the message names the path and the reason."""
+
+
+# --- atomic writing ----------------------------------------------------------------------------
+def _atomic_write(path: str, write: Callable[[io.IOBase], None], binary: bool) -> None:
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ReportError(f"cannot write {path}: folder {folder} does not exist")
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else
+                                                       {"encoding": "utf-8", "newline": ""})) as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        tmp = None
+    except Exception as exc:
+        raise ReportError(f"cannot write {path}: {type(exc).__name__}: {exc}") from exc
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+# --- JSON ----------------------------------------------------------------------------------------
+def _jsonable(obj):
+    """Strict-JSON form: non-finite floats become "nan" / "inf" / "-inf"; anything unknown raises."""
+    if obj is None or isinstance(obj, (bool, str, int)) and not isinstance(obj, np.generic):
+        return obj
+    if isinstance(obj, (float, np.floating)):
+        x = float(obj)
+        return x if math.isfinite(x) else ("nan" if math.isnan(x) else ("inf" if x > 0 else "-inf"))
+    if isinstance(obj, (np.integer, np.bool_)):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    for attr in ("as_dict", "to_dict"):
+        if callable(getattr(obj, attr, None)):
+            return _jsonable(getattr(obj, attr)())
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return _jsonable(dataclasses.asdict(obj))
+    raise TypeError(f"cannot write a {type(obj).__name__} to JSON: {obj!r:.80}")
+
+
+def _error_dict(err) -> Optional[dict]:
+    if err is None:
+        return None
+    return {"type": err.type, "message": err.message, "where": err.where, "kind": err.kind,
+            "traceback": err.traceback}
+
+
+def _tensor_dict(tc) -> dict:
+    return {"name": tc.name, "shape": list(tc.shape), "verdict": tc.verdict, "stats": tc.stats,
+            "explanation": tc.explanation, "role": tc.role, "dtype": tc.dtype,
+            "tolerance": {**tc.tolerance.as_dict(), "vs_numeric": tc.numeric_tolerance.as_dict()},
+            "numeric_method": tc.numeric_method, "metrics": tc.metrics}
+
+
+def _op_dict(r: RunResult, comp: OpComparison, diagnostics: list) -> dict:
+    return {"name": comp.name, "framework": comp.framework, "device": comp.device,
+            "status": comp.status, "error": _error_dict(comp.error),
+            "tensors": [_tensor_dict(tc) for tc in comp.tensors],
+            "diagnostics": list(diagnostics),
+            "qualname": r.op.qualname if r.op else r.request.qualname,
+            "file": r.op.file if r.op else r.request.file,
+            "line": r.op.line if r.op else None,
+            "mode_errors": {m: _error_dict(e) for m, e in r.mode_errors.items()},
+            "warnings": list(r.warnings), "log": r.log, "elapsed": r.elapsed,
+            "framework_version": r.framework_version}
+
+
+def _diagnostics_for(diagnostics, i: int, r: RunResult) -> list:
+    """diagnostics: None, a list aligned with results, or a dict keyed by (framework, op name)."""
+    if diagnostics is None:
+        return []
+    if isinstance(diagnostics, dict):
+        return diagnostics.get((r.framework, r.name), [])
+    return diagnostics[i] or []
+
+
+def report_dict(results: Iterable[RunResult], settings, comparisons=None, parity_rows=None,
+                diagnostics=None) -> dict:
+    """The JSON report as a Python dict (strict-JSON values)."""
+    results = list(results)
+    comps = list(comparisons) if comparisons is not None else [compare_result(r) for r in results]
+    if len(comps) != len(results):
+        raise ValueError(f"{len(comps)} comparisons for {len(results)} results")
+    rows = parity(results) if parity_rows is None else parity_rows
+    if isinstance(settings, RunSettings):
+        settings = settings.as_dict()
+    return _jsonable({
+        "gradviz": gradviz.__version__,
+        "settings": settings,
+        "ops": [_op_dict(r, c, _diagnostics_for(diagnostics, i, r))
+                for i, (r, c) in enumerate(zip(results, comps))],
+        "parity": [dataclasses.asdict(p) if isinstance(p, ParityRow) else p for p in rows],
+        "summary": summary_counts(comps),
+    })
+
+
+def write_json(path, results, settings, comparisons=None, parity_rows=None,
+               diagnostics=None) -> dict:
+    """Write the JSON report (DESIGN.md's keys plus explanation/metrics/role/dtype/tolerance/log).
+    Returns the dict written."""
+    try:
+        data = report_dict(results, settings, comparisons, parity_rows, diagnostics)
+        text = json.dumps(data, indent=1, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ReportError(f"cannot write {path}: {exc}") from exc
+    _atomic_write(path, lambda f: f.write(text + "\n"), binary=False)
+    return data
+
+
+def read_json(path) -> dict:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as exc:
+        raise ReportError(f"cannot read {path}: {exc}") from exc
+
+
+# --- NPZ -----------------------------------------------------------------------------------------
+def npz_arrays(results: Iterable[RunResult]) -> dict[str, np.ndarray]:
+    """`{framework}/{op}/{mode}/{tensor}` gradients and `{framework}/{op}/value/{tensor}` values.
+    A second run of the same op name in the same framework gets `{op}#2`, and so on."""
+    out: dict[str, np.ndarray] = {}
+    seen: dict[tuple[str, str], int] = {}
+    for r in results:
+        n = seen[(r.framework, r.name)] = seen.get((r.framework, r.name), 0) + 1
+        op = r.name if n == 1 else f"{r.name}#{n}"
+        for t in r.tensors:
+            if t.value is not None:
+                out[f"{r.framework}/{op}/value/{t.name}"] = np.asarray(t.value)
+            for mode in MODES:
+                if t.grads.get(mode) is not None:
+                    out[f"{r.framework}/{op}/{mode}/{t.name}"] = np.asarray(t.grads[mode])
+    return out
+
+
+def write_npz(path, results: Iterable[RunResult]) -> list[str]:
+    """Write every value and gradient; returns the keys written."""
+    arrays = npz_arrays(results)
+    _atomic_write(path, lambda f: np.savez(f, **arrays), binary=True)
+    return list(arrays)
+
+
+def read_npz(path) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (OSError, ValueError) as exc:
+        raise ReportError(f"cannot read {path}: {exc}") from exc
+
+
+# --- CSV (one tensor) ------------------------------------------------------------------------
+def _cell(x) -> str:
+    return repr(float(x))   # shortest text that reads back to the same float64 (nan, inf too)
+
+
+def write_csv(path, tensor: TensorResult) -> list[str]:
+    """One row per element (flat C-order index): index, value, then each mode that ran; a mode
+    that ran but gave no gradient has empty cells. Returns the header."""
+    n = int(np.prod(tensor.shape)) if tensor.shape else 1
+    modes = [m for m in MODES if m in tensor.grads or m in tensor.absent]
+    cols = [np.asarray(tensor.value).reshape(-1) if tensor.value is not None else None]
+    cols += [np.asarray(tensor.grads[m]).reshape(-1) if tensor.grads.get(m) is not None else None
+             for m in modes]
+    for name, c in zip(["value"] + modes, cols):
+        if c is not None and c.size != n:
+            raise ReportError(f"cannot write {path}: {tensor.name} {name} has {c.size} elements, "
+                              f"shape {tuple(tensor.shape)} needs {n}")
+    header = ["index", "value"] + modes
+
+    def write(f):
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(header)
+        for i in range(n):
+            w.writerow([i] + ["" if c is None else _cell(c[i]) for c in cols])
+
+    _atomic_write(path, write, binary=False)
+    return header
+
+
+def read_csv(path) -> dict[str, np.ndarray]:
+    """Columns of a write_csv file as float64 arrays (empty cells -> NaN; index as int)."""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            rows = list(csv.reader(f))
+    except OSError as exc:
+        raise ReportError(f"cannot read {path}: {exc}") from exc
+    header, body = rows[0], rows[1:]
+    out = {h: np.array([float(r[j]) if r[j] != "" else np.nan for r in body])
+           for j, h in enumerate(header)}
+    out["index"] = out["index"].astype(np.int64)
+    return out
