@@ -86,7 +86,7 @@ def _why(t: TensorResult, mode: str) -> str:
 
 
 def _err_text(m: dict) -> str:
-    return f"max abs error {fmt(m['max_abs_err'])} (tolerance {fmt(m['atol'])} + {m['rtol']:g}·|ref|)"
+    return f"max abs error {fmt(m['max_abs_err'])} (tolerance {fmt(m['atol'])} abs + {m['rtol']:g} rel)"
 
 
 def _numeric_clause(metrics: dict, mode: str) -> str:
