@@ -18,7 +18,6 @@ import numpy as np
 
 import gradviz
 from gradviz.compare import OpComparison, ParityRow, compare_result, parity, summary_counts
-from gradviz.compare_metrics import Tol
 from gradviz.model import MODES, RunResult, RunSettings, TensorResult
 
 
