@@ -6,16 +6,20 @@ A worker that hangs is killed on timeout; one that dies (signal, os._exit) is re
 from __future__ import annotations
 
 import atexit
-import multiprocessing as mp
 import os
 import signal
+import socket
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 import weakref
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from typing import Callable, Optional
 
-_CTX = mp.get_context("spawn")  # CUDA does not survive fork
+_GRADVIZ_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _LIVE: "weakref.WeakSet[Worker]" = weakref.WeakSet()
 
 
@@ -24,9 +28,10 @@ class WorkerTimeout(Exception):
 
 
 class WorkerCrashed(Exception):
-    def __init__(self, message: str, exitcode: Optional[int]):
+    def __init__(self, message: str, exitcode: Optional[int], crash_log: str = ""):
         super().__init__(message)
         self.exitcode = exitcode
+        self.crash_log = crash_log  # faulthandler's dump of the Python stack, if any
 
 
 class WorkerUnavailable(Exception):
@@ -67,6 +72,7 @@ class Worker:
     def __init__(self, framework: str, on_state: Optional[Callable[[WorkerState], None]] = None):
         self.framework = framework
         self.status = WorkerState(framework)
+        self.crash_log = ""
         self._on_state = on_state
         self._lock = threading.RLock()
         self._proc = None
@@ -77,27 +83,35 @@ class Worker:
 
     # --- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
-        """Start the process if none is alive; returns at once (the import goes on in the child)."""
+        """Start the process if none is alive; returns at once (the import goes on in the child).
+
+        A fresh interpreter (not fork: CUDA does not survive it), started with subprocess rather
+        than multiprocessing so the caller's __main__ is never imported again in the worker."""
         with self._lock:
-            if self._proc is not None and self._proc.is_alive():
+            if self._proc is not None and self._proc.poll() is None:
                 return
-            parent, child = _CTX.Pipe()
-            from gradviz.engine.worker import main
-            proc = _CTX.Process(target=main, args=(child, self.framework, os.getpid()),
-                                name=f"gradviz-{self.framework}", daemon=True)
-            proc.start()
-            child.close()
-            self._proc, self._conn = proc, parent
+            ours, theirs = socket.socketpair()
+            fd, self.crash_log = tempfile.mkstemp(prefix=f"gradviz-{self.framework}-", suffix=".log")
+            os.close(fd)
+            env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"),
+                       PYTHONPATH=os.pathsep.join(filter(None, [_GRADVIZ_ROOT,
+                                                                os.environ.get("PYTHONPATH")])))
+            proc = subprocess.Popen(
+                [sys.executable, "-c", "from gradviz.engine.worker import child_main; child_main()",
+                 str(theirs.fileno()), self.framework, str(os.getpid()), self.crash_log],
+                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env)
+            theirs.close()
+            self._proc, self._conn = proc, Connection(ours.detach())
             self._ready.clear()
             self.status.starts += 1
             self._set("starting", "loading " + self.framework)
-            threading.Thread(target=self._await_ready, args=(proc, parent), daemon=True).start()
+            threading.Thread(target=self._await_ready, args=(proc, self._conn), daemon=True).start()
 
     def _await_ready(self, proc, conn) -> None:
         try:
             kind, info = conn.recv()
         except (EOFError, OSError):
-            kind, info = "fail", describe_exit(proc.exitcode if not proc.is_alive() else None)
+            kind, info = "fail", describe_exit(_wait(proc, 2))
         if proc is not self._proc:
             return
         if kind == "ready":
@@ -124,15 +138,15 @@ class Worker:
             conn.send(("stop", None))
         except (OSError, BrokenPipeError):
             pass
-        proc.join(0.5)
+        _wait(proc, 0.5)
         self._kill(proc)
         self._set("stopped", "")
 
     @staticmethod
     def _kill(proc) -> None:
-        if proc.is_alive():
+        if proc.poll() is None:
             proc.kill()
-        proc.join(5)
+        _wait(proc, 5)
 
     def cancel(self) -> None:
         """Abort the request in flight (the process is killed and replaced on next use)."""
@@ -181,10 +195,9 @@ class Worker:
             return value
 
     def _died(self, proc) -> WorkerCrashed:
-        proc.join(2)
-        code = proc.exitcode
+        code = _wait(proc, 2)
         self._discard(proc)
-        return WorkerCrashed(describe_exit(code), code)
+        return WorkerCrashed(describe_exit(code), code, _read(self.crash_log))
 
     def _discard(self, proc) -> None:
         self._kill(proc)
@@ -199,6 +212,21 @@ class Worker:
                 self._on_state(WorkerState(**vars(self.status)))
             except Exception:  # noqa: BLE001 - a listener must not break the worker
                 pass
+
+
+def _wait(proc, timeout: float) -> Optional[int]:
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
 
 
 def stop_all() -> None:

@@ -19,6 +19,17 @@ def _watch_parent(parent_pid: int) -> None:
             os._exit(0)
 
 
+def child_main() -> None:
+    """Entry point of `python -c ...` started by engine.pool: argv = fd framework parent log."""
+    from multiprocessing.connection import Connection
+    fd, framework, parent_pid, crash_log = sys.argv[1:5]
+    import faulthandler
+    # A segfault in user code leaves its Python stack here, for the parent to point at file:line.
+    crash_file = open(crash_log, "w")
+    faulthandler.enable(file=crash_file, all_threads=False)
+    main(Connection(int(fd)), framework, int(parent_pid))
+
+
 def main(conn, framework: str, parent_pid: int) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")

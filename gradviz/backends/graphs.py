@@ -1,0 +1,171 @@
+"""The small graphs built around an op, written once for both frameworks.
+
+A graph is a list of leaves (seeded numpy values) and a forward function
+`forward(leaves, call_op, rec, F) -> loss`. `rec(name, tensor, role)` marks a named intermediate
+(the backends record it for gradients, or add a finite-difference perturbation to it), and `F`
+holds the few framework functions the graphs need (sum, mean, dense).
+"""
+from __future__ import annotations
+
+import inspect
+import zlib
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from gradviz.model import RunSettings, parse_upstream
+
+SEED_FACTOR = 23.0  # the classic check: c = b * 23, so a layer x*w gives a.grad == 23 * w
+
+
+@dataclass
+class ArgPlan:
+    name: str
+    kind: str                       # "tensor" | "const"
+    values: Optional[np.ndarray] = None
+    const: Any = None
+
+
+@dataclass
+class Leaf:
+    name: str
+    role: str                       # "input" | "param"
+    values: np.ndarray
+
+
+def rng_for(seed: int, name: str) -> np.random.Generator:
+    """One seeded stream per tensor name: both frameworks draw identical numbers."""
+    return np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(name.encode())])
+
+
+def input_values(seed: int, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    return rng_for(seed, "input:" + name).uniform(-3.0, 3.0, size=shape)
+
+
+def param_values(seed: int, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    # Positive and distinct: user parameters are often scales or step sizes.
+    return rng_for(seed, "param:" + name).uniform(0.5, 1.5, size=shape)
+
+
+def is_shape(spec) -> bool:
+    return isinstance(spec, tuple) and all(isinstance(s, (int, np.integer)) for s in spec)
+
+
+def plan_args(params: list[inspect.Parameter], meta: dict, settings: RunSettings) -> list[ArgPlan]:
+    """Every forward argument: a const (metadata or signature default) or a seeded tensor."""
+    consts, inputs = meta.get("consts") or {}, meta.get("inputs") or {}
+    plans = []
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if p.name in consts:
+            plans.append(ArgPlan(p.name, "const", const=consts[p.name]))
+        elif p.name in inputs:
+            spec = inputs[p.name]
+            values = (input_values(settings.seed, p.name, tuple(spec)) if is_shape(spec)
+                      else np.asarray(spec, dtype=np.float64))
+            plans.append(ArgPlan(p.name, "tensor", values=values))
+        elif p.default is not p.empty:
+            plans.append(ArgPlan(p.name, "const", const=p.default))
+        else:
+            plans.append(ArgPlan(p.name, "tensor",
+                                 values=input_values(settings.seed, p.name, settings.shape)))
+    return plans
+
+
+def upstream_values(settings: RunSettings, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    kind, k = parse_upstream(settings.upstream)
+    if kind == "random":
+        return rng_for(settings.seed, "upstream:" + name).standard_normal(shape)
+    return np.full(shape, 1.0 if kind == "ones" else k)
+
+
+@dataclass
+class Graph:
+    leaves: list[Leaf]
+    forward: Callable          # forward(leaves: dict, call_op, rec, F) -> loss
+
+
+def build_graph(settings: RunSettings, plans: list[ArgPlan]) -> Graph:
+    tensor_args = [p for p in plans if p.kind == "tensor"]
+    if settings.graph != "op" and not tensor_args:
+        raise ValueError(f"the {settings.graph!r} graph needs an op with at least one tensor argument")
+    builder = {"op": _op_graph, "seed": _seed_graph, "mlp": _mlp_graph}.get(settings.graph)
+    if builder is None:
+        raise ValueError(f"unknown graph {settings.graph!r}: use op, seed or mlp")
+    return builder(settings, plans)
+
+
+def _args_from(plans, tensors: dict, first_from=None) -> list:
+    args, first_done = [], False
+    for p in plans:
+        if p.kind == "const":
+            args.append(p.const)
+        elif first_from is not None and not first_done:
+            args.append(first_from)
+            first_done = True
+        else:
+            args.append(tensors[p.name])
+    return args
+
+
+def _record_outputs(outs, rec) -> list:
+    names = ["out"] + [f"out{i}" for i in range(1, len(outs))]
+    return [rec(n, o, "output") for n, o in zip(names, outs)]
+
+
+def _op_graph(settings, plans):
+    leaves = [Leaf(p.name, "input", p.values) for p in plans if p.kind == "tensor"]
+    upstream: dict[int, np.ndarray] = {}
+
+    def forward(tensors, call_op, rec, F):
+        outs = _record_outputs(call_op(_args_from(plans, tensors)), rec)
+        loss = 0.0
+        for i, o in enumerate(outs):
+            if i not in upstream:
+                name = "out" if i == 0 else f"out{i}"
+                upstream[i] = upstream_values(settings, name, tuple(F.shape(o)))
+            loss = loss + F.sum(F.const(upstream[i], o) * o)
+        return loss
+
+    return Graph(leaves, forward)
+
+
+def _seed_graph(settings, plans):
+    first = next(p for p in plans if p.kind == "tensor")
+    leaves = [Leaf("a", "param", first.values)]
+    leaves += [Leaf(p.name, "input", p.values) for p in plans if p.kind == "tensor" and p is not first]
+
+    def forward(tensors, call_op, rec, F):
+        outs = call_op(_args_from(plans, tensors, first_from=tensors["a"]))
+        b = rec("b", outs[0], "output")
+        c = rec("c", b * SEED_FACTOR, "intermediate")
+        return F.sum(c)
+
+    return Graph(leaves, forward)
+
+
+def _mlp_graph(settings, plans):
+    first = next(p for p in plans if p.kind == "tensor")
+    shape = tuple(first.values.shape) or (1,)
+    d = shape[-1]
+    seed = settings.seed
+    scale = 1.0 / np.sqrt(d)
+    leaves = [Leaf("x", "input", input_values(seed, "x", shape)),
+              Leaf("w1", "param", rng_for(seed, "param:w1").standard_normal((d, d)) * scale),
+              Leaf("b1", "param", rng_for(seed, "param:b1").standard_normal((d,)) * 0.1)]
+    others = [p for p in plans if p.kind == "tensor" and p is not first]
+    leaves += [Leaf(p.name, "input", p.values) for p in others]
+    leaves += [Leaf("w2", "param", rng_for(seed, "param:w2").standard_normal((d, d)) * scale),
+               Leaf("b2", "param", rng_for(seed, "param:b2").standard_normal((d,)) * 0.1)]
+    target = rng_for(seed, "target").standard_normal(shape)
+
+    def forward(tensors, call_op, rec, F):
+        h = rec("h", F.dense(tensors["x"], tensors["w1"], tensors["b1"]), "intermediate")
+        out = rec("out", call_op(_args_from(plans, tensors, first_from=h))[0], "output")
+        y = rec("y", F.dense(out, tensors["w2"], tensors["b2"]), "intermediate")
+        diff = y - F.const(target, y)
+        return F.mean(diff * diff)
+
+    return Graph(leaves, forward)

@@ -1,0 +1,171 @@
+"""One op run inside a worker, the same for both frameworks: modes, tensors, numeric reference.
+
+The framework adapter (torch_backend / tf_backend) supplies discovery, building the op per mode,
+differentiation and plain evaluation; this module assembles the RunResult.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from gradviz.api import meta_of
+from gradviz.backends import numeric
+from gradviz.backends.graphs import build_graph, param_values, plan_args
+from gradviz.backends.user_code import capture_output, error_info, load_module
+from gradviz.model import (ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, TensorResult)
+
+
+class Backend:
+    """What the worker loop talks to: handle(kind, payload)."""
+
+    def __init__(self, adapter):
+        self.adapter = adapter
+
+    def version(self) -> str:
+        return self.adapter.version()
+
+    def handle(self, kind: str, payload):
+        if kind == "discover":
+            return [self.discover(path) for path in payload]
+        if kind == "run":
+            return self.run(payload)
+        if kind == "devices":
+            return self.adapter.devices()
+        raise ValueError(f"unknown request {kind!r}")
+
+    # --- discovery -----------------------------------------------------------------------------
+    def discover(self, path: str) -> FileCatalog:
+        fw = self.adapter.name
+        with capture_output():
+            try:
+                module = load_module(path)
+                ops = tuple(info for info, _ in self.adapter.discover(module, path))
+            except (Exception, SystemExit) as exc:
+                return FileCatalog(path, fw, (), error_info(exc, "load", f"{path}:1"))
+        return FileCatalog(path, fw, ops)
+
+    # --- runs ----------------------------------------------------------------------------------
+    def run(self, req: RunRequest) -> RunResult:
+        t0 = time.perf_counter()
+        with capture_output() as cap:
+            result = self._run(req)
+        extra = {"log": cap.log, "warnings": tuple(cap.warnings),
+                 "elapsed": time.perf_counter() - t0, "framework_version": self.version()}
+        return RunResult(**{**vars(result), **extra})
+
+    def _run(self, req: RunRequest) -> RunResult:
+        ad, s = self.adapter, req.settings
+        path = os.path.abspath(req.file)
+        try:
+            module = load_module(path)
+            found = dict((info.qualname, (info, obj)) for info, obj in ad.discover(module, path))
+        except (Exception, SystemExit) as exc:
+            return _error(req, None, error_info(exc, "load", f"{path}:1"))
+        if req.qualname not in found:
+            names = ", ".join(sorted(found)) or "none"
+            return _error(req, None, ErrorInfo(
+                "OpNotFound", f"no {ad.name} op named {req.qualname!r} in {path} (found: {names})",
+                f"{path}:1", kind="load"))
+        info, obj = found[req.qualname]
+        try:
+            device = ad.resolve_device(s.device)
+        except ValueError as exc:
+            return _error(req, info, ErrorInfo("DeviceUnavailable", str(exc), kind="device"))
+        meta = meta_of(obj)
+        findings: list[dict] = []
+        try:
+            plans = plan_args(ad.forward_params(obj, info), meta, s)
+            graph = build_graph(s, plans)
+        except (Exception, SystemExit) as exc:
+            return _error(req, info, error_info(exc, "error", info.where))
+
+        tensors: dict[str, dict] = {}      # name -> {"role", "value", "grads", "absent", "dtype"}
+        outputs, mode_errors = {}, {}
+        for mode in ("custom", "default"):
+            if mode not in s.modes:
+                continue
+            try:
+                built = ad.build(obj, info, mode, s.dtype, device, module, meta, plans)
+                _seed_params(built, s.seed, meta)
+                got = ad.differentiate(graph, built, s.dtype, device)
+            except (Exception, SystemExit) as exc:
+                mode_errors[mode] = error_info(exc, "error", _backward_where(obj, info))
+                continue
+            for name, t in got.items():
+                entry = tensors.setdefault(name, {"role": t["role"], "value": t["value"],
+                                                  "grads": {}, "absent": {}})
+                if mode == "custom" or entry["value"] is None:
+                    entry["value"] = t["value"]
+                if t["grad"] is not None:
+                    entry["grads"][mode] = t["grad"]
+                else:
+                    entry["absent"][mode] = t["why"]
+                if name == "out" or name == "b":
+                    outputs[mode] = t["value"]
+            findings.extend(getattr(built, "findings", []))
+
+        if "custom" in mode_errors and "custom" in s.modes:
+            err = mode_errors["custom"]
+            return _error(req, info, err, device=device, mode_errors=mode_errors,
+                          tensors=_tensor_results(tensors, {}, s.dtype))
+        numeric_infos = {}
+        if "numeric" in s.modes and tensors:
+            try:
+                built = ad.build(obj, info, "custom", "float64", device, module, meta, plans)
+                _seed_params(built, s.seed, meta)
+                numeric_infos = numeric.compute(ad, graph, built, device, tensors)
+            except (Exception, SystemExit) as exc:
+                mode_errors["numeric"] = error_info(exc, "error", info.where)
+        return RunResult(request=req, op=info, device=device, status="ok",
+                         tensors=_tensor_results(tensors, numeric_infos, s.dtype),
+                         mode_errors=mode_errors, outputs=outputs, findings=tuple(findings))
+
+
+def _seed_params(built, seed: int, meta: dict) -> None:
+    explicit = meta.get("inputs") or {}
+    for name in built.param_names():
+        shape = built.param_shape(name)
+        spec = explicit.get(name)
+        if spec is not None and not isinstance(spec, tuple):
+            values = np.broadcast_to(np.asarray(spec, dtype=np.float64), shape)
+        else:
+            values = param_values(seed, name, shape)
+        built.set_param(name, values)
+
+
+def _backward_where(obj, info: OpInfo) -> str:
+    """Where to point when the framework raises without a user frame (e.g. wrong gradient count)."""
+    import inspect
+    fn = getattr(obj, "backward", None)
+    try:
+        if fn is not None:
+            return f"{info.file}:{inspect.getsourcelines(fn)[1]}"
+    except (OSError, TypeError):
+        pass
+    return info.where
+
+
+def _tensor_results(tensors: dict, numeric_infos: dict, dtype: str) -> tuple[TensorResult, ...]:
+    order = {"input": 0, "param": 1, "intermediate": 2, "output": 2}
+    items = sorted(tensors.items(), key=lambda kv: order.get(kv[1]["role"], 3))
+    out = []
+    for name, t in items:
+        grads = dict(t["grads"])
+        absent = dict(t["absent"])
+        info = numeric_infos.get(name)
+        if info is not None and info.get("grad") is not None:
+            grads["numeric"] = info["grad"]
+        elif info is not None and info.get("why"):
+            absent["numeric"] = info["why"]
+        value = t["value"]
+        shape = tuple(value.shape) if value is not None else ()
+        out.append(TensorResult(name=name, role=t["role"], shape=shape, dtype=dtype, value=value,
+                                grads=grads, absent=absent,
+                                numeric=info["info"] if info is not None else None))
+    return tuple(out)
+
+
+def _error(req, info, err: ErrorInfo, **kw) -> RunResult:
+    return RunResult(request=req, op=info, status="error", error=err, **kw)

@@ -1,0 +1,276 @@
+"""TensorFlow / Keras 3: discover custom_gradient functions and Layers, build per mode,
+differentiate with a GradientTape. Worker-only."""
+from __future__ import annotations
+
+import contextlib
+import inspect
+
+import numpy as np
+import tensorflow as tf
+
+from gradviz.model import OpInfo
+
+keras = tf.keras
+_DTYPES = {"float32": tf.float32, "float64": tf.float64}
+_NO_PATH = ("TensorFlow returned None: no gradient path (an op without a registered gradient such "
+            "as tf.round, tf.stop_gradient, or a detour through numpy)")
+_LAYER_DEFAULT_ARGS = ("training", "mask")
+
+
+class F:
+    """The few tensor functions the graphs use."""
+    sum = staticmethod(tf.reduce_sum)
+    mean = staticmethod(tf.reduce_mean)
+
+    @staticmethod
+    def dense(x, w, b):
+        return tf.tensordot(x, w, axes=[[len(x.shape) - 1], [0]]) + b
+
+    @staticmethod
+    def const(arr, like):
+        return tf.constant(np.asarray(arr), dtype=like.dtype)
+
+    @staticmethod
+    def shape(t):
+        return tuple(int(s) for s in t.shape)
+
+
+def _is_custom_gradient(obj) -> bool:
+    deco = getattr(obj, "_tf_decorator", None)
+    return getattr(deco, "decorator_name", None) == "custom_gradient"
+
+
+def _no_arg_constructible(cls) -> bool:
+    try:
+        sig = inspect.signature(cls.__init__)
+    except (TypeError, ValueError):
+        return True
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               for p in list(sig.parameters.values())[1:])
+
+
+class Built:
+    def __init__(self, call, layer=None, patch=None):
+        self._call = call
+        self.layer = layer
+        self._patch = patch or contextlib.nullcontext
+        self.findings: list[dict] = []
+        self._vars = _named_variables(layer) if layer is not None else {}
+
+    def call_op(self, args):
+        with self._patch():
+            out = self._call(*args)
+        return _tensors_of(out)
+
+    def param_names(self):
+        return list(self._vars)
+
+    def param_shape(self, name):
+        return tuple(int(s) for s in self._vars[name].shape)
+
+    def get_param(self, name):
+        return np.asarray(self._vars[name].numpy(), dtype=np.float64)
+
+    def set_param(self, name, values):
+        v = self._vars[name]
+        v.assign(np.asarray(values).astype(v.dtype if isinstance(v.dtype, str) else v.dtype.name))
+
+    def params(self):
+        return self._vars
+
+
+def _named_variables(layer) -> dict:
+    variables = list(layer.trainable_variables)
+    names = [v.name for v in variables]
+    if len(set(names)) != len(names):
+        names = [getattr(v, "path", v.name) for v in variables]
+    return dict(zip(names, variables))
+
+
+def _tensors_of(out):
+    if tf.is_tensor(out):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        tensors = [o for o in out if tf.is_tensor(o)]
+        if tensors:
+            return tensors
+    raise TypeError(f"the op returned {type(out).__name__}, not a tensor (or a tuple of tensors)")
+
+
+class TfAdapter:
+    name = "tf"
+
+    def version(self) -> str:
+        return tf.__version__
+
+    # --- devices -------------------------------------------------------------------------------
+    def devices(self) -> list[dict]:
+        out = [{"name": "/CPU:0", "kind": "cpu", "available": True, "reason": "", "label": "CPU"}]
+        gpus = tf.config.list_logical_devices("GPU")
+        for i, _ in enumerate(gpus):
+            out.append({"name": f"/GPU:{i}", "kind": "gpu", "available": True, "reason": "",
+                        "label": f"GPU {i}"})
+        if not gpus:
+            why = ("this TensorFlow is built without CUDA (tensorflow-cpu)"
+                   if not tf.test.is_built_with_cuda() else "no GPU visible to TensorFlow")
+            out.append({"name": "/GPU:0", "kind": "gpu", "available": False, "reason": why,
+                        "label": "GPU"})
+        return out
+
+    def resolve_device(self, spec: str) -> str:
+        spec = (spec or "auto").strip()
+        low = spec.lower()
+        gpus = tf.config.list_logical_devices("GPU")
+        if low == "auto":
+            return "/GPU:0" if gpus else "/CPU:0"
+        if low in ("cpu", "/cpu:0", "cpu:0"):
+            return "/CPU:0"
+        if low.startswith("cuda"):
+            low = "/gpu:" + (low.split(":", 1)[1] if ":" in low else "0")
+        if low.startswith("/gpu:"):
+            index = int(low.split(":", 1)[1])
+            if index >= len(gpus):
+                why = ("this TensorFlow is built without CUDA (tensorflow-cpu)"
+                       if not tf.test.is_built_with_cuda() else f"{len(gpus)} GPU(s) visible")
+                raise ValueError(f"device {spec} is not available in tf: {why}")
+            return f"/GPU:{index}"
+        raise ValueError(f"unknown device {spec!r}: use auto, cpu, cuda:N or /GPU:N")
+
+    # --- discovery -----------------------------------------------------------------------------
+    def discover(self, module, path: str) -> list[tuple[OpInfo, object]]:
+        from gradviz.api import meta_of
+        out = []
+        for qualname, obj in vars(module).items():
+            if _is_custom_gradient(obj):
+                fn = obj.__wrapped__
+                if getattr(fn, "__module__", None) != module.__name__:
+                    continue
+                kind, line, doc = "custom_gradient", fn.__code__.co_firstlineno, inspect.getdoc(fn)
+            elif (isinstance(obj, type) and issubclass(obj, keras.layers.Layer)
+                  and obj.__module__ == module.__name__ and _no_arg_constructible(obj)):
+                kind, doc = "layer", inspect.getdoc(obj)
+                try:
+                    line = inspect.getsourcelines(obj)[1]
+                except (OSError, TypeError):
+                    line = 1
+            else:
+                continue
+            meta = meta_of(obj)
+            info = OpInfo(name=meta["name"] or qualname, framework="tf", kind=kind,
+                          qualname=qualname, file=path, line=line,
+                          args=tuple(p.name for p in self.forward_params(obj, kind)),
+                          doc=doc or "")
+            out.append((info, obj))
+        return out
+
+    def forward_params(self, obj, info_or_kind) -> list[inspect.Parameter]:
+        kind = getattr(info_or_kind, "kind", info_or_kind)
+        if kind == "custom_gradient":
+            return list(inspect.signature(obj.__wrapped__).parameters.values())
+        params = list(inspect.signature(obj.call).parameters.values())[1:]
+        return [p for p in params if not (p.name in _LAYER_DEFAULT_ARGS and p.default is not p.empty)]
+
+    # --- modes ---------------------------------------------------------------------------------
+    def build(self, obj, info, mode, dtype, device, module, meta, plans) -> Built:
+        reference = meta.get("reference")
+        if info.kind == "custom_gradient":
+            if mode == "custom":
+                return Built(obj)
+            return Built(reference or _default_of(obj))
+        with tf.device(device), _floatx(dtype):
+            layer = obj()
+        if not layer.built:
+            _build_layer(layer, plans, dtype, device)
+        if mode == "custom":
+            return Built(layer, layer)
+        if reference is not None:
+            return Built(lambda *a: reference(layer, *a), layer)
+        return Built(layer, layer, lambda: _custom_gradients_as_default(module))
+
+    def differentiate(self, graph, built, dtype, device) -> dict:
+        tdtype = _DTYPES[dtype]
+        recorded: dict[str, tuple] = {}
+
+        def rec(name, t, role):
+            recorded[name] = (t, role)
+            return t
+
+        with tf.device(device):
+            leaves = {leaf.name: tf.constant(leaf.values, dtype=tdtype) for leaf in graph.leaves}
+            with tf.GradientTape(persistent=True) as tape:
+                for t in leaves.values():
+                    tape.watch(t)
+                loss = graph.forward(leaves, built.call_op, rec, F)
+            targets = [(n, t, leaf.role) for leaf, (n, t) in zip(graph.leaves, leaves.items())]
+            targets += [(n, v, "param") for n, v in built.params().items()]
+            targets += [(n, t, role) for n, (t, role) in recorded.items()]
+            grads = tape.gradient(loss, [_watchable(t) for _, t, _ in targets])
+            del tape
+        got = {}
+        for (name, t, role), g in zip(targets, grads):
+            if isinstance(g, tf.IndexedSlices):
+                g = tf.convert_to_tensor(g)
+            got[name] = {"role": role, "value": np.array(t.numpy()), "grad": None if g is None
+                         else np.array(g.numpy()), "why": "" if g is not None else _NO_PATH}
+        return got
+
+    def evaluate(self, graph, built, leaves: dict, inject: dict, device) -> float:
+        def rec(name, t, role):
+            if name in inject:
+                return t + tf.constant(inject[name], dtype=t.dtype)
+            return t
+
+        with tf.device(device):
+            tensors = {n: tf.constant(v, dtype=tf.float64) for n, v in leaves.items()}
+            return float(graph.forward(tensors, built.call_op, rec, F))
+
+
+def _watchable(t):
+    # Keras 3 variables wrap a tf.Variable; the tape knows the inner one.
+    return getattr(t, "value", t) if not tf.is_tensor(t) else t
+
+
+def _default_of(fn):
+    """The decorated function's own forward, differentiated by TensorFlow's autodiff."""
+    def default(*args, **kwargs):
+        return fn.__wrapped__(*args, **kwargs)[0]
+    return default
+
+
+def _build_layer(layer, plans, dtype, device) -> None:
+    """Layers that create weights in build() get them by one call on inputs of the run's shape."""
+    args = [tf.constant(p.values, dtype=_DTYPES[dtype]) if p.kind == "tensor" else p.const
+            for p in plans]
+    with tf.device(device), _floatx(dtype):
+        layer(*args)
+
+
+@contextlib.contextmanager
+def _floatx(dtype: str):
+    old, old_policy = keras.config.floatx(), keras.config.dtype_policy()
+    keras.config.set_floatx(dtype)
+    keras.config.set_dtype_policy(dtype)
+    try:
+        yield
+    finally:
+        keras.config.set_floatx(old)
+        keras.config.set_dtype_policy(old_policy)
+
+
+@contextlib.contextmanager
+def _custom_gradients_as_default(module):
+    """While a Layer runs in default mode, the file's custom_gradient functions run undecorated."""
+    patched = []
+    for name, obj in list(vars(module).items()):
+        if _is_custom_gradient(obj):
+            patched.append((name, obj))
+            setattr(module, name, _default_of(obj))
+    try:
+        yield
+    finally:
+        for name, obj in patched:
+            setattr(module, name, obj)
+
+
+def adapter() -> TfAdapter:
+    return TfAdapter()

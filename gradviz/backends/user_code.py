@@ -1,0 +1,159 @@
+"""Running user code inside a worker: loading modules fresh, capturing output, locating errors.
+
+Framework-free; used by both backends.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import os
+import re
+import sys
+import sysconfig
+import tempfile
+import traceback
+import warnings
+from dataclasses import dataclass, field
+
+import gradviz
+from gradviz.model import ErrorInfo
+
+_GRADVIZ_DIR = os.path.dirname(os.path.abspath(gradviz.__file__))
+_LIBRARY_DIRS = tuple({os.path.abspath(p) for p in (
+    sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
+    sysconfig.get_paths()["platlib"], sys.prefix, sys.base_prefix) if p})
+
+
+def is_user_frame(filename: str) -> bool:
+    """A frame in the user's own code: not gradviz, not the frameworks, not the standard library."""
+    if not filename or filename.startswith("<"):
+        return False
+    path = os.path.abspath(filename)
+    if path.startswith(_GRADVIZ_DIR + os.sep):
+        return False
+    if "site-packages" in path or "dist-packages" in path:
+        return False
+    return not any(path.startswith(d + os.sep) for d in _LIBRARY_DIRS)
+
+
+def error_info(exc: BaseException, kind: str = "error", fallback_where: str = "") -> ErrorInfo:
+    """ErrorInfo naming the innermost user frame; the traceback keeps the user's frames only."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if is_user_frame(f.filename)]
+    where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else fallback_where
+    if isinstance(exc, SyntaxError) and exc.filename and is_user_frame(exc.filename):
+        where = f"{exc.filename}:{exc.lineno or 0}"
+    tb = "".join(traceback.format_list(frames)) if frames else ""
+    message = str(exc) if not isinstance(exc, SystemExit) else (
+        f"user code called sys.exit({exc.code!r})")
+    if isinstance(exc, SyntaxError):
+        message = f"{exc.msg}" + (f": {exc.text.strip()}" if exc.text else "")
+    message = _strip_framework_noise(message)
+    return ErrorInfo(type(exc).__name__, message or type(exc).__name__, where, tb, kind)
+
+
+def _strip_framework_noise(message: str) -> str:
+    # TF appends long op tracebacks ("Traceback for operation ...") and node names; keep the first lines.
+    lines = [ln for ln in message.strip().splitlines() if ln.strip()]
+    keep = []
+    for ln in lines:
+        if ln.startswith(("Traceback", "  File ", "[[{{node")) or re.match(r"^\s*\[Op:", ln):
+            break
+        keep.append(ln)
+    text = "\n".join(keep[:8]) if keep else (lines[0] if lines else "")
+    return text
+
+
+@dataclass
+class Captured:
+    log: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def capture_output():
+    """Capture stdout/stderr at the file-descriptor level (C extensions too) and warnings."""
+    cap = Captured()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as tmp, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        os.dup2(tmp.fileno(), 1)
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield cap
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+            tmp.seek(0)
+            cap.log = tmp.read().decode("utf-8", "replace")
+            cap.warnings = [_format_warning(w) for w in caught]
+
+
+def _format_warning(w) -> str:
+    where = f"{w.filename}:{w.lineno}: " if is_user_frame(w.filename) else ""
+    return f"{where}{w.category.__name__}: {w.message}"
+
+
+# --- loading user modules ------------------------------------------------------------------------
+_loaded: dict[str, tuple[str, object]] = {}  # path -> (content hash, module)
+
+
+def load_module(path: str):
+    """Import a user file under a unique name; a changed file (or sibling) is imported afresh."""
+    path = os.path.abspath(path)
+    with open(path, "rb") as fh:
+        digest = hashlib.sha1(fh.read()).hexdigest()
+    folder = os.path.dirname(path)
+    cached = _loaded.get(path)
+    if cached and cached[0] == digest and not _siblings_changed(folder):
+        return cached[1]
+    _forget_user_modules(folder)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
+    name = f"gradviz_user_{stem}_{hashlib.sha1(path.encode()).hexdigest()[:8]}_{digest[:8]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        _loaded.pop(path, None)
+        raise
+    _loaded[path] = (digest, module)
+    _sibling_stamps[folder] = _stamps(folder)
+    return module
+
+
+_sibling_stamps: dict[str, dict[str, float]] = {}
+
+
+def _stamps(folder: str) -> dict[str, float]:
+    out = {}
+    for name, mod in list(sys.modules.items()):
+        f = getattr(mod, "__file__", None)
+        if f and os.path.dirname(os.path.abspath(f)) == folder and os.path.exists(f):
+            out[f] = os.path.getmtime(f)
+    return out
+
+
+def _siblings_changed(folder: str) -> bool:
+    return _stamps(folder) != _sibling_stamps.get(folder)
+
+
+def _forget_user_modules(folder: str) -> None:
+    """Drop modules imported from the user's folder, so helpers they import reload too."""
+    for name, mod in list(sys.modules.items()):
+        f = getattr(mod, "__file__", None)
+        if f and os.path.dirname(os.path.abspath(f)) == folder and is_user_frame(f):
+            del sys.modules[name]
+    for p, (_, mod) in list(_loaded.items()):
+        if os.path.dirname(p) == folder:
+            del _loaded[p]

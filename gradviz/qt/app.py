@@ -1,0 +1,74 @@
+"""`gradviz [FILES] [--run] [--screenshot PNG]`: show the window first, then start the workers.
+
+Order matters for a window that is there at once: QApplication and the window are created and
+shown before the engine spawns its workers (torch/tensorflow import in those processes only).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+SCRIPTED_TIMEOUT_S = 600.0     # --run --screenshot gives up (exit 3) if the run never ends
+
+
+def examples_dir() -> Path:
+    import gradviz
+    return Path(gradviz.__file__).resolve().parent.parent / "resources" / "examples"
+
+
+def default_files() -> list[str]:
+    return sorted(str(p) for p in examples_dir().glob("*.py"))
+
+
+def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional[str] = None,
+         engine=None) -> int:
+    """Run the desktop app; returns the process exit code. With `screenshot`, the window image is
+    saved once the files are loaded (and, with `run`, once the run is done) and the app exits:
+    0 when the image was written, 3 when not (or on timeout)."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("gradviz")
+    app.setOrganizationName("gradviz")
+    from gradviz.qt.main_window import MainWindow
+
+    files = list(argv_files) or default_files()
+    win = MainWindow(files, engine=engine)
+    win.show()
+    exit_code = {"code": 0}
+
+    if screenshot:
+        def shoot(*_):
+            # let the layout settle and the plots paint before grabbing
+            def grab():
+                ok = win.save_screenshot(screenshot) and os.path.getsize(screenshot) > 0
+                if not ok:
+                    print(f"gradviz: could not write {screenshot}", file=sys.stderr)
+                exit_code["code"] = 0 if ok else 3
+                win.close()
+                app.exit(exit_code["code"])
+            QTimer.singleShot(300, grab)
+
+        if run:
+            win.runDone.connect(shoot)
+        else:
+            win.catalogsLoaded.connect(shoot)
+
+        def give_up():
+            print("gradviz: timed out waiting for the run; saving the window as it is", file=sys.stderr)
+            win.save_screenshot(screenshot)
+            win.close()
+            app.exit(3)
+        QTimer.singleShot(int(SCRIPTED_TIMEOUT_S * 1000), give_up)
+
+    # After the first paint: the window is up before any worker process is spawned.
+    QTimer.singleShot(0, lambda: win.start(run=run))
+    code = app.exec()
+    return exit_code["code"] if screenshot else code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

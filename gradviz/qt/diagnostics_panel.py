@@ -1,0 +1,71 @@
+"""Errors of user code (failed runs, modes that raised, files that did not load) and diagnostic
+findings, each with the user's file:line. Clicking a row copies its location to the clipboard.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QGuiApplication
+from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
+
+SEVERITY_COLORS = {"error": "#9a0d0d", "warning": "#a3560d", "info": "#1f4fa3"}
+
+
+class DiagnosticsPanel(QTreeWidget):
+    copied = Signal(str)
+    countChanged = Signal(int)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setColumnCount(4)
+        self.setHeaderLabels(["", "op", "message", "where"])
+        self.setRootIsDecorated(False)
+        self.setAlternatingRowColors(True)
+        self.setWordWrap(True)
+        self.itemClicked.connect(self._copy)
+        self.setToolTip("click a row to copy its file:line")
+
+    def clear_for(self, key_prefix: str | None = None) -> None:
+        if key_prefix is None:
+            self.clear()
+        else:
+            for i in reversed(range(self.topLevelItemCount())):
+                if str(self.topLevelItem(i).data(0, Qt.UserRole)).startswith(key_prefix):
+                    self.takeTopLevelItem(i)
+        self.countChanged.emit(self.topLevelItemCount())
+
+    def add(self, severity: str, op: str, message: str, where: str = "", detail: str = "",
+            key: str = "") -> QTreeWidgetItem:
+        mark = {"error": "✗", "warning": "!", "info": "i"}.get(severity, "·")
+        item = QTreeWidgetItem([mark, op, message.splitlines()[0] if message else "", where])
+        item.setData(0, Qt.UserRole, key)
+        item.setData(3, Qt.UserRole, where)
+        tip = message + (("\n\n" + detail) if detail else "")
+        for c in range(4):
+            item.setToolTip(c, tip)
+        item.setForeground(0, QBrush(QColor(SEVERITY_COLORS.get(severity, "#333"))))
+        item.setForeground(2, QBrush(QColor(SEVERITY_COLORS.get(severity, "#333"))))
+        self.addTopLevelItem(item)
+        for c in range(2):
+            self.resizeColumnToContents(c)
+        self.countChanged.emit(self.topLevelItemCount())
+        return item
+
+    def add_error(self, op: str, err, key: str = "") -> QTreeWidgetItem:
+        """err: gradviz.model.ErrorInfo."""
+        return self.add("error", op, f"{err.type}: {err.message}", err.where, err.traceback, key)
+
+    def add_finding(self, op: str, finding: dict, key: str = "") -> QTreeWidgetItem:
+        msg = finding.get("message", "")
+        if finding.get("code"):
+            msg = f"[{finding['code']}] {msg}"
+        fix = finding.get("fix", "")
+        return self.add(finding.get("severity", "info"), op, msg, finding.get("where", ""),
+                        f"fix: {fix}" if fix else "", key)
+
+    def messages(self) -> list[str]:
+        return [self.topLevelItem(i).text(2) for i in range(self.topLevelItemCount())]
+
+    def _copy(self, item: QTreeWidgetItem, _column: int) -> None:
+        text = item.data(3, Qt.UserRole) or item.text(2)
+        QGuiApplication.clipboard().setText(text)
+        self.copied.emit(text)

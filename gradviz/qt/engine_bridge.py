@@ -1,0 +1,108 @@
+"""A QObject over gradviz.engine.session.Engine: blocking engine calls run on plain threads and
+their answers reach the GUI as queued Qt signals, so the window never waits on a worker.
+
+The engine is created lazily (after the window is shown) unless one is injected (tests reuse a
+warm one). Worker states are polled, so an injected engine reports them too.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Callable, Iterable, Optional
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from gradviz.model import FRAMEWORKS, RunRequest
+
+
+class EngineBridge(QObject):
+    workerState = Signal(object)      # gradviz.engine.pool.WorkerState (a copy)
+    catalogsReady = Signal(object, object)  # (list[FileCatalog], tuple of files asked for)
+    devicesReady = Signal(object)     # {fw: {"devices": [...], "error": str|None}}
+    runStarted = Signal(object)       # RunRequest, as its worker takes it
+    resultReady = Signal(object)      # RunResult, as each arrives
+    runFinished = Signal(object)      # list[RunResult], when the whole batch is done
+    busyChanged = Signal(bool)
+    failed = Signal(str)              # a bug in the engine itself (not user code)
+
+    def __init__(self, engine=None, frameworks: Iterable[str] = FRAMEWORKS, parent=None):
+        super().__init__(parent)
+        self.frameworks = tuple(frameworks)
+        self.engine = engine
+        self._owns_engine = engine is None
+        self._running = False
+        self._last_states: dict[str, tuple] = {}
+        self._poll = QTimer(self)
+        self._poll.setInterval(150)
+        self._poll.timeout.connect(self._poll_states)
+
+    # --- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Create (or adopt) the engine: the workers spawn and import their framework at once."""
+        if self.engine is None:
+            from gradviz.engine.session import Engine  # spawn machinery only, no framework
+            self.engine = Engine(self.frameworks)
+        else:
+            self.frameworks = tuple(self.engine.frameworks)
+        self._poll.start()
+        self._poll_states()
+
+    def close(self) -> None:
+        self._poll.stop()
+        if self.engine is not None:
+            self.engine.cancel()
+            if self._owns_engine:
+                self.engine.close()
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    def _poll_states(self) -> None:
+        if self.engine is None:
+            return
+        for fw, st in self.engine.states().items():
+            key = (st.state, st.detail, st.version, st.starts)
+            if self._last_states.get(fw) != key:
+                self._last_states[fw] = key
+                from dataclasses import replace
+                self.workerState.emit(replace(st))
+
+    # --- calls ---------------------------------------------------------------------------------
+    def _in_thread(self, name: str, fn: Callable[[], None]) -> None:
+        def guarded():
+            try:
+                fn()
+            except Exception as exc:  # noqa: BLE001 - show engine bugs instead of losing them
+                import traceback
+                self.failed.emit(f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+        threading.Thread(target=guarded, name=f"gradviz-gui-{name}", daemon=True).start()
+
+    def discover(self, files: Iterable[str]) -> None:
+        files = tuple(files)
+        self._in_thread("discover", lambda: self.catalogsReady.emit(self.engine.discover(files), files))
+
+    def refresh_devices(self) -> None:
+        self._in_thread("devices", lambda: self.devicesReady.emit(self.engine.devices()))
+
+    def run(self, requests: list[RunRequest]) -> bool:
+        """Start a batch; False when one is already running (the caller keeps the request)."""
+        if self._running or not requests:
+            return False
+        self._running = True
+        self.busyChanged.emit(True)
+
+        def work():
+            results = []
+            try:
+                results = self.engine.run(requests, on_result=self.resultReady.emit,
+                                          on_start=self.runStarted.emit)
+            finally:
+                self._running = False
+                self.runFinished.emit(results)
+                self.busyChanged.emit(False)
+        self._in_thread("run", work)
+        return True
+
+    def cancel(self) -> None:
+        if self.engine is not None and self._running:
+            self.engine.cancel()

@@ -1,0 +1,70 @@
+"""Watch the loaded op files; after an edit settles (debounced), report which files changed.
+
+Editors often save by writing a new file and renaming it over the old one, which drops the
+path from QFileSystemWatcher: the path is re-added whenever it exists again.
+"""
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
+
+
+class FileWatcher(QObject):
+    filesChanged = Signal(object)     # sorted list of paths
+
+    def __init__(self, debounce_ms: int = 300, parent=None):
+        super().__init__(parent)
+        self._watcher = QFileSystemWatcher(self)
+        self._watcher.fileChanged.connect(self._on_change)
+        self._pending: set[str] = set()
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(debounce_ms)
+        self._timer.timeout.connect(self._flush)
+        self._stamps: dict[str, tuple] = {}
+        self.enabled = True
+
+    def watch(self, paths) -> None:
+        for p in paths:
+            p = os.path.abspath(p)
+            self._stamps[p] = _stamp(p)
+            if os.path.exists(p) and p not in self._watcher.files():
+                self._watcher.addPath(p)
+
+    def unwatch(self, path: str) -> None:
+        path = os.path.abspath(path)
+        self._stamps.pop(path, None)
+        if path in self._watcher.files():
+            self._watcher.removePath(path)
+
+    def files(self) -> list[str]:
+        return sorted(self._stamps)
+
+    def _on_change(self, path: str) -> None:
+        if path not in self._stamps:
+            return
+        self._pending.add(path)
+        self._timer.start()
+
+    def _flush(self) -> None:
+        changed = []
+        for p in sorted(self._pending):
+            if os.path.exists(p) and p not in self._watcher.files():
+                self._watcher.addPath(p)
+            stamp = _stamp(p)
+            if stamp != self._stamps.get(p):  # a touch without a change is not a reason to re-run
+                self._stamps[p] = stamp
+                changed.append(p)
+        self._pending.clear()
+        if changed and self.enabled:
+            self.filesChanged.emit(changed)
+
+
+def _stamp(path: str) -> tuple:
+    try:
+        st = os.stat(path)
+        with open(path, "rb") as fh:
+            return (st.st_size, hash(fh.read()))
+    except OSError:
+        return ()

@@ -1,0 +1,536 @@
+"""The gradient grid: one row per tensor of the graph, one column per (framework, mode).
+
+Each row has its own view (values by index, histogram with shared bins, custom-vs-default
+scatter, heatmap for 2-D, gradient against the input value) and links the axes of its cells so
+equal gradients look equal. Absent gradients and failed modes get a cell that says so; NaN/Inf
+are marked and counted. Plot data comes from gradviz.plots.series (decimated, Qt-free).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy,
+                               QVBoxLayout, QWidget)
+
+from gradviz.model import FRAMEWORKS, MODES, ROLES, RunResult, TensorResult
+from gradviz.plots import series as ps
+from gradviz.qt.theme import (FRAMEWORK_LABELS, INF_COLOR, MODE_COLORS, NAN_COLOR, VERDICT_TEXT,
+                              verdict_color)
+
+pg.setConfigOptions(antialias=False, background="w", foreground="#333")
+
+VIEWS = {"values": "values by index", "histogram": "histogram", "scatter": "custom vs default",
+         "heatmap": "heatmap (2-D)", "vs_input": "gradient vs input"}
+ROW_HEIGHT = 190
+MARKER_LIMIT = 2000
+
+
+@dataclass
+class Cell:
+    """One plot of the grid; `data` is what was drawn (tests and exporters read it)."""
+    framework: str
+    mode: str                      # "default" | "custom" | "numeric" | "scatter"
+    plot: pg.PlotItem
+    has_data: bool
+    message: str = ""              # why there is no data
+    data: dict = field(default_factory=dict)
+
+
+def columns_for(results: dict[str, RunResult], modes) -> list[tuple[str, str]]:
+    """(framework, mode) in display order: per framework default, custom, then numeric."""
+    return [(fw, m) for fw in FRAMEWORKS if fw in results for m in MODES if m in modes]
+
+
+def tensor_names(results: dict[str, RunResult]) -> list[tuple[str, str]]:
+    """(name, role) of every tensor of either framework, ordered by role then first appearance."""
+    seen: dict[str, tuple[int, int, str]] = {}
+    n = 0
+    for fw in FRAMEWORKS:
+        r = results.get(fw)
+        for t in (r.tensors if r else ()):
+            if t.name not in seen:
+                seen[t.name] = (ROLES.index(t.role) if t.role in ROLES else len(ROLES), n, t.role)
+                n += 1
+    return [(name, v[2]) for name, v in sorted(seen.items(), key=lambda kv: kv[1][:2])]
+
+
+def views_for(tensors: list[Optional[TensorResult]]) -> list[str]:
+    ok = [t for t in tensors if t is not None]
+    out = ["values", "histogram", "scatter"]
+    if any(len(t.shape) >= 2 for t in ok):
+        out.append("heatmap")
+    out.append("vs_input")
+    return out
+
+
+class TensorRow(QFrame):
+    viewChanged = Signal(str, str)      # tensor, view
+    clicked = Signal(str)
+
+    def __init__(self, name: str, role: str, parent=None):
+        super().__init__(parent)
+        self.name, self.role = name, role
+        self.cells: list[Cell] = []
+        self.setFrameShape(QFrame.StyledPanel)
+        self.setObjectName("tensorRow")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(4, 2, 4, 2)
+        head = QWidget()
+        head.setFixedWidth(150)
+        hl = QVBoxLayout(head)
+        hl.setContentsMargins(2, 2, 2, 2)
+        self.title = QLabel(f"<b>{name}</b>")
+        self.title.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.info = QLabel("")
+        self.info.setStyleSheet("color: #555; font-size: 11px")
+        self.info.setWordWrap(True)
+        self.verdicts = QLabel("")
+        self.verdicts.setWordWrap(True)
+        self.verdicts.setTextFormat(Qt.RichText)
+        self.view_box = QComboBox()
+        self.view_box.setToolTip("how this tensor's gradients are drawn")
+        hl.addWidget(self.title)
+        hl.addWidget(self.info)
+        hl.addWidget(self.verdicts)
+        hl.addStretch(1)
+        hl.addWidget(self.view_box)
+        lay.addWidget(head)
+        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
+        self.canvas.ci.setSpacing(2)
+        self.canvas.ci.setContentsMargins(1, 1, 1, 1)
+        lay.addWidget(self.canvas, 1)
+        self.setMinimumHeight(ROW_HEIGHT)
+        self.view_box.currentIndexChanged.connect(
+            lambda _i: self.viewChanged.emit(self.name, self.view_box.currentData() or "values"))
+        self.set_highlight(False)
+
+    def mousePressEvent(self, ev):
+        self.clicked.emit(self.name)
+        super().mousePressEvent(ev)
+
+    def set_views(self, views: list[str], current: str) -> None:
+        self.view_box.blockSignals(True)
+        self.view_box.clear()
+        for v in views:
+            self.view_box.addItem(VIEWS[v], v)
+        i = self.view_box.findData(current)
+        self.view_box.setCurrentIndex(i if i >= 0 else 0)
+        self.view_box.blockSignals(False)
+
+    def view(self) -> str:
+        return self.view_box.currentData() or "values"
+
+    def set_highlight(self, on: bool) -> None:
+        self.highlighted = on
+        self.setStyleSheet("#tensorRow { border: 3px solid #1f6fd0; background: #eef4ff; }" if on
+                           else "#tensorRow { border: 1px solid #d0d0d0; }")
+
+
+class GridView(QScrollArea):
+    """set_data(pair name, {framework: RunResult}, modes, {framework: OpComparison})."""
+    tensorClicked = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self._body = QWidget()
+        self._lay = QVBoxLayout(self._body)
+        self._lay.setContentsMargins(2, 2, 2, 2)
+        self._lay.setSpacing(4)
+        self.setWidget(self._body)
+        self.rows: dict[str, TensorRow] = {}
+        self.results: dict[str, RunResult] = {}
+        self.comparisons: dict = {}
+        self.modes: tuple = MODES
+        self.pair = ""
+        self.view_choice: dict[str, str] = {}   # tensor name -> view, kept across runs
+        self._placeholder = QLabel()
+        self._placeholder.setAlignment(Qt.AlignCenter)
+        self._placeholder.setStyleSheet("color: #777; font-size: 15px")
+        self.show_message("Load op files and press Run: every gradient of the selected op appears here.")
+
+    # --- public --------------------------------------------------------------------------------
+    def show_message(self, text: str) -> None:
+        self._clear()
+        self._placeholder.setText(text)
+        self._placeholder.show()
+        self._lay.addWidget(self._placeholder, 1)
+
+    def set_data(self, pair: str, results: dict[str, RunResult], modes=MODES, comparisons=None) -> None:
+        self.pair, self.results, self.modes = pair, dict(results), tuple(modes)
+        self.comparisons = dict(comparisons or {})
+        self._clear()
+        if not results:
+            self.show_message(f"{pair}: not run yet. Press Run.")
+            return
+        names = tensor_names(results)
+        if not names:
+            errs = [f"{FRAMEWORK_LABELS.get(fw, fw)}: {r.error.one_line()}" for fw, r in results.items()
+                    if r.error is not None]
+            self.show_message(f"{pair}: no tensors.\n" + "\n".join(errs))
+            return
+        self._placeholder.hide()
+        for name, role in names:
+            row = TensorRow(name, role)
+            row.viewChanged.connect(self._view_changed)
+            row.clicked.connect(self.tensorClicked)
+            tensors = [r.tensor(name) for r in results.values()]
+            row.set_views(views_for(tensors), self.view_choice.get(name, "values"))
+            self.rows[name] = row
+            self._lay.addWidget(row)
+            self._fill(row)
+        self._lay.addStretch(1)
+
+    def set_view(self, tensor: str, view: str) -> None:
+        row = self.rows[tensor]
+        i = row.view_box.findData(view)
+        if i < 0:
+            raise ValueError(f"view {view!r} is not offered for {tensor}")
+        row.view_box.setCurrentIndex(i)     # emits viewChanged -> redraw
+
+    def highlight(self, tensor: Optional[str]) -> None:
+        for name, row in self.rows.items():
+            row.set_highlight(name == tensor)
+        if tensor in self.rows:
+            self.ensureWidgetVisible(self.rows[tensor], 10, 10)
+
+    def cells(self) -> list[Cell]:
+        return [c for row in self.rows.values() for c in row.cells]
+
+    def plot_count(self) -> int:
+        return sum(1 for c in self.cells() if c.has_data)
+
+    # --- building ------------------------------------------------------------------------------
+    def _clear(self) -> None:
+        for row in self.rows.values():
+            row.setParent(None)
+            row.deleteLater()
+        self.rows.clear()
+        while self._lay.count():
+            item = self._lay.takeAt(0)
+            w = item.widget()
+            if w is not None and w is not self._placeholder:
+                w.deleteLater()
+
+    def _view_changed(self, tensor: str, view: str) -> None:
+        self.view_choice[tensor] = view
+        row = self.rows.get(tensor)
+        if row is not None:
+            self._fill(row)
+
+    def _fill(self, row: TensorRow) -> None:
+        row.canvas.clear()
+        row.cells = []
+        ts = {fw: r.tensor(row.name) for fw, r in self.results.items()}
+        any_t = next((t for t in ts.values() if t is not None), None)
+        if any_t is not None:
+            shape = "×".join(map(str, any_t.shape)) or "scalar"
+            row.info.setText(f"{row.role} · {shape} · {any_t.dtype}")
+        row.verdicts.setText(self._verdict_html(row.name))
+        verdicts = [self._verdict(fw, row.name) for fw in self.results]
+        worst = next((v for v in ("error", "non-finite", "broken", "differs") if v in verdicts), None)
+        row.setToolTip(self._explanations(row.name))
+        view = row.view()
+        if view == "scatter":
+            self._fill_scatter(row, ts)
+        else:
+            self._fill_per_mode(row, ts, view)
+        _link(row.cells)
+        if worst:
+            row.title.setStyleSheet(f"color: {VERDICT_TEXT.get(worst, '#000')}")
+
+    def _verdict(self, fw: str, tensor: str) -> Optional[str]:
+        comp = self.comparisons.get(fw)
+        for t in (comp.tensors if comp else ()):
+            if t.name == tensor:
+                return t.verdict
+        return None
+
+    def _verdict_html(self, tensor: str) -> str:
+        parts = []
+        for fw in self.results:
+            v = self._verdict(fw, tensor)
+            if v:
+                parts.append(f"<span style='background:{verdict_color(v)}; color:{VERDICT_TEXT.get(v, '#000')}'>"
+                             f"&nbsp;{fw}: {v}&nbsp;</span>")
+        return "<br>".join(parts)
+
+    def _explanations(self, tensor: str) -> str:
+        out = []
+        for fw, comp in self.comparisons.items():
+            for t in (comp.tensors if comp else ()):
+                if t.name == tensor and t.explanation:
+                    out.append(f"{fw}: {t.verdict} — {t.explanation}")
+        return "\n".join(out)
+
+    def _columns(self, row: TensorRow) -> list[tuple[str, str]]:
+        return columns_for(self.results, self.modes)
+
+    def _fill_per_mode(self, row: TensorRow, ts: dict, view: str) -> None:
+        cols = self._columns(row)
+        grads = {}
+        for fw, mode in cols:
+            t = ts.get(fw)
+            grads[(fw, mode)] = t.grad(mode) if t is not None else None
+        edges = ps.shared_edges(list(grads.values())) if view == "histogram" else None
+        levels = None
+        if view == "heatmap":
+            rng = ps.finite_range(list(grads.values()))
+            m = max(abs(rng[0]), abs(rng[1])) if rng else 1.0
+            levels = (-(m or 1.0), m or 1.0)
+        for col, (fw, mode) in enumerate(cols):
+            plot = row.canvas.addPlot(row=0, col=col)
+            _style(plot, f"{FRAMEWORK_LABELS.get(fw, fw)} · {mode}", MODE_COLORS[mode])
+            g = grads[(fw, mode)]
+            missing = self._missing(fw, ts.get(fw), mode)
+            if g is None and missing:
+                if mode == "numeric" and ts.get(fw) is not None and ts[fw].numeric is not None \
+                        and ts[fw].numeric.method == "projection":
+                    row.cells.append(self._projection_cell(plot, fw, ts[fw]))
+                    continue
+                _message(plot, missing)
+                row.cells.append(Cell(fw, mode, plot, False, missing))
+                continue
+            cell = Cell(fw, mode, plot, True)
+            if view == "histogram":
+                self._draw_hist(cell, g, edges)
+            elif view == "heatmap":
+                self._draw_heatmap(cell, g, levels)
+            elif view == "vs_input":
+                x = self._input_values(ts.get(fw))
+                if x is None or np.size(x) != np.size(g):
+                    _message(plot, "no input of the same shape:\nnot an elementwise view")
+                    cell.has_data, cell.message = False, "no matching input"
+                else:
+                    self._draw_vs_input(cell, x, g)
+            else:
+                self._draw_values(cell, g)
+            row.cells.append(cell)
+
+    def _missing(self, fw: str, t: Optional[TensorResult], mode: str) -> str:
+        """Why (fw, mode) has no gradient for this tensor, or '' when it has one."""
+        r = self.results.get(fw)
+        if r is None:
+            return "not run"
+        if r.status != "ok" and r.error is not None:
+            return f"run failed\n{r.error.type}: {_short(r.error.message)}"
+        if mode in r.mode_errors:
+            e = r.mode_errors[mode]
+            return f"{mode} raised {e.type}\n{_short(e.message)}" + (f"\n{_short_where(e.where)}" if e.where else "")
+        if t is None:
+            return f"no tensor '{self._row_name(t)}' in {fw}"
+        if t.grad(mode) is not None:
+            return ""
+        if mode in t.absent:
+            return f"no gradient\n{_short(t.absent[mode])}"
+        return "not computed"
+
+    @staticmethod
+    def _row_name(t) -> str:
+        return t.name if t is not None else "?"
+
+    # --- drawing -------------------------------------------------------------------------------
+    def _draw_values(self, cell: Cell, g) -> None:
+        s = ps.minmax_decimate(g)
+        pen = pg.mkPen(MODE_COLORS.get(cell.mode, "#333"), width=1)
+        cell.plot.addLine(y=0, pen=pg.mkPen("#bbbbbb", width=1))
+        cell.plot.plot(s.x, s.y, pen=pen, symbol="o" if s.n <= 60 else None, symbolSize=4,
+                       symbolBrush=MODE_COLORS.get(cell.mode), symbolPen=None)
+        cell.data = {"x": s.x, "y": s.y, "n": s.n, "decimated": s.decimated}
+        self._mark_nonfinite(cell, s.nonfinite)
+        if s.decimated:
+            _note(cell.plot, f"{s.n:,} values, min/max per bucket")
+
+    def _mark_nonfinite(self, cell: Cell, nf) -> None:
+        if not nf.total:
+            return
+        for xs, symbol, color in ((nf.nan_x, "x", NAN_COLOR), (nf.posinf_x, "t1", INF_COLOR),
+                                  (nf.neginf_x, "t", INF_COLOR)):
+            if len(xs):
+                xs = xs[:MARKER_LIMIT]
+                cell.plot.plot(xs, np.zeros(len(xs)), pen=None, symbol=symbol, symbolSize=9,
+                               symbolBrush=color, symbolPen=pg.mkPen(color))
+        cell.data["nonfinite"] = nf
+        _warn(cell.plot, "⚠ " + nf.text())
+
+    def _draw_hist(self, cell: Cell, g, edges) -> None:
+        h = ps.histogram(g, edges)
+        cell.plot.plot(h.edges, h.counts, stepMode="center", fillLevel=0,
+                       brush=pg.mkBrush(MODE_COLORS.get(cell.mode) + "80"),
+                       pen=pg.mkPen(MODE_COLORS.get(cell.mode)))
+        cell.data = {"edges": h.edges, "counts": h.counts, "n": h.n}
+        if h.nonfinite.total:
+            cell.data["nonfinite"] = h.nonfinite
+            _warn(cell.plot, "⚠ " + h.nonfinite.text() + " (not binned)")
+
+    def _draw_heatmap(self, cell: Cell, g, levels) -> None:
+        hm = ps.heatmap(g)
+        if hm is None:
+            _message(cell.plot, "1-D tensor: no heatmap")
+            cell.has_data, cell.message = False, "1-D"
+            return
+        img = np.where(np.isfinite(hm.data), hm.data, 0.0)
+        item = pg.ImageItem(img.T)
+        item.setLookupTable(pg.colormap.get("CET-D1").getLookupTable(nPts=256))
+        item.setLevels(levels)
+        cell.plot.addItem(item)
+        cell.plot.invertY(True)
+        cell.plot.setAspectLocked(False)
+        bad = np.argwhere(~np.isfinite(hm.data))[:MARKER_LIMIT]
+        if len(bad):
+            cell.plot.plot(bad[:, 1] + 0.5, bad[:, 0] + 0.5, pen=None, symbol="x", symbolSize=8,
+                           symbolBrush=NAN_COLOR, symbolPen=pg.mkPen(NAN_COLOR))
+        cell.data = {"image": hm.data, "block": hm.block, "levels": levels}
+        if hm.nonfinite.total:
+            cell.data["nonfinite"] = hm.nonfinite
+            _warn(cell.plot, "⚠ " + hm.nonfinite.text())
+        if hm.block != (1, 1):
+            _note(cell.plot, f"{hm.block[0]}×{hm.block[1]} blocks, largest |value|")
+
+    def _input_values(self, t: Optional[TensorResult]):
+        """The x axis of 'gradient vs input': the tensor's own value for inputs and params, else
+        the first input of the same size (the op's argument for an elementwise op)."""
+        if t is None:
+            return None
+        if t.role in ("input", "param") and t.value is not None:
+            return t.value
+        r = next((r for r in self.results.values() if r.tensor(t.name) is t), None)
+        for other in (r.tensors if r else ()):
+            if other.role == "input" and other.value is not None and np.size(other.value) == np.size(t.value):
+                return other.value
+        return None
+
+    def _draw_vs_input(self, cell: Cell, x, g) -> None:
+        s = ps.vs_input(x, g)
+        color = MODE_COLORS.get(cell.mode, "#333")
+        cell.plot.addLine(y=0, pen=pg.mkPen("#bbbbbb", width=1))
+        cell.plot.plot(s.x, s.y, pen=pg.mkPen(color, width=1), symbol="o", symbolSize=3,
+                       symbolBrush=color, symbolPen=None)
+        cell.plot.setLabel("bottom", "input value")
+        cell.data = {"x": s.x, "y": s.y, "n": s.n}
+        self._mark_nonfinite(cell, s.nonfinite)
+        if s.dropped:
+            _note(cell.plot, f"{s.dropped} inputs not finite: not placed")
+
+    def _fill_scatter(self, row: TensorRow, ts: dict) -> None:
+        col = 0
+        for fw in FRAMEWORKS:
+            if fw not in self.results:
+                continue
+            t = ts.get(fw)
+            plot = row.canvas.addPlot(row=0, col=col)
+            col += 1
+            _style(plot, f"{FRAMEWORK_LABELS.get(fw, fw)} · custom vs default", MODE_COLORS["custom"])
+            why = self._missing(fw, t, "custom") or self._missing(fw, t, "default")
+            if why:
+                _message(plot, why)
+                row.cells.append(Cell(fw, "scatter", plot, False, why))
+                continue
+            sc = ps.scatter(t.grad("default"), t.grad("custom"))
+            rng = ps.finite_range([sc.x, sc.y]) or (-1.0, 1.0)
+            lo, hi = ps.padded_range(*rng)
+            plot.plot([lo, hi], [lo, hi], pen=pg.mkPen("#999999", width=1, style=Qt.DashLine))
+            plot.plot(sc.x, sc.y, pen=None, symbol="o", symbolSize=4,
+                      symbolBrush=MODE_COLORS["custom"], symbolPen=None)
+            plot.setLabel("bottom", "default")
+            plot.setLabel("left", "custom")
+            cell = Cell(fw, "scatter", plot, True, data={"x": sc.x, "y": sc.y, "n": sc.n})
+            if sc.shown < sc.n - sc.nonfinite:
+                _note(plot, f"{sc.shown:,} of {sc.n:,} points")
+            if sc.nonfinite:
+                _warn(plot, f"⚠ {sc.nonfinite:,} pairs with NaN/Inf not drawn")
+            row.cells.append(cell)
+
+    def _projection_cell(self, plot, fw: str, t: TensorResult) -> Cell:
+        """Large tensors get a numeric check on random directions: numeric g·v against each
+        analytic mode's g·v; points on the diagonal agree."""
+        info = t.numeric
+        num = info.projections.get("numeric")
+        drawn = {}
+        for mode, vals in info.projections.items():
+            if mode == "numeric" or num is None:
+                continue
+            plot.plot(num, vals, pen=None, symbol="o", symbolSize=6,
+                      symbolBrush=MODE_COLORS.get(mode, "#333"), symbolPen=None, name=mode)
+            drawn[mode] = vals
+        rng = ps.finite_range([num] + list(drawn.values())) if num is not None else None
+        if rng:
+            lo, hi = ps.padded_range(*rng)
+            plot.plot([lo, hi], [lo, hi], pen=pg.mkPen("#999999", style=Qt.DashLine))
+        plot.setLabel("bottom", "numeric g·v")
+        _note(plot, f"{info.directions} random directions")
+        return Cell(fw, "numeric", plot, bool(drawn), "" if drawn else "no projections",
+                    data={"projections": info.projections})
+
+
+def _style(plot: pg.PlotItem, title: str, color: str) -> None:
+    plot.setTitle(f"<span style='color:{color}; font-size:9pt'>{title}</span>")
+    plot.showGrid(x=True, y=True, alpha=0.15)
+    for ax in ("left", "bottom"):
+        plot.getAxis(ax).setStyle(tickFont=_small_font())
+    plot.setMenuEnabled(True)
+
+
+_FONT = None
+
+
+def _small_font():
+    global _FONT
+    if _FONT is None:
+        from PySide6.QtGui import QFont
+        _FONT = QFont()
+        _FONT.setPointSize(7)
+    return _FONT
+
+
+def _message(plot: pg.PlotItem, text: str) -> None:
+    plot.hideAxis("left")
+    plot.hideAxis("bottom")
+    plot.setMouseEnabled(False, False)
+    plot.vb.setBackgroundColor("#f3f3f3")
+    item = pg.TextItem(text, color="#666", anchor=(0.5, 0.5))
+    plot.addItem(item)
+    item.setPos(0.5, 0.5)
+    plot.setXRange(0, 1, padding=0)
+    plot.setYRange(0, 1, padding=0)
+
+
+def _corner(plot: pg.PlotItem, text: str, color: str, top: bool) -> None:
+    label = pg.TextItem(text, color=color, anchor=(0, 0) if top else (0, 1))
+    label.setParentItem(plot.vb)
+    label.setPos(2, 0 if top else plot.vb.height())
+    plot.vb.sigResized.connect(lambda vb: label.setPos(2, 0 if top else vb.height()))
+
+
+def _warn(plot: pg.PlotItem, text: str) -> None:
+    _corner(plot, text, NAN_COLOR, top=True)
+
+
+def _note(plot: pg.PlotItem, text: str) -> None:
+    _corner(plot, text, "#777777", top=False)
+
+
+def _link(cells: list[Cell]) -> None:
+    data = [c for c in cells if c.has_data]
+    if len(data) < 2:
+        return
+    first = data[0].plot
+    for c in data[1:]:
+        c.plot.setXLink(first)
+        c.plot.setYLink(first)
+
+
+def _short(text: str, n: int = 90) -> str:
+    text = (text or "").strip().splitlines()[0] if text else ""
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _short_where(where: str) -> str:
+    import os
+    path, _, line = where.rpartition(":")
+    return f"{os.path.basename(path)}:{line}" if path else where

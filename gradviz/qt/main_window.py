@@ -1,0 +1,485 @@
+"""The main window: op browser and run settings on the left, the gradient grid in the middle,
+numbers / diagnostics / log below, worker states in the status bar.
+
+It only wires parts together: the engine runs in workers (EngineBridge), verdicts come from
+gradviz.compare, plot data from gradviz.plots. Nothing here computes a gradient.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Optional
+
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QApplication, QFileDialog, QLabel, QMainWindow, QMessageBox,
+                               QProgressBar, QSplitter, QTabWidget, QToolBar, QVBoxLayout, QWidget)
+
+from gradviz.model import FRAMEWORKS, MODES, RunRequest, RunResult
+from gradviz.qt.diagnostics_panel import DiagnosticsPanel
+from gradviz.qt.engine_bridge import EngineBridge
+from gradviz.qt.file_watcher import FileWatcher
+from gradviz.qt.grid_view import GridView
+from gradviz.qt.log_panel import LogPanel
+from gradviz.qt.numbers_table import NumbersTable
+from gradviz.qt.op_tree import OpTree
+from gradviz.qt.settings_panel import SettingsPanel
+from gradviz.qt.theme import FRAMEWORK_LABELS, STATE_COLORS
+
+RECENT_MAX = 10
+
+
+def _key(req: RunRequest) -> tuple:
+    return (req.framework, os.path.abspath(req.file), req.qualname)
+
+
+class MainWindow(QMainWindow):
+    catalogsLoaded = Signal()          # a discovery finished and the tree shows it
+    runDone = Signal(object)           # list[RunResult] of the batch
+
+    def __init__(self, files=(), engine=None, qsettings: Optional[QSettings] = None,
+                 frameworks=FRAMEWORKS, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("gradviz")
+        self.qs = qsettings or QSettings("gradviz", "gradviz")
+        self.files = [os.path.abspath(f) for f in files]
+        self.results: dict[tuple, RunResult] = {}
+        self.comparisons: dict[tuple, object] = {}
+        self.last_batch: list[RunResult] = []
+        self._run_when_loaded = False
+        self._pending_keys: Optional[list] = None
+        self._rerun_files: set[str] = set()
+        self._loading = 0
+        self.bridge = EngineBridge(engine, frameworks, self)
+        self._build()
+        self._connect()
+        self.tree.set_catalogs([], tuple(self.files))
+        self.resize(1500, 950)
+        geo = self.qs.value("window/geometry")
+        if geo is not None:
+            self.restoreGeometry(geo)
+
+    # --- layout --------------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.tree = OpTree()
+        self.settings_panel = SettingsPanel(self.qs, self.bridge.frameworks)
+        left = QSplitter(Qt.Vertical)
+        left.addWidget(self.tree)
+        left.addWidget(self.settings_panel)
+        left.setSizes([520, 380])
+        self.grid = GridView()
+        self.numbers = NumbersTable()
+        self.diagnostics = DiagnosticsPanel()
+        self.log = LogPanel()
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.numbers, "Numbers")
+        self.tabs.addTab(self.diagnostics, "Diagnostics")
+        self.tabs.addTab(self.log, "Log")
+        self.pair_label = QLabel("")
+        self.pair_label.setStyleSheet("font-size: 14px; padding: 2px 4px")
+        self.pair_label.setTextFormat(Qt.RichText)
+        center = QWidget()
+        cl = QVBoxLayout(center)
+        cl.setContentsMargins(0, 0, 0, 0)
+        cl.setSpacing(0)
+        cl.addWidget(self.pair_label)
+        cl.addWidget(self.grid, 1)
+        middle = QSplitter(Qt.Vertical)
+        middle.addWidget(center)
+        middle.addWidget(self.tabs)
+        middle.setSizes([640, 260])
+        main = QSplitter(Qt.Horizontal)
+        main.addWidget(left)
+        main.addWidget(middle)
+        main.setSizes([330, 1170])
+        main.setStretchFactor(1, 1)
+        self.setCentralWidget(main)
+        self._build_actions()
+        self._build_status()
+        self.setAcceptDrops(True)
+
+    def _build_actions(self) -> None:
+        self.act_open = QAction("&Open op files…", self, shortcut=QKeySequence.Open, triggered=self.open_dialog)
+        self.act_reload = QAction("Re&load files", self, shortcut=QKeySequence("F5"), triggered=self.reload)
+        self.act_run = QAction("▶ Run", self, shortcut=QKeySequence("Ctrl+R"), triggered=lambda: self.run())
+        self.act_run.setToolTip("run the checked ops in every framework (Ctrl+R)")
+        self.act_run_one = QAction("Run selected op", self, shortcut=QKeySequence("Ctrl+Shift+R"),
+                                   triggered=self.run_current)
+        self.act_cancel = QAction("■ Cancel", self, shortcut=QKeySequence("Esc"), triggered=self.cancel)
+        self.act_cancel.setEnabled(False)
+        self.act_watch = QAction("Watch files and re-run", self, checkable=True)
+        self.act_watch.setChecked(str(self.qs.value("run/watch", "true")).lower() == "true")
+        self.act_watch.toggled.connect(self._watch_toggled)
+        self.act_screenshot = QAction("Save window image…", self, triggered=self._screenshot_dialog)
+        self.act_quit = QAction("&Quit", self, shortcut=QKeySequence.Quit, triggered=self.close)
+        menu = self.menuBar()
+        fm = menu.addMenu("&File")
+        fm.addAction(self.act_open)
+        self.recent_menu = fm.addMenu("Open &recent")
+        fm.addAction(self.act_reload)
+        fm.addSeparator()
+        self.export_menu = fm.addMenu("&Export")
+        self._hook_exports()
+        fm.addAction(self.act_screenshot)
+        fm.addSeparator()
+        fm.addAction(self.act_quit)
+        rm = menu.addMenu("&Run")
+        for a in (self.act_run, self.act_run_one, self.act_cancel):
+            rm.addAction(a)
+        rm.addSeparator()
+        rm.addAction(self.act_watch)
+        self.view_menu = menu.addMenu("&View")
+        for view, label in (("values", "Values by index"), ("histogram", "Histograms"),
+                            ("scatter", "Custom vs default"), ("vs_input", "Gradient vs input")):
+            self.view_menu.addAction(f"All rows: {label}", lambda v=view: self.set_all_views(v))
+        hm = menu.addMenu("&Help")
+        hm.addAction("About gradviz", self._about)
+        tb = QToolBar("Run")
+        tb.setObjectName("runToolbar")
+        tb.setMovable(False)
+        for a in (self.act_open, self.act_run, self.act_cancel):
+            tb.addAction(a)
+        tb.addSeparator()
+        tb.addAction(self.act_watch)
+        self.addToolBar(tb)
+        self._refresh_recent()
+
+    def _hook_exports(self) -> None:
+        """Export actions come from export_actions.py (another module's job); absent: disabled."""
+        try:
+            from gradviz.qt import export_actions
+        except ImportError:
+            self.export_menu.setEnabled(False)
+            self.export_menu.setToolTip("exporters not available")
+            return
+        hook = getattr(export_actions, "install", None) or getattr(export_actions, "add_export_actions", None)
+        if hook is None:
+            self.export_menu.setEnabled(False)
+            return
+        try:
+            hook(self, self.export_menu)
+        except Exception as exc:  # noqa: BLE001 - the window must come up without exporters
+            self.export_menu.setEnabled(False)
+            self.export_menu.setToolTip(f"exporters failed to load: {exc}")
+
+    def _build_status(self) -> None:
+        sb = self.statusBar()
+        self.worker_labels: dict[str, QLabel] = {}
+        for fw in self.bridge.frameworks:
+            lab = QLabel(f"{FRAMEWORK_LABELS.get(fw, fw)}: waiting")
+            lab.setStyleSheet("padding: 0 8px; color: #666")
+            self.worker_labels[fw] = lab
+            sb.addPermanentWidget(lab)
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(220)
+        self.progress.setTextVisible(True)
+        self.progress.hide()
+        sb.addPermanentWidget(self.progress)
+        self.summary = QLabel("")
+        sb.addWidget(self.summary, 1)
+
+    def _connect(self) -> None:
+        b = self.bridge
+        b.workerState.connect(self._worker_state)
+        b.catalogsReady.connect(self._catalogs)
+        b.devicesReady.connect(self.settings_panel.set_devices)
+        b.runStarted.connect(self._run_started)
+        b.resultReady.connect(self._result)
+        b.runFinished.connect(self._run_finished)
+        b.busyChanged.connect(self._busy)
+        b.failed.connect(lambda msg: self.diagnostics.add("error", "gradviz", "internal error: " + msg.splitlines()[0],
+                                                          detail=msg))
+        self.tree.pairSelected.connect(self.show_pair)
+        self.tree.runRequested.connect(lambda keys: self.run(keys))
+        self.grid.tensorClicked.connect(self._tensor_clicked)
+        self.numbers.tensorSelected.connect(self.grid.highlight)
+        self.diagnostics.copied.connect(lambda t: self.statusBar().showMessage(f"copied {t}", 3000))
+        self.diagnostics.countChanged.connect(
+            lambda n: self.tabs.setTabText(self.tabs.indexOf(self.diagnostics), f"Diagnostics ({n})" if n else "Diagnostics"))
+        self.watcher = FileWatcher(parent=self)
+        self.watcher.enabled = self.act_watch.isChecked()
+        self.watcher.filesChanged.connect(self._files_changed)
+        self._grid_timer = QTimer(self)
+        self._grid_timer.setSingleShot(True)
+        self._grid_timer.setInterval(30)
+        self._grid_timer.timeout.connect(self.refresh_view)
+
+    # --- start and files -----------------------------------------------------------------------
+    def start(self, run: bool = False) -> None:
+        """Start the workers (they import their frameworks in their own processes) and load the
+        files; with run=True, run every op as soon as they are loaded."""
+        self._run_when_loaded = run
+        self.bridge.start()
+        self.bridge.refresh_devices()
+        self._discover(self.files)
+
+    def _discover(self, files) -> None:
+        files = [os.path.abspath(f) for f in files]
+        if not files:
+            if self._run_when_loaded:
+                QTimer.singleShot(0, lambda: self._catalogs([], ()))
+            return
+        self._loading += 1
+        self.summary.setText(f"loading {len(files)} file(s)…")
+        self.bridge.discover(files)
+
+    def open_files(self, paths) -> None:
+        new = [os.path.abspath(p) for p in paths if os.path.abspath(p) not in self.files]
+        for p in paths:
+            self._add_recent(os.path.abspath(p))
+        if not new:
+            return
+        self.files.extend(new)
+        self.tree.set_catalogs([], tuple(new))
+        self._discover(new)
+
+    def reload(self) -> None:
+        self._discover(self.files)
+
+    def open_dialog(self) -> None:
+        start = self.qs.value("files/last_dir", os.getcwd())
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open op files", start, "Python files (*.py)")
+        if paths:
+            self.qs.setValue("files/last_dir", os.path.dirname(paths[0]))
+            self.open_files(paths)
+
+    def _catalogs(self, catalogs, files) -> None:
+        self._loading = max(0, self._loading - 1)
+        self.tree.set_catalogs(catalogs, tuple(files))
+        self.watcher.watch(files)
+        for f in files:
+            self.diagnostics.clear_for(f"load:{f}")
+        for cat in catalogs:
+            if cat.error is not None:
+                name = os.path.basename(cat.file) + (f" ({cat.framework})" if cat.framework else "")
+                self.diagnostics.add_error(name, cat.error, key=f"load:{cat.file}")
+                self.tabs.setCurrentWidget(self.diagnostics)
+        n_ops = len(self.tree.ops)
+        self.summary.setText(f"{len(self.tree.files)} file(s), {n_ops} op(s)")
+        self.catalogsLoaded.emit()
+        rerun = [k for k in self.tree.checked_keys() if k[1] in self._rerun_files]
+        self._rerun_files -= set(files)
+        if self._run_when_loaded and self._loading == 0:
+            self._run_when_loaded = False
+            if not self.run():
+                self.runDone.emit([])
+        elif rerun:
+            self.run(rerun)
+        self.show_pair(self.tree.current_pair())
+
+    def _files_changed(self, files) -> None:
+        self.log.note(f"changed: {', '.join(os.path.basename(f) for f in files)} — reloading and re-running")
+        self._rerun_files.update(files)
+        self._discover(files)
+
+    def _watch_toggled(self, on: bool) -> None:
+        self.qs.setValue("run/watch", "true" if on else "false")
+        self.watcher.enabled = on
+
+    def _add_recent(self, path: str) -> None:
+        recent = [p for p in self._recent() if p != path]
+        self.qs.setValue("files/recent", [path] + recent[: RECENT_MAX - 1])
+        self._refresh_recent()
+
+    def _recent(self) -> list[str]:
+        v = self.qs.value("files/recent", [])
+        return [v] if isinstance(v, str) else list(v or [])
+
+    def _refresh_recent(self) -> None:
+        self.recent_menu.clear()
+        recent = self._recent()
+        for p in recent:
+            self.recent_menu.addAction(p, lambda p=p: self.open_files([p]))
+        self.recent_menu.setEnabled(bool(recent))
+
+    def dragEnterEvent(self, ev):
+        if any(u.isLocalFile() and u.toLocalFile().endswith(".py") for u in ev.mimeData().urls()):
+            ev.acceptProposedAction()
+
+    def dropEvent(self, ev):
+        paths = [u.toLocalFile() for u in ev.mimeData().urls() if u.isLocalFile() and u.toLocalFile().endswith(".py")]
+        if paths:
+            self.open_files(paths)
+            ev.acceptProposedAction()
+
+    # --- runs ----------------------------------------------------------------------------------
+    def requests_for(self, keys) -> list[RunRequest]:
+        out = []
+        for fw, file, qualname in keys:
+            out.append(RunRequest(file, qualname, fw, self.settings_panel.settings(fw)))
+        return out
+
+    def run(self, keys=None) -> bool:
+        """Run `keys` ((framework, file, qualname)), default the checked ops. A run asked for while
+        one is going on starts when it ends (the latest ask wins)."""
+        problem = self.settings_panel.validate()
+        if problem:
+            self.summary.setText(f"cannot run: {problem}")
+            return False
+        keys = list(keys) if keys is not None else self.tree.checked_keys()
+        if not keys:
+            self.summary.setText("nothing to run: load a file and check some ops")
+            return False
+        if self.bridge.running:
+            self._pending_keys = keys
+            return True
+        reqs = self.requests_for(keys)
+        for k in keys:
+            self.tree.set_progress(k, "queued")
+            self.diagnostics.clear_for(f"run:{k}")
+        self.progress.setRange(0, len(reqs))
+        self.progress.setValue(0)
+        self.progress.setFormat(f"%v / %m runs")
+        self.progress.show()
+        self._done_in_batch = 0
+        self.summary.setText(f"running {len(reqs)} op run(s)…")
+        return self.bridge.run(reqs)
+
+    def run_current(self) -> None:
+        pair = self.tree.current_pair()
+        if pair:
+            self.run([k for k in self.tree.ops if self.tree.pair_name(k) == pair])
+
+    def cancel(self) -> None:
+        self._pending_keys = None
+        self.bridge.cancel()
+        self.summary.setText("cancelling…")
+
+    def _busy(self, busy: bool) -> None:
+        self.act_run.setEnabled(not busy)
+        self.act_cancel.setEnabled(busy)
+
+    def _run_started(self, req: RunRequest) -> None:
+        self.tree.set_progress(_key(req), "running")
+
+    def _result(self, res: RunResult) -> None:
+        from gradviz.compare import compare_result
+        key = _key(res.request)
+        self.results[key] = res
+        self.comparisons[key] = compare_result(res)
+        cancelled = res.error is not None and res.error.kind == "cancelled"
+        self.tree.set_progress(key, "cancelled" if cancelled else res.status)
+        self._done_in_batch += 1
+        self.progress.setValue(self._done_in_batch)
+        label = f"{res.name} ({res.framework})"
+        if res.error is not None and not cancelled:
+            self.diagnostics.add_error(label, res.error, key=f"run:{key}")
+        for mode, err in res.mode_errors.items():
+            self.diagnostics.add_error(f"{label} · {mode}", err, key=f"run:{key}")
+        for f in res.findings:
+            if isinstance(f, dict) and f.get("message"):
+                self.diagnostics.add_finding(label, f, key=f"run:{key}")
+        for w in res.warnings:
+            self.diagnostics.add("warning", label, w, key=f"run:{key}")
+        self.log.add(f"{label} on {res.device or res.request.settings.device}", res.log)
+        if self.tree.pair_name(key) == self.tree.current_pair() or self.tree.current_pair() is None:
+            self._grid_timer.start()
+
+    def _run_finished(self, results) -> None:
+        from gradviz.compare import summary_counts
+        self.progress.hide()
+        self.last_batch = list(results)
+        comps = [self.comparisons[_key(r.request)] for r in results if _key(r.request) in self.comparisons]
+        counts = {k: v for k, v in summary_counts(comps).items() if v}
+        failed = sum(1 for r in results if r.status != "ok")
+        text = f"{len(results)} run(s): " + (", ".join(f"{v} {k}" for k, v in counts.items()) or "no tensors")
+        if failed:
+            text += f" — {failed} failed (see Diagnostics)"
+        self.summary.setText(text)
+        if failed:
+            self.tabs.setCurrentWidget(self.diagnostics)
+        if self.tree.current_pair() is None and results:
+            self.tree.select_pair(self.tree.pair_name(_key(results[0].request)))
+        self.refresh_view()
+        self.runDone.emit(list(results))
+        if self._pending_keys is not None:
+            keys, self._pending_keys = self._pending_keys, None
+            self.run(keys)
+
+    # --- view ----------------------------------------------------------------------------------
+    def pair_results(self, pair: str) -> dict[str, RunResult]:
+        ops = self.tree.pairs().get(pair, {})
+        out = {}
+        for fw, op in ops.items():
+            r = self.results.get((fw, op.file, op.qualname))
+            if r is not None:
+                out[fw] = r
+        return out
+
+    def show_pair(self, pair: Optional[str]) -> None:
+        self._grid_timer.stop()
+        if not pair:
+            if self._loading:
+                self.grid.show_message("loading op files… (frameworks start in their own processes)")
+            elif not self.files:
+                self.grid.show_message("No op files. Open one with File ▸ Open or drop .py files here.")
+            else:
+                self.grid.show_message("No ops found in the loaded files (see Diagnostics).")
+            self.numbers.set_data({})
+            self.pair_label.setText("")
+            return
+        from gradviz.compare import parity
+        results = self.pair_results(pair)
+        comps = {}
+        for fw, r in results.items():
+            comps[fw] = self.comparisons.get(_key(r.request))
+        modes = next((r.request.settings.modes for r in results.values()), MODES)
+        ops = self.tree.pairs().get(pair, {})
+        where = " · ".join(f"<span style='color:#888'>{fw}</span> {os.path.basename(o.file)}:{o.line}"
+                           for fw, o in ops.items())
+        self.pair_label.setText(f"<b>{pair}</b> &nbsp; {where}")
+        self.grid.set_data(pair, results, modes, comps)
+        renamed = [replace(r, op=replace(r.op, name=pair)) if r.op is not None else r for r in results.values()]
+        self.numbers.set_data(comps, parity(renamed), modes)
+
+    def refresh_view(self) -> None:
+        self.show_pair(self.tree.current_pair())
+
+    def set_all_views(self, view: str) -> None:
+        for name, row in self.grid.rows.items():
+            if row.view_box.findData(view) >= 0:
+                self.grid.set_view(name, view)
+
+    def _tensor_clicked(self, name: str) -> None:
+        self.grid.highlight(name)
+        self.numbers.select(name)
+
+    def _worker_state(self, st) -> None:
+        lab = self.worker_labels.get(st.framework)
+        if lab is None:
+            return
+        name = FRAMEWORK_LABELS.get(st.framework, st.framework)
+        text = {"starting": f"{name}: loading…",
+                "ready": f"{name} {st.version}: ready" + (f" ({st.import_s:.1f} s)" if st.import_s else ""),
+                "busy": f"{name} {st.version}: running",
+                "failed": f"{name}: failed",
+                "stopped": f"{name}: restarting" if st.detail == "replacing" else f"{name}: stopped"}.get(st.state, st.state)
+        lab.setText(("● " if st.state != "failed" else "✗ ") + text)
+        lab.setToolTip(st.detail or text)
+        lab.setStyleSheet(f"padding: 0 8px; color: {STATE_COLORS.get(st.state, '#333')}")
+        if st.state == "failed":
+            self.diagnostics.clear_for(f"worker:{st.framework}")
+            self.diagnostics.add("error", name, f"{name} could not be loaded: {st.detail}",
+                                 key=f"worker:{st.framework}")
+
+    # --- misc ----------------------------------------------------------------------------------
+    def save_screenshot(self, path: str) -> bool:
+        QApplication.processEvents()
+        return self.grab().save(path)
+
+    def _screenshot_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save window image", "gradviz.png", "PNG (*.png)")
+        if path and not self.save_screenshot(path):
+            QMessageBox.warning(self, "gradviz", f"could not write {path}")
+
+    def _about(self) -> None:
+        import gradviz
+        QMessageBox.about(self, "gradviz", f"gradviz {gradviz.__version__}\n\nSee every gradient of your "
+                          "custom backward beside the framework's default and a numeric reference.")
+
+    def closeEvent(self, ev):
+        self.qs.setValue("window/geometry", self.saveGeometry())
+        self.settings_panel.save()
+        self.qs.sync()
+        self.bridge.close()
+        super().closeEvent(ev)

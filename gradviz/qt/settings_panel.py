@@ -1,0 +1,179 @@
+"""Run settings: devices per framework, graph, shape, dtype, seed, upstream, modes, timeout.
+Persisted in QSettings between sessions; invalid text is shown in red, never silently replaced.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtGui import QStandardItemModel
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout,
+                               QLabel, QLineEdit, QSpinBox, QWidget)
+
+from gradviz.model import DTYPES, FRAMEWORKS, GRAPHS, MODES, RunSettings, parse_shape, parse_upstream
+from gradviz.qt.theme import FRAMEWORK_LABELS
+
+GRAPH_HELP = {
+    "op": "inputs → op → loss = sum(upstream · out)",
+    "seed": "parameter a → layer → c = b·23 → loss = sum(c)",
+    "mlp": "x → dense → op → dense → mean-squared loss",
+}
+
+
+class SettingsPanel(QWidget):
+    changed = Signal()
+
+    def __init__(self, qsettings: QSettings, frameworks=FRAMEWORKS, parent=None):
+        super().__init__(parent)
+        self.qs = qsettings
+        self.frameworks = tuple(frameworks)
+        form = QFormLayout(self)
+        form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+        self.device: dict[str, QComboBox] = {}
+        for fw in self.frameworks:
+            box = QComboBox()
+            box.addItem("auto", "auto")
+            box.setToolTip("devices are listed once the worker has loaded " + FRAMEWORK_LABELS.get(fw, fw))
+            box.currentIndexChanged.connect(self._changed)
+            self.device[fw] = box
+            form.addRow(f"{FRAMEWORK_LABELS.get(fw, fw)} device", box)
+        self.graph = QComboBox()
+        for g in GRAPHS:
+            self.graph.addItem(g, g)
+            self.graph.setItemData(self.graph.count() - 1, GRAPH_HELP[g], Qt.ToolTipRole)
+        self.graph.currentIndexChanged.connect(self._changed)
+        form.addRow("graph", self.graph)
+        self.graph_help = QLabel()
+        self.graph_help.setStyleSheet("color: #666; font-size: 11px")
+        self.graph_help.setWordWrap(True)
+        form.addRow("", self.graph_help)
+        self.shape = QLineEdit("200")
+        self.shape.setToolTip("sizes separated by x: 200 or 4x50")
+        self.shape.textChanged.connect(self._changed)
+        form.addRow("shape", self.shape)
+        self.dtype = QComboBox()
+        self.dtype.addItems(list(DTYPES))
+        self.dtype.currentIndexChanged.connect(self._changed)
+        form.addRow("dtype", self.dtype)
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 2**31 - 1)
+        self.seed.valueChanged.connect(self._changed)
+        form.addRow("seed", self.seed)
+        self.upstream = QComboBox()
+        self.upstream.setEditable(True)
+        self.upstream.addItems(["ones", "random", "const:0.5"])
+        self.upstream.setToolTip("gradient fed into the op's output: ones, random (from the seed) or const:K")
+        self.upstream.currentTextChanged.connect(self._changed)
+        form.addRow("upstream", self.upstream)
+        modes = QWidget()
+        row = QHBoxLayout(modes)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.modes: dict[str, QCheckBox] = {}
+        for m in MODES:
+            cb = QCheckBox(m)
+            cb.setChecked(True)
+            cb.toggled.connect(self._changed)
+            self.modes[m] = cb
+            row.addWidget(cb)
+        form.addRow("modes", modes)
+        self.timeout = QDoubleSpinBox()
+        self.timeout.setRange(1, 3600)
+        self.timeout.setSuffix(" s")
+        self.timeout.setValue(120)
+        self.timeout.valueChanged.connect(self._changed)
+        form.addRow("timeout", self.timeout)
+        self.problem = QLabel()
+        self.problem.setStyleSheet("color: #9a0d0d")
+        self.problem.setWordWrap(True)
+        form.addRow(self.problem)
+        self._loading = False
+        self.load()
+        self._changed()
+
+    # --- values --------------------------------------------------------------------------------
+    def settings(self, framework: Optional[str] = None) -> RunSettings:
+        """The RunSettings for one framework's requests. Raises ValueError on invalid text."""
+        shape = parse_shape(self.shape.text())
+        upstream = self.upstream.currentText().strip()
+        parse_upstream(upstream)
+        modes = tuple(m for m in MODES if self.modes[m].isChecked())
+        if not modes:
+            raise ValueError("pick at least one mode")
+        device = self.device[framework].currentData() if framework in self.device else "auto"
+        return RunSettings(graph=self.graph.currentData(), shape=shape, dtype=self.dtype.currentText(),
+                           seed=self.seed.value(), upstream=upstream, device=device or "auto",
+                           modes=modes, timeout=float(self.timeout.value()))
+
+    def validate(self) -> str:
+        try:
+            self.settings()
+        except ValueError as exc:
+            return str(exc)
+        return ""
+
+    def set_devices(self, info: dict) -> None:
+        """info: Engine.devices(). Unavailable devices are listed, disabled, with the reason."""
+        for fw, box in self.device.items():
+            entry = info.get(fw) or {}
+            wanted = self.qs.value(f"run/device/{fw}", box.currentData() or "auto")
+            self._loading = True
+            box.clear()
+            box.addItem("auto", "auto")
+            model: QStandardItemModel = box.model()
+            for d in entry.get("devices", []):
+                label = d["name"] if d.get("available", True) else f"{d['name']} — {d.get('reason', 'unavailable')}"
+                box.addItem(label, d["name"])
+                item = model.item(box.count() - 1)
+                if not d.get("available", True):
+                    item.setEnabled(False)
+                    item.setToolTip(d.get("reason", ""))
+            if entry.get("error"):
+                box.setToolTip(f"devices unknown: {entry['error']}")
+            else:
+                box.setToolTip(", ".join(d["name"] for d in entry.get("devices", [])))
+            i = box.findData(wanted)
+            box.setCurrentIndex(i if i >= 0 and model.item(i).isEnabled() else 0)
+            self._loading = False
+        self._changed()
+
+    # --- persistence ---------------------------------------------------------------------------
+    def load(self) -> None:
+        self._loading = True
+        qs = self.qs
+        self.graph.setCurrentIndex(max(0, self.graph.findData(qs.value("run/graph", "op"))))
+        self.shape.setText(str(qs.value("run/shape", "200")))
+        self.dtype.setCurrentText(str(qs.value("run/dtype", "float32")))
+        self.seed.setValue(int(qs.value("run/seed", 0)))
+        self.upstream.setCurrentText(str(qs.value("run/upstream", "ones")))
+        saved = qs.value("run/modes", ",".join(MODES))
+        saved = saved.split(",") if isinstance(saved, str) else list(saved or [])
+        for m, cb in self.modes.items():
+            cb.setChecked(m in saved)
+        self.timeout.setValue(float(qs.value("run/timeout", 120.0)))
+        for fw, box in self.device.items():
+            dev = qs.value(f"run/device/{fw}", "auto")
+            if box.findData(dev) < 0:
+                box.addItem(dev, dev)
+            box.setCurrentIndex(box.findData(dev))
+        self._loading = False
+
+    def save(self) -> None:
+        qs = self.qs
+        qs.setValue("run/graph", self.graph.currentData())
+        qs.setValue("run/shape", self.shape.text())
+        qs.setValue("run/dtype", self.dtype.currentText())
+        qs.setValue("run/seed", self.seed.value())
+        qs.setValue("run/upstream", self.upstream.currentText())
+        qs.setValue("run/modes", ",".join(m for m, cb in self.modes.items() if cb.isChecked()))
+        qs.setValue("run/timeout", self.timeout.value())
+        for fw, box in self.device.items():
+            qs.setValue(f"run/device/{fw}", box.currentData() or "auto")
+
+    def _changed(self, *_):
+        self.graph_help.setText(GRAPH_HELP.get(self.graph.currentData(), ""))
+        problem = self.validate()
+        self.problem.setText(problem)
+        self.shape.setStyleSheet("" if "shape" not in problem else "background: #f7d0d0")
+        if not self._loading:
+            self.save()
+            self.changed.emit()
