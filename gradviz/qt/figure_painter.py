@@ -262,8 +262,14 @@ class _Painter:
             self.no_brush()
             self.text(p0.x(), p0.y(), p0.width(), p0.height(), panel.verdict, "center", color, elide=False)
             self.font(11, bold=True)
-        self.text(box.x + PLOT_LEFT, box.y, box.w - PLOT_LEFT - badge_w - PLOT_RIGHT - 4, PANEL_TITLE_H,
-                  panel.title, color=panel.color)
+        title_w = box.w - PLOT_LEFT - badge_w - PLOT_RIGHT - 4
+        self.text(box.x + PLOT_LEFT, box.y, title_w, PANEL_TITLE_H, panel.title, color=panel.color)
+        if panel.nonfinite_text:
+            # in the title line, where it never hides data
+            used = self.text_width(panel.title) + 10
+            self.font(10, bold=True)
+            self.text(box.x + PLOT_LEFT + used, box.y, max(title_w - used, 0), PANEL_TITLE_H,
+                      panel.nonfinite_text, "right", NONFINITE_COLOR)
         # frame
         self.pen("#9a9a9a", 0.8)
         self.no_brush()
@@ -303,10 +309,6 @@ class _Painter:
             self.p.restore()
             if panel.series is not None:
                 self._nonfinite_markers(panel.series, plot, xr)
-        if panel.nonfinite_text:
-            self.font(10, bold=True)
-            self.text(plot.x + 4, plot.y + 2, plot.w - 8, 14, panel.nonfinite_text, "left",
-                      NONFINITE_COLOR)
 
     def _axes(self, plot: Rect, xr, yr):
         QtCore = self.QtCore
@@ -328,14 +330,7 @@ class _Painter:
         ys = value_to_px(s.y, yr[0], yr[1], plot.bottom, plot.y)
         self.no_brush()
         dense = s.x.size > plot.w / 3
-        self.pen(panel.color, 1.1 if dense else 1.4, "solid" if dense and panel.dash == "dash" else panel.dash)
-        if dense and panel.dash == "dash":
-            # a dashed min/max envelope reads as noise: a lighter solid line, dashed outline below
-            c = self.QtGui.QColor(panel.color)
-            c.setAlpha(150)
-            pen = self.p.pen()
-            pen.setColor(c)
-            self.p.setPen(pen)
+        self.pen(panel.color, 1.1 if dense else 1.4, panel.dash)
         self.polyline(xs, ys)
         if not dense:
             self.pen(panel.color, 1.0)
@@ -375,6 +370,8 @@ class _Painter:
         xr = panel.x_range
         xs = value_to_px(h.edges, xr[0], xr[1], plot.x, plot.right)
         ys = value_to_px(h.counts, yr[0], yr[1], plot.bottom, plot.y)
+        # a bin holding a few outliers among millions must still show
+        ys = np.where(h.counts > 0, np.minimum(ys, plot.bottom - 2.0), ys)
         path = QtGui.QPainterPath(QtCore.QPointF(float(xs[0]), plot.bottom))
         for k in range(h.counts.size):
             path.lineTo(float(xs[k]), float(ys[k]))
