@@ -1,0 +1,186 @@
+"""`gradviz` command line: the desktop app, and the headless `run`, `list`, `devices` commands.
+
+Exit codes: 0 done; 2 bad usage or a file that cannot be loaded; 3 some run failed (error, crash,
+timeout); with --strict, 1 when any verdict is `differs` or `non-finite`.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from gradviz.model import DTYPES, GRAPHS, FRAMEWORKS, RunSettings, parse_shape, parse_upstream
+
+EXIT_OK, EXIT_STRICT, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
+SUBCOMMANDS = ("run", "list", "devices")
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse exits with 2 by itself; keep one path for messages
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _run_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="gradviz run", description="Run ops headless and report their gradients.")
+    p.add_argument("files", nargs="*", help="op modules (built-in examples when none)")
+    p.add_argument("--op", action="append", default=[], metavar="NAME",
+                   help="only this op (pairing name or Python name); repeatable")
+    p.add_argument("--framework", default="all", choices=("torch", "tf", "all"))
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda:N | /GPU:N")
+    p.add_argument("--graph", default="op", choices=GRAPHS)
+    p.add_argument("--shape", default="200", help="e.g. 200 or 4x50")
+    p.add_argument("--dtype", default="float32", choices=DTYPES)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--upstream", default="ones", help="ones | random | const:K")
+    p.add_argument("--modes", default="default,custom,numeric",
+                   help="comma-separated subset of default,custom,numeric")
+    p.add_argument("--json", metavar="PATH")
+    p.add_argument("--npz", metavar="PATH")
+    p.add_argument("--plot", metavar="PATH", help="PNG, SVG or PDF of the gradient grid")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per op and framework")
+    p.add_argument("--strict", action="store_true", help="exit 1 on differs or non-finite")
+    p.add_argument("--quiet", action="store_true", help="only the summary table")
+    return p
+
+
+def settings_from(args) -> RunSettings:
+    try:
+        shape = parse_shape(args.shape)
+        parse_upstream(args.upstream)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
+    bad = [m for m in modes if m not in ("default", "custom", "numeric")]
+    if bad or not modes:
+        raise UsageError(f"--modes {args.modes!r}: use a comma-separated subset of "
+                         "default,custom,numeric")
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds")
+    if args.plot and os.path.splitext(args.plot)[1].lower() not in (".png", ".svg", ".pdf"):
+        raise UsageError(f"--plot {args.plot}: the file must end in .png, .svg or .pdf")
+    return RunSettings(graph=args.graph, shape=shape, dtype=args.dtype, seed=args.seed,
+                       upstream=args.upstream, device=args.device, modes=modes,
+                       timeout=args.timeout)
+
+
+def _frameworks(choice: str) -> tuple[str, ...]:
+    return FRAMEWORKS if choice == "all" else (choice,)
+
+
+def _files_or_examples(files: list[str]) -> list[str]:
+    from gradviz.catalog import builtin_examples
+    return [os.path.abspath(f) for f in files] if files else builtin_examples()
+
+
+def cmd_run(argv: list[str]) -> int:
+    from gradviz.cli_output import print_load_errors, print_results
+    args = _run_parser().parse_args(argv)
+    settings = settings_from(args)
+    frameworks = _frameworks(args.framework)
+    files = _files_or_examples(args.files)
+
+    from gradviz.catalog import pair_ops, requests_for, select
+    from gradviz.engine import Engine
+    with Engine(frameworks) as engine:
+        catalogs = engine.discover(files)
+        load_failed = print_load_errors(catalogs)
+        chosen, missing = select(pair_ops(catalogs), args.op)
+        for name in missing:
+            print(f"gradviz: no op named {name!r} in the given files", file=sys.stderr)
+        requests = requests_for(chosen, frameworks, settings)
+        if not requests:
+            print("gradviz: nothing to run: no ops found" + (" (see the errors above)"
+                  if load_failed else ""), file=sys.stderr)
+            return EXIT_USAGE
+        progress = None if args.quiet else _progress(len(requests))
+        results = engine.run(requests, on_result=progress)
+    return print_results(results, settings, args) or (EXIT_USAGE if load_failed or missing else
+                                                      _exit_code(results, args.strict))
+
+
+def _progress(total: int):
+    done = [0]
+
+    def report(result) -> None:
+        done[0] += 1
+        mark = "ok" if result.status == "ok" else result.error.kind if result.error else "error"
+        print(f"[{done[0]}/{total}] {result.framework:5} {result.name} ({mark}, "
+              f"{result.elapsed:.1f} s)", file=sys.stderr, flush=True)
+    return report
+
+
+def _exit_code(results, strict: bool) -> int:
+    from gradviz.compare import compare_result
+    if any(r.status != "ok" for r in results):
+        return EXIT_FAILED
+    if strict:
+        for r in results:
+            if any(t.verdict in ("differs", "non-finite") for t in compare_result(r).tensors):
+                return EXIT_STRICT
+    return EXIT_OK
+
+
+def cmd_list(argv: list[str]) -> int:
+    p = _Parser(prog="gradviz list", description="List the ops found in op modules.")
+    p.add_argument("files", nargs="*")
+    p.add_argument("--framework", default="all", choices=("torch", "tf", "all"))
+    args = p.parse_args(argv)
+    from gradviz.cli_output import print_load_errors, print_op_list
+    from gradviz.engine import Engine
+    with Engine(_frameworks(args.framework)) as engine:
+        catalogs = engine.discover(_files_or_examples(args.files))
+    failed = print_load_errors(catalogs)
+    print_op_list(catalogs)
+    return EXIT_USAGE if failed else EXIT_OK
+
+
+def cmd_devices(argv: list[str]) -> int:
+    p = _Parser(prog="gradviz devices", description="Devices per framework.")
+    p.add_argument("--framework", default="all", choices=("torch", "tf", "all"))
+    args = p.parse_args(argv)
+    from gradviz.cli_output import print_devices
+    from gradviz.engine import Engine
+    with Engine(_frameworks(args.framework)) as engine:
+        print_devices(engine.devices())
+    return EXIT_OK
+
+
+def cmd_app(argv: list[str]) -> int:
+    p = _Parser(prog="gradviz", description="Desktop gradient-flow inspector. Subcommands: "
+                "run, list, devices (gradviz run --help).")
+    p.add_argument("files", nargs="*", help="op modules (built-in examples when none)")
+    p.add_argument("--run", action="store_true", help="run all ops once loaded")
+    p.add_argument("--screenshot", metavar="PNG", help="save the window image and exit")
+    args = p.parse_args(argv)
+    missing = [f for f in args.files if not os.path.exists(f)]
+    if missing:
+        raise UsageError("no such file: " + ", ".join(missing))
+    if args.screenshot and not os.environ.get("DISPLAY") and not os.environ.get("QT_QPA_PLATFORM"):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from gradviz.qt.app import main as app_main
+    return app_main([os.path.abspath(f) for f in args.files], run=args.run,
+                    screenshot=args.screenshot)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = {"run": cmd_run, "list": cmd_list, "devices": cmd_devices}.get(
+        argv[0] if argv else "", None)
+    try:
+        if command is not None:
+            return command(argv[1:])
+        return cmd_app(argv)
+    except UsageError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("gradviz: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

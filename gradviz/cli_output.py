@@ -1,0 +1,169 @@
+"""What the command line prints and writes: summary table, failures, parity, report files."""
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+
+VERDICT_MARK = {"match": "match", "surrogate": "surrogate", "differs": "DIFFERS",
+                "non-finite": "NON-FINITE", "broken": "broken", "error": "ERROR"}
+
+
+def _rel(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return rel if not rel.startswith("..") else path
+
+
+def _where(where: str) -> str:
+    if not where:
+        return ""
+    path, _, line = where.rpartition(":")
+    return f"{_rel(path)}:{line}" if path else where
+
+
+def error_paragraph(title: str, err) -> str:
+    """One paragraph: what failed, where in the user's file, and the user's own frames."""
+    at = f" at {_where(err.where)}" if err.where else ""
+    lines = [f"{title}{at}", f"  {err.type}: " + err.message.replace("\n", "\n  ")]
+    if err.traceback.strip():
+        lines.append("  your code, innermost last:")
+        lines.append(textwrap.indent(err.traceback.rstrip(), "  "))
+    return "\n".join(lines)
+
+
+def print_load_errors(catalogs, out=sys.stderr) -> bool:
+    failed = False
+    for cat in catalogs:
+        if cat.error is not None:
+            failed = True
+            fw = f" ({cat.framework})" if cat.framework else ""
+            print(error_paragraph(f"cannot load {_rel(cat.file)}{fw}", cat.error), file=out)
+            print(file=out)
+    return failed
+
+
+def print_op_list(catalogs, out=sys.stdout) -> None:
+    rows = [(op.name, op.framework, op.kind, f"{_rel(op.file)}:{op.line}")
+            for cat in catalogs for op in cat.ops]
+    _table(["op", "framework", "kind", "where"], rows, out)
+
+
+def print_devices(devices: dict, out=sys.stdout) -> None:
+    for fw, info in devices.items():
+        print(f"{fw}:", file=out)
+        if info["error"]:
+            print(f"  unavailable: {info['error']}", file=out)
+        for d in info["devices"]:
+            state = "available" if d["available"] else f"absent: {d['reason']}"
+            print(f"  {d['name']:8} {d.get('label', ''):24} {state}", file=out)
+
+
+def _table(header, rows, out) -> None:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)] if rows else \
+        [len(h) for h in header]
+    fmt = "  ".join(f"{{:{w}}}" for w in widths)
+    print(fmt.format(*header).rstrip(), file=out)
+    print("  ".join("-" * w for w in widths), file=out)
+    for r in rows:
+        print(fmt.format(*[str(x) for x in r]).rstrip(), file=out)
+
+
+def _err_num(metrics: dict, key: str) -> str:
+    m = metrics.get(key)
+    if not m or m.get("max_abs_err") is None:
+        return "-"
+    return f"{m['max_abs_err']:.3g}"
+
+
+def print_results(results, settings, args, out=sys.stdout) -> int:
+    """Print the summary and write the requested files. Returns 2 when a file could not be
+    written, else 0."""
+    from gradviz.compare import compare_result, parity, summary_counts
+    comparisons = [compare_result(r) for r in results]
+    diagnostics = _diagnose(results, comparisons)
+    rows = []
+    for r, c in zip(results, comparisons):
+        if r.status != "ok":
+            rows.append((r.name, r.framework, r.device or "-", "-", "-", "ERROR", "-", "-"))
+            continue
+        for t in c.tensors:
+            shape = "x".join(str(s) for s in t.shape) or "scalar"
+            rows.append((r.name, r.framework, r.device, t.name, shape,
+                         VERDICT_MARK.get(t.verdict, t.verdict),
+                         _err_num(t.metrics, "custom~default"),
+                         _err_num(t.metrics, "custom~numeric")))
+    _table(["op", "fw", "device", "tensor", "shape", "verdict", "|custom-default|",
+            "|custom-numeric|"], rows, out)
+    print(file=out)
+    for r, c in zip(results, comparisons):
+        if r.status != "ok":
+            print(error_paragraph(f"{r.name} ({r.framework}) failed", r.error), file=out)
+            print(file=out)
+            continue
+        for mode, err in r.mode_errors.items():
+            print(error_paragraph(f"{r.name} ({r.framework}): the {mode} mode raised", err),
+                  file=out)
+            print(file=out)
+        for t in c.tensors:
+            if t.verdict not in ("match",):
+                print(f"{r.name} ({r.framework}) {t.name}: {t.verdict}: {t.explanation}", file=out)
+    _print_diagnostics(diagnostics, out)
+    rows = parity(results)
+    bad = [p for p in rows if p.verdict != "match"]
+    if rows:
+        print(f"\nparity torch vs tf: {len(rows) - len(bad)} of {len(rows)} rows match", file=out)
+        for p in bad:
+            err = "-" if p.max_abs_err is None else f"{p.max_abs_err:.3g}"
+            print(f"  {p.op} {p.tensor} {p.mode}: {p.verdict} (max abs error {err}) {p.note}",
+                  file=out)
+    counts = summary_counts(comparisons)
+    print("\nverdicts: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v), file=out)
+    return _write_outputs(results, settings, args, comparisons, rows, diagnostics)
+
+
+def _diagnose(results, comparisons) -> list:
+    try:
+        from gradviz.diagnostics import diagnose
+    except ImportError:
+        return [[] for _ in results]
+    return [diagnose(r, c) for r, c in zip(results, comparisons)]
+
+
+def _print_diagnostics(diagnostics, out) -> None:
+    findings = [f for per_op in diagnostics for f in per_op]
+    if not findings:
+        return
+    print("\ndiagnostics:", file=out)
+    for f in findings:
+        at = f" at {_where(f.where)}" if f.where else ""
+        print(f"  [{f.severity}] {f.code} {f.op} ({f.framework}){at}: {f.message}", file=out)
+        if f.fix:
+            print(f"      fix: {f.fix}", file=out)
+
+
+def _write_outputs(results, settings, args, comparisons, parity_rows, diagnostics) -> int:
+    from gradviz import report
+    status = 0
+    jobs = []
+    if args.json:
+        jobs.append(("JSON", args.json, lambda: report.write_json(
+            args.json, results, settings, comparisons=comparisons, parity_rows=parity_rows,
+            diagnostics=diagnostics)))
+    if args.npz:
+        jobs.append(("NPZ", args.npz, lambda: report.write_npz(args.npz, results)))
+    if args.plot:
+        def plot():
+            from gradviz.qt.figure_painter import save_grid
+            save_grid(results, args.plot, comparisons=comparisons)
+        jobs.append(("plot", args.plot, plot))
+    for what, path, job in jobs:
+        try:
+            job()
+            print(f"wrote {what}: {path}", file=sys.stderr)
+        except (OSError, ValueError) as exc:
+            print(f"gradviz: could not write {what} {path}: {exc}", file=sys.stderr)
+            status = 2
+    return status
