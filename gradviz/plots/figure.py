@@ -57,6 +57,7 @@ class Row:
     dtype: str
     label: str                      # "x · input · (200,) float32" (op prefixed when several ops)
     verdicts: Mapping[str, str] = field(default_factory=dict)   # framework -> verdict
+    view: str = "values"            # how this row is drawn (rows may differ, as in the window)
 
 
 @dataclass(frozen=True)
@@ -96,15 +97,16 @@ class LegendEntry:
 class Figure:
     title: str
     subtitle: str
-    view: str
-    columns: tuple[Column, ...]
+    view: str                                      # the view of every row, or "mixed"
+    columns: tuple[Column, ...]                    # of the main view
     rows: tuple[Row, ...]
-    panels: tuple[tuple[Panel, ...], ...]          # [row][column]
+    panels: tuple[tuple[Panel, ...], ...]          # [row][panel]; a scatter row has fewer panels
     legend: tuple[LegendEntry, ...]
 
     @property
     def shape(self) -> tuple[int, int]:
-        return len(self.rows), len(self.columns)
+        """(rows, panels in the widest row)."""
+        return len(self.rows), max([len(p) for p in self.panels] or [len(self.columns)])
 
 
 # --- verdicts ------------------------------------------------------------------------------------
@@ -293,36 +295,53 @@ def _link_row(panels: list[Panel], view: str) -> list[Panel]:
 
 
 def build_figure(results: Sequence[RunResult], view: str = "values", comparisons=None,
-                 title: Optional[str] = None, buckets: int = S.DEFAULT_BUCKETS) -> Figure:
+                 title: Optional[str] = None, buckets: int = S.DEFAULT_BUCKETS,
+                 row_views: Optional[Mapping] = None) -> Figure:
     """The grid of all tensors x (framework, mode) of `results` (one or several ops).
 
     `comparisons`: compare.OpComparison objects, or {(framework, op, tensor): verdict}; optional.
+    `row_views`: {tensor name or (op, tensor): view} for rows drawn differently from `view`.
     """
-    if view not in VIEWS:
-        raise ValueError(f"view {view!r}: use one of {', '.join(VIEWS)}")
+    row_views = dict(row_views or {})
+    for v in [view, *row_views.values()]:
+        if v not in VIEWS:
+            raise ValueError(f"view {v!r}: use one of {', '.join(VIEWS)}")
     results = list(results)
     verdicts = verdicts_from(comparisons)
-    columns = _columns(results, view)
-    rows = _rows(results, verdicts)
+    columns = {}
+    rows = []
     panels = []
-    for row in rows:
+    for row in _rows(results, verdicts):
+        rv = row_views.get((row.op, row.tensor), row_views.get(row.tensor, view))
+        row = replace(row, view=rv)
+        if rv not in columns:
+            columns[rv] = _columns(results, rv)
         edges = None
-        if view == "histogram":
+        if rv == "histogram":
             arrays = []
-            for col in columns:
+            for col in columns[rv]:
                 _, t = _find(results, col.framework, row.op, row.tensor)
                 arrays.append(t.grad(col.mode) if t is not None else None)
             edges = S.shared_edges(arrays)
         line = []
-        for col in columns:
+        for col in columns[rv]:
             r, t = _find(results, col.framework, row.op, row.tensor)
-            line.append(_panel(view, col, row, r, t, buckets, edges, row.verdicts.get(col.framework)))
-        panels.append(tuple(_link_row(line, view)))
+            line.append(_panel(rv, col, row, r, t, buckets, edges, row.verdicts.get(col.framework)))
+        rows.append(row)
+        panels.append(tuple(_link_row(line, rv)))
     ops = list(dict.fromkeys(r.name for r in results))
+    views = list(dict.fromkeys(r.view for r in rows)) or [view]
+    fig_view = views[0] if len(views) == 1 else "mixed"
     if title is None:
-        title = f"{', '.join(ops) or 'no op'} — gradients ({view.replace('_', ' ')})"
-    return Figure(title, _subtitle(results), view, tuple(columns), tuple(rows), tuple(panels),
-                  _legend(columns, view))
+        what = fig_view.replace("_", " ") if fig_view != "mixed" else ", ".join(v.replace("_", " ") for v in views)
+        title = f"{', '.join(ops) or 'no op'} — gradients ({what})"
+    legend = []
+    for v in views:
+        for e in _legend(columns.get(v) or _columns(results, v), v):
+            if e not in legend:
+                legend.append(e)
+    return Figure(title, _subtitle(results), fig_view, tuple(columns.get(view) or _columns(results, view)),
+                  tuple(rows), tuple(panels), tuple(legend))
 
 
 def _subtitle(results: Sequence[RunResult]) -> str:
@@ -362,29 +381,36 @@ def _row_index(fig: Figure, row) -> int:
     raise KeyError(f"no row {row!r}; rows: {', '.join(r.tensor for r in fig.rows)}")
 
 
-def _col_index(fig: Figure, col) -> int:
+def _col_index(fig: Figure, i: int, col) -> int:
+    panels = fig.panels[i]
     if isinstance(col, int):
-        if not -len(fig.columns) <= col < len(fig.columns):
-            raise IndexError(f"column {col}: the figure has {len(fig.columns)} columns")
-        return col % len(fig.columns)
-    for i, c in enumerate(fig.columns):
-        if col in ((c.framework, c.mode), c.label):
-            return i
-    raise KeyError(f"no column {col!r}; columns: {', '.join(c.label for c in fig.columns)}")
+        if not -len(panels) <= col < len(panels):
+            raise IndexError(f"panel {col}: row {fig.rows[i].tensor} has {len(panels)} panels")
+        return col % len(panels)
+    for j, p in enumerate(panels):
+        if col in ((p.framework, p.mode), p.title):
+            return j
+    raise KeyError(f"no panel {col!r} in row {fig.rows[i].tensor}; "
+                   f"panels: {', '.join(p.title for p in panels)}")
 
 
 def select_row(fig: Figure, row) -> Figure:
     """The figure of one row: `row` is an index, a tensor name or (op, tensor)."""
     i = _row_index(fig, row)
     r = fig.rows[i]
-    return replace(fig, title=f"{fig.title} — {r.tensor}", rows=(r,), panels=(fig.panels[i],))
+    return replace(fig, title=f"{fig.title} — {r.tensor}", rows=(r,), panels=(fig.panels[i],),
+                   view=r.view)
 
 
 def select_panel(fig: Figure, row, col) -> Figure:
-    """The figure of one panel: `col` is an index, (framework, mode) or a column label."""
-    i, j = _row_index(fig, row), _col_index(fig, col)
-    c = fig.columns[j]
+    """The figure of one panel: `col` is an index in the row, (framework, mode) or a panel title."""
+    i = _row_index(fig, row)
+    j = _col_index(fig, i, col)
+    p = fig.panels[i][j]
+    mode = p.mode.split("~")[0]
     legend = tuple(e for e in fig.legend
-                   if e.label.split(" ")[0] in (c.mode.split("~")[0], FRAMEWORK_LABEL.get(c.framework)))
-    return replace(fig, title=f"{fig.title} — {fig.rows[i].tensor}, {c.label}", rows=(fig.rows[i],),
-                   columns=(c,), panels=((fig.panels[i][j],),), legend=legend)
+                   if e.label.split(" ")[0] in (mode, FRAMEWORK_LABEL.get(p.framework)))
+    r = fig.rows[i]
+    r = replace(r, verdicts={k: v for k, v in r.verdicts.items() if k == p.framework})
+    return replace(fig, title=f"{fig.title} — {r.tensor}, {p.title}", rows=(r,),
+                   panels=((p,),), legend=legend, view=fig.rows[i].view)

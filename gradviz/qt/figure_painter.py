@@ -32,6 +32,8 @@ FORMATS = (".png", ".svg", ".pdf")
 # Logical layout units (1 unit = 1 px at scale 1, 1/96 inch in SVG/PDF).
 MARGIN = 16
 PANEL_W, PANEL_H = 300, 210
+PANEL_W_SINGLE, PANEL_H_SINGLE = 520, 330      # a single exported plot gets more room
+MIN_WIDTH = 560                                 # title, subtitle and legend need room
 GAP_X, GAP_Y = 14, 10
 TITLE_H, SUBTITLE_H, LEGEND_H, ROW_HEADER_H = 24, 18, 24, 22
 PANEL_TITLE_H = 18
@@ -79,29 +81,73 @@ class Layout:
     panel: tuple[tuple[Rect, ...], ...]       # whole panel, [row][col]
     plot: tuple[tuple[Rect, ...], ...]        # data area inside the panel, [row][col]
     row_header_y: tuple[float, ...]
+    legend_lines: tuple[tuple[int, ...], ...] = ((),)   # indices of legend entries per line
+    legend_y: float = 0.0
+
+
+def _qfont(px: float, bold: bool = False, italic: bool = False):
+    from PySide6 import QtGui
+    f = QtGui.QFont()
+    f.setFamilies(FONT_FAMILIES)
+    f.setStyleHint(QtGui.QFont.StyleHint.SansSerif)
+    f.setPixelSize(max(1, int(round(px))))
+    f.setBold(bold)
+    f.setItalic(italic)
+    return f
+
+
+def _text_w(s: str, px: float, bold: bool = False) -> float:
+    from PySide6 import QtGui
+    return QtGui.QFontMetricsF(_qfont(px, bold)).horizontalAdvance(s)
+
+
+LEGEND_PX = 11
+
+
+def _legend_items(fig: F.Figure) -> list[tuple[str, float]]:
+    """(kind, width) of each legend item: entries, then the non-finite marker keys if needed."""
+    items = [("entry", 31 + _text_w(e.label, LEGEND_PX) + 18) for e in fig.legend]
+    if any(p.series is not None and p.series.nonfinite.total for r in fig.panels for p in r):
+        items.append(("nan", 13 + _text_w("NaN", LEGEND_PX) + 18))
+        items.append(("inf", 25 + _text_w("±Inf (position)", LEGEND_PX) + 18))
+    return items
 
 
 def layout(fig: F.Figure) -> Layout:
+    _ensure_app()
     rows, cols = fig.shape
     cols = max(cols, 1)
-    width = int(2 * MARGIN + cols * PANEL_W + (cols - 1) * GAP_X)
-    y = MARGIN + TITLE_H + SUBTITLE_H + LEGEND_H
+    pw, ph = (PANEL_W, PANEL_H) if cols > 1 else (PANEL_W_SINGLE, PANEL_H_SINGLE)
+    width = int(2 * MARGIN + cols * pw + (cols - 1) * GAP_X)
+    width = max(width, MIN_WIDTH)
+    # legend entries flow onto as many lines as the width needs
+    lines, cur, used = [], [], 0.0
+    for k, (_, w) in enumerate(_legend_items(fig)):
+        if cur and used + w > width - 2 * MARGIN:
+            lines.append(tuple(cur))
+            cur, used = [], 0.0
+        cur.append(k)
+        used += w
+    lines.append(tuple(cur))
+    legend_y = MARGIN + TITLE_H + SUBTITLE_H
+    y = legend_y + LEGEND_H * len(lines)
+    x0 = (width - (cols * pw + (cols - 1) * GAP_X)) / 2
     panels, plots, headers = [], [], []
     for _ in range(rows):
         headers.append(y)
         y += ROW_HEADER_H
         prow, qrow = [], []
         for j in range(cols):
-            x = MARGIN + j * (PANEL_W + GAP_X)
-            prow.append(Rect(x, y, PANEL_W, PANEL_H))
+            x = x0 + j * (pw + GAP_X)
+            prow.append(Rect(x, y, pw, ph))
             top = y + PANEL_TITLE_H + PLOT_TOP
-            qrow.append(Rect(x + PLOT_LEFT, top, PANEL_W - PLOT_LEFT - PLOT_RIGHT,
-                             y + PANEL_H - PLOT_BOTTOM - top))
+            qrow.append(Rect(x + PLOT_LEFT, top, pw - PLOT_LEFT - PLOT_RIGHT,
+                             y + ph - PLOT_BOTTOM - top))
         panels.append(tuple(prow))
         plots.append(tuple(qrow))
-        y += PANEL_H + GAP_Y
+        y += ph + GAP_Y
     height = int(y - GAP_Y + MARGIN)
-    return Layout(width, height, tuple(panels), tuple(plots), tuple(headers))
+    return Layout(width, height, tuple(panels), tuple(plots), tuple(headers), tuple(lines), legend_y)
 
 
 def value_to_px(v, lo: float, hi: float, a: float, b: float):
@@ -149,12 +195,7 @@ class _Painter:
 
     # small helpers
     def font(self, px: float, bold: bool = False, italic: bool = False):
-        f = self.QtGui.QFont()
-        f.setFamilies(FONT_FAMILIES)
-        f.setStyleHint(self.QtGui.QFont.StyleHint.SansSerif)
-        f.setPixelSize(max(1, int(round(px))))
-        f.setBold(bold)
-        f.setItalic(italic)
+        f = _qfont(px, bold, italic)
         self.p.setFont(f)
         return f
 
@@ -202,50 +243,59 @@ class _Painter:
     def draw(self, fig: F.Figure, lay: Layout):
         p = self.p
         p.fillRect(self.QtCore.QRectF(0, 0, lay.width, lay.height), self.QtGui.QColor("white"))
-        self.font(15, bold=True)
-        self.text(MARGIN, MARGIN, lay.width - 2 * MARGIN, TITLE_H, fig.title)
-        self.font(10.5)
-        self.text(MARGIN, MARGIN + TITLE_H, lay.width - 2 * MARGIN, SUBTITLE_H, fig.subtitle,
-                  color="#555555")
-        self._legend(fig, MARGIN, MARGIN + TITLE_H + SUBTITLE_H, lay.width - 2 * MARGIN)
+        room = lay.width - 2 * MARGIN
+        px = 15.0
+        while px > 10 and _text_w(fig.title, px, True) > room:   # shrink before eliding
+            px -= 0.5
+        self.font(px, bold=True)
+        self.text(MARGIN, MARGIN, room, TITLE_H, fig.title)
+        px = 10.5
+        while px > 8 and _text_w(fig.subtitle, px) > room:
+            px -= 0.5
+        self.font(px)
+        self.text(MARGIN, MARGIN + TITLE_H, room, SUBTITLE_H, fig.subtitle, color="#555555")
+        self._legend(fig, lay)
         for i, row in enumerate(fig.rows):
             self._row_header(row, fig.columns, lay.row_header_y[i], lay.width)
             for j, panel in enumerate(fig.panels[i]):
                 self._panel(panel, lay.panel[i][j], lay.plot[i][j])
 
-    def _legend(self, fig, x, y, w):
-        self.font(11)
-        cx = x
-        for e in fig.legend:
-            self.pen(e.color, 2.2, e.dash)
-            self.p.drawLine(self.QtCore.QPointF(cx, y + 12), self.QtCore.QPointF(cx + 26, y + 12))
-            cx += 31
-            tw = self.text_width(e.label)
-            self.text(cx, y, tw + 2, 24, e.label, elide=False)
-            cx += tw + 18
-        if fig.view in ("values", "vs_input") and any(
-                p.series is not None and p.series.nonfinite.total for r in fig.panels for p in r):
-            self._marker("nan", cx + 5, y + 12)
-            self.text(cx + 13, y, 200, 24, "NaN   ", elide=False)
-            cx += 13 + self.text_width("NaN ") + 10
-            self._marker("posinf", cx + 5, y + 12)
-            self._marker("neginf", cx + 17, y + 12)
-            self.text(cx + 25, y, 200, 24, "±Inf (position)", elide=False)
+    def _legend(self, fig, lay: Layout):
+        self.font(LEGEND_PX)
+        items = _legend_items(fig)
+        for n, line in enumerate(lay.legend_lines):
+            cx, y = float(MARGIN), lay.legend_y + n * LEGEND_H
+            for k in line:
+                kind, w = items[k]
+                if kind == "entry":
+                    e = fig.legend[k]
+                    self.pen(e.color, 2.2, e.dash)
+                    self.p.drawLine(self.QtCore.QPointF(cx, y + 12), self.QtCore.QPointF(cx + 26, y + 12))
+                    self.text(cx + 31, y, w, 24, e.label, elide=False)
+                elif kind == "nan":
+                    self._marker("nan", cx + 5, y + 12)
+                    self.text(cx + 13, y, w, 24, "NaN", elide=False)
+                else:
+                    self._marker("posinf", cx + 5, y + 12)
+                    self._marker("neginf", cx + 17, y + 12)
+                    self.text(cx + 25, y, w, 24, "±Inf (position)", elide=False)
+                cx += w
 
     def _row_header(self, row: F.Row, columns, y, width):
-        self.font(12, bold=True)
-        self.text(MARGIN, y, width / 2, ROW_HEADER_H, row.label)
-        lw = min(self.text_width(row.label), width / 2)
         self.font(11)
-        x = MARGIN + lw + 18
-        for fw, v in row.verdicts.items():
-            label = f"{fw}: "
+        parts = [(f"{fw}: ", v) for fw, v in row.verdicts.items()]
+        vw = sum(self.text_width(a) + _text_w(v, 11, True) + 16 for a, v in parts)
+        self.font(12, bold=True)
+        room = width - 2 * MARGIN - vw - 18
+        self.text(MARGIN, y, room, ROW_HEADER_H, row.label)
+        x = MARGIN + min(self.text_width(row.label), room) + 18
+        for label, v in parts:
+            self.font(11)
             self.text(x, y, 200, ROW_HEADER_H, label, color="#333333", elide=False)
             x += self.text_width(label)
             self.font(11, bold=True)
             self.text(x, y, 200, ROW_HEADER_H, v, color=F.VERDICT_COLORS.get(v, "#333333"), elide=False)
             x += self.text_width(v) + 16
-            self.font(11)
 
     def _panel(self, panel: F.Panel, box: Rect, plot: Rect):
         QtCore = self.QtCore
@@ -548,13 +598,13 @@ def save_figure(fig: F.Figure, path: str, scale: float = 2.0) -> str:
 
 
 def save_grid(results: Sequence, path: str, view: str = "values", comparisons=None,
-              title: Optional[str] = None) -> str:
+              title: Optional[str] = None, row_views=None) -> str:
     """Build the grid of `results` and save it (the CLI's --plot). Verdicts come from
     `comparisons` or, when None, from gradviz.compare if it is available."""
     _format_of(path)
     if comparisons is None:
         comparisons = _compare(results)
-    return save_figure(F.build_figure(results, view, comparisons, title=title), path)
+    return save_figure(F.build_figure(results, view, comparisons, title=title, row_views=row_views), path)
 
 
 def _compare(results):
