@@ -22,7 +22,7 @@ SEED_FACTOR = 23.0  # the classic check: c = b * 23, so a layer x*w gives a.grad
 @dataclass
 class ArgPlan:
     name: str
-    kind: str                       # "tensor" | "const"
+    kind: str                       # "tensor" | "const" | "default" (left to the signature)
     values: Optional[np.ndarray] = None
     const: Any = None
 
@@ -67,7 +67,7 @@ def plan_args(params: list[inspect.Parameter], meta: dict, settings: RunSettings
                       else np.asarray(spec, dtype=np.float64))
             plans.append(ArgPlan(p.name, "tensor", values=values))
         elif p.default is not p.empty:
-            plans.append(ArgPlan(p.name, "const", const=p.default))
+            plans.append(ArgPlan(p.name, "default"))  # not passed: the signature default applies
         else:
             plans.append(ArgPlan(p.name, "tensor",
                                  values=input_values(settings.seed, p.name, settings.shape)))
@@ -97,17 +97,23 @@ def build_graph(settings: RunSettings, plans: list[ArgPlan]) -> Graph:
     return builder(settings, plans)
 
 
-def _args_from(plans, tensors: dict, first_from=None) -> list:
-    args, first_done = [], False
+def _args_from(plans, tensors: dict, first_from=None) -> tuple[list, dict]:
+    """Tensors positionally; consts, and everything after the first one, by keyword: TF counts
+    every positional argument of a custom_gradient function as one needing a gradient."""
+    args, kwargs, first_done = [], {}, False
     for p in plans:
-        if p.kind == "const":
-            args.append(p.const)
-        elif first_from is not None and not first_done:
-            args.append(first_from)
-            first_done = True
+        if p.kind == "tensor":
+            value = tensors.get(p.name)
+            if first_from is not None and not first_done:
+                value, first_done = first_from, True
+        if p.kind == "default":
+            continue
+        value = p.const if p.kind == "const" else value
+        if kwargs or p.kind == "const":
+            kwargs[p.name] = value
         else:
-            args.append(tensors[p.name])
-    return args
+            args.append(value)
+    return args, kwargs
 
 
 def _record_outputs(outs, rec) -> list:
@@ -120,7 +126,7 @@ def _op_graph(settings, plans):
     upstream: dict[int, np.ndarray] = {}
 
     def forward(tensors, call_op, rec, F):
-        outs = _record_outputs(call_op(_args_from(plans, tensors)), rec)
+        outs = _record_outputs(call_op(*_args_from(plans, tensors)), rec)
         loss = 0.0
         for i, o in enumerate(outs):
             if i not in upstream:
@@ -138,7 +144,7 @@ def _seed_graph(settings, plans):
     leaves += [Leaf(p.name, "input", p.values) for p in plans if p.kind == "tensor" and p is not first]
 
     def forward(tensors, call_op, rec, F):
-        outs = call_op(_args_from(plans, tensors, first_from=tensors["a"]))
+        outs = call_op(*_args_from(plans, tensors, first_from=tensors["a"]))
         b = rec("b", outs[0], "output")
         c = rec("c", b * SEED_FACTOR, "intermediate")
         return F.sum(c)
@@ -163,7 +169,7 @@ def _mlp_graph(settings, plans):
 
     def forward(tensors, call_op, rec, F):
         h = rec("h", F.dense(tensors["x"], tensors["w1"], tensors["b1"]), "intermediate")
-        out = rec("out", call_op(_args_from(plans, tensors, first_from=h))[0], "output")
+        out = rec("out", call_op(*_args_from(plans, tensors, first_from=h))[0], "output")
         y = rec("y", F.dense(out, tensors["w2"], tensors["b2"]), "intermediate")
         diff = y - F.const(target, y)
         return F.mean(diff * diff)

@@ -57,9 +57,9 @@ class Built:
         self.findings: list[dict] = []
         self._vars = _named_variables(layer) if layer is not None else {}
 
-    def call_op(self, args):
+    def call_op(self, args, kwargs):
         with self._patch():
-            out = self._call(*args)
+            out = self._call(*args, **kwargs)
         return _tensors_of(out)
 
     def param_names(self):
@@ -184,7 +184,7 @@ class TfAdapter:
         if mode == "custom":
             return Built(layer, layer)
         if reference is not None:
-            return Built(lambda *a: reference(layer, *a), layer)
+            return Built(lambda *a, **k: reference(layer, *a, **k), layer)
         return Built(layer, layer, lambda: _custom_gradients_as_default(module))
 
     def differentiate(self, graph, built, dtype, device) -> dict:
@@ -239,10 +239,10 @@ def _default_of(fn):
 
 def _build_layer(layer, plans, dtype, device) -> None:
     """Layers that create weights in build() get them by one call on inputs of the run's shape."""
-    args = [tf.constant(p.values, dtype=_DTYPES[dtype]) if p.kind == "tensor" else p.const
-            for p in plans]
+    args = [tf.constant(p.values, dtype=_DTYPES[dtype]) for p in plans if p.kind == "tensor"]
+    kwargs = {p.name: p.const for p in plans if p.kind == "const"}
     with tf.device(device), _floatx(dtype):
-        layer(*args)
+        layer(*args, **kwargs)
 
 
 @contextlib.contextmanager

@@ -80,9 +80,9 @@ class Built:
         self.findings: list[dict] = []
         self._params = dict(module.named_parameters()) if module is not None else {}
 
-    def call_op(self, args):
+    def call_op(self, args, kwargs):
         with self._patch():
-            out = self._call(*args)
+            out = self._call(*args, **kwargs)
         return _tensors_of(out)
 
     def param_names(self):
@@ -207,7 +207,7 @@ class TorchAdapter:
         if mode == "custom":
             return Built(instance, instance)
         if reference is not None:
-            return Built(lambda *a: reference(instance, *a), instance)
+            return Built(lambda *a, **k: reference(instance, *a, **k), instance)
         return Built(instance, instance, lambda: _functions_as_default(module))
 
     def differentiate(self, graph, built, dtype, device) -> dict:
@@ -267,10 +267,10 @@ def _default_dtype(dtype):
 def _default_apply(cls):
     """Call the user's forward directly, so autograd differentiates it as written."""
     if _uses_setup_context(cls):
-        return lambda *args: cls.forward(*args)
+        return lambda *args, **kwargs: cls.forward(*args, **kwargs)
 
-    def apply(*args):
-        return cls.forward(StandInCtx(args), *args)
+    def apply(*args, **kwargs):
+        return cls.forward(StandInCtx(args), *args, **kwargs)
     return apply
 
 
