@@ -23,6 +23,13 @@ class DiagnosticsPanel(QTreeWidget):
         self.setWordWrap(True)
         self.itemClicked.connect(self._copy)
         self.setToolTip("click a row to copy its file:line")
+        from PySide6.QtWidgets import QHeaderView
+        head = self.header()
+        head.setStretchLastSection(False)
+        head.setSectionResizeMode(0, QHeaderView.ResizeToContents)
+        head.setSectionResizeMode(1, QHeaderView.ResizeToContents)
+        head.setSectionResizeMode(2, QHeaderView.Stretch)
+        head.setSectionResizeMode(3, QHeaderView.ResizeToContents)
 
     def clear_for(self, key_prefix: str | None = None) -> None:
         if key_prefix is None:
@@ -36,7 +43,10 @@ class DiagnosticsPanel(QTreeWidget):
     def add(self, severity: str, op: str, message: str, where: str = "", detail: str = "",
             key: str = "") -> QTreeWidgetItem:
         mark = {"error": "✗", "warning": "!", "info": "i"}.get(severity, "·")
-        item = QTreeWidgetItem([mark, op, message.splitlines()[0] if message else "", where])
+        import os
+        path, _, line = where.rpartition(":")
+        short = f"{os.path.basename(path)}:{line}" if path else where
+        item = QTreeWidgetItem([mark, op, message.splitlines()[0] if message else "", short])
         item.setData(0, Qt.UserRole, key)
         item.setData(3, Qt.UserRole, where)
         tip = message + (("\n\n" + detail) if detail else "")
@@ -45,8 +55,6 @@ class DiagnosticsPanel(QTreeWidget):
         item.setForeground(0, QBrush(QColor(SEVERITY_COLORS.get(severity, "#333"))))
         item.setForeground(2, QBrush(QColor(SEVERITY_COLORS.get(severity, "#333"))))
         self.addTopLevelItem(item)
-        for c in range(2):
-            self.resizeColumnToContents(c)
         self.countChanged.emit(self.topLevelItemCount())
         return item
 

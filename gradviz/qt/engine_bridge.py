@@ -49,7 +49,8 @@ class EngineBridge(QObject):
     def close(self) -> None:
         self._poll.stop()
         if self.engine is not None:
-            self.engine.cancel()
+            if self._running:
+                self.engine.cancel()
             if self._owns_engine:
                 self.engine.close()
 

@@ -91,7 +91,7 @@ class MainWindow(QMainWindow):
         main = QSplitter(Qt.Horizontal)
         main.addWidget(left)
         main.addWidget(middle)
-        main.setSizes([330, 1170])
+        main.setSizes([380, 1120])
         main.setStretchFactor(1, 1)
         self.setCentralWidget(main)
         self._build_actions()

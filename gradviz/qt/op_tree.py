@@ -38,7 +38,12 @@ class OpTree(QTreeWidget):
         self.setRootIsDecorated(True)
         self.setUniformRowHeights(True)
         self.setAlternatingRowColors(True)
-        self.header().setStretchLastSection(True)
+        from PySide6.QtWidgets import QHeaderView
+        head = self.header()
+        head.setStretchLastSection(False)
+        head.setSectionResizeMode(COL_NAME, QHeaderView.Stretch)
+        for c in (COL_FW, COL_STATE, COL_WHERE):
+            head.setSectionResizeMode(c, QHeaderView.ResizeToContents)
         self.setContextMenuPolicy(Qt.CustomContextMenu)
         self.customContextMenuRequested.connect(self._menu)
         self.currentItemChanged.connect(self._current_changed)
@@ -171,8 +176,6 @@ class OpTree(QTreeWidget):
                 top.addChild(item)
                 self._items[key] = item
             top.setExpanded(True)
-        for c in range(3):
-            self.resizeColumnToContents(c)
         self._filling = False
         if current:
             self.select_pair(current)

@@ -1,0 +1,307 @@
+"""The real window, offscreen, over the shared warm Engine: load, run, grid, table, cancel,
+crash, user errors, reload on change, settings, and no torch/tensorflow in the GUI process."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QSettings  # noqa: E402
+
+from gradviz.qt.main_window import MainWindow  # noqa: E402
+
+pytestmark = pytest.mark.gui
+RUN_TIMEOUT_MS = 120_000
+# Other test modules of this session may import a framework themselves; the window must not add one.
+IMPORTED_AT_START = {m for m in ("torch", "tensorflow") if m in sys.modules}
+
+SCALE_SRC = '''
+import torch
+
+class Scale(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * {factor}
+'''
+
+BAD_SRC = '''
+import os
+import time
+import torch
+
+class Hangs(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        time.sleep(3600)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+class Crashes(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        os._exit(7)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+class Raises(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, g):
+        raise ValueError("my backward is broken")
+
+class NanGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, g):
+        out = g.clone()
+        out[:3] = float("nan")
+        out[5] = float("inf")
+        return out
+'''
+
+
+@pytest.fixture
+def settings(tmp_path):
+    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
+    qs.setValue("run/modes", "default,custom")   # numeric is slower; asked for where tested
+    return qs
+
+
+@pytest.fixture
+def make_window(qtbot, engine, settings):
+    made = []
+
+    def make(files, run=False):
+        win = MainWindow(files, engine=engine, qsettings=settings)
+        qtbot.addWidget(win)
+        win.show()
+        with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
+            win.start(run=False)
+        made.append(win)
+        return win
+    yield make
+    for w in made:
+        if w.bridge.running:
+            with qtbot.waitSignal(w.runDone, timeout=RUN_TIMEOUT_MS):
+                w.cancel()
+
+
+def run_keys(qtbot, win, keys):
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as blocker:
+        assert win.run(keys)
+    return blocker.args[0]
+
+
+def keys_of(win, pair):
+    return [k for k in win.tree.ops if win.tree.pair_name(k) == pair]
+
+
+def test_tutorials_run_fill_grid_and_table(qtbot, make_window, examples_dir):
+    files = [str(examples_dir / "tutorial_torch.py"), str(examples_dir / "tutorial_tf.py")]
+    win = make_window(files)
+    names = {win.tree.pair_name(k) for k in win.tree.ops}
+    assert {"mul_weights", "mul_layer", "round_ste"} <= names
+    pairs = win.tree.pairs()
+    assert set(pairs["mul_weights"]) == {"torch", "tf"}
+
+    results = run_keys(qtbot, win, keys_of(win, "mul_weights"))
+    assert [r.status for r in results] == ["ok", "ok"]
+    win.tree.select_pair("mul_weights")
+    win.show_pair("mul_weights")
+    grid = win.grid
+    # rows: the graph's tensors (inputs x, weights and the output); columns: 2 frameworks x 2 modes
+    assert set(grid.rows) == {"x", "weights", "out"}
+    for row in grid.rows.values():
+        assert [(c.framework, c.mode) for c in row.cells] == [
+            ("torch", "default"), ("torch", "custom"), ("tf", "default"), ("tf", "custom")]
+    assert grid.plot_count() == 12
+    # d loss / d x = weights: the custom curve is the weights' forward value, element by element
+    r_torch = next(r for r in results if r.framework == "torch")
+    weights = r_torch.tensor("weights").value.ravel()
+    cell = next(c for c in grid.rows["x"].cells if (c.framework, c.mode) == ("torch", "custom"))
+    np.testing.assert_allclose(cell.data["y"], weights, rtol=1e-6)
+    # the table shows the engine's verdicts and stats: upstream ones -> d loss / d out == 1
+    table = win.numbers
+    for fw in ("torch", "tf"):
+        assert table.value("out", fw, "verdict") == "match"
+        assert table.value("out", fw, "custom min") == 1.0
+        assert table.value("out", fw, "custom max") == 1.0
+        assert table.value("x", fw, "custom max") == pytest.approx(float(weights.max()), rel=1e-6)
+    assert table.parity.rowCount() > 0
+    # selecting a table row highlights that tensor's plots
+    table.select("weights", "tf")
+    assert grid.rows["weights"].highlighted and not grid.rows["x"].highlighted
+
+
+def test_views_ste_shape_histogram_heatmap_scatter(qtbot, make_window, examples_dir):
+    win = make_window([str(examples_dir / "tutorial_torch.py")])
+    run_keys(qtbot, win, keys_of(win, "round_ste"))
+    win.tree.select_pair("round_ste")
+    grid = win.grid
+    grid.set_view("x", "vs_input")
+    cells = {c.mode: c for c in grid.rows["x"].cells}
+    # straight-through: custom gradient is 1 for every input value, round's own is 0
+    assert np.all(cells["custom"].data["y"] == 1.0)
+    assert np.all(cells["default"].data["y"] == 0.0)
+    assert np.all(np.diff(cells["custom"].data["x"]) >= 0)
+    grid.set_view("x", "histogram")
+    cells = {c.mode: c for c in grid.rows["x"].cells}
+    assert cells["custom"].data["counts"].sum() == 200
+    np.testing.assert_array_equal(cells["custom"].data["edges"], cells["default"].data["edges"])
+    grid.set_view("x", "scatter")
+    (scatter,) = grid.rows["x"].cells
+    assert scatter.mode == "scatter" and scatter.data["n"] == 200
+    assert "heatmap" not in [grid.rows["x"].view_box.itemData(i) for i in range(grid.rows["x"].view_box.count())]
+
+    win.settings_panel.shape.setText("4x50")
+    run_keys(qtbot, win, keys_of(win, "round_ste"))
+    win.grid.set_view("x", "heatmap")
+    cell = next(c for c in win.grid.rows["x"].cells if c.mode == "custom")
+    assert cell.data["image"].shape == (4, 50)
+    assert np.all(cell.data["image"] == 1.0)
+
+
+def test_user_error_nan_and_absent_gradients(qtbot, make_window, write_module):
+    path = write_module("bad_ops.py", BAD_SRC)
+    line = next(i for i, text in enumerate(BAD_SRC.splitlines(), 1) if "my backward is broken" in text)
+    win = make_window([path])
+    results = run_keys(qtbot, win, [("torch", path, "Raises"), ("torch", path, "NanGrad")])
+    raises = next(r for r in results if r.request.qualname == "Raises")
+    # the custom mode raised: listed in diagnostics with the user's own file:line
+    msgs = win.diagnostics.messages()
+    assert any("my backward is broken" in m for m in msgs), msgs
+    wheres = [win.diagnostics.topLevelItem(i).data(3, 0x0100)
+              for i in range(win.diagnostics.topLevelItemCount())]
+    assert f"{path}:{line}" in wheres
+    win.tree.select_pair("Raises")
+    custom = next(c for c in win.grid.rows["x"].cells if c.mode == "custom")
+    assert not custom.has_data and "ValueError" in custom.message
+    assert raises.mode_errors or raises.error
+    # clicking a diagnostic copies its location
+    item = next(win.diagnostics.topLevelItem(i) for i in range(win.diagnostics.topLevelItemCount())
+                if win.diagnostics.topLevelItem(i).data(3, 0x0100) == f"{path}:{line}")
+    win.diagnostics.itemClicked.emit(item, 2)
+    from PySide6.QtGui import QGuiApplication
+    assert QGuiApplication.clipboard().text() == f"{path}:{line}"
+
+    win.tree.select_pair("NanGrad")
+    custom = next(c for c in win.grid.rows["x"].cells if c.mode == "custom")
+    nf = custom.data["nonfinite"]
+    assert (nf.nan, nf.posinf, nf.neginf) == (3, 1, 0)
+    assert win.numbers.value("x", "torch", "verdict") == "non-finite"
+
+
+def test_cancel_hanging_then_crash_then_run_again(qtbot, make_window, write_module):
+    path = write_module("bad_ops.py", BAD_SRC)
+    good = write_module("good_ops.py", SCALE_SRC.format(factor=2.0))
+    win = make_window([path, good])
+    hang = ("torch", path, "Hangs")
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as blocker:
+        assert win.run([hang])
+        qtbot.waitUntil(lambda: win.tree.progress.get(hang) == "running", timeout=RUN_TIMEOUT_MS)
+        assert win.act_cancel.isEnabled() and not win.act_run.isEnabled()
+        win.cancel()
+    (res,) = blocker.args[0]
+    assert res.status == "error" and res.error.kind == "cancelled"
+    assert win.tree.progress[hang] == "cancelled"
+    assert win.act_run.isEnabled()
+
+    (crash,) = run_keys(qtbot, win, [("torch", path, "Crashes")])
+    assert crash.status == "error" and crash.error.kind == "crashed"
+    assert any("crashed" in m.lower() for m in win.diagnostics.messages())
+
+    (ok,) = run_keys(qtbot, win, [("torch", good, "Scale")])
+    assert ok.status == "ok"
+    win.tree.select_pair("Scale")
+    assert win.numbers.value("x", "torch", "custom max") == 2.0
+
+
+def test_changed_file_is_reloaded_and_rerun(qtbot, make_window, write_module):
+    path = write_module("scale.py", SCALE_SRC.format(factor=2.0))
+    win = make_window([path])
+    run_keys(qtbot, win, [("torch", path, "Scale")])
+    win.tree.select_pair("Scale")
+    assert win.numbers.value("x", "torch", "custom max") == 2.0
+    assert win.numbers.value("x", "torch", "verdict") == "match"
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
+        with open(path, "w") as fh:
+            fh.write(SCALE_SRC.format(factor=3.0))
+    assert win.numbers.value("x", "torch", "custom max") == 3.0
+    assert win.numbers.value("x", "torch", "verdict") == "differs"
+
+
+def test_settings_persist_and_devices_listed(qtbot, make_window, settings, examples_dir, engine):
+    win = make_window([str(examples_dir / "tutorial_torch.py")])
+    panel = win.settings_panel
+    panel.shape.setText("3x7")
+    panel.seed.setValue(42)
+    panel.modes["numeric"].setChecked(True)
+    assert panel.settings("torch").shape == (3, 7)
+    panel.shape.setText("3x")
+    assert "shape" not in panel.validate()  # "3x" parses as (3,)
+    panel.shape.setText("a")
+    assert "shape" in panel.validate()
+    assert not win.run()
+    panel.shape.setText("3x7")
+    from gradviz.qt.settings_panel import SettingsPanel
+    again = SettingsPanel(settings)
+    qtbot.addWidget(again)
+    s = again.settings("torch")
+    assert (s.shape, s.seed, s.modes) == ((3, 7), 42, ("default", "custom", "numeric"))
+
+    info = engine.devices()
+    with qtbot.waitSignal(win.bridge.devicesReady, timeout=RUN_TIMEOUT_MS):
+        win.bridge.refresh_devices()
+    for fw, box in panel.device.items():
+        for d in info[fw]["devices"]:
+            i = box.findData(d["name"])
+            assert i >= 0
+            assert box.model().item(i).isEnabled() == bool(d["available"])
+
+
+def test_manual_pairing_and_gui_imports_no_framework(qtbot, make_window, examples_dir, write_module):
+    tf_file = str(examples_dir / "tutorial_tf.py")
+    torch_file = write_module("scale.py", SCALE_SRC.format(factor=2.0))
+    win = make_window([torch_file, tf_file])
+    a, b = ("torch", torch_file, "Scale"), ("tf", tf_file, "mul_weights")
+    win.tree.pair_with(b, a)
+    assert set(win.tree.pairs()["mul_weights"]) == {"torch", "tf"}
+    win.tree.unpair(a)
+    assert set(win.tree.pairs()["mul_weights"]) == {"tf"}
+    # (the decisive check runs in a fresh process: test_scripted_run_writes_screenshot)
+    for name in ("torch", "tensorflow"):
+        assert name not in sys.modules or name in IMPORTED_AT_START
+
+
+def test_scripted_run_writes_screenshot(tmp_path, write_module):
+    import subprocess
+    path = write_module("scripted.py", SCALE_SRC.format(factor=2.0))
+    png = tmp_path / "grid.png"
+    code = ("import sys; from gradviz.qt.app import main; c = main([sys.argv[1]], run=True, "
+            "screenshot=sys.argv[2]); print('FRAMEWORKS', 'torch' in sys.modules, "
+            "'tensorflow' in sys.modules); sys.exit(c)")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    proc = subprocess.run([sys.executable, "-c", code, path, str(png)], capture_output=True,
+                          text=True, timeout=240, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "FRAMEWORKS False False" in proc.stdout
+    from PySide6.QtGui import QImage
+    img = QImage(str(png))
+    assert not img.isNull() and img.width() > 800 and img.height() > 500
