@@ -1,0 +1,273 @@
+"""Export from the app: images of the grid / a row / a plot (PNG, SVG, PDF) and data (CSV of one
+tensor, NPZ and JSON of the whole run). Each export asks for a path, asks before overwriting,
+writes atomically (figure_painter.atomic_output, report.py's own atomic writes), and on failure
+shows a message box that says why; nothing half-written is left behind.
+
+How the window uses it:
+    install(window, menu)                  fills File ▸ Export (main_window._hook_exports calls it)
+    add_plot_actions(menu, window, tensor, framework=None, mode=None)
+                                           adds "Export this plot/row/grid…, CSV…" to a plot's
+                                           context menu (QMenu) built by the grid
+Functions usable directly (and by tests):
+    export_image(parent, results, path=None, tensor=None, panel=None, view="values",
+                 row_views=None, comparisons=None, pair=None)       -> written path or None
+    export_csv(parent, tensor_result, path=None, name="")          -> path or None
+    export_npz(parent, results, path=None)                          -> path or None
+    export_json(parent, results, path=None, comparisons=None)       -> path or None
+`results` is a list of RunResults, or the grid's {framework: RunResult}. With `path` given no file
+dialog is shown (the overwrite question still is).
+
+Dialogs go through the module-level `dialogs` object (class Dialogs): tests replace it, or pass
+`dialogs=` to any function, to answer without blocking.
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable, Optional, Sequence
+
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+
+from gradviz.model import RunResult, TensorResult
+
+IMAGE_FILTERS = "PNG image (*.png);;SVG vector image (*.svg);;PDF document (*.pdf)"
+FILTERS = {".png": "PNG image (*.png)", ".svg": "SVG vector image (*.svg)",
+           ".pdf": "PDF document (*.pdf)", ".csv": "CSV table (*.csv)",
+           ".npz": "NumPy arrays (*.npz)", ".json": "JSON report (*.json)"}
+
+
+class Dialogs:
+    """The questions an export asks. Override any method (tests: a subclass with fixed answers)."""
+
+    def save_path(self, parent, caption: str, suggested: str, filters: str) -> Optional[str]:
+        path, chosen = QFileDialog.getSaveFileName(parent, caption, suggested, filters,
+                                                   options=QFileDialog.Option.DontConfirmOverwrite)
+        if not path:
+            return None
+        if not os.path.splitext(path)[1]:           # no suffix typed: the chosen filter's
+            for ext, f in FILTERS.items():
+                if f == chosen:
+                    path += ext
+        return path
+
+    def confirm_overwrite(self, parent, path: str) -> bool:
+        answer = QMessageBox.question(parent, "Replace file?",
+                                      f"{os.path.basename(path)} already exists in "
+                                      f"{os.path.dirname(path)}.\nReplace it?",
+                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                      QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def error(self, parent, title: str, text: str) -> None:
+        QMessageBox.warning(parent, title, text)
+
+    def done(self, parent, text: str) -> None:
+        """Tell the user where the file went (status bar when the parent has one)."""
+        bar = getattr(parent, "statusBar", None)
+        if callable(bar):
+            bar().showMessage(text, 5000)
+
+
+dialogs = Dialogs()
+
+_last_folder = ""
+
+
+def _folder() -> str:
+    return _last_folder or os.getcwd()
+
+
+def _safe_name(text: str) -> str:
+    keep = "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+    return keep.strip("_") or "gradviz"
+
+
+def _as_list(results) -> list[RunResult]:
+    if isinstance(results, dict):
+        return [r for r in results.values() if r is not None]
+    return [r for r in results if r is not None]
+
+
+def _run_export(parent, caption: str, suggested: str, filters: str, path: Optional[str],
+                write: Callable[[str], object], dlg: Optional[Dialogs]) -> Optional[str]:
+    """Path (asked unless given) -> overwrite question -> write -> report. None if not written."""
+    global _last_folder
+    dlg = dlg or dialogs
+    if path is None:
+        path = dlg.save_path(parent, caption, os.path.join(_folder(), suggested), filters)
+        if not path:
+            return None
+    path = os.path.abspath(path)
+    if os.path.exists(path) and not dlg.confirm_overwrite(parent, path):
+        return None
+    try:
+        write(path)
+    except Exception as exc:  # noqa: BLE001 - any failure is reported, never raised into Qt
+        dlg.error(parent, "Export failed", f"Could not write {path}:\n{type(exc).__name__}: {exc}")
+        return None
+    _last_folder = os.path.dirname(path)
+    dlg.done(parent, f"saved {path}")
+    return path
+
+
+# --- images --------------------------------------------------------------------------------------
+
+def build_export_figure(results, tensor: Optional[str] = None, panel=None, view: str = "values",
+                        row_views=None, comparisons=None, pair: Optional[str] = None):
+    """The figure an image export draws: the grid, one row (`tensor`), or one plot (`tensor` and
+    `panel` = (framework, mode) or an index in the row). `comparisons`: OpComparisons (list, or
+    the grid's {framework: OpComparison}); None computes them."""
+    from dataclasses import replace
+
+    from gradviz.plots import figure as F
+    rs = _as_list(results)
+    if pair:                                       # the window pairs torch/tf ops under one name
+        rs = [replace(r, op=replace(r.op, name=pair)) if r.op is not None else r for r in rs]
+    if isinstance(comparisons, dict):
+        comparisons = [c for c in comparisons.values() if c is not None]
+        if pair:
+            comparisons = [replace(c, name=pair) for c in comparisons]
+    if comparisons is None or not comparisons:
+        from gradviz.qt.figure_painter import _compare
+        comparisons = _compare(rs)
+    fig = F.build_figure(rs, view, comparisons, row_views=row_views)
+    if tensor is None:
+        return fig
+    if panel is None:
+        return F.select_row(fig, tensor)
+    return F.select_panel(fig, tensor, panel)
+
+
+def export_image(parent, results, path: Optional[str] = None, tensor: Optional[str] = None,
+                 panel=None, view: str = "values", row_views=None, comparisons=None,
+                 pair: Optional[str] = None, dialogs: Optional[Dialogs] = None) -> Optional[str]:
+    from gradviz.qt.figure_painter import save_figure
+    rs = _as_list(results)
+    if not rs:
+        (dialogs or globals()["dialogs"]).error(parent, "Nothing to export", "Run an op first.")
+        return None
+    name = pair or rs[0].name
+    what = "grid" if tensor is None else (f"row {tensor}" if panel is None else f"plot {tensor}")
+    suggested = _safe_name("_".join([name] + ([tensor] if tensor else []) +
+                                    (["_".join(map(str, panel))] if isinstance(panel, tuple) else []))) + ".png"
+
+    def write(p: str):
+        fig = build_export_figure(rs, tensor, panel, view, row_views, comparisons, pair)
+        save_figure(fig, p)
+
+    return _run_export(parent, f"Export {what} as image", suggested, IMAGE_FILTERS, path, write, dialogs)
+
+
+# --- data ----------------------------------------------------------------------------------------
+
+def export_csv(parent, tensor: TensorResult, path: Optional[str] = None, name: str = "",
+               dialogs: Optional[Dialogs] = None) -> Optional[str]:
+    from gradviz import report
+    suggested = _safe_name(f"{name}_{tensor.name}" if name else tensor.name) + ".csv"
+    return _run_export(parent, f"Export {tensor.name} as CSV", suggested, FILTERS[".csv"], path,
+                       lambda p: report.write_csv(p, tensor), dialogs)
+
+
+def export_npz(parent, results, path: Optional[str] = None,
+               dialogs: Optional[Dialogs] = None) -> Optional[str]:
+    from gradviz import report
+    rs = _as_list(results)
+    return _run_export(parent, "Export run as NPZ", "gradviz_run.npz", FILTERS[".npz"], path,
+                       lambda p: report.write_npz(p, rs), dialogs)
+
+
+def export_json(parent, results, path: Optional[str] = None, comparisons: Optional[Sequence] = None,
+                dialogs: Optional[Dialogs] = None) -> Optional[str]:
+    from gradviz import report
+    rs = _as_list(results)
+    settings = rs[0].request.settings if rs else {}
+    return _run_export(parent, "Export run as JSON report", "gradviz_report.json", FILTERS[".json"],
+                       path, lambda p: report.write_json(p, rs, settings, comparisons), dialogs)
+
+
+# --- the window ----------------------------------------------------------------------------------
+
+def _grid_state(window):
+    """(results {fw: RunResult}, comparisons {fw: OpComparison}, pair, row views) shown now."""
+    grid = getattr(window, "grid", None)
+    results = dict(getattr(grid, "results", {}) or {})
+    comps = dict(getattr(grid, "comparisons", {}) or {})
+    pair = getattr(grid, "pair", None) or None
+    rows = getattr(grid, "rows", {}) or {}
+    views = {name: row.view() for name, row in rows.items() if hasattr(row, "view")}
+    return results, comps, pair, views
+
+
+def _current_tensor(window) -> Optional[str]:
+    rows = getattr(getattr(window, "grid", None), "rows", {}) or {}
+    for name, row in rows.items():
+        if getattr(row, "highlighted", False):
+            return name
+    return next(iter(rows), None)
+
+
+def _run_results(window) -> list[RunResult]:
+    """Everything the window holds (the whole run), else what the grid shows."""
+    held = getattr(window, "results", None)
+    if isinstance(held, dict) and held:
+        return list(held.values())
+    return list(getattr(window, "last_batch", []) or []) or _as_list(_grid_state(window)[0])
+
+
+def _run_comparisons(window, results: list[RunResult]):
+    comps = getattr(window, "comparisons", None)
+    if not isinstance(comps, dict):
+        return None
+    out = []
+    for r in results:
+        key = (r.request.framework, os.path.abspath(r.request.file), r.request.qualname)
+        c = comps.get(key)
+        if c is None:
+            return None                                # report.py computes them all
+        out.append(c)
+    return out
+
+
+def grid_image(window, path=None, tensor=None, panel=None, dialogs=None):
+    results, comps, pair, views = _grid_state(window)
+    return export_image(window, results, path, tensor, panel, "values", views, comps, pair,
+                        dialogs=dialogs)
+
+
+def tensor_csv(window, tensor: Optional[str] = None, framework: Optional[str] = None, path=None,
+               dialogs=None):
+    results, _, pair, _ = _grid_state(window)
+    tensor = tensor or _current_tensor(window)
+    fws = [framework] if framework else list(results)
+    for fw in fws:
+        r = results.get(fw)
+        t = r.tensor(tensor) if r is not None and tensor else None
+        if t is not None:
+            return export_csv(window, t, path, name=f"{pair or r.name}_{fw}", dialogs=dialogs)
+    (dialogs or globals()["dialogs"]).error(window, "Nothing to export",
+                                            "Select a tensor of an op that has run.")
+    return None
+
+
+def install(window, menu) -> None:
+    """Fill the window's File ▸ Export menu."""
+    menu.addAction("Grid as image (PNG, SVG, PDF)…", lambda: grid_image(window))
+    menu.addAction("Selected row as image…",
+                   lambda: grid_image(window, tensor=_current_tensor(window)))
+    menu.addSeparator()
+    menu.addAction("Selected tensor as CSV…", lambda: tensor_csv(window))
+    menu.addAction("Whole run as NPZ…", lambda: export_npz(window, _run_results(window)))
+    menu.addAction("Whole run as JSON report…",
+                   lambda: (lambda rs: export_json(window, rs, comparisons=_run_comparisons(window, rs)))(
+                       _run_results(window)))
+
+
+def add_plot_actions(menu, window, tensor: str, framework: Optional[str] = None,
+                     mode: Optional[str] = None) -> None:
+    """Add export entries to a plot's context menu. `mode` "scatter" means the row's first
+    custom-vs-other panel of that framework."""
+    if framework and mode:
+        panel = (framework, "custom~default") if mode == "scatter" else (framework, mode)
+        menu.addAction("Export this plot…", lambda: grid_image(window, tensor=tensor, panel=panel))
+    menu.addAction(f"Export row {tensor}…", lambda: grid_image(window, tensor=tensor))
+    menu.addAction("Export grid…", lambda: grid_image(window))
+    menu.addAction(f"Export {tensor} as CSV…", lambda: tensor_csv(window, tensor, framework))
