@@ -13,6 +13,7 @@ import numpy as np
 from gradviz.api import meta_of
 from gradviz.backends import numeric
 from gradviz.backends.graphs import build_graph, param_values, plan_args
+from gradviz.backends.source_lines import definition_line
 from gradviz.backends.user_code import capture_output, error_info, load_module
 from gradviz.model import (ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, TensorResult)
 
@@ -137,14 +138,8 @@ def _seed_params(built, seed: int, meta: dict) -> None:
 
 def _backward_where(obj, info: OpInfo) -> str:
     """Where to point when the framework raises without a user frame (e.g. wrong gradient count)."""
-    import inspect
     fn = getattr(obj, "backward", None)
-    try:
-        if fn is not None:
-            return f"{info.file}:{inspect.getsourcelines(fn)[1]}"
-    except (OSError, TypeError):
-        pass
-    return info.where
+    return f"{info.file}:{definition_line(fn)}" if fn is not None else info.where
 
 
 def _tensor_results(tensors: dict, numeric_infos: dict, dtype: str) -> tuple[TensorResult, ...]:

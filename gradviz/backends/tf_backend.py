@@ -8,6 +8,7 @@ import inspect
 import numpy as np
 import tensorflow as tf
 
+from gradviz.backends.source_lines import definition_line
 from gradviz.model import OpInfo
 
 keras = tf.keras
@@ -145,14 +146,10 @@ class TfAdapter:
                 fn = obj.__wrapped__
                 if getattr(fn, "__module__", None) != module.__name__:
                     continue
-                kind, line, doc = "custom_gradient", fn.__code__.co_firstlineno, inspect.getdoc(fn)
+                kind, line, doc = "custom_gradient", definition_line(fn), inspect.getdoc(fn)
             elif (isinstance(obj, type) and issubclass(obj, keras.layers.Layer)
                   and obj.__module__ == module.__name__ and _no_arg_constructible(obj)):
-                kind, doc = "layer", inspect.getdoc(obj)
-                try:
-                    line = inspect.getsourcelines(obj)[1]
-                except (OSError, TypeError):
-                    line = 1
+                kind, doc, line = "layer", inspect.getdoc(obj), definition_line(obj)
             else:
                 continue
             meta = meta_of(obj)

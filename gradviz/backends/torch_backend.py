@@ -7,6 +7,7 @@ import inspect
 import numpy as np
 import torch
 
+from gradviz.backends.source_lines import definition_line
 from gradviz.model import OpInfo
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -176,10 +177,7 @@ class TorchAdapter:
             else:
                 continue
             meta = meta_of(obj)
-            try:
-                line = inspect.getsourcelines(obj)[1]
-            except (OSError, TypeError):
-                line = 1
+            line = definition_line(obj)
             info = OpInfo(name=meta["name"] or qualname, framework="torch", kind=kind,
                           qualname=qualname, file=path, line=line,
                           args=tuple(p.name for p in self.forward_params(obj, kind)),

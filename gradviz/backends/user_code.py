@@ -46,6 +46,8 @@ def error_info(exc: BaseException, kind: str = "error", fallback_where: str = ""
     tb = "".join(traceback.format_list(frames)) if frames else ""
     message = str(exc) if not isinstance(exc, SystemExit) else (
         f"user code called sys.exit({exc.code!r})")
+    if isinstance(exc, SystemExit) and kind == "error":
+        kind = "crashed"  # the worker survives it, but to the user it is an exit like os._exit
     if isinstance(exc, SyntaxError):
         message = f"{exc.msg}" + (f": {exc.text.strip()}" if exc.text else "")
     message = _strip_framework_noise(message)
@@ -62,6 +64,29 @@ def _strip_framework_noise(message: str) -> str:
         keep.append(ln)
     text = "\n".join(keep[:8]) if keep else (lines[0] if lines else "")
     return text
+
+
+_DUMP_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<fn>.+?)\s*$')
+
+
+def locate_in_stack_dump(text: str) -> tuple[str, str]:
+    """(where, traceback) from a faulthandler dump: the innermost user frame as "file:line", and
+    the user's frames in the usual outermost-first order. ("", "") when no user frame is there.
+
+    faulthandler lists the most recent call first, one block per thread; only the thread that ran
+    user code has user frames, so the first user frame in the text is the innermost one."""
+    block: list[tuple[str, int, str]] = []
+    for line in text.splitlines():
+        m = _DUMP_FRAME.match(line)
+        if m and is_user_frame(m["file"]):
+            block.append((m["file"], int(m["line"]), m["fn"]))
+        elif block and not m:
+            break  # the end of the block (thread) that held user frames
+    if not block:
+        return "", ""
+    where = f"{block[0][0]}:{block[0][1]}"
+    tb = "".join(f'  File "{f}", line {n}, in {fn}\n' for f, n, fn in reversed(block))
+    return where, tb
 
 
 @dataclass
@@ -90,9 +115,31 @@ def capture_output():
             os.dup2(saved[1], 2)
             os.close(saved[0])
             os.close(saved[1])
-            tmp.seek(0)
-            cap.log = tmp.read().decode("utf-8", "replace")
-            cap.warnings = [_format_warning(w) for w in caught]
+            cap.log = _read_capped(tmp)
+            cap.warnings = _dedupe([_format_warning(w) for w in caught])
+
+
+LOG_HEAD, LOG_TAIL = 48_000, 16_000  # bytes of captured output kept per op (the numeric reference
+                                     # may call a printing forward hundreds of times)
+
+
+def _read_capped(tmp) -> str:
+    size = tmp.seek(0, os.SEEK_END)
+    tmp.seek(0)
+    if size <= LOG_HEAD + LOG_TAIL:
+        return tmp.read().decode("utf-8", "replace")
+    head = tmp.read(LOG_HEAD).decode("utf-8", "replace")
+    tmp.seek(size - LOG_TAIL)
+    tail = tmp.read().decode("utf-8", "replace")
+    return f"{head}\n[... {size - LOG_HEAD - LOG_TAIL} bytes of output left out ...]\n{tail}"
+
+
+def _dedupe(lines: list[str]) -> list[str]:
+    """One entry per distinct warning, in first-seen order, with its count when repeated."""
+    counts: dict[str, int] = {}
+    for line in lines:
+        counts[line] = counts.get(line, 0) + 1
+    return [line if n == 1 else f"{line} (x{n})" for line, n in counts.items()]
 
 
 def _format_warning(w) -> str:

@@ -1,0 +1,177 @@
+"""The engine end to end: real torch and tf workers, exact gradients where they are known."""
+import numpy as np
+import pytest
+
+from gradviz.model import RunRequest, RunSettings
+
+FAST = RunSettings(modes=("custom", "default"))
+
+
+def run(engine, path, qualname, framework, settings=FAST):
+    [res] = engine.run([RunRequest(str(path), qualname, framework, settings)])
+    assert res.status == "ok", res.error
+    return res
+
+
+def by_name(catalogs):
+    return {(op.framework, op.name): op for cat in catalogs for op in cat.ops}
+
+
+def test_discovers_examples_in_both_frameworks(engine, examples_dir):
+    files = [examples_dir / "tutorial_torch.py", examples_dir / "tutorial_tf.py"]
+    catalogs = engine.discover(files)
+    assert all(c.error is None for c in catalogs)
+    ops = by_name(catalogs)
+    for name in ("mul_weights", "mul_layer", "round_ste"):
+        assert ("torch", name) in ops and ("tf", name) in ops
+    assert ops[("torch", "mul_layer")].kind == "module"
+    assert ops[("tf", "mul_layer")].kind == "layer"
+    assert ops[("tf", "round_ste")].kind == "custom_gradient"
+    assert ops[("torch", "round_ste")].args == ("x",)
+    src = (examples_dir / "tutorial_torch.py").read_text().splitlines()
+    line = ops[("torch", "round_ste")].line
+    assert "class RoundSTE" in src[line - 1]
+
+
+def test_straight_through_round_exact(engine, examples_dir):
+    t = run(engine, examples_dir / "tutorial_torch.py", "RoundSTE", "torch").tensor("x")
+    np.testing.assert_array_equal(t.grads["custom"], np.ones(200))
+    np.testing.assert_array_equal(t.grads["default"], np.zeros(200))
+    tf = run(engine, examples_dir / "tutorial_tf.py", "round_ste", "tf").tensor("x")
+    np.testing.assert_array_equal(tf.grads["custom"], np.ones(200))
+    assert "default" not in tf.grads and "None" in tf.absent["default"]
+    # identical seeded inputs in both frameworks
+    np.testing.assert_array_equal(t.value, tf.value)
+    assert t.value.min() >= -3 and t.value.max() <= 3
+
+
+def test_seed_graph_gives_23_times_weights(engine, examples_dir):
+    seed = FAST.with_(graph="seed")
+    for path, qualname, fw in [(examples_dir / "tutorial_torch.py", "MulLayer", "torch"),
+                               (examples_dir / "tutorial_tf.py", "MulLayer", "tf")]:
+        res = run(engine, path, qualname, fw, seed)
+        a, w = res.tensor("a"), res.tensor("weights")
+        assert w.role == "param"
+        np.testing.assert_allclose(a.grads["custom"], 23 * w.value, rtol=1e-6)
+        np.testing.assert_allclose(a.grads["default"], 23 * w.value, rtol=1e-6)
+        np.testing.assert_array_equal(res.tensor("c").grads["custom"], np.ones(200))
+
+
+def test_parameters_seeded_identically_across_frameworks(engine, examples_dir):
+    torch_w = run(engine, examples_dir / "tutorial_torch.py", "MulLayer", "torch").tensor("weights")
+    tf_w = run(engine, examples_dir / "tutorial_tf.py", "MulLayer", "tf").tensor("weights")
+    np.testing.assert_array_equal(torch_w.value, tf_w.value)
+    np.testing.assert_allclose(torch_w.grads["custom"], tf_w.grads["custom"], rtol=1e-6)
+
+
+def test_mlp_graph_reaches_weights_upstream_of_the_op(engine, examples_dir):
+    s = FAST.with_(graph="mlp", shape=(16,))
+    res = run(engine, examples_dir / "tutorial_torch.py", "RoundSTE", "torch", s)
+    names = [t.name for t in res.tensors]
+    for name in ("x", "w1", "b1", "h", "out", "w2", "b2", "y"):
+        assert name in names
+    w1 = res.tensor("w1")
+    assert w1.shape == (16, 16)
+    assert np.abs(w1.grads["custom"]).sum() > 0          # the STE passes gradient to w1
+    np.testing.assert_array_equal(w1.grads["default"], np.zeros((16, 16)))  # round blocks it
+
+
+def test_numeric_reference_full_and_projected(engine, examples_dir):
+    small = run(engine, examples_dir / "tutorial_torch.py", "MulWeights", "torch", RunSettings())
+    x = small.tensor("x")
+    assert x.numeric.method == "full"
+    np.testing.assert_allclose(x.grads["numeric"], small.tensor("weights").value, atol=1e-6)
+    big = run(engine, examples_dir / "tutorial_torch.py", "RoundSTE", "torch",
+              RunSettings(shape=(2000,)))
+    bx = big.tensor("x")
+    assert "numeric" not in bx.grads and bx.numeric.method == "projection"
+    proj = bx.numeric.projections
+    np.testing.assert_allclose(proj["numeric"], proj["default"], atol=1e-6)  # both zero
+    assert np.abs(proj["custom"] - proj["numeric"]).max() > 0.1
+
+
+def test_nan_kept_where_default_really_gives_nan(engine, corpus_dir):
+    for path, fw in [(corpus_dir / "ok" / "nan_default_torch.py", "torch"),
+                     (corpus_dir / "ok" / "nan_default_tf.py", "tf")]:
+        catalogs = engine.discover([path])
+        [op] = [o for c in catalogs for o in c.ops]
+        res = run(engine, path, op.qualname, fw, RunSettings())
+        x = res.tensor("x")
+        expect = np.array([-1, -1, np.nan, 1, 1])
+        np.testing.assert_array_equal(x.grads["custom"], expect)
+        np.testing.assert_array_equal(x.grads["default"], expect)
+        np.testing.assert_allclose(x.grads["numeric"], [-1, -1, 0, 1, 1], atol=1e-6)
+
+
+def test_detached_forward_has_no_default_gradient(engine, write_module):
+    path = write_module("detached.py", """
+        import torch
+        class Detached(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return torch.from_numpy(x.detach().numpy() * 2)
+            @staticmethod
+            def backward(ctx, g):
+                return 2 * g
+    """)
+    x = run(engine, path, "Detached", "torch").tensor("x")
+    np.testing.assert_array_equal(x.grads["custom"], np.full(200, 2.0))
+    assert "default" not in x.grads and "no gradient path" in x.absent["default"]
+
+
+def test_setup_context_style_and_upstream_const(engine, corpus_dir):
+    path = corpus_dir / "ok" / "ste_setup_context_torch.py"
+    [op] = [o for c in engine.discover([path]) for o in c.ops]
+    res = run(engine, path, op.qualname, "torch", FAST.with_(upstream="const:0.5"))
+    x = res.tensor("x")
+    np.testing.assert_array_equal(x.grads["custom"], np.full(200, 0.5))
+    np.testing.assert_array_equal(x.grads["default"], np.zeros(200))
+
+
+def test_random_upstream_and_float64(engine, examples_dir):
+    s = FAST.with_(upstream="random", dtype="float64", shape=(4, 5), seed=7)
+    t = run(engine, examples_dir / "tutorial_torch.py", "RoundSTE", "torch", s).tensor("x")
+    f = run(engine, examples_dir / "tutorial_tf.py", "round_ste", "tf", s).tensor("x")
+    assert t.grads["custom"].dtype == np.float64 and t.shape == (4, 5)
+    expect = np.random.default_rng([7, __import__("zlib").crc32(b"upstream:out")]).standard_normal((4, 5))
+    np.testing.assert_array_equal(t.grads["custom"], expect)
+    np.testing.assert_array_equal(f.grads["custom"], expect)
+
+
+def test_layer_parameters_get_gradients_in_both_frameworks(engine, corpus_dir):
+    for path, fw in [(corpus_dir / "ok" / "layer_with_params_torch.py", "torch"),
+                     (corpus_dir / "ok" / "layer_with_params_tf.py", "tf")]:
+        ops = [o for c in engine.discover([path]) for o in c.ops if o.kind in ("module", "layer")]
+        res = run(engine, path, ops[0].qualname, fw)
+        bias = res.tensor("bias")
+        assert bias is not None and bias.role == "param"
+        np.testing.assert_array_equal(bias.grads["custom"], np.ones(200))
+
+
+def test_devices_lists_cpu_and_explains_missing_gpu(engine):
+    devices = engine.devices()
+    torch_names = {d["name"]: d for d in devices["torch"]["devices"]}
+    tf_names = {d["name"]: d for d in devices["tf"]["devices"]}
+    assert torch_names["cpu"]["available"] and tf_names["/CPU:0"]["available"]
+    for d in list(torch_names.values()) + list(tf_names.values()):
+        assert d["available"] or d["reason"]
+
+
+def test_unavailable_device_is_a_clear_error(engine, examples_dir):
+    devices = engine.devices()
+    if any(d["name"].startswith("cuda") and d["available"] for d in devices["torch"]["devices"]):
+        pytest.skip("a GPU is present")
+    [res] = engine.run([RunRequest(str(examples_dir / "tutorial_torch.py"), "RoundSTE", "torch",
+                                   FAST.with_(device="cuda:0"))])
+    assert res.status == "error" and "not available" in res.error.message
+
+
+@pytest.mark.gpu
+def test_gpu_runs_match_cpu(engine, examples_dir):
+    for fw, qual, dev in [("torch", "MulWeights", "cuda:0"), ("tf", "mul_weights", "/GPU:0")]:
+        path = examples_dir / ("tutorial_torch.py" if fw == "torch" else "tutorial_tf.py")
+        cpu = run(engine, path, qual, fw, FAST.with_(device="cpu"))
+        gpu = run(engine, path, qual, fw, FAST.with_(device=dev))
+        assert gpu.device.lower().replace("/", "").startswith(("cuda", "gpu"))
+        np.testing.assert_allclose(gpu.tensor("x").grads["custom"],
+                                   cpu.tensor("x").grads["custom"], rtol=1e-5)
