@@ -1,0 +1,190 @@
+"""Export from the app (pytest-qt): menu actions, dialogs answered by a stand-in, overwrite
+question, failures reported with the reason and no file left behind."""
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QMainWindow, QMenu
+
+from gradviz import report
+from gradviz.compare import compare_result
+from gradviz.plots.samples import broken_tf_result, ste_result
+from gradviz.qt import export_actions as EA
+
+
+class FakeDialogs(EA.Dialogs):
+    """Answers every question from a script and records what was asked."""
+
+    def __init__(self, paths=(), overwrite=True):
+        self.paths = list(paths)
+        self.overwrite = overwrite
+        self.asked, self.errors, self.done_msgs, self.confirms = [], [], [], []
+
+    def save_path(self, parent, caption, suggested, filters):
+        self.asked.append((caption, os.path.basename(suggested), filters))
+        return self.paths.pop(0) if self.paths else None
+
+    def confirm_overwrite(self, parent, path):
+        self.confirms.append(path)
+        return self.overwrite
+
+    def error(self, parent, title, text):
+        self.errors.append((title, text))
+
+    def done(self, parent, text):
+        self.done_msgs.append(text)
+
+
+class _Row:
+    def __init__(self, view, highlighted=False):
+        self._view, self.highlighted = view, highlighted
+
+    def view(self):
+        return self._view
+
+
+class _Grid:
+    def __init__(self, results, comps):
+        self.results = results
+        self.comparisons = comps
+        self.pair = "round_ste"
+        self.rows = {"x": _Row("values"), "out": _Row("histogram", highlighted=True)}
+
+
+class FakeWindow(QMainWindow):
+    """What export_actions reads from the real MainWindow: grid state and the held results."""
+
+    def __init__(self, big=False):
+        super().__init__()
+        n = 1_000_000 if big else 300
+        rs = {"torch": ste_result("torch", n=n, spike_at=50, nan_at=(120,)), "tf": broken_tf_result(300)}
+        comps = {fw: compare_result(r) for fw, r in rs.items()}
+        self.grid = _Grid(rs, comps)
+        self.results = {(r.request.framework, os.path.abspath(r.request.file), r.request.qualname): r
+                        for r in rs.values()}
+        self.comparisons = {k: comps[k[0]] for k in self.results}
+
+
+@pytest.fixture
+def window(qtbot):
+    w = FakeWindow()
+    qtbot.addWidget(w)
+    return w
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    d = FakeDialogs()
+    monkeypatch.setattr(EA, "dialogs", d)
+    return d
+
+
+def _menu_actions(window):
+    menu = QMenu(window)
+    EA.install(window, menu)
+    return {a.text(): a for a in menu.actions() if a.text()}
+
+
+def test_menu_exports_grid_in_each_format(window, fake, tmp_path):
+    acts = _menu_actions(window)
+    assert set(acts) == {"Grid as image (PNG, SVG, PDF)…", "Selected row as image…",
+                         "Selected tensor as CSV…", "Whole run as NPZ…", "Whole run as JSON report…"}
+    fake.paths = [str(tmp_path / f"grid{e}") for e in (".png", ".svg", ".pdf")]
+    for _ in range(3):
+        acts["Grid as image (PNG, SVG, PDF)…"].trigger()
+    assert not fake.errors
+    assert fake.asked[0] == ("Export grid as image", "round_ste.png", EA.IMAGE_FILTERS)
+    img = QImage(str(tmp_path / "grid.png"))
+    assert img.width() > 2000 and img.height() > 800       # two rows, five plots wide
+    root = ET.parse(tmp_path / "grid.svg").getroot()
+    texts = " ".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text"))
+    assert "non-finite" in texts and "count" in texts       # verdict badge; histogram row kept
+    assert (tmp_path / "grid.pdf").read_bytes().startswith(b"%PDF-")
+    assert fake.done_msgs[-1] == f"saved {tmp_path / 'grid.pdf'}"
+
+
+def test_row_and_plot_images(window, fake, tmp_path, qapp):
+    fake.paths = [str(tmp_path / "row.png")]
+    _menu_actions(window)["Selected row as image…"].trigger()   # the highlighted row: out
+    assert fake.asked[0][1] == "round_ste_out.png"
+    row = QImage(str(tmp_path / "row.png"))
+    menu = QMenu(window)
+    EA.add_plot_actions(menu, window, "x", "torch", "custom")
+    acts = {a.text(): a for a in menu.actions()}
+    assert list(acts) == ["Export this plot…", "Export row x…", "Export grid…", "Export x as CSV…"]
+    fake.paths = [str(tmp_path / "plot.png")]
+    acts["Export this plot…"].trigger()
+    plot = QImage(str(tmp_path / "plot.png"))
+    assert not fake.errors
+    assert row.height() < 700 and row.width() > 2000
+    assert plot.width() < 1400 and plot.height() < 1000
+
+
+def test_data_exports_read_back(window, fake, tmp_path):
+    acts = _menu_actions(window)
+    fake.paths = [str(tmp_path / "x.csv"), str(tmp_path / "run.npz"), str(tmp_path / "run.json")]
+    window.grid.rows["out"].highlighted = False
+    window.grid.rows["x"].highlighted = True
+    acts["Selected tensor as CSV…"].trigger()
+    acts["Whole run as NPZ…"].trigger()
+    acts["Whole run as JSON report…"].trigger()
+    assert not fake.errors
+    cols = report.read_csv(str(tmp_path / "x.csv"))
+    custom = window.grid.results["torch"].tensor("x").grads["custom"]
+    assert np.array_equal(cols["custom"], custom.astype(np.float64), equal_nan=True)
+    arrays = report.read_npz(str(tmp_path / "run.npz"))
+    assert "torch/round_ste/custom/x" in arrays and "tf/round_ste/default/x" not in arrays
+    data = report.read_json(str(tmp_path / "run.json"))
+    assert {o["framework"] for o in data["ops"]} == {"torch", "tf"}
+
+
+def test_overwrite_is_asked_and_no_keeps_the_file(window, tmp_path):
+    target = tmp_path / "grid.png"
+    target.write_bytes(b"old")
+    no = FakeDialogs([str(target)], overwrite=False)
+    assert EA.grid_image(window, dialogs=no) is None
+    assert no.confirms == [str(target)] and target.read_bytes() == b"old"
+    yes = FakeDialogs([str(target)], overwrite=True)
+    assert EA.grid_image(window, dialogs=yes) == str(target)
+    assert not QImage(str(target)).isNull()
+
+
+def test_cancelled_dialog_writes_nothing(window, tmp_path):
+    d = FakeDialogs([])
+    assert EA.grid_image(window, dialogs=d) is None
+    assert d.asked and not d.errors and not os.listdir(tmp_path)
+
+
+def test_failure_says_why_and_leaves_nothing(window, tmp_path, monkeypatch):
+    from gradviz.qt import figure_painter as FP
+    d = FakeDialogs([str(tmp_path / "grid.pdf"), str(tmp_path / "missing" / "grid.png"),
+                     str(tmp_path / "grid.gif")])
+
+    def broken(fig, tmp, ext, scale):
+        open(tmp, "wb").write(b"%PDF-1.4 half")
+        raise OSError("no space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(FP, "_write", broken)
+        assert EA.grid_image(window, dialogs=d) is None
+    assert EA.grid_image(window, dialogs=d) is None
+    assert EA.grid_image(window, dialogs=d) is None
+    titles = {t for t, _ in d.errors}
+    texts = [t for _, t in d.errors]
+    assert titles == {"Export failed"} and len(texts) == 3
+    assert "no space left on device" in texts[0]
+    assert "does not exist" in texts[1]
+    assert ".png, .svg, .pdf" in texts[2]
+    assert os.listdir(tmp_path) == []
+
+
+def test_big_tensor_svg_from_the_app(qtbot, tmp_path):
+    w = FakeWindow(big=True)
+    qtbot.addWidget(w)
+    d = FakeDialogs([str(tmp_path / "big.svg")])
+    assert EA.grid_image(w, dialogs=d) == str(tmp_path / "big.svg")
+    assert not d.errors
+    assert (tmp_path / "big.svg").stat().st_size <= 2 * 1024 * 1024
+    ET.parse(tmp_path / "big.svg")
