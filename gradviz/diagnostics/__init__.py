@@ -1,0 +1,66 @@
+"""Diagnostics: custom-gradient mistakes explained in plain words, at the user's file:line.
+
+API (numpy + ast only: no torch / tensorflow import; the user's file is parsed, never imported):
+
+    from gradviz.diagnostics import diagnose, diagnose_load, Finding, CODES
+
+    diagnose(result: RunResult, comparison: OpComparison | None = None) -> list[Finding]
+        Every check over one op run (pass compare_result(result) if you have it; it is computed
+        on demand otherwise). Findings are sorted error, warning, info.
+    diagnose_load(error: ErrorInfo, path: str = "", framework: str = "") -> list[Finding]
+        For a file that failed to load (FileCatalog.error), e.g. Keras `self.weights = ...`.
+
+    Finding (frozen): code ("GV102-grad-shape", stable, see CODES), severity ("error" | "warning"
+    | "info"), title, message (one sentence), fix (one sentence), where ("file:line" or ""),
+    framework, op, tensor. `as_dict()` for JSON, `one_line()` for a terminal.
+
+Codes: GV1xx gradients that do not fit (count, shape, dtype, device, missing, for non-tensors),
+GV2xx forward changed, GV3xx custom vs numeric (bug or surrogate), GV4xx NaN/Inf, GV5xx no default
+path, GV6xx tutorial traps (Keras weights, variables=, call returning a grad fn,
+save_for_backward, in-place without mark_dirty). GV000: a check itself failed (a gradviz bug).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from gradviz.diagnostics import (default_path, forward_changed, from_errors, gradients,
+                                 keras_traps, nonfinite, source, torch_traps, versus_numeric)
+from gradviz.diagnostics.context import Context
+from gradviz.diagnostics.finding import CODES, SEVERITIES, SEVERITY_ORDER, Finding
+from gradviz.model import ErrorInfo, RunResult
+
+__all__ = ["diagnose", "diagnose_load", "Finding", "CODES", "SEVERITIES"]
+
+CHECKS = (from_errors.check, gradients.check, forward_changed.check, versus_numeric.check,
+          nonfinite.check, default_path.check, keras_traps.check, torch_traps.check)
+
+
+def diagnose(result: RunResult, comparison=None) -> list[Finding]:
+    ctx = Context(result, comparison)
+    found: list[Finding] = []
+    for check in CHECKS:
+        try:
+            found += check(ctx)
+        except Exception as exc:   # a gradviz bug must not hide the other findings
+            found.append(ctx.finding(
+                "GV000-diagnostic-failed", "info",
+                f"The {check.__module__.rsplit('.', 1)[-1]} check failed: "
+                f"{type(exc).__name__}: {exc}.", "Report this as a gradviz bug.", ""))
+    return _sorted_unique(found)
+
+
+def diagnose_load(error: ErrorInfo, path: str = "", framework: str = "") -> list[Finding]:
+    """Findings for a file that failed to load (or an op that failed to construct)."""
+    path = path or error.where.rsplit(":", 1)[0]
+    tree = source.parse(path) if path else None
+    return _sorted_unique(keras_traps.weights_assignment(path, tree, error, None, framework))
+
+
+def _sorted_unique(found: list[Finding]) -> list[Finding]:
+    seen, out = set(), []
+    for f in found:
+        key = (f.code, f.where, f.tensor, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return sorted(out, key=lambda f: SEVERITY_ORDER.get(f.severity, 9))

@@ -1,0 +1,78 @@
+"""What every check gets: the run, its comparison, the op's source, and a Finding factory."""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from gradviz.diagnostics import source
+from gradviz.diagnostics.finding import CODES, Finding
+from gradviz.model import ErrorInfo, RunResult
+
+
+class Context:
+    def __init__(self, result: RunResult, comparison=None):
+        self.result = result
+        self.comparison = comparison
+        self.framework = result.framework
+        self.op = result.name
+        self.qualname = result.op.qualname if result.op else result.request.qualname
+        self.kind = result.op.kind if result.op else ""
+        self.file = result.op.file if result.op else os.path.abspath(result.request.file)
+        self.tree = source.parse(self.file)
+        self.node = source.top_level(self.tree, self.qualname)
+
+    # --- source locations ------------------------------------------------------------------
+    def op_where(self) -> str:
+        if self.result.op is not None:
+            return self.result.op.where
+        return source.line_of(self.file, self.node)
+
+    def backward(self):
+        return source.backward_of(self.tree, self.qualname)
+
+    def backward_where(self, fallback: str = "") -> str:
+        bw = self.backward()
+        return source.last_return_line(self.file, bw) if bw is not None else (
+            fallback or self.op_where())
+
+    def forward(self):
+        return source.forward_of(self.node)
+
+    # --- errors the run produced --------------------------------------------------------------
+    def errors(self) -> list[tuple[str, ErrorInfo]]:
+        """(mode or "run", error), each distinct error once."""
+        out, seen = [], set()
+        items = list(self.result.mode_errors.items())
+        if self.result.error is not None:
+            items.insert(0, ("run", self.result.error))
+        for mode, err in items:
+            key = (err.type, err.message)
+            if key not in seen:
+                seen.add(key)
+                out.append((mode, err))
+        return out
+
+    def comparison_of(self, tensor: str):
+        for t in getattr(self.comparison, "tensors", ()) or ():
+            if t.name == tensor:
+                return t
+        return None
+
+    # --- findings ------------------------------------------------------------------------------
+    def finding(self, code: str, severity: str, message: str, fix: str, where: str = "",
+                tensor: str = "") -> Finding:
+        return Finding(code=code, severity=severity, title=CODES[code], message=message, fix=fix,
+                       where=where, framework=self.framework, op=self.op, tensor=tensor)
+
+    def fw_name(self) -> str:
+        return {"torch": "PyTorch", "tf": "TensorFlow"}.get(self.framework, self.framework)
+
+
+def first_lines(text: str, n: int = 1) -> str:
+    return " ".join(text.strip().splitlines()[:n])
+
+
+def fmt(x: Optional[float]) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:.4g}"

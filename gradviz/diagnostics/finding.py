@@ -1,0 +1,51 @@
+"""A diagnostic finding: one mistake (or notable fact) about one op run, in plain words."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+SEVERITIES = ("error", "warning", "info")
+
+# code -> title. Codes are stable: reports, tests and users refer to them.
+CODES = {
+    "GV000-diagnostic-failed": "A diagnostic check could not run",
+    "GV101-grad-count": "Backward returns the wrong number of gradients",
+    "GV102-grad-shape": "Gradient shape does not match its input",
+    "GV103-grad-dtype": "Gradient dtype does not match its input",
+    "GV104-grad-device": "Gradient is on another device than its input",
+    "GV105-grad-missing": "No gradient for an input that needs one",
+    "GV106-grad-for-non-tensor": "Gradient returned for a non-tensor argument",
+    "GV201-forward-changed": "Custom forward differs from the reference forward",
+    "GV301-grad-wrong": "Custom gradient disagrees with numeric while default agrees",
+    "GV302-grad-surrogate": "Custom gradient is a deliberate-looking surrogate",
+    "GV401-non-finite": "NaN or Inf in a gradient",
+    "GV402-non-finite-output": "NaN or Inf in the forward output",
+    "GV501-no-default-path": "The forward cuts the graph: no default gradient",
+    "GV601-keras-weights-assign": "Layer assigns self.weights (read-only in Keras 3)",
+    "GV602-tf-missing-variables": "custom_gradient reads a variable but grad has no variables=",
+    "GV603-call-returns-grad-fn": "call/forward returns a gradient function that nobody registers",
+    "GV604-save-for-backward": "save_for_backward misused",
+    "GV605-inplace-no-mark-dirty": "In-place forward without ctx.mark_dirty",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str            # e.g. "GV102-grad-shape" (see CODES)
+    severity: str        # "error" | "warning" | "info"
+    title: str
+    message: str         # one sentence, plain words, with numbers
+    fix: str             # one sentence: what to do
+    where: str = ""      # "file:line" in the user's file, or ""
+    framework: str = ""  # "torch" | "tf"
+    op: str = ""
+    tensor: str = ""
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def one_line(self) -> str:
+        at = f" at {self.where}" if self.where else ""
+        return f"{self.severity} {self.code}{at}: {self.message} Fix: {self.fix}"
+
+
+SEVERITY_ORDER = {s: i for i, s in enumerate(SEVERITIES)}

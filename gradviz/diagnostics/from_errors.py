@@ -1,0 +1,121 @@
+"""Mistakes the frameworks report with an error, rewritten in plain words at the user's line:
+gradient count, shape, device, dtype, gradients for non-tensor arguments (GV101-GV106)."""
+from __future__ import annotations
+
+import re
+
+from gradviz.diagnostics import source
+from gradviz.diagnostics.context import Context
+
+_TORCH_COUNT = re.compile(r"returned an incorrect number of gradients \(expected (\d+), got (\d+)\)")
+_TF_COUNT = re.compile(r"expected to return (\d+) gradients?, but returned (\d+)")
+_TORCH_SHAPE = re.compile(r"invalid gradient at index (\d+) - got \[([^\]]*)\] but expected shape "
+                          r"compatible with \[([^\]]*)\]")
+_TORCH_DEVICE = re.compile(r"invalid gradient at index (\d+) - expected device (\S+) but got (\S+)")
+_TORCH_DTYPE = re.compile(r"invalid gradient at index (\d+) - expected (?:dtype|type) (\S+) but "
+                          r"got (\S+)")
+_TORCH_NON_TENSOR = re.compile(r"returned a gradient different than None at position (\d+), but the "
+                               r"corresponding forward input was not a Variable")
+
+
+def check(ctx: Context) -> list:
+    out = []
+    for mode, err in ctx.errors():
+        if mode == "default":
+            continue   # the framework's own backward: not the user's gradient
+        msg = err.message
+        for fn in (_count, _shape, _device, _dtype, _non_tensor):
+            f = fn(ctx, msg, err.where)
+            if f is not None:
+                out.append(f)
+    return out
+
+
+def _forward_args(ctx: Context) -> list[str]:
+    if ctx.result.op is not None and ctx.result.op.args:
+        return list(ctx.result.op.args)
+    fwd = ctx.forward()
+    if fwd is None:
+        return []
+    skip = 1 if isinstance(ctx.node, source.ast.ClassDef) else 0
+    return [p.arg for p in source.params(fwd, skip)]
+
+
+def _arg(ctx: Context, index0: int) -> str:
+    args = _forward_args(ctx)
+    return f"'{args[index0]}'" if 0 <= index0 < len(args) else f"number {index0 + 1}"
+
+
+def _count(ctx: Context, msg: str, err_where: str):
+    m = _TORCH_COUNT.search(msg) or _TF_COUNT.search(msg)
+    if not m:
+        return None
+    expected, got = int(m.group(1)), int(m.group(2))
+    args = _forward_args(ctx)
+    names = f" ({', '.join(args)})" if len(args) == expected else ""
+    more = "one gradient too many" if got == expected + 1 else (
+        "one gradient too few" if got + 1 == expected else f"{got} gradients")
+    message = (f"The backward of {ctx.qualname} returns {more} where the forward takes {expected} "
+               f"input{'s' if expected != 1 else ''}{names}; {ctx.fw_name()} needs exactly one "
+               f"gradient per forward input, in order.")
+    if ctx.framework == "tf":
+        fix = ("Return one gradient per positional argument of the decorated function, in order, "
+               "including Python-number arguments (return None for those).")
+    else:
+        fix = ("Return exactly one value per forward input, in order, with None for inputs that "
+               "need no gradient (such as int or bool arguments).")
+    return ctx.finding("GV101-grad-count", "error", message, fix,
+                       ctx.backward_where(err_where))
+
+
+def _shape(ctx: Context, msg: str, err_where: str):
+    m = _TORCH_SHAPE.search(msg)
+    if not m:
+        return None
+    i, got, want = int(m.group(1)), m.group(2), m.group(3)
+    return ctx.finding(
+        "GV102-grad-shape", "error",
+        f"The gradient returned for input {_arg(ctx, i)} has shape ({got}) but the input has "
+        f"shape ({want}).",
+        "Return a gradient of exactly the input's shape (for broadcasting forwards, sum the "
+        "gradient over the broadcast dimensions).",
+        ctx.backward_where(err_where), tensor=_arg(ctx, i).strip("'"))
+
+
+def _device(ctx: Context, msg: str, err_where: str):
+    m = _TORCH_DEVICE.search(msg)
+    if not m:
+        return None
+    i, want, got = int(m.group(1)), m.group(2), m.group(3)
+    return ctx.finding(
+        "GV104-grad-device", "error",
+        f"The gradient returned for input {_arg(ctx, i)} is on {got} but the input is on {want}.",
+        "Create gradient tensors on the input's device (e.g. torch.zeros_like(x) or "
+        "torch.ones(..., device=x.device)), not on the default device.",
+        ctx.backward_where(err_where), tensor=_arg(ctx, i).strip("'"))
+
+
+def _dtype(ctx: Context, msg: str, err_where: str):
+    m = _TORCH_DTYPE.search(msg)
+    if not m:
+        return None
+    i, want, got = int(m.group(1)), m.group(2), m.group(3)
+    return ctx.finding(
+        "GV103-grad-dtype", "error",
+        f"The gradient returned for input {_arg(ctx, i)} has dtype {got} but the input has {want}.",
+        "Compute the gradient in the input's dtype (e.g. .to(x.dtype)).",
+        ctx.backward_where(err_where), tensor=_arg(ctx, i).strip("'"))
+
+
+def _non_tensor(ctx: Context, msg: str, err_where: str):
+    m = _TORCH_NON_TENSOR.search(msg)
+    if not m:
+        return None
+    pos = int(m.group(1))      # 1-based
+    name = _arg(ctx, pos - 1)
+    return ctx.finding(
+        "GV106-grad-for-non-tensor", "error",
+        f"The backward returns a gradient for argument {name} (position {pos}), which is not a "
+        "tensor, so it cannot have one.",
+        f"Return None in position {pos} of backward's return value.",
+        ctx.backward_where(err_where), tensor=name.strip("'"))

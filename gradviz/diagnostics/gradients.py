@@ -1,0 +1,71 @@
+"""Gradients that came back but do not fit their tensor (shape, dtype: TensorFlow passes these on
+without a word), and inputs that need a gradient but got none (GV102, GV103, GV105)."""
+from __future__ import annotations
+
+import numpy as np
+
+from gradviz.diagnostics.context import Context
+
+_LEAF_ROLES = ("input", "param")
+
+
+def check(ctx: Context) -> list:
+    out = []
+    if "custom" in ctx.result.mode_errors:
+        return out
+    for t in ctx.result.tensors:
+        if t.role not in _LEAF_ROLES:
+            continue
+        g = t.grads.get("custom")
+        if g is not None:
+            out += _shape_dtype(ctx, t, np.asarray(g))
+        elif "custom" in t.absent:
+            out += _missing(ctx, t)
+    return out
+
+
+def _shape_dtype(ctx: Context, t, g: np.ndarray) -> list:
+    out = []
+    value = t.value
+    want = tuple(value.shape) if value is not None else tuple(t.shape)
+    if tuple(g.shape) != want:
+        silent = " and TensorFlow passed it on without an error" if ctx.framework == "tf" else ""
+        out.append(ctx.finding(
+            "GV102-grad-shape", "error",
+            f"The custom gradient of '{t.name}' has shape {_shape(g.shape)} ({g.size} elements) "
+            f"but '{t.name}' has shape {_shape(want)}{silent}.",
+            f"Return a gradient with exactly the shape of '{t.name}' (e.g. upstream * ..., not "
+            "a reduce_sum of it; sum only over broadcast dimensions).",
+            ctx.backward_where(), tensor=t.name))
+    if value is not None and g.dtype != value.dtype and g.dtype.kind == "f":
+        out.append(ctx.finding(
+            "GV103-grad-dtype", "warning",
+            f"The custom gradient of '{t.name}' is {g.dtype} but '{t.name}' is {value.dtype}.",
+            f"Cast the gradient to the input's dtype (tf.cast(g, x.dtype) / g.to(x.dtype)).",
+            ctx.backward_where(), tensor=t.name))
+    return out
+
+
+def _missing(ctx: Context, t) -> list:
+    ref_mode, ref = None, None
+    for mode in ("default", "numeric"):
+        g = t.grads.get(mode)
+        if g is not None and np.any(np.asarray(g, dtype=np.float64)[np.isfinite(g)] != 0):
+            ref_mode, ref = mode, np.asarray(g, dtype=np.float64)
+            break
+    if ref is None:
+        return []
+    nonzero = int(np.count_nonzero(np.nan_to_num(ref)))
+    what = "None" if ctx.framework == "tf" else "None (or nothing)"
+    return [ctx.finding(
+        "GV105-grad-missing", "error",
+        f"The custom backward gives {what} for '{t.name}', but its {ref_mode} gradient is nonzero "
+        f"at {nonzero} of {ref.size} elements, so '{t.name}' gets no gradient at all.",
+        f"Return the gradient of '{t.name}' from backward instead of None (None is only right "
+        "for inputs that do not need a gradient).",
+        ctx.backward_where(), tensor=t.name)]
+
+
+def _shape(shape) -> str:
+    shape = tuple(int(s) for s in shape)
+    return "()" if not shape else "(" + ", ".join(map(str, shape)) + (",)" if len(shape) == 1 else ")")

@@ -1,0 +1,111 @@
+"""Keras 3 / TensorFlow tutorial traps: `self.weights = ...` (GV601), a variable read inside a
+@tf.custom_gradient without `variables=` (GV602), and a call()/forward() that returns
+`(output, grad_fn)` without registering anything (GV603)."""
+from __future__ import annotations
+
+import ast
+import re
+
+from gradviz.diagnostics import source
+from gradviz.diagnostics.context import Context
+
+_NO_SETTER = re.compile(r"property '(\w+)' of '(\w+)' object has no setter|can't set attribute"
+                        r"(?: '(\w+)')?")
+_VARIABLES = "must accept keyword argument 'variables'"
+_VAR_NAME = re.compile(r"<tf\.Variable '([^']+)'")
+# Read-only properties of every Keras 3 Layer that tutorials used to assign.
+READ_ONLY = ("weights", "trainable_weights", "non_trainable_weights", "variables",
+             "trainable_variables", "non_trainable_variables")
+
+
+def check(ctx: Context) -> list:
+    out = []
+    for _, err in ctx.errors():
+        out += weights_assignment(ctx.file, ctx.tree, err, ctx)
+        if _VARIABLES in err.message:
+            out.append(_missing_variables(ctx, err))
+    out += _call_returns_grad_fn(ctx)
+    return out
+
+
+def weights_assignment(path, tree, err, ctx: Context = None, framework: str = "tf",
+                       op: str = "") -> list:
+    m = _NO_SETTER.search(err.message)
+    if not m:
+        return []
+    attr = m.group(1) or m.group(3) or ""
+    if attr and attr not in READ_ONLY:
+        return []
+    node = _find_self_assign(tree, attr or None, source.where_line(err.where))
+    attr = attr or (node.targets[0].attr if node is not None else "weights")
+    where = source.line_of(path, node) or err.where
+    message = (f"`self.{attr} = ...` assigns a read-only property of every Keras 3 Layer, so "
+               f"constructing the layer fails with \"{err.message}\".")
+    fix = (f"Store the weight under another name, e.g. `self.w = self.add_weight(name=\"{attr}\", "
+           "shape=...)`, and use self.w in call().")
+    if ctx is not None:
+        return [ctx.finding("GV601-keras-weights-assign", "error", message, fix, where)]
+    from gradviz.diagnostics.finding import CODES, Finding
+    return [Finding("GV601-keras-weights-assign", "error", CODES["GV601-keras-weights-assign"],
+                    message, fix, where, framework, op)]
+
+
+def _find_self_assign(tree, attr, line: int):
+    best = None
+    for n in ast.walk(tree) if tree else ():
+        if isinstance(n, (ast.Assign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in targets:
+                if (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                        and t.value.id == "self" and (t.attr == attr or (attr is None and t.attr in READ_ONLY))):
+                    if n.lineno == line:
+                        return n
+                    best = best or n
+    return best
+
+
+def _missing_variables(ctx: Context, err):
+    names = _VAR_NAME.findall(err.message)
+    var = f" (variable '{names[0]}')" if names else ""
+    fn = source.top_level(ctx.tree, ctx.qualname)
+    if not source.is_custom_gradient(fn):
+        enclosing = source.enclosing_def(ctx.tree, source.where_line(err.where) + 2)
+        fn = enclosing if source.is_custom_gradient(enclosing) else None
+    if fn is None:
+        fn = next((n for n in (ctx.tree.body if ctx.tree else ()) if source.is_custom_gradient(n)), None)
+    grad = source.grad_fn_of(fn) if fn is not None else None
+    where = source.line_of(ctx.file, grad) or err.where
+    gname = grad.name if grad is not None else "grad"
+    return ctx.finding(
+        "GV602-tf-missing-variables", "error",
+        f"The @tf.custom_gradient function reads a variable{var} directly, so TensorFlow demands "
+        f"that `{gname}` accept a `variables=` keyword, and it does not.",
+        f"Pass the variable in as an argument converted with tf.convert_to_tensor(var), or write "
+        f"`def {gname}(upstream, variables=None)` returning (input_grads, [grad per variable]).",
+        where)
+
+
+def _call_returns_grad_fn(ctx: Context) -> list:
+    if not isinstance(ctx.node, ast.ClassDef) or source.method(ctx.node, "backward") is not None:
+        return []
+    fwd = source.method(ctx.node, "call") or source.method(ctx.node, "forward")
+    if fwd is None:
+        return []
+    local_defs = {n.name for n in fwd.body if isinstance(n, source.FuncDef)}
+    for ret in source.returns(fwd):
+        v = ret.value
+        if isinstance(v, ast.Tuple) and len(v.elts) >= 2:
+            last = v.elts[-1]
+            if isinstance(last, ast.Lambda) or (isinstance(last, ast.Name) and last.id in local_defs):
+                name = "lambda" if isinstance(last, ast.Lambda) else last.id
+                meth = fwd.name
+                return [ctx.finding(
+                    "GV603-call-returns-grad-fn", "error",
+                    f"{meth}() returns (output, {name}) as a @tf.custom_gradient function would, "
+                    f"but without the decorator nothing registers `{name}`: it is just a second "
+                    "output and gradients come from the framework's own backward.",
+                    "Move the forward and its gradient into a module-level function decorated "
+                    f"with @tf.custom_gradient (torch: an autograd.Function) and call that from "
+                    f"{meth}(), returning only the output.",
+                    source.line_of(ctx.file, ret))]
+    return []

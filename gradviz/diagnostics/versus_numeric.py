@@ -1,0 +1,113 @@
+"""The custom gradient disagrees with the numeric one while the default agrees with it: a bug
+(GV301) or an intended surrogate (GV302: straight-through, reversal, clipping, scaling)."""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from gradviz.compare import tensor_metrics
+from gradviz.compare_metrics import close_mask, fmt, tolerances
+from gradviz.diagnostics.context import Context
+
+
+def check(ctx: Context) -> list:
+    if "custom" in ctx.result.mode_errors:
+        return []
+    out = []
+    for t in ctx.result.tensors:
+        if t.role not in ("input", "param") or "custom" not in t.grads:
+            continue
+        comp = ctx.comparison_of(t.name)
+        metrics = comp.metrics if comp is not None else tensor_metrics(t)
+        cn, dn = metrics.get("custom~numeric"), metrics.get("default~numeric")
+        if cn is None or cn["allclose"] or cn.get("shape_mismatch"):
+            continue
+        c = np.asarray(t.grads["custom"], dtype=np.float64).reshape(-1)
+        if not np.all(np.isfinite(c)):
+            continue            # GV401's business
+        if dn is not None and dn["allclose"]:
+            ref, ref_name = t.grads.get("default"), "default"
+        elif dn is None and "default" in t.absent and "numeric" in t.grads:
+            ref, ref_name = t.grads["numeric"], "numeric"     # default cut: numeric is the truth
+        else:
+            continue            # default is off too: nothing to say that the verdict does not
+        out.append(_judge(ctx, t, c, ref, ref_name, cn))
+    return [f for f in out if f is not None]
+
+
+def _judge(ctx: Context, t, c: np.ndarray, ref, ref_name: str, cn: dict):
+    unit = "random directions" if cn.get("method") == "projection" else "elements"
+    base = (f"The custom gradient of '{t.name}' differs from the numeric gradient at "
+            f"{cn['n_differ']} of {cn['n']} {unit} (max abs error {fmt(cn['max_abs_err'])}), while "
+            f"the {'default gradient agrees with it' if ref_name == 'default' else 'default has no gradient'}")
+    if ref is None or np.asarray(ref).size != c.size:
+        return ctx.finding("GV301-grad-wrong", "error", base + ".",
+                           "Check the chain rule in backward: multiply the incoming gradient by "
+                           "the derivative of the forward at the saved inputs.",
+                           ctx.backward_where(), tensor=t.name)
+    d = np.asarray(ref, dtype=np.float64).reshape(-1)
+    pattern = _pattern(c, d, _input_values(ctx, t, c.size), tolerances(t.dtype, numeric=True))
+    if pattern is None:
+        return ctx.finding(
+            "GV301-grad-wrong", "error",
+            base + "; it follows no known surrogate pattern, so it looks like a bug.",
+            "Check the chain rule in backward: multiply the incoming gradient by the derivative "
+            "of the forward at the saved inputs, and return the gradients in input order.",
+            ctx.backward_where(), tensor=t.name)
+    kind, why, severity = pattern
+    if severity != "info":
+        return ctx.finding("GV301-grad-wrong", severity, f"{base}; {why}.",
+                           "Fix the constant factor in backward unless the scaling is intended.",
+                           ctx.backward_where(), tensor=t.name)
+    return ctx.finding(
+        "GV302-grad-surrogate", "info", f"{base}; it looks like an intended {kind}: {why}.",
+        f"Nothing to do if a {kind} is what you want; document it, since this gradient is not "
+        "the derivative of the forward.",
+        ctx.backward_where(), tensor=t.name)
+
+
+def _input_values(ctx: Context, t, size: int) -> Optional[np.ndarray]:
+    if t.role == "input" and t.value is not None:
+        return np.asarray(t.value, dtype=np.float64).reshape(-1)
+    return None
+
+
+def _pattern(c, d, x, tol) -> Optional[tuple[str, str, str]]:
+    """(kind, why, severity) of a recognisable surrogate, or None."""
+    differ = ~close_mask(c, d, tol)
+    if np.all(np.abs(d[differ]) <= tol.atol_for(d)) and np.any(c[differ] != 0):
+        n = int(differ.sum())
+        return ("straight-through estimator",
+                f"all {n} differing elements are where the true gradient is 0 and the custom one "
+                "passes a gradient through", "info")
+    nz = np.abs(d) > tol.atol_for(d)
+    if nz.sum() >= 2:
+        ratio = c[nz] / d[nz]
+        k = float(np.median(ratio))
+        if np.allclose(ratio, k, rtol=1e-3, atol=1e-6) and np.allclose(c[~nz], 0, atol=tol.atol_for(d)):
+            if k < 0:
+                return ("gradient reversal",
+                        f"it equals {fmt(k)} times the true gradient everywhere", "info")
+            return ("scaled gradient",
+                    f"it equals {fmt(k)} times the true gradient everywhere, which is usually a "
+                    "wrong constant factor in backward (a bug) unless you scale on purpose",
+                    "warning")
+    same = ~differ
+    if same.any():
+        bound = float(np.max(np.abs(c[differ]))) if differ.any() else 0.0
+        zeroed = np.all(c[differ] == 0)
+        clipped = (bound > 0 and np.allclose(np.abs(c[differ]), bound, rtol=1e-4)
+                   and np.all(np.abs(d[differ]) >= bound * (1 - 1e-4))
+                   and np.all(np.sign(c[differ]) == np.sign(d[differ])))
+        if clipped:
+            return ("gradient clipping", f"it equals the true gradient where that is within "
+                    f"+-{fmt(bound)} and is capped at +-{fmt(bound)} at the other "
+                    f"{int(differ.sum())} elements", "info")
+        if zeroed and x is not None:
+            lo, hi = float(np.min(np.abs(x[differ]))), float(np.max(np.abs(x[same])))
+            if lo >= hi:
+                return ("gradient clipping (zeroed outside a range)",
+                        f"it equals the true gradient where |input| <= {fmt(hi)} and is 0 at the "
+                        f"{int(differ.sum())} elements where |input| >= {fmt(lo)}", "info")
+    return None
