@@ -13,7 +13,7 @@ import numpy as np
 DEFAULT_BUCKETS = 800       # ~2 points per pixel of a wide panel: finer is invisible, only bigger
 DEFAULT_BINS = 60
 DEFAULT_SCATTER_POINTS = 5000
-DEFAULT_HEATMAP_SIDE = 200
+DEFAULT_HEATMAP_SIDE = 128        # about one cell per pixel of an exported panel: a spike stays a visible cell
 
 
 @dataclass(frozen=True)
