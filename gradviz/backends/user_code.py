@@ -85,7 +85,8 @@ def locate_in_stack_dump(text: str) -> tuple[str, str]:
     if not block:
         return "", ""
     where = f"{block[0][0]}:{block[0][1]}"
-    tb = "".join(f'  File "{f}", line {n}, in {fn}\n' for f, n, fn in reversed(block))
+    tb = "".join(traceback.format_list(
+        [traceback.FrameSummary(f, n, fn) for f, n, fn in reversed(block)]))
     return where, tb
 
 

@@ -1,7 +1,10 @@
 """Warm worker processes, one per framework: spawned ahead of need, reused, killed and replaced.
 
 The caller never imports torch or tensorflow: each framework lives in its own spawned process.
-A worker that hangs is killed on timeout; one that dies (signal, os._exit) is replaced on next use.
+A worker that hangs, is cancelled or outgrows its memory limit is killed; one that dies (signal,
+os._exit) is noticed. Either way a fresh one is started at once, so the next run finds it warm.
+Before a kill the worker is asked (SIGUSR1, faulthandler) to dump its Python stack, so a hang or
+a memory hog can be pointed at the user's line like a crash.
 """
 from __future__ import annotations
 
@@ -21,10 +24,15 @@ from typing import Callable, Optional
 
 _GRADVIZ_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _LIVE: "weakref.WeakSet[Worker]" = weakref.WeakSet()
+_SHUTTING_DOWN = threading.Event()  # set at interpreter exit: no new worker may start after it
+_POLL_S = 0.05                      # how often a waiting call checks cancel, deadline and memory
+GIB = 1024 ** 3
 
 
 class WorkerTimeout(Exception):
-    pass
+    def __init__(self, message: str, crash_log: str = ""):
+        super().__init__(message)
+        self.crash_log = crash_log  # the Python stack dumped just before the kill
 
 
 class WorkerCrashed(Exception):
@@ -34,12 +42,22 @@ class WorkerCrashed(Exception):
         self.crash_log = crash_log  # faulthandler's dump of the Python stack, if any
 
 
+class WorkerOutOfMemory(WorkerCrashed):
+    """The worker's resident memory went over its limit; it was killed."""
+
+    def __init__(self, message: str, limit: int, crash_log: str = ""):
+        super().__init__(message, -signal.SIGKILL, crash_log)
+        self.limit = limit
+
+
 class WorkerUnavailable(Exception):
     """The framework could not be imported in the worker (not installed, broken install)."""
 
 
 class Cancelled(Exception):
-    pass
+    def __init__(self, message: str = "cancelled", crash_log: str = ""):
+        super().__init__(message)
+        self.crash_log = crash_log
 
 
 @dataclass
@@ -53,6 +71,11 @@ class WorkerState:
     starts: int = 0               # how many processes were started (replacements included)
 
 
+_SIGNAL_WORDS = {"SIGSEGV": "segmentation fault", "SIGABRT": "abort", "SIGBUS": "bus error",
+                 "SIGFPE": "floating-point exception", "SIGILL": "illegal instruction",
+                 "SIGKILL": "killed; out of memory?"}
+
+
 def describe_exit(exitcode: Optional[int]) -> str:
     if exitcode is None:
         return "the worker stopped answering"
@@ -61,23 +84,88 @@ def describe_exit(exitcode: Optional[int]) -> str:
             name = signal.Signals(-exitcode).name
         except ValueError:
             name = f"signal {-exitcode}"
-        hint = " (out of memory?)" if name == "SIGKILL" else ""
-        return f"the worker was killed by {name}{hint}"
+        word = _SIGNAL_WORDS.get(name)
+        return f"the worker was killed by {name}" + (f" ({word})" if word else "")
     return f"the worker process exited with code {exitcode} (os._exit or a fatal error in native code)"
+
+
+def memory_limit_from_env() -> int:
+    """Bytes of resident memory one worker may use; 0 = no limit.
+
+    GRADVIZ_WORKER_MEMORY: GiB ("6", "1.5"), or with a unit ("512M", "2G"), or "0"/"off".
+    Default: half the machine's RAM, so the two workers together cannot exhaust it.
+    RLIMIT_AS is not used: CUDA reserves far more address space than it ever touches."""
+    raw = os.environ.get("GRADVIZ_WORKER_MEMORY", "").strip().lower()
+    if raw in ("0", "off", "none", "no"):
+        return 0
+    if raw:
+        units = {"k": 1024, "m": 1024 ** 2, "g": GIB, "t": 1024 ** 4}
+        scale = GIB
+        if raw[-1:] == "b":
+            raw = raw[:-1]
+        if raw[-1:] in units:
+            scale, raw = units[raw[-1]], raw[:-1]
+        try:
+            return max(0, int(float(raw) * scale))
+        except ValueError:
+            pass  # unreadable: fall back to the default rather than refuse to run
+    total = _mem_total()
+    return total // 2 if total else 0
+
+
+def _mem_total() -> int:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident memory of a process (Linux /proc); 0 where unknown."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def format_bytes(n: int) -> str:
+    return f"{n / GIB:.3g} GiB" if n >= GIB else f"{n / 1024 ** 2:.0f} MiB"
+
+
+class _Child:
+    """One worker process and what belongs to it."""
+
+    def __init__(self, popen: subprocess.Popen, conn: Connection, log: str):
+        self.popen, self.conn, self.log = popen, conn, log
+        self.ready = threading.Event()
+        self.failed = ""   # why the framework could not be imported
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
 
 
 class Worker:
     """One framework's worker process. Thread-safe: one request at a time."""
 
-    def __init__(self, framework: str, on_state: Optional[Callable[[WorkerState], None]] = None):
+    def __init__(self, framework: str, on_state: Optional[Callable[[WorkerState], None]] = None,
+                 memory_limit: Optional[int] = None):
         self.framework = framework
         self.status = WorkerState(framework)
-        self.crash_log = ""
+        self.crash_log = ""    # path of the current process's faulthandler log
+        self.memory_limit = memory_limit_from_env() if memory_limit is None else memory_limit
         self._on_state = on_state
-        self._lock = threading.RLock()
-        self._proc = None
-        self._conn = None
-        self._ready = threading.Event()
+        self._call_lock = threading.RLock()  # one request at a time
+        self._lock = threading.RLock()       # guards _child; never held while waiting on a child
+        self._child: Optional[_Child] = None
+        self._closed = False
         self._cancel = threading.Event()
         _LIVE.add(self)
 
@@ -88,122 +176,172 @@ class Worker:
         A fresh interpreter (not fork: CUDA does not survive it), started with subprocess rather
         than multiprocessing so the caller's __main__ is never imported again in the worker."""
         with self._lock:
-            if self._proc is not None and self._proc.poll() is None:
-                return
+            self._closed = False
+            self._spawn_if_needed()
+
+    def _spawn_if_needed(self) -> Optional[_Child]:
+        with self._lock:
+            if self._child is not None and self._child.alive():
+                return self._child
+            if self._closed or _SHUTTING_DOWN.is_set():
+                return None
+            if self._child is not None:  # died while idle
+                self._reap(self._child)
             ours, theirs = socket.socketpair()
-            fd, self.crash_log = tempfile.mkstemp(prefix=f"gradviz-{self.framework}-", suffix=".log")
+            fd, log = tempfile.mkstemp(prefix=f"gradviz-{self.framework}-", suffix=".log")
             os.close(fd)
             env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"),
                        PYTHONPATH=os.pathsep.join(filter(None, [_GRADVIZ_ROOT,
                                                                 os.environ.get("PYTHONPATH")])))
-            proc = subprocess.Popen(
-                [sys.executable, "-c", "from gradviz.engine.worker import child_main; child_main()",
-                 str(theirs.fileno()), self.framework, str(os.getpid()), self.crash_log],
-                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env)
-            theirs.close()
-            self._proc, self._conn = proc, Connection(ours.detach())
-            self._ready.clear()
+            try:
+                popen = subprocess.Popen(
+                    [sys.executable, "-c",
+                     "from gradviz.engine.worker import child_main; child_main()",
+                     str(theirs.fileno()), self.framework, str(os.getpid()), log],
+                    pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env)
+            finally:
+                theirs.close()
+            child = _Child(popen, Connection(ours.detach()), log)
+            self._child, self.crash_log = child, log
             self.status.starts += 1
+            self.status.pid = popen.pid
             self._set("starting", "loading " + self.framework)
-            threading.Thread(target=self._await_ready, args=(proc, self._conn), daemon=True).start()
+            threading.Thread(target=self._await_ready, args=(child,), daemon=True).start()
+            return child
 
-    def _await_ready(self, proc, conn) -> None:
+    def _await_ready(self, child: _Child) -> None:
         try:
-            kind, info = conn.recv()
+            kind, info = child.conn.recv()
         except (EOFError, OSError):
-            kind, info = "fail", describe_exit(_wait(proc, 2))
-        if proc is not self._proc:
-            return
+            kind, info = "fail", describe_exit(_wait(child.popen, 2))
         if kind == "ready":
-            self.status.import_s = info["import_s"]
-            self.status.pid = info["pid"]
-            self.status.version = info["version"]
-            self._set("ready", "")
+            if child is self._child:
+                self.status.import_s = info["import_s"]
+                self.status.version = info["version"]
+                self._set("ready", "")
         else:
-            self._set("failed", str(info))
-        self._ready.set()
+            child.failed = str(info) or "the worker could not start"
+            if child is self._child:
+                self._set("failed", child.failed)
+        child.ready.set()
 
     def wait_ready(self, timeout: Optional[float] = None) -> WorkerState:
         self.start()
-        self._ready.wait(timeout)
+        child = self._child
+        if child is not None:
+            child.ready.wait(timeout)
         return self.status
 
     def stop(self) -> None:
+        """Stop the process for good (until start()); a call in flight ends as crashed."""
         with self._lock:
-            proc, conn = self._proc, self._conn
-            self._proc = self._conn = None
-        if proc is None:
+            self._closed = True
+            child, self._child = self._child, None
+        if child is None:
             return
         try:
-            conn.send(("stop", None))
-        except (OSError, BrokenPipeError):
+            child.conn.send(("stop", None))
+        except (OSError, ValueError):
             pass
-        _wait(proc, 0.5)
-        self._kill(proc)
+        _wait(child.popen, 0.5)
+        self._reap(child)
         self._set("stopped", "")
 
-    @staticmethod
-    def _kill(proc) -> None:
-        if proc.poll() is None:
-            proc.kill()
-        _wait(proc, 5)
-
     def cancel(self) -> None:
-        """Abort the request in flight (the process is killed and replaced on next use)."""
+        """Abort the request in flight (the process is killed and replaced)."""
         self._cancel.set()
+
+    def pid(self) -> int:
+        child = self._child
+        return child.popen.pid if child is not None and child.alive() else 0
 
     # --- requests ------------------------------------------------------------------------------
     def call(self, kind: str, payload, timeout: float):
         """Send one request and wait for its reply.
 
-        Raises WorkerTimeout (worker killed), WorkerCrashed (worker died), Cancelled (worker
-        killed), WorkerUnavailable (framework failed to import).
+        Raises WorkerTimeout (worker killed), WorkerCrashed / WorkerOutOfMemory (worker died or
+        was killed), Cancelled (worker killed), WorkerUnavailable (framework failed to import).
         """
-        with self._lock:
+        with self._call_lock:
             self._cancel.clear()
-            self.start()
-            # The framework import is not part of the op's time budget.
-            self._ready.wait()
-            if self.status.state == "failed":
-                reason = self.status.detail
-                self._proc = None  # try again next time (the user may have installed it)
-                raise WorkerUnavailable(reason)
-            proc, conn = self._proc, self._conn
+            child = self._spawn_if_needed()
+            if child is None:  # stop() was called (engine closed, or gradviz exiting)
+                raise Cancelled("the worker was stopped")
+            # The framework import is not part of the op's time budget, but it can be cancelled.
+            while not child.ready.wait(_POLL_S):
+                if self._cancel.is_set():
+                    self._replace(child, dump=False)
+                    raise Cancelled("cancelled while the worker was starting")
+            if child.failed:
+                with self._lock:
+                    if self._child is child:
+                        self._child = None  # try again next time (the user may have installed it)
+                self._reap(child)
+                raise WorkerUnavailable(child.failed)
             self._set("busy", kind)
             try:
-                conn.send((kind, payload))
-            except (BrokenPipeError, OSError):
-                raise self._died(proc) from None
+                child.conn.send((kind, payload))
+            except (OSError, ValueError):
+                raise self._died(child) from None
             deadline = time.monotonic() + timeout
             while True:
                 if self._cancel.is_set():
-                    self._discard(proc)
-                    raise Cancelled("cancelled")
+                    raise Cancelled("cancelled", self._replace(child, dump=True))
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    self._discard(proc)
-                    raise WorkerTimeout(f"no answer within {timeout:g} s")
+                    raise WorkerTimeout(f"no answer within {timeout:g} s",
+                                        self._replace(child, dump=True))
+                if self.memory_limit and rss_bytes(child.popen.pid) > self.memory_limit:
+                    limit = format_bytes(self.memory_limit)
+                    raise WorkerOutOfMemory(f"killed: used more than {limit} of memory",
+                                            self.memory_limit, self._replace(child, dump=True))
                 try:
-                    if conn.poll(min(left, 0.05)):
-                        status, value = conn.recv()
+                    if child.conn.poll(min(left, _POLL_S)):
+                        status, value = child.conn.recv()
                         break
-                except (EOFError, OSError):
-                    raise self._died(proc) from None
+                except (EOFError, OSError, ValueError):
+                    raise self._died(child) from None
             self._set("ready", "")
             if status == "bug":
                 raise RuntimeError(f"internal error in the {self.framework} worker:\n{value}")
             return value
 
-    def _died(self, proc) -> WorkerCrashed:
-        code = _wait(proc, 2)
-        self._discard(proc)
-        return WorkerCrashed(describe_exit(code), code, _read(self.crash_log))
+    def _died(self, child: _Child) -> WorkerCrashed:
+        code = _wait(child.popen, 2)
+        return WorkerCrashed(describe_exit(code), code, self._replace(child, dump=False))
 
-    def _discard(self, proc) -> None:
-        self._kill(proc)
-        if self._proc is proc:
-            self._proc = self._conn = None
-            self._set("stopped", "replacing")
+    def _replace(self, child: _Child, dump: bool) -> str:
+        """Kill `child` (asking it for its stack first when `dump`), start its successor at once,
+        and return what the child wrote to its crash log."""
+        if dump and child.alive():
+            _request_stack(child)
+        log = self._reap(child)
+        with self._lock:
+            if self._child is child:
+                self._child = None
+                self._set("stopped", "replacing")
+                self._spawn_if_needed()
+        return log
+
+    @staticmethod
+    def _reap(child: _Child) -> str:
+        """Kill the process if alive, close its pipe, return and remove its crash log."""
+        if child.alive():
+            try:
+                child.popen.kill()
+            except OSError:
+                pass
+        _wait(child.popen, 5)
+        try:
+            child.conn.close()
+        except OSError:
+            pass
+        text = _read(child.log)
+        try:
+            os.unlink(child.log)
+        except OSError:
+            pass
+        return text
 
     def _set(self, state: str, detail: str) -> None:
         self.status.state, self.status.detail = state, detail
@@ -212,6 +350,27 @@ class Worker:
                 self._on_state(WorkerState(**vars(self.status)))
             except Exception:  # noqa: BLE001 - a listener must not break the worker
                 pass
+
+
+def _request_stack(child: _Child, wait_s: float = 1.0) -> None:
+    """SIGUSR1 makes the child's faulthandler write every thread's stack to its log; wait until
+    the log stops growing (the handler runs in C, even while Python code spins)."""
+    try:
+        before = os.path.getsize(child.log)
+        os.kill(child.popen.pid, signal.SIGUSR1)
+    except OSError:
+        return
+    end = time.monotonic() + wait_s
+    last = before
+    while time.monotonic() < end and child.alive():
+        time.sleep(0.02)
+        try:
+            size = os.path.getsize(child.log)
+        except OSError:
+            return
+        if size > before and size == last:
+            return
+        last = size
 
 
 def _wait(proc, timeout: float) -> Optional[int]:
@@ -230,6 +389,8 @@ def _read(path: str) -> str:
 
 
 def stop_all() -> None:
+    """Stop every worker of this process (at exit, Ctrl-C included); none may start after it."""
+    _SHUTTING_DOWN.set()
     for worker in list(_LIVE):
         try:
             worker.stop()

@@ -10,8 +10,8 @@ import threading
 import time
 from typing import Callable, Iterable, Optional
 
-from gradviz.engine.pool import (Cancelled, Worker, WorkerCrashed, WorkerState, WorkerTimeout,
-                                 WorkerUnavailable)
+from gradviz.engine.pool import (Cancelled, Worker, WorkerCrashed, WorkerOutOfMemory, WorkerState,
+                                 WorkerTimeout, WorkerUnavailable)
 from gradviz.model import FRAMEWORKS, ErrorInfo, FileCatalog, RunRequest, RunResult
 from gradviz.discover import frameworks_used
 
@@ -35,6 +35,8 @@ class Engine:
         return {fw: w.status for fw, w in self.workers.items()}
 
     def close(self) -> None:
+        """Stop every worker process (a run in flight ends as cancelled; none is left behind)."""
+        self._stop.set()
         for w in self.workers.values():
             w.stop()
 
@@ -45,9 +47,10 @@ class Engine:
         self.close()
 
     # --- discovery -----------------------------------------------------------------------------
-    def discover(self, files: Iterable[str]) -> list[FileCatalog]:
+    def discover(self, files: Iterable[str], timeout: float = DISCOVER_TIMEOUT) -> list[FileCatalog]:
         """Ops of each file, per framework it uses. A file that fails to load gives a catalog with
-        `error` set. Files are sent only to the workers of the frameworks they import."""
+        `error` set. Files are sent only to the workers of the frameworks they import.
+        `timeout` bounds importing the files of one framework (a module may hang at import)."""
         files = [os.path.abspath(f) for f in files]
         jobs: dict[str, list[str]] = {fw: [] for fw in self.frameworks}
         out: list[FileCatalog] = []
@@ -66,10 +69,16 @@ class Engine:
                 results[fw] = []
                 return
             try:
-                results[fw] = self.workers[fw].call("discover", jobs[fw], DISCOVER_TIMEOUT)
-            except (WorkerTimeout, WorkerCrashed, WorkerUnavailable, Cancelled) as exc:
-                err = _worker_error(exc, "loading the file")
-                results[fw] = [FileCatalog(f, fw, (), err) for f in jobs[fw]]
+                results[fw] = self.workers[fw].call("discover", jobs[fw], timeout)
+            except (WorkerTimeout, WorkerCrashed, WorkerUnavailable, Cancelled, RuntimeError) as exc:
+                # Which file did it? The stack dump says, when it holds a user frame.
+                err = _worker_error(exc, f"loading it in the {fw} worker")
+                blamed = [f for f in jobs[fw] if err.where.startswith(f + ":")]
+                results[fw] = [FileCatalog(f, fw, (), err if (f in blamed or not blamed) else
+                                           ErrorInfo("NotLoaded", "not loaded: another file "
+                                                     f"crashed the {fw} worker ({err.where})",
+                                                     kind="load"))
+                               for f in jobs[fw]]
 
         _in_parallel(work, self.frameworks)
         for fw in self.frameworks:
@@ -85,7 +94,7 @@ class Engine:
         def work(fw: str) -> None:
             try:
                 out[fw] = {"devices": self.workers[fw].call("devices", None, 60.0), "error": None}
-            except (WorkerTimeout, WorkerCrashed, WorkerUnavailable, Cancelled) as exc:
+            except (WorkerTimeout, WorkerCrashed, WorkerUnavailable, Cancelled, RuntimeError) as exc:
                 out[fw] = {"devices": [], "error": str(exc)}
 
         _in_parallel(work, self.frameworks)
@@ -122,24 +131,14 @@ class Engine:
         return [r for r in results if r is not None]
 
     def run_one(self, req: RunRequest) -> RunResult:
+        """Run one request; a failure of any kind comes back as a RunResult with status error."""
         if req.framework not in self.workers:
             return _failed(req, ErrorInfo("UnknownFramework", f"no worker for {req.framework!r}"))
         t0 = time.perf_counter()
         try:
             return self.workers[req.framework].call("run", req, req.settings.timeout)
-        except WorkerTimeout:
-            err = ErrorInfo("Timeout", f"{req.qualname} did not finish within "
-                            f"{req.settings.timeout:g} s; its worker was stopped and replaced",
-                            kind="timeout")
-        except Cancelled:
-            err = ErrorInfo("Cancelled", "the run was cancelled; its worker was replaced",
-                            kind="cancelled")
-        except WorkerCrashed as exc:
-            err = ErrorInfo("Crashed", f"{req.qualname} crashed its {req.framework} worker: {exc}",
-                            kind="crashed")
-        except WorkerUnavailable as exc:
-            err = ErrorInfo("FrameworkUnavailable", f"{req.framework} could not be loaded: {exc}",
-                            kind="unavailable")
+        except (WorkerTimeout, Cancelled, WorkerCrashed, WorkerUnavailable, RuntimeError) as exc:
+            err = _run_error(exc, req)
         res = _failed(req, err)
         return RunResult(**{**vars(res), "elapsed": time.perf_counter() - t0})
 
@@ -154,14 +153,60 @@ def _failed(req: RunRequest, err: ErrorInfo) -> RunResult:
     return RunResult(request=req, op=None, status="error", error=err)
 
 
-def _worker_error(exc: Exception, doing: str) -> ErrorInfo:
+def _run_error(exc: Exception, req: RunRequest) -> ErrorInfo:
+    """The ErrorInfo of a run that its worker did not answer: it names the op, and the user's line
+    when the worker's stack dump holds one."""
+    where, tb = _where_from_dump(getattr(exc, "crash_log", ""))
+    at = f" (it was at {where})" if where else ""
+    op, fw = req.qualname, req.framework
     if isinstance(exc, WorkerTimeout):
-        return ErrorInfo("Timeout", f"{doing} did not finish in time ({exc})", kind="timeout")
+        return ErrorInfo("Timeout", f"{op} did not finish within {req.settings.timeout:g} s{at}; "
+                         f"its {fw} worker was stopped and replaced", where, tb, kind="timeout")
+    if isinstance(exc, Cancelled):
+        return ErrorInfo("Cancelled", f"the run of {op} was cancelled{at}; its {fw} worker was "
+                         "replaced", where, tb, kind="cancelled")
+    if isinstance(exc, WorkerOutOfMemory):
+        return ErrorInfo("OutOfMemory", f"{op}: its {fw} worker was {exc}{at} (set the limit with "
+                         "GRADVIZ_WORKER_MEMORY); the worker was replaced", where, tb,
+                         kind="crashed")
     if isinstance(exc, WorkerCrashed):
-        return ErrorInfo("Crashed", f"{doing} crashed the worker: {exc}", kind="crashed")
+        return ErrorInfo("Crashed", f"{op} crashed its {fw} worker: {_crash_text(exc)}; the worker "
+                         "was replaced", where, tb, kind="crashed")
+    if isinstance(exc, WorkerUnavailable):
+        return ErrorInfo("FrameworkUnavailable", f"{fw} could not be loaded: {exc}",
+                         kind="unavailable")
+    return ErrorInfo("InternalError", f"gradviz failed while running {op}: {exc}", kind="internal")
+
+
+def _worker_error(exc: Exception, doing: str) -> ErrorInfo:
+    where, tb = _where_from_dump(getattr(exc, "crash_log", ""))
+    if isinstance(exc, WorkerTimeout):
+        return ErrorInfo("Timeout", f"{doing} did not finish in time ({exc})", where, tb,
+                         kind="timeout")
+    if isinstance(exc, WorkerCrashed):
+        return ErrorInfo("Crashed", f"{doing} crashed the worker: {_crash_text(exc)}", where, tb,
+                         kind="crashed")
     if isinstance(exc, WorkerUnavailable):
         return ErrorInfo("FrameworkUnavailable", str(exc), kind="unavailable")
-    return ErrorInfo("Cancelled", "cancelled", kind="cancelled")
+    if isinstance(exc, Cancelled):
+        return ErrorInfo("Cancelled", "cancelled", where, tb, kind="cancelled")
+    return ErrorInfo("InternalError", f"gradviz failed {doing}: {exc}", kind="internal")
+
+
+def _crash_text(exc: WorkerCrashed) -> str:
+    """os._exit leaves a line in the crash log (the worker wraps it); say so plainly."""
+    for line in exc.crash_log.splitlines():
+        if line.startswith("gradviz: os._exit("):
+            return "user code called " + line[len("gradviz: "):].replace(" called", "")
+    return str(exc)
+
+
+def _where_from_dump(text: str) -> tuple[str, str]:
+    if not text:
+        return "", ""
+    # user_code is framework-free; imported lazily to keep the engine's import light.
+    from gradviz.backends.user_code import locate_in_stack_dump
+    return locate_in_stack_dump(text)
 
 
 def _in_parallel(fn: Callable[[str], None], keys: Iterable[str]) -> None:

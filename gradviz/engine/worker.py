@@ -11,22 +11,51 @@ import threading
 import time
 
 
+_real_exit = os._exit
+
+
 def _watch_parent(parent_pid: int) -> None:
     # A hung op keeps the main thread busy, so EOF on the pipe is not enough to notice a dead parent.
     while True:
         time.sleep(0.5)
         if os.getppid() != parent_pid:
-            os._exit(0)
+            _real_exit(0)
+
+
+def _install_crash_reporting(crash_file) -> None:
+    """Leave the Python stack in the crash log whenever the process ends abnormally or is asked.
+
+    faulthandler covers fatal signals (SIGSEGV, SIGABRT, ...); SIGUSR1 is how the parent asks for
+    the stack of a hung or memory-hungry op just before killing it; os._exit in user code leaves
+    its stack too, so the parent can point at the user's line."""
+    import faulthandler
+    import signal
+    faulthandler.enable(file=crash_file, all_threads=False)
+    faulthandler.register(signal.SIGUSR1, file=crash_file, all_threads=True, chain=False)
+
+    def exit_with_stack(code):
+        try:
+            crash_file.write(f"gradviz: os._exit({code!r}) called\n")
+            crash_file.flush()
+            faulthandler.dump_traceback(file=crash_file, all_threads=False)
+        except Exception:  # noqa: BLE001 - exiting matters more than the report
+            pass
+        _real_exit(code)
+
+    os._exit = exit_with_stack
 
 
 def child_main() -> None:
     """Entry point of `python -c ...` started by engine.pool: argv = fd framework parent log."""
     from multiprocessing.connection import Connection
     fd, framework, parent_pid, crash_log = sys.argv[1:5]
-    import faulthandler
+    import signal
+    # Ctrl-C in a terminal reaches the whole process group: the parent decides, the worker carries on
+    # until the parent stops or kills it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # A segfault in user code leaves its Python stack here, for the parent to point at file:line.
     crash_file = open(crash_log, "w")
-    faulthandler.enable(file=crash_file, all_threads=False)
+    _install_crash_reporting(crash_file)
     main(Connection(int(fd)), framework, int(parent_pid))
 
 
@@ -59,4 +88,6 @@ def main(conn, framework: str, parent_pid: int) -> None:
             conn.send(reply)
         except (BrokenPipeError, OSError):
             return
+        except Exception as exc:  # noqa: BLE001 - pickling failed before anything was written
+            conn.send(("bug", f"the result could not be sent back: {type(exc).__name__}: {exc}"))
         sys.stdout.flush()
