@@ -1,0 +1,289 @@
+"""gradviz benchmarks: `python scripts/bench.py [--quick] [--json PATH] [--markdown]`.
+
+Prints one table (row, value, baseline, ratio, target, met?) and writes docs/bench.json. Every
+value is the median of several runs; a "baseline" is measured in the same invocation. Rows that
+need a fresh process (window start, cold run) are timed from just before Popen to the child's
+own report, so interpreter start and imports count. Qt runs offscreen (QT_QPA_PLATFORM=offscreen
+unless already set) with a throw-away settings directory, so saved window state plays no part.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+CHILD = os.path.join(ROOT, "scripts", "bench_child.py")
+PLAIN = os.path.join(ROOT, "scripts", "bench_plain.py")
+EXAMPLES = [os.path.join(ROOT, "resources", "examples", f) for f in ("tutorial_torch.py", "tutorial_tf.py")]
+MIB = 1024 * 1024
+
+
+def child_env(tmp: str) -> dict:
+    env = dict(os.environ)
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    env["XDG_CONFIG_HOME"] = os.path.join(tmp, "config")      # fresh QSettings
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [ROOT, env.get("PYTHONPATH")]))
+    return env
+
+
+def run_child(args: list[str], env: dict, timeout: float = 900) -> tuple[dict, float]:
+    """Run bench_child.py; returns (its BENCH json, epoch time just before it was started)."""
+    t0 = time.time()
+    p = subprocess.run([sys.executable, CHILD, *args], env=env, cwd=ROOT, capture_output=True,
+                       text=True, timeout=timeout)
+    for line in p.stdout.splitlines():
+        if line.startswith("BENCH "):
+            return json.loads(line[6:]), t0
+    raise RuntimeError(f"bench_child {' '.join(args)} failed (exit {p.returncode}):\n"
+                       f"{p.stdout[-2000:]}\n{p.stderr[-3000:]}")
+
+
+def timed_process(cmd: list[str], env: dict, timeout: float = 900) -> float:
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    dt = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stderr[-3000:]}")
+    return dt
+
+
+def med(xs) -> float:
+    return statistics.median(xs)
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# --- rows ---------------------------------------------------------------------------------------
+def row(name, value, unit, baseline=None, target=None, kind=None, note=""):
+    """kind: "ratio" (target applies to value/baseline), "max" (target applies to value), None."""
+    ratio = value / baseline if baseline not in (None, 0) and value is not None else None
+    met = None
+    if target is not None and value is not None:
+        met = (ratio <= target) if kind == "ratio" else (value <= target)
+    return {"row": name, "value": value, "unit": unit, "baseline": baseline, "ratio": ratio,
+            "target": target, "target_kind": kind, "met": met, "note": note}
+
+
+def bench_window(env, reps):
+    app, empty = [], []
+    for _ in range(reps):              # interleaved, so drift in machine load hits both alike
+        r, t0 = run_child(["window-empty"], env)
+        empty.append(r["shown"] - t0)
+        r, t0 = run_child(["window-app"], env)
+        app.append(r["shown"] - t0)
+    return [row("window shown (gradviz vs empty PySide6+pyqtgraph window)", med(app), "s", med(empty),
+                1.5, "ratio", note=f"runs app {fmt_list(app)}, empty {fmt_list(empty)}")]
+
+
+def ensure_matplotlib(env) -> str:
+    ok = subprocess.run([sys.executable, "-c", "import matplotlib"], env=env, capture_output=True)
+    if ok.returncode == 0:
+        return ""
+    log("installing matplotlib for the cold-run baseline (pip install matplotlib)…")
+    p = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "matplotlib"], env=env,
+                       capture_output=True, text=True)
+    return "" if p.returncode == 0 else "matplotlib could not be installed: " + p.stderr[-300:]
+
+
+def bench_cold(env, tmp, reps):
+    png = os.path.join(tmp, "cold.png")
+    gv = [sys.executable, "-m", "gradviz", "run", *EXAMPLES, "--op", "mul_weights", "--shape", "200",
+          "--modes", "default,custom,numeric", "--plot", png, "--quiet"]
+    problem = ensure_matplotlib(env)
+    name = "cold `gradviz run` 200 el, torch+tf, default+custom+numeric, PNG (vs plain script)"
+    if problem:
+        ours = [timed_process(gv, env) for _ in range(reps)]
+        return [row(name, med(ours), "s", None, 1.0, "ratio", note="baseline skipped: " + problem)]
+    ours, plain = [], []
+    for _ in range(reps):
+        plain.append(timed_process([sys.executable, PLAIN, os.path.join(tmp, "plain.png")], env))
+        ours.append(timed_process(gv, env))
+    return [row(name, med(ours), "s", med(plain), 1.0, "ratio",
+                note=f"runs gradviz {fmt_list(ours)}, plain {fmt_list(plain)}")]
+
+
+def bench_warm(env, reps):
+    r, _ = run_child(["gui-warm", "200,1000000", str(reps)], env, timeout=1800)
+    s200, s1m = r["sizes"]["200"], r["sizes"]["1000000"]
+    modes = "+".join(s200["modes"])
+    rows = [row(f"warm re-run in app, 200 el, torch+tf, {modes}: Run to plots painted", s200["median_s"],
+                "s", target=0.150, kind="max", note=f"runs {fmt_list(s200['runs'])}"),
+            row(f"warm re-run in app, 1M el, torch+tf, {modes}: Run to plots painted", s1m["median_s"],
+                "s", note=f"runs {fmt_list(s1m['runs'])}")]
+    rows.append(row("peak memory, GUI process (after the warm runs)", r["gui_peak_mib"], "MiB"))
+    for fw, mib in sorted(r["workers_peak_mib"].items()):
+        rows.append(row(f"peak memory, {fw} worker (after the warm runs)", mib, "MiB"))
+    return rows
+
+
+def bench_overhead(env, sizes, reps):
+    from gradviz.engine import Engine
+    from gradviz.model import RunRequest, RunSettings
+    qual = {"torch": ("tutorial_torch.py", "MulWeights"), "tf": ("tutorial_tf.py", "mul_weights")}
+    bare = {}
+    for fw in ("torch", "tf"):
+        bare[fw], _ = run_child(["bare", fw, ",".join(map(str, sizes)), str(reps)], env, timeout=1800)
+    rows = []
+    with Engine(("torch", "tf")) as engine:
+        for fw in ("torch", "tf"):
+            engine.workers[fw].wait_ready(300)
+            f, q = qual[fw]
+            for n in sizes:
+                req = RunRequest(os.path.join(ROOT, "resources", "examples", f), q, fw,
+                                 RunSettings(shape=(n,), modes=("default", "custom"), timeout=600))
+                times = []
+                for i in range(reps + 1):      # first run warms this size up, as in bare
+                    t0 = time.perf_counter()
+                    res = engine.run_one(req)
+                    dt = time.perf_counter() - t0
+                    if res.status != "ok":
+                        raise RuntimeError(f"{fw} {n}: {res.error.one_line()}")
+                    if i:
+                        times.append(dt)
+                top = n == max(sizes)
+                rows.append(row(f"engine overhead {fw}, 10^{len(str(n)) - 1} el, default+custom "
+                                "(engine.run_one vs bare fwd+bwd)", med(times), "s", bare[fw][str(n)],
+                                3.0 if top else None, "ratio" if top else None,
+                                note=f"runs {fmt_list(times)}"))
+    return rows
+
+
+def bench_redraw(env, reps):
+    r, _ = run_child(["redraw", str(reps)], env)
+    return [row(f"grid redraw, {r['columns']} columns x {r['rows']} tensors x 1M el (compare + "
+                "set_data + paint)", r["median_s"], "s", target=0.300, kind="max",
+                note=f"compare {r['compare_median_s']:.3f} s of it; {r['plots']} plots")]
+
+
+def bench_export(env, tmp, reps):
+    r, _ = run_child(["export", str(reps), tmp], env, timeout=1800)
+    rows = []
+    for ext in ("png", "svg", "pdf"):
+        e = r[ext]
+        rows.append(row(f"export {ext.upper()}, 1M el, 3 tensors x 4 columns: time", e["median_s"], "s"))
+        rows.append(row(f"export {ext.upper()}, 1M el, 3 tensors x 4 columns: file size", e["bytes"] / MIB,
+                        "MiB", target=2.0 if ext == "svg" else None, kind="max" if ext == "svg" else None))
+    return rows
+
+
+# --- output -------------------------------------------------------------------------------------
+def fmt_list(xs) -> str:
+    return ", ".join(f"{x:.3f}" for x in xs)
+
+
+def fmt(v, unit="") -> str:
+    if v is None:
+        return "—"
+    if unit == "MiB":
+        return f"{v:.1f} MiB"
+    if unit == "s":
+        return f"{v * 1000:.0f} ms" if v < 1 else f"{v:.2f} s"
+    return f"{v:.3g}"
+
+
+def target_text(r) -> str:
+    if r["target"] is None:
+        return "—"
+    if r["target_kind"] == "ratio":
+        return f"≤ {r['target']:g}×"
+    return f"≤ {fmt(r['target'], r['unit'])}"
+
+
+def table(rows, markdown: bool) -> str:
+    head = ["row", "value", "baseline", "ratio", "target", "met?"]
+    body = [[r["row"], fmt(r["value"], r["unit"]), fmt(r["baseline"], r["unit"]),
+             "—" if r["ratio"] is None else f"{r['ratio']:.2f}×", target_text(r),
+             {True: "yes", False: "NO", None: "—"}[r["met"]]] for r in rows]
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(b) + " |" for b in body]
+        return "\n".join(lines)
+    widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths)) for b in body]
+    return "\n".join(lines)
+
+
+def machine() -> dict:
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), cpu)
+    except OSError:
+        pass
+    mem = ""
+    try:
+        with open("/proc/meminfo") as fh:
+            mem = f"{int(fh.readline().split()[1]) / 1024 / 1024:.0f} GiB"
+    except OSError:
+        pass
+    versions = {}
+    for mod in ("numpy", "PySide6", "pyqtgraph"):
+        try:
+            versions[mod] = __import__(mod).__version__
+        except Exception:  # noqa: BLE001
+            versions[mod] = "missing"
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory": mem, "os": platform.platform(),
+            "python": platform.python_version(), "qt_platform": os.environ.get("QT_QPA_PLATFORM", "offscreen"),
+            **versions}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="fewer repetitions and sizes (a few minutes)")
+    p.add_argument("--json", default=os.path.join(ROOT, "docs", "bench.json"))
+    p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    p.add_argument("--only", default="", help="comma-separated: window,cold,warm,overhead,redraw,export")
+    args = p.parse_args(argv)
+    reps = 3 if args.quick else 5
+    sizes = [10**3, 10**5, 10**7] if args.quick else [10**3, 10**4, 10**5, 10**6, 10**7]
+    only = set(filter(None, args.only.split(",")))
+    rows, errors = [], {}
+    with tempfile.TemporaryDirectory(prefix="gradviz-bench-") as tmp:
+        env = child_env(tmp)
+        steps = [("window", lambda: bench_window(env, reps)),
+                 ("cold", lambda: bench_cold(env, tmp, reps)),
+                 ("warm", lambda: bench_warm(env, reps)),
+                 ("overhead", lambda: bench_overhead(env, sizes, reps)),
+                 ("redraw", lambda: bench_redraw(env, reps)),
+                 ("export", lambda: bench_export(env, tmp, 1 if args.quick else 3))]
+        for name, step in steps:
+            if only and name not in only:
+                continue
+            log(f"bench: {name}…")
+            t0 = time.perf_counter()
+            try:
+                rows += step()
+            except Exception as exc:  # noqa: BLE001 - one broken row must not hide the others
+                errors[name] = f"{type(exc).__name__}: {exc}"
+                rows.append(row(f"{name}: NOT MEASURED ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})",
+                                None, ""))
+            log(f"bench: {name} took {time.perf_counter() - t0:.0f} s")
+    info = {"machine": machine(), "quick": args.quick, "repetitions": reps, "rows": rows, "errors": errors,
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+    if not only:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as fh:
+            json.dump(info, fh, indent=1)
+    m = info["machine"]
+    print(f"machine: {m['cpu']}, {m['cores']} cores, {m['memory']}, {m['os']}, Python {m['python']}, "
+          f"Qt platform {m['qt_platform']}; median of {reps} runs" + (" (--quick)" if args.quick else ""))
+    print(table(rows, args.markdown))
+    for name, err in errors.items():
+        print(f"\n{name} failed:\n{err}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,314 @@
+"""Measurements that must run in a fresh process of their own (started by scripts/bench.py).
+
+`python scripts/bench_child.py MODE [ARGS]`; the result is one line `BENCH <json>` on stdout.
+Modes: window-empty, window-app, gui-warm SIZES, redraw, export, bare FRAMEWORK SIZES REPS.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+EXAMPLES = [os.path.join(ROOT, "resources", "examples", f) for f in ("tutorial_torch.py", "tutorial_tf.py")]
+
+
+def report(obj) -> None:
+    print("BENCH " + json.dumps(obj), flush=True)
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0   # Linux: KiB
+
+
+def vm_hwm_mib(pid: int) -> float:
+    """Peak resident memory of another (still running) process."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return float("nan")
+
+
+# --- time to window shown ---------------------------------------------------------------------
+def on_first_paint(win, then) -> None:
+    """Call then(epoch seconds) at the window's first paint event (a zero timer as a fallback for
+    platforms that never paint)."""
+    from PySide6.QtCore import QEvent, QObject, QTimer
+
+    done = []
+
+    def fire(via="paint"):
+        if not done:
+            done.append(time.time())
+            then(done[0], via)
+
+    class Filter(QObject):
+        # any widget of the window painting counts: a covered QMainWindow itself may never paint
+        def eventFilter(self, obj, ev):
+            if ev.type() == QEvent.Paint and not done and hasattr(obj, "window") and obj.window() is win:
+                fire()
+            return False
+
+    from PySide6.QtWidgets import QApplication
+    f = Filter(win)
+    QApplication.instance().installEventFilter(f)
+    QTimer.singleShot(2000, lambda: fire("timer"))
+
+
+def window_empty() -> None:
+    from PySide6.QtWidgets import QApplication, QMainWindow
+    import pyqtgraph as pg
+    app = QApplication(sys.argv[:1])
+    win = QMainWindow()
+    win.setCentralWidget(pg.PlotWidget())
+    win.resize(1500, 950)
+    win.show()
+
+    def done(t, via):
+        report({"shown": t, "via": via})
+        app.exit(0)
+    on_first_paint(win, done)
+    app.exec()
+
+
+def window_app() -> None:
+    """The real `gradviz` entry point (built-in examples); MainWindow.show is hooked to time it."""
+    from gradviz.qt import main_window
+    original = main_window.MainWindow.show
+
+    def show(self):
+        original(self)
+
+        def done(t, via):
+            from PySide6.QtWidgets import QApplication
+            report({"shown": t, "via": via})
+            self.close()          # stops the workers the app may have spawned meanwhile
+            QApplication.instance().exit(0)
+        on_first_paint(self, done)
+    main_window.MainWindow.show = show
+    from gradviz.cli import main
+    main([])
+
+
+# --- warm re-run in the app -------------------------------------------------------------------
+def wait_signal(signal, timeout_s: float):
+    from PySide6.QtCore import QEventLoop, QTimer
+    loop = QEventLoop()
+    got = []
+
+    def fire(*args):
+        got.append(args)
+        loop.quit()
+    signal.connect(fire)
+    QTimer.singleShot(int(timeout_s * 1000), loop.quit)
+    loop.exec()
+    signal.disconnect(fire)
+    if not got:
+        raise TimeoutError(f"no signal within {timeout_s} s")
+    return got[0]
+
+
+def gui_warm(sizes: list[int], reps: int) -> None:
+    """Time from Run (the tree's run request for one op) to the updated grid painted, with warm
+    workers, for each size; plus peak memory of the GUI process and of each worker."""
+    from PySide6.QtWidgets import QApplication
+    from gradviz.qt.main_window import MainWindow
+    app = QApplication(sys.argv[:1])
+    win = MainWindow(EXAMPLES)
+    win.show()
+    win.start()
+    wait_signal(win.catalogsLoaded, 120)
+    while win._loading:
+        wait_signal(win.catalogsLoaded, 120)
+    pair = "mul_weights"
+    keys = [k for k in win.tree.ops if win.tree.pair_name(k) == pair]
+    win.tree.select_pair(pair)
+    out = {"pair": pair, "keys": len(keys), "sizes": {}}
+    for n in sizes:
+        win.settings_panel.shape.setText(str(n))
+        times = []
+        modes = None
+        for i in range(reps + 1):          # the first run warms this size up; not counted
+            t0 = time.perf_counter()
+            assert win.run(keys)
+            (results,) = wait_signal(win.runDone, 600)
+            app.processEvents()
+            win.grid.viewport().repaint()
+            dt = time.perf_counter() - t0
+            bad = [r.error.one_line() for r in results if r.status != "ok"]
+            if bad:
+                raise RuntimeError("; ".join(bad))
+            modes = list(results[0].request.settings.modes)
+            if i:
+                times.append(dt)
+        out["sizes"][str(n)] = {"median_s": statistics.median(times), "runs": times, "modes": modes,
+                                "plots": win.grid.plot_count()}
+    out["gui_peak_mib"] = peak_rss_mib()
+    out["workers_peak_mib"] = {fw: vm_hwm_mib(w._proc.pid) for fw, w in win.bridge.engine.workers.items()
+                               if w._proc is not None}
+    win.close()
+    report(out)
+
+
+# --- grid redraw and export (synthetic results: no framework needed) --------------------------
+def synthetic_results(n: int, tensors: int, modes=("default", "custom")):
+    import numpy as np
+    from gradviz.model import OpInfo, RunRequest, RunResult, RunSettings, TensorResult
+    rng = np.random.default_rng(0)
+    settings = RunSettings(shape=(n,), modes=tuple(modes))
+    out = {}
+    for fw in ("torch", "tf"):
+        ts = []
+        for i in range(tensors):
+            role = "output" if i == tensors - 1 else "input"
+            value = rng.standard_normal(n).astype(np.float32)
+            g = rng.standard_normal(n).astype(np.float32)
+            grads = {"default": g, "custom": g.copy()}
+            ts.append(TensorResult(f"t{i}", role, (n,), "float32", value,
+                                   {m: grads[m] for m in modes}))
+        op = OpInfo("bench_op", fw, "function", "BenchOp", "/bench/op.py", 1, ("x",))
+        out[fw] = RunResult(RunRequest("/bench/op.py", "BenchOp", fw, settings), op, "cpu",
+                            tensors=tuple(ts))
+    return out
+
+
+def redraw(reps: int) -> None:
+    """4 columns (2 frameworks x default, custom) x 4 tensors x 1M elements: verdicts computed and
+    the grid rebuilt and painted, as after a run's results arrive."""
+    from PySide6.QtWidgets import QApplication
+    from gradviz.compare import compare_result
+    from gradviz.qt.grid_view import GridView
+    app = QApplication(sys.argv[:1])
+    grid = GridView()
+    grid.resize(1120, 900)
+    grid.show()
+    app.processEvents()
+    results = synthetic_results(1_000_000, 4)
+    times, compare_times = [], []
+    for i in range(reps + 1):
+        t0 = time.perf_counter()
+        comps = {fw: compare_result(r) for fw, r in results.items()}
+        t1 = time.perf_counter()
+        grid.set_data("bench_op", results, ("default", "custom"), comps)
+        app.processEvents()
+        grid.viewport().repaint()
+        t2 = time.perf_counter()
+        if i:
+            times.append(t2 - t0)
+            compare_times.append(t1 - t0)
+    report({"median_s": statistics.median(times), "runs": times,
+            "compare_median_s": statistics.median(compare_times), "plots": grid.plot_count(),
+            "columns": len(grid.rows["t0"].cells) if "t0" in grid.rows else 0, "rows": len(grid.rows)})
+
+
+def export(reps: int, outdir: str) -> None:
+    """save_grid of one op at 1M elements (both frameworks, default and custom, x/weights/out)."""
+    from gradviz.compare import compare_result
+    from gradviz.qt.figure_painter import save_grid
+    results = list(synthetic_results(1_000_000, 3).values())
+    comps = [compare_result(r) for r in results]
+    out = {}
+    for ext in ("png", "svg", "pdf"):
+        path = os.path.join(outdir, f"bench_export.{ext}")
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            save_grid(results, path, comparisons=comps)
+            times.append(time.perf_counter() - t0)
+        out[ext] = {"median_s": statistics.median(times), "runs": times, "bytes": os.path.getsize(path)}
+    report(out)
+
+
+# --- the bare framework, no gradviz -----------------------------------------------------------
+def bare(framework: str, sizes: list[int], reps: int) -> None:
+    """What the engine does for mul_weights with modes default+custom, written directly: seeded
+    numpy inputs -> tensors -> custom forward+backward and autodiff forward+backward -> numpy."""
+    import numpy as np
+    out = {}
+    if framework == "torch":
+        import torch
+
+        class MulWeights(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, w):
+                ctx.save_for_backward(x, w)
+                return x * w
+
+            @staticmethod
+            def backward(ctx, g):
+                x, w = ctx.saved_tensors
+                return g * w, g * x
+
+        def once(n):
+            rng = np.random.default_rng(0)
+            xs, ws = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+            res = []
+            for custom in (False, True):
+                x = torch.tensor(xs, requires_grad=True)
+                w = torch.tensor(ws, requires_grad=True)
+                y = MulWeights.apply(x, w) if custom else x * w
+                (y * torch.ones_like(y)).sum().backward()
+                res.append((y.detach().numpy().copy(), x.grad.numpy().copy(), w.grad.numpy().copy()))
+            return res
+    else:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        import tensorflow as tf
+
+        @tf.custom_gradient
+        def mul_weights(x, w):
+            def grad(g):
+                return g * w, g * x
+            return x * w, grad
+
+        def once(n):
+            rng = np.random.default_rng(0)
+            xs, ws = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+            res = []
+            for custom in (False, True):
+                x, w = tf.constant(xs), tf.constant(ws)
+                with tf.GradientTape() as tape:
+                    tape.watch([x, w])
+                    y = mul_weights(x, w) if custom else x * w
+                    loss = tf.reduce_sum(y * tf.ones_like(y))
+                gx, gw = tape.gradient(loss, [x, w])
+                res.append((y.numpy(), gx.numpy(), gw.numpy()))
+            return res
+    for n in sizes:
+        once(n)                              # warm-up, as the engine's workers are warm
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            once(n)
+            times.append(time.perf_counter() - t0)
+        out[str(n)] = statistics.median(times)
+    report(out)
+
+
+def main(argv: list[str]) -> None:
+    mode = argv[0]
+    if mode == "window-empty":
+        window_empty()
+    elif mode == "window-app":
+        window_app()
+    elif mode == "gui-warm":
+        gui_warm([int(s) for s in argv[1].split(",")], int(argv[2]))
+    elif mode == "redraw":
+        redraw(int(argv[1]))
+    elif mode == "export":
+        export(int(argv[1]), argv[2])
+    elif mode == "bare":
+        bare(argv[1], [int(s) for s in argv[2].split(",")], int(argv[3]))
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
