@@ -1,0 +1,99 @@
+"""`gradviz run / list / devices` as a user runs them: real subprocesses, files read back."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradviz.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def gradviz(*args, timeout=240):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "gradviz", *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def example_run(tmp_path_factory):
+    """One cold `gradviz run` of the built-in examples, with every report file."""
+    out = tmp_path_factory.mktemp("run")
+    proc = gradviz("run", "--json", out / "r.json", "--npz", out / "r.npz")
+    return proc, out
+
+
+def test_run_examples_prints_table_and_exits_0(example_run):
+    proc, _ = example_run
+    assert proc.returncode == 0, proc.stderr
+    assert "round_ste" in proc.stdout and "surrogate" in proc.stdout
+    assert "parity torch vs tf" in proc.stdout
+
+
+def test_json_report_has_design_shape(example_run):
+    _, out = example_run
+    report = json.loads((out / "r.json").read_text())
+    assert report["gradviz"] and report["settings"]["graph"] == "op"
+    ops = {(o["framework"], o["name"]): o for o in report["ops"]}
+    ste = ops[("torch", "round_ste")]
+    assert ste["status"] == "ok" and ste["error"] is None and ste["device"] == "cpu"
+    x = next(t for t in ste["tensors"] if t["name"] == "x")
+    assert x["verdict"] == "surrogate" and x["shape"] == [200]
+    assert set(x["stats"]) >= {"default", "custom", "numeric"}
+    assert report["parity"]
+
+
+def test_npz_keys_and_values(example_run):
+    _, out = example_run
+    with np.load(out / "r.npz") as npz:
+        data = dict(npz)
+    np.testing.assert_array_equal(data["torch/round_ste/custom/x"], np.ones(200))
+    np.testing.assert_array_equal(data["torch/round_ste/default/x"], np.zeros(200))
+    assert "tf/round_ste/default/x" not in data       # TF: no gradient at all
+    np.testing.assert_array_equal(data["tf/round_ste/custom/x"], np.ones(200))
+    np.testing.assert_array_equal(data["torch/round_ste/value/x"], data["tf/round_ste/value/x"])
+    assert "tf/mul_layer/value/weights" in data
+
+
+def test_strict_exits_1_on_differs_and_list(tmp_path):
+    bug = tmp_path / "bug.py"
+    bug.write_text(
+        "import torch\n"
+        "class Square(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x):\n"
+        "        ctx.save_for_backward(x)\n"
+        "        return x * x\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, g):\n"
+        "        (x,) = ctx.saved_tensors\n"
+        "        return g * x  # off by a factor 2\n")
+    proc = gradviz("run", bug, "--strict", "--modes", "custom,default")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "DIFFERS" in proc.stdout
+    listed = gradviz("list", bug)
+    assert listed.returncode == 0
+    assert "Square" in listed.stdout and "bug.py:2" in listed.stdout
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--shape", "0x3"], ["run", "--upstream", "half"], ["run", "--graph", "tree"],
+    ["run", "--modes", "custom,magic"], ["run", "--plot", "out.gif"], ["run", "--timeout", "-1"],
+    ["no-such-file.py"],
+])
+def test_bad_usage_exits_2_without_starting_workers(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.strip() and "Traceback" not in err
+
+
+def test_unloadable_file_exits_2_and_names_its_line(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import torch\n\ndef broken(:\n    pass\n")
+    proc = gradviz("run", bad)
+    assert proc.returncode == 2
+    assert f"{bad}:3" in proc.stderr or "bad.py:3" in proc.stderr
