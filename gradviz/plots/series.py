@@ -247,9 +247,13 @@ def finite_range(values: Sequence[Optional[np.ndarray]]) -> Optional[tuple[float
 
 
 def padded_range(lo: float, hi: float, pad: float = 0.05) -> tuple[float, float]:
-    """A view range around [lo, hi] with a margin; a constant gets a visible window around it."""
-    if hi <= lo:
-        half = abs(lo) * 0.1 or 1.0
-        return lo - half, hi + half
+    """A view range around [lo, hi] with a margin; a constant gets a visible window around it.
+
+    Spreads below float noise (1e-6 relative) count as constant, so a row of ones with 1e-9 of
+    finite-difference noise does not magnify the noise into a full-height scribble."""
+    if hi - lo <= 1e-6 * max(abs(lo), abs(hi)):
+        mid = (lo + hi) / 2
+        half = abs(mid) * 0.1 or 1.0
+        return mid - half, mid + half
     m = (hi - lo) * pad
     return lo - m, hi + m
