@@ -293,7 +293,7 @@ class Worker:
                                         self._replace(child, dump=True))
                 if self.memory_limit and rss_bytes(child.popen.pid) > self.memory_limit:
                     limit = format_bytes(self.memory_limit)
-                    raise WorkerOutOfMemory(f"killed: used more than {limit} of memory",
+                    raise WorkerOutOfMemory(f"was killed: it used more than {limit} of memory",
                                             self.memory_limit, self._replace(child, dump=True))
                 try:
                     if child.conn.poll(min(left, _POLL_S)):

@@ -157,17 +157,16 @@ def _run_error(exc: Exception, req: RunRequest) -> ErrorInfo:
     """The ErrorInfo of a run that its worker did not answer: it names the op, and the user's line
     when the worker's stack dump holds one."""
     where, tb = _where_from_dump(getattr(exc, "crash_log", ""))
-    at = f" (it was at {where})" if where else ""
     op, fw = req.qualname, req.framework
     if isinstance(exc, WorkerTimeout):
-        return ErrorInfo("Timeout", f"{op} did not finish within {req.settings.timeout:g} s{at}; "
+        return ErrorInfo("Timeout", f"{op} did not finish within {req.settings.timeout:g} s; "
                          f"its {fw} worker was stopped and replaced", where, tb, kind="timeout")
     if isinstance(exc, Cancelled):
-        return ErrorInfo("Cancelled", f"the run of {op} was cancelled{at}; its {fw} worker was "
+        return ErrorInfo("Cancelled", f"the run of {op} was cancelled; its {fw} worker was "
                          "replaced", where, tb, kind="cancelled")
     if isinstance(exc, WorkerOutOfMemory):
-        return ErrorInfo("OutOfMemory", f"{op}: its {fw} worker was {exc}{at} (set the limit with "
-                         "GRADVIZ_WORKER_MEMORY); the worker was replaced", where, tb,
+        return ErrorInfo("OutOfMemory", f"{op} {exc}; its {fw} worker was replaced (the "
+                         "limit per worker is set by GRADVIZ_WORKER_MEMORY)", where, tb,
                          kind="crashed")
     if isinstance(exc, WorkerCrashed):
         return ErrorInfo("Crashed", f"{op} crashed its {fw} worker: {_crash_text(exc)}; the worker "
