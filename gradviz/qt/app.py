@@ -19,7 +19,9 @@ def examples_dir() -> Path:
 
 
 def default_files() -> list[str]:
-    return sorted(str(p) for p in examples_dir().glob("*.py"))
+    # tutorials first: they are what a first launch should show
+    return [str(p) for p in sorted(examples_dir().glob("*.py"),
+                                   key=lambda p: (not p.name.startswith("tutorial"), p.name))]
 
 
 def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional[str] = None,

@@ -149,6 +149,8 @@ class GridView(QScrollArea):
         self.modes: tuple = MODES
         self.pair = ""
         self.view_choice: dict[str, str] = {}   # tensor name -> view, kept across runs
+        # hook(menu, tensor, framework, mode) adds entries to each plot's context menu (exports)
+        self.plot_menu_hook = None
         self._placeholder = QLabel()
         self._placeholder.setAlignment(Qt.AlignCenter)
         self._placeholder.setStyleSheet("color: #777; font-size: 15px")
@@ -241,6 +243,12 @@ class GridView(QScrollArea):
         else:
             self._fill_per_mode(row, ts, view)
         _link(row.cells)
+        if self.plot_menu_hook is not None:
+            for c in row.cells:
+                menu = c.plot.vb.menu
+                if menu is not None:
+                    menu.addSeparator()
+                    self.plot_menu_hook(menu, row.name, c.framework, c.mode)
         if worst:
             row.title.setStyleSheet(f"color: {VERDICT_TEXT.get(worst, '#000')}")
 
@@ -327,7 +335,8 @@ class GridView(QScrollArea):
         if t.grad(mode) is not None:
             return ""
         if mode in t.absent:
-            return f"no gradient\n{_short(t.absent[mode])}"
+            why = _short(t.absent[mode])
+            return why if why.lower().startswith("no gradient") else f"no gradient\n{why}"
         return "not computed"
 
     @staticmethod
@@ -476,16 +485,15 @@ def _style(plot: pg.PlotItem, title: str, color: str) -> None:
     plot.setMenuEnabled(True)
 
 
-_FONT = None
+_FONTS: dict = {}
 
 
-def _small_font():
-    global _FONT
-    if _FONT is None:
+def _small_font(size: int = 7):
+    if size not in _FONTS:
         from PySide6.QtGui import QFont
-        _FONT = QFont()
-        _FONT.setPointSize(7)
-    return _FONT
+        _FONTS[size] = QFont()
+        _FONTS[size].setPointSize(size)
+    return _FONTS[size]
 
 
 def _message(plot: pg.PlotItem, text: str) -> None:
@@ -493,7 +501,10 @@ def _message(plot: pg.PlotItem, text: str) -> None:
     plot.hideAxis("bottom")
     plot.setMouseEnabled(False, False)
     plot.vb.setBackgroundColor("#f3f3f3")
-    item = pg.TextItem(text, color="#666", anchor=(0.5, 0.5))
+    import textwrap
+    text = "\n".join(textwrap.fill(line, 24) for line in text.splitlines())
+    item = pg.TextItem(text, color="#555", anchor=(0.5, 0.5))
+    item.setFont(_small_font(8))
     plot.addItem(item)
     item.setPos(0.5, 0.5)
     plot.setXRange(0, 1, padding=0)
@@ -516,13 +527,37 @@ def _note(plot: pg.PlotItem, text: str) -> None:
 
 
 def _link(cells: list[Cell]) -> None:
+    """Same axes for every cell of a row: the union of what each cell drew, then linked so a
+    zoom in one zooms all (a linked view follows the first one's range, not the union)."""
     data = [c for c in cells if c.has_data]
-    if len(data) < 2:
+    if not data:
         return
+    xs, ys = [], []
+    for c in data:
+        d = c.data
+        if "counts" in d:
+            xs.append(d["edges"])
+            ys += [d["counts"], np.zeros(1)]
+        elif "x" in d:
+            xs.append(d["x"])
+            ys.append(d["y"])
+            if "nonfinite" in d:
+                ys.append(np.zeros(1))
+        elif "projections" in d:
+            vals = [np.asarray(v) for v in d["projections"].values()]
+            xs += vals
+            ys += vals
     first = data[0].plot
+    xr, yr = ps.finite_range(xs), ps.finite_range(ys)
+    if xr is not None:
+        first.setXRange(*ps.padded_range(*xr, pad=0.02), padding=0)
+    if yr is not None:
+        first.setYRange(*ps.padded_range(*yr), padding=0)
     for c in data[1:]:
         c.plot.setXLink(first)
         c.plot.setYLink(first)
+    for c in data:
+        c.plot.enableAutoRange(x=False, y=False)
 
 
 def _short(text: str, n: int = 90) -> str:

@@ -158,6 +158,9 @@ class MainWindow(QMainWindow):
             return
         try:
             hook(self, self.export_menu)
+            plot_hook = getattr(export_actions, "add_plot_actions", None)
+            if plot_hook is not None:
+                self.grid.plot_menu_hook = lambda menu, tensor, fw, mode: plot_hook(menu, self, tensor, fw, mode)
         except Exception as exc:  # noqa: BLE001 - the window must come up without exporters
             self.export_menu.setEnabled(False)
             self.export_menu.setToolTip(f"exporters failed to load: {exc}")
@@ -386,7 +389,8 @@ class MainWindow(QMainWindow):
         if failed:
             text += f" — {failed} failed (see Diagnostics)"
         self.summary.setText(text)
-        if failed:
+        shown = self.tree.current_pair()
+        if any(r.status != "ok" and self.tree.pair_name(_key(r.request)) == shown for r in results):
             self.tabs.setCurrentWidget(self.diagnostics)
         if self.tree.current_pair() is None and results:
             self.tree.select_pair(self.tree.pair_name(_key(results[0].request)))

@@ -73,7 +73,7 @@ class NumbersTable(QWidget):
         bl.addWidget(self.parity)
         split.addWidget(self.table)
         split.addWidget(box)
-        split.setSizes([300, 120])
+        split.setSizes([320, 100])
         lay.addWidget(split)
         self.rows: list[tuple[str, str]] = []     # (tensor, framework) per table row
         self._cols: list[tuple[str, str, str]] = []

@@ -34,7 +34,7 @@ class OpTree(QTreeWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setColumnCount(4)
-        self.setHeaderLabels(["Op", "", "", "file:line"])
+        self.setHeaderLabels(["file / op", "", "", "line"])
         self.setRootIsDecorated(True)
         self.setUniformRowHeights(True)
         self.setAlternatingRowColors(True)
@@ -60,7 +60,7 @@ class OpTree(QTreeWidget):
     # --- data ----------------------------------------------------------------------------------
     def set_catalogs(self, catalogs: list[FileCatalog], files: tuple[str, ...] = ()) -> None:
         """Replace what is known about `files` (all files of the catalogs if not given)."""
-        touched = {os.path.abspath(f) for f in files} | {c.file for c in catalogs}
+        touched = list(dict.fromkeys([os.path.abspath(f) for f in files] + [c.file for c in catalogs]))
         self.ops = {k: v for k, v in self.ops.items() if k[1] not in touched}
         for f in touched:
             self.file_errors.pop(f, None)
@@ -145,7 +145,7 @@ class OpTree(QTreeWidget):
         bold = QFont()
         bold.setBold(True)
         for f in self.files:
-            top = QTreeWidgetItem([os.path.basename(f), "", "", f])
+            top = QTreeWidgetItem([os.path.basename(f), "", "", ""])
             top.setToolTip(COL_NAME, f)
             top.setFont(COL_NAME, bold)
             err = self.file_errors.get(f)
@@ -164,7 +164,7 @@ class OpTree(QTreeWidget):
                 op = self.ops[key]
                 name = self.pair_name(key)
                 label = op.qualname if name == op.qualname else f"{op.qualname}  → {name}"
-                item = QTreeWidgetItem([label, op.framework, "", f"{os.path.basename(op.file)}:{op.line}"])
+                item = QTreeWidgetItem([label, op.framework, "", str(op.line)])
                 item.setData(COL_NAME, ROLE_KEY, list(key))
                 item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
                 item.setCheckState(COL_NAME, Qt.Unchecked if key in self._unchecked else Qt.Checked)
