@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradviz.compare_metrics import fmt, pair_metrics, tolerances
+from gradviz.diagnostics import source
 from gradviz.diagnostics.context import Context
 
 
@@ -32,4 +33,4 @@ def check(ctx: Context) -> list:
         "only the backward.",
         "Make the custom forward compute exactly what the reference forward computes (or fix "
         "the reference= given to @gradviz.op); change only the gradient in backward.",
-        ctx.op_where(), tensor="out")]
+        source.line_of(ctx.file, ctx.forward()) or ctx.op_where(), tensor="out")]

@@ -53,6 +53,9 @@ def _count(ctx: Context, msg: str, err_where: str):
     expected, got = int(m.group(1)), int(m.group(2))
     args = _forward_args(ctx)
     names = f" ({', '.join(args)})" if len(args) == expected else ""
+    if len(args) > expected:
+        names = (f" (arguments left at their default are not inputs: only {expected} of "
+                 f"{', '.join(args)} were passed)")
     more = "one gradient too many" if got == expected + 1 else (
         "one gradient too few" if got + 1 == expected else f"{got} gradients")
     message = (f"The backward of {ctx.qualname} returns {more} where the forward takes {expected} "
@@ -75,8 +78,8 @@ def _shape(ctx: Context, msg: str, err_where: str):
     i, got, want = int(m.group(1)), m.group(2), m.group(3)
     return ctx.finding(
         "GV102-grad-shape", "error",
-        f"The gradient returned for input {_arg(ctx, i)} has shape ({got}) but the input has "
-        f"shape ({want}).",
+        f"The gradient returned for input {_arg(ctx, i)} has shape {_tuple(got)} but the input "
+        f"has shape {_tuple(want)}.",
         "Return a gradient of exactly the input's shape (for broadcasting forwards, sum the "
         "gradient over the broadcast dimensions).",
         ctx.backward_where(err_where), tensor=_arg(ctx, i).strip("'"))
@@ -119,3 +122,8 @@ def _non_tensor(ctx: Context, msg: str, err_where: str):
         "tensor, so it cannot have one.",
         f"Return None in position {pos} of backward's return value.",
         ctx.backward_where(err_where), tensor=name.strip("'"))
+
+
+def _tuple(torch_shape: str) -> str:
+    dims = [d.strip() for d in torch_shape.split(",") if d.strip()]
+    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"

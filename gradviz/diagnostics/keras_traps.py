@@ -97,12 +97,12 @@ def _call_returns_grad_fn(ctx: Context) -> list:
         if isinstance(v, ast.Tuple) and len(v.elts) >= 2:
             last = v.elts[-1]
             if isinstance(last, ast.Lambda) or (isinstance(last, ast.Name) and last.id in local_defs):
-                name = "lambda" if isinstance(last, ast.Lambda) else last.id
+                name = "a lambda" if isinstance(last, ast.Lambda) else f"`{last.id}`"
                 meth = fwd.name
                 return [ctx.finding(
                     "GV603-call-returns-grad-fn", "error",
-                    f"{meth}() returns (output, {name}) as a @tf.custom_gradient function would, "
-                    f"but without the decorator nothing registers `{name}`: it is just a second "
+                    f"{meth}() returns (output, {name.strip('`').replace('a lambda', 'lambda')}) as a @tf.custom_gradient function would, "
+                    f"but without the decorator nothing registers {name}: it is just a second "
                     "output and gradients come from the framework's own backward.",
                     "Move the forward and its gradient into a module-level function decorated "
                     f"with @tf.custom_gradient (torch: an autograd.Function) and call that from "

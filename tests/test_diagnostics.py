@@ -1,0 +1,132 @@
+"""Diagnostics on real runs: each trigger op in tests/corpus/diag gets its code at its marked
+line; the clean twins, the tutorials and the built-in traps behave as documented."""
+import ast
+from pathlib import Path
+
+import pytest
+
+from gradviz.compare import compare_result
+from gradviz.diagnostics import CODES, diagnose
+from gradviz.model import RunRequest, RunSettings
+
+HERE = Path(__file__).resolve().parent
+DIAG = HERE / "corpus" / "diag"
+EXAMPLES = HERE.parent / "resources" / "examples"
+
+
+def _ops(path: Path) -> list[tuple[str, str, int]]:
+    """(qualname, expected code, TRIGGER line) of each top-level op with 'expect:' in its doc."""
+    text = path.read_text()
+    lines = text.splitlines()
+    out = []
+    for node in ast.parse(text).body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            doc = ast.get_docstring(node) or ""
+            if "expect:" in doc:
+                code = doc.split("expect:")[1].split()[0]
+                end = node.end_lineno
+                line = next(i for i in range(node.lineno, end + 1) if "# TRIGGER" in lines[i - 1])
+                out.append((node.name, code, line))
+    return out
+
+
+def _top_names(path: Path) -> list[str]:
+    return [n.name for n in ast.parse(path.read_text()).body
+            if isinstance(n, (ast.ClassDef, ast.FunctionDef)) and not n.name.startswith("_")
+            or isinstance(n, ast.FunctionDef) and n.name == "_gain"]
+
+
+TRIGGERS = [(DIAG / f"triggers_{fw}.py", fw, q, code, line)
+            for fw in ("torch", "tf") for q, code, line in _ops(DIAG / f"triggers_{fw}.py")]
+
+
+@pytest.fixture(scope="module")
+def runs(engine):
+    """Every op of the diag corpus and the examples, in one engine call: {(file, qualname): result}."""
+    reqs = [RunRequest(str(f), q, fw) for f, fw, q, _, _ in TRIGGERS]
+    for fw in ("torch", "tf"):
+        for path in (DIAG / f"clean_{fw}.py", EXAMPLES / f"tutorial_{fw}.py", EXAMPLES / f"traps_{fw}.py"):
+            cats = engine.discover([str(path)])
+            reqs += [RunRequest(str(path), op.qualname, fw) for c in cats for op in c.ops]
+    return {(Path(r.request.file).name, r.request.qualname): r for r in engine.run(reqs)}
+
+
+def _findings(runs, file: str, qualname: str):
+    res = runs[(file, qualname)]
+    return diagnose(res, compare_result(res))
+
+
+def test_corpus_covers_every_code():
+    covered = {code for *_, code, _ in TRIGGERS}
+    assert covered >= set(CODES) - {"GV000-diagnostic-failed", "GV104-grad-device",
+                                     "GV402-non-finite-output"}  # these two: test_diagnostics_units
+
+
+@pytest.mark.parametrize("path,fw,qualname,code,line", TRIGGERS,
+                         ids=[f"{fw}-{q}" for _, fw, q, _, _ in TRIGGERS])
+def test_trigger_names_code_fix_and_line(runs, path, fw, qualname, code, line):
+    found = _findings(runs, path.name, qualname)
+    hits = [f for f in found if f.code == code]
+    assert hits, f"{code} not found; got {[f.code for f in found]}"
+    f = hits[0]
+    assert f.where == f"{path}:{line}"
+    assert f.severity in ("error", "warning", "info") and f.fix and f.message.endswith(".")
+    assert f.framework == fw and f.title == CODES[code]
+    assert "GV000-diagnostic-failed" not in {x.code for x in found}
+
+
+@pytest.mark.parametrize("fw", ["torch", "tf"])
+def test_clean_twins_and_tutorials_have_no_warnings(runs, fw):
+    for path in (DIAG / f"clean_{fw}.py", EXAMPLES / f"tutorial_{fw}.py"):
+        ops = [q for (f, q) in runs if f == path.name]
+        assert ops
+        for q in ops:
+            assert runs[(path.name, q)].status == "ok", q
+            bad = [f.one_line() for f in _findings(runs, path.name, q) if f.severity != "info"]
+            assert bad == [], (path.name, q)
+
+
+def test_straight_through_tutorial_is_named_a_surrogate(runs):
+    for file in ("tutorial_torch.py", "tutorial_tf.py"):
+        qual = "RoundSTE" if "torch" in file else "round_ste"
+        [f] = [f for f in _findings(runs, file, qual) if f.code == "GV302-grad-surrogate"]
+        assert "straight-through" in f.message and "200 of 200" in f.message
+
+
+def test_surrogate_kinds_are_told_apart(runs):
+    msgs = {q: [f.message for f in _findings(runs, "triggers_torch.py", q)
+                if f.code.startswith("GV30")][0] for q in ("GradReversal", "ClippedSquare",
+                                                           "CubeWrongGrad")}
+    assert "gradient reversal" in msgs["GradReversal"] and "-1 times" in msgs["GradReversal"]
+    assert "gradient clipping" in msgs["ClippedSquare"] and "+-1" in msgs["ClippedSquare"]
+    assert "looks like a bug" in msgs["CubeWrongGrad"]
+
+
+def test_nan_finding_names_mode_count_and_input_values(runs):
+    for file, q in (("triggers_torch.py", "DivideByInput"), ("triggers_tf.py", "divide_by_input")):
+        [f] = [f for f in _findings(runs, file, q) if f.code == "GV401-non-finite"]
+        assert f.severity == "error"
+        assert "2 NaN of 4 elements" in f.message and "x = 0" in f.message
+        assert "introduced 2" in f.message
+
+
+EXAMPLE_TRAPS = {
+    ("traps_torch.py", "TooManyGrads"): "GV101-grad-count",
+    ("traps_torch.py", "DetachedForward"): "GV501-no-default-path",
+    ("traps_torch.py", "InPlaceNoMarkDirty"): "GV605-inplace-no-mark-dirty",
+    ("traps_tf.py", "AssignWeights"): "GV601-keras-weights-assign",
+    ("traps_tf.py", "CallReturnsGradFn"): "GV603-call-returns-grad-fn",
+    ("traps_tf.py", "scale_by_variable"): "GV602-tf-missing-variables",
+    ("traps_tf.py", "wrong_grad_shape"): "GV102-grad-shape",
+}
+
+
+@pytest.mark.parametrize("key", list(EXAMPLE_TRAPS), ids=[k[1] for k in EXAMPLE_TRAPS])
+def test_each_builtin_trap_shows_its_diagnostic(runs, key):
+    found = _findings(runs, *key)
+    [f] = [f for f in found if f.code == EXAMPLE_TRAPS[key]]
+    path = EXAMPLES / key[0]
+    line = int(f.where.rsplit(":", 1)[1])
+    assert f.where.startswith(str(path) + ":")
+    src = path.read_text().splitlines()[line - 1]
+    assert "WRONG" in src or "def grad" in src or "return" in src, src
