@@ -1,0 +1,239 @@
+"""The worker pool: warm reuse, replacement after a crash, kill on timeout / cancel / memory, and
+no worker process left behind (after Engine.close, and after Ctrl-C on `gradviz run`).
+
+Tests that kill workers use their own torch-only Engine (each replacement costs a torch import).
+"""
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from gradviz.engine import Engine
+from gradviz.engine.pool import GIB, describe_exit, memory_limit_from_env
+from gradviz.model import RunRequest, RunSettings
+
+CORPUS = Path(__file__).resolve().parent / "corpus" / "broken"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def marker_line(path) -> int:
+    for i, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if "# FAILS HERE" in line:
+            return i
+    raise AssertionError(f"no marker in {path}")
+
+
+def request(name: str, qualname: str, framework: str = "torch", timeout: float = 60.0):
+    return RunRequest(str(CORPUS / name), qualname, framework, RunSettings(timeout=timeout))
+
+
+def worker_pids(parent_pid: int) -> list[int]:
+    """Live gradviz worker processes started by `parent_pid` (their argv names the parent)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                argv = fh.read().decode(errors="replace").split("\0")
+            with open(f"/proc/{entry}/stat") as fh:
+                state = fh.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state == "Z":
+            continue  # a zombie has exited; only its parent's wait is missing
+        if any("gradviz.engine.worker" in a for a in argv) and str(parent_pid) in argv[3:]:
+            found.append(int(entry))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_for(condition, timeout: float = 60.0, what: str = "condition"):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+# --- pure helpers -----------------------------------------------------------------------------
+def test_describe_exit_names_the_signal():
+    assert describe_exit(-signal.SIGSEGV) == ("the worker was killed by SIGSEGV "
+                                              "(segmentation fault)")
+    assert describe_exit(-signal.SIGABRT) == "the worker was killed by SIGABRT (abort)"
+    assert describe_exit(7).startswith("the worker process exited with code 7")
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("2", 2 * GIB), ("1.5", int(1.5 * GIB)), ("512M", 512 * 1024 ** 2), ("3g", 3 * GIB),
+    ("2GB", 2 * GIB), ("0", 0), ("off", 0)])
+def test_memory_limit_from_env(monkeypatch, value, expected):
+    monkeypatch.setenv("GRADVIZ_WORKER_MEMORY", value)
+    assert memory_limit_from_env() == expected
+
+
+def test_memory_limit_default_is_half_the_ram(monkeypatch):
+    monkeypatch.delenv("GRADVIZ_WORKER_MEMORY", raising=False)
+    with open("/proc/meminfo") as fh:
+        total = int(next(ln for ln in fh if ln.startswith("MemTotal:")).split()[1]) * 1024
+    assert memory_limit_from_env() == total // 2
+
+
+# --- warm reuse (shared engine) ---------------------------------------------------------------
+def test_second_run_reuses_the_warm_worker(engine):
+    worker = engine.workers["torch"]
+    first = engine.run_one(request("good_and_bad_torch.py", "GoodRoundSTE"))
+    pid, starts = worker.pid(), worker.status.starts
+    second = engine.run_one(request("good_and_bad_torch.py", "GoodRoundSTE"))
+    assert first.status == second.status == "ok"
+    # Same process, nothing started again: torch was not imported a second time.
+    assert worker.pid() == pid and pid > 0
+    assert worker.status.starts == starts
+    assert worker.status.state == "ready"
+
+
+# --- replacement (own torch engine) -----------------------------------------------------------
+@pytest.fixture(scope="module")
+def torch_engine():
+    eng = Engine(frameworks=("torch",))
+    eng.workers["torch"].wait_ready(180)
+    yield eng
+    eng.close()
+
+
+def _good_run_works(eng):
+    res = eng.run_one(request("good_and_bad_torch.py", "GoodRoundSTE"))
+    assert res.status == "ok", res.error
+    assert res.tensor("x").grads["custom"].tolist() == [1.0] * 200
+
+
+def test_crash_is_reported_and_the_worker_replaced_at_once(torch_engine):
+    worker = torch_engine.workers["torch"]
+    old_pid, starts = worker.pid(), worker.status.starts
+    res = torch_engine.run_one(request("segfault_torch.py", "SegfaultBackward"))
+    assert res.status == "error"
+    assert res.error.kind == "crashed" and res.error.type == "Crashed"
+    assert "SegfaultBackward" in res.error.message and "SIGSEGV" in res.error.message
+    path = str(CORPUS / "segfault_torch.py")
+    assert res.error.where == f"{path}:{marker_line(path)}"
+    assert "gradviz" not in res.error.traceback.replace(str(ROOT / "tests"), "")
+    assert not alive(old_pid)
+    # The successor was started without waiting for the next request.
+    assert worker.status.starts == starts + 1
+    assert worker.pid() not in (0, old_pid)
+    _good_run_works(torch_engine)
+
+
+def test_timeout_kills_and_replaces_the_worker(torch_engine):
+    worker = torch_engine.workers["torch"]
+    worker.wait_ready(180)
+    old_pid = worker.pid()
+    res = torch_engine.run_one(request("hang_torch.py", "HangBackward", timeout=2))
+    assert res.error.kind == "timeout" and res.error.type == "Timeout"
+    assert "within 2 s" in res.error.message
+    path = str(CORPUS / "hang_torch.py")
+    assert res.error.where == f"{path}:{marker_line(path)}"  # from the stack dumped before the kill
+    assert not alive(old_pid)
+    _good_run_works(torch_engine)
+
+
+def test_cancel_kills_the_running_op_and_skips_the_rest(torch_engine):
+    worker = torch_engine.workers["torch"]
+    worker.wait_ready(180)
+    old_pid = worker.pid()
+    reqs = [request("hang_torch.py", "HangBackward", timeout=120),
+            request("good_and_bad_torch.py", "GoodRoundSTE")]
+    out = []
+    runner = threading.Thread(target=lambda: out.extend(torch_engine.run(reqs)))
+    runner.start()
+    wait_for(lambda: worker.status.state == "busy", what="the hang to start")
+    torch_engine.cancel()
+    runner.join(60)
+    assert not runner.is_alive()
+    assert [r.error.kind for r in out] == ["cancelled", "cancelled"]
+    assert out[0].error.where.endswith(f"hang_torch.py:{marker_line(CORPUS / 'hang_torch.py')}")
+    assert not alive(old_pid)
+    _good_run_works(torch_engine)
+
+
+def test_memory_hog_is_killed_above_the_limit(torch_engine):
+    worker = torch_engine.workers["torch"]
+    worker.wait_ready(180)
+    saved, worker.memory_limit = worker.memory_limit, int(1.5 * GIB)
+    try:
+        res = torch_engine.run_one(request("memory_hog_torch.py", "MemoryHog", timeout=120))
+    finally:
+        worker.memory_limit = saved
+    assert res.error.type == "OutOfMemory" and res.error.kind == "crashed"
+    assert "used more than 1.5 GiB" in res.error.message
+    path = str(CORPUS / "memory_hog_torch.py")
+    assert res.error.where == f"{path}:{marker_line(path)}"
+    _good_run_works(torch_engine)
+
+
+# --- nothing left behind ----------------------------------------------------------------------
+def test_close_leaves_no_worker_process():
+    eng = Engine(frameworks=("torch",))
+    pid = eng.workers["torch"].pid()
+    assert worker_pids(os.getpid()) and pid in worker_pids(os.getpid())
+    eng.close()  # while the worker is still importing torch
+    assert not alive(pid)
+    assert eng.workers["torch"].status.state == "stopped"
+
+
+def test_ctrl_c_on_gradviz_run_leaves_no_worker_process():
+    files = [str(CORPUS / "good_and_bad_torch.py"), str(CORPUS / "hang_torch.py")]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gradviz", "run", *files, "--framework", "torch",
+         "--timeout", "120"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True, start_new_session=True)
+    try:
+        seen = []
+        # Progress lines come as each op ends: after the two ops of good_and_bad, the hang runs.
+        for line in proc.stderr:
+            seen.append(line)
+            if line.startswith("[2/3]"):
+                break
+        assert any(ln.startswith("[2/3]") for ln in seen), "".join(seen)
+        workers = worker_pids(proc.pid)
+        assert len(workers) == 1
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        rest = proc.communicate(timeout=60)[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, "".join(seen) + rest
+    assert "interrupted" in rest
+    assert not any(alive(p) for p in workers)
+    assert worker_pids(proc.pid) == []
+
+
+def test_workers_exit_when_their_parent_is_killed(tmp_path):
+    script = ("from gradviz.engine import Engine\n"
+              "e = Engine(frameworks=('torch',)); e.workers['torch'].wait_ready(180)\n"
+              "print(e.workers['torch'].pid(), flush=True)\n"
+              "import time; time.sleep(600)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        child = int(proc.stdout.readline())
+        assert alive(child)
+    finally:
+        proc.kill()  # SIGKILL: no atexit, no cleanup in the parent
+        proc.wait()
+    wait_for(lambda: not alive(child), 30, "the orphaned worker to exit")
