@@ -48,8 +48,18 @@ def _save_error(ctx: Context) -> list:
                 f"save_for_backward got a {m.group(2)} as argument {m.group(1)}, but it can save "
                 "only tensors.",
                 f"Save only tensors with ctx.save_for_backward(...); keep the {m.group(2)} as a "
-                "ctx attribute (e.g. ctx.k = k).", err.where or ctx.op_where())]
+                "ctx attribute (e.g. ctx.k = k).", _save_call_line(ctx) or err.where)]
     return []
+
+
+def _save_call_line(ctx: Context) -> str:
+    # torch checks the saved values after forward returns, so its error has no user frame.
+    cls = ctx.node if isinstance(ctx.node, ast.ClassDef) else None
+    for n in (ast.walk(cls) if cls is not None else ()):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                and n.func.attr == "save_for_backward":
+            return source.line_of(ctx.file, n)
+    return ""
 
 
 def _save_misuse(ctx: Context, methods, tensor_args: set, fwd) -> list:
