@@ -1,0 +1,129 @@
+"""Diagnostics on hand-built RunResults (no engine): cases the CPU machine cannot produce, load
+errors, JSON shape, and that the package stays framework-free."""
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+from gradviz.diagnostics import diagnose, diagnose_load
+from gradviz.model import ErrorInfo, OpInfo, RunRequest, RunResult, TensorResult
+
+
+def _result(path, qualname, fw="torch", kind="function", **kw):
+    op = OpInfo(qualname, fw, kind, qualname, str(path), 1, ("x",))
+    return RunResult(request=RunRequest(str(path), qualname, fw), op=op, **kw)
+
+
+def _write(tmp_path, text, name="m.py"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+FN = """\
+    import torch
+    class Fn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return torch.ones(200, device="cuda") * g
+    """
+
+
+def test_device_mismatch_message_becomes_finding_at_backward_return(tmp_path):
+    p = _write(tmp_path, FN)
+    err = ErrorInfo("RuntimeError", "Function FnBackward returned an invalid gradient at index 0 - "
+                    "expected device cpu but got cuda:0", str(p) + ":7")
+    [f] = diagnose(_result(p, "Fn", status="error", error=err, mode_errors={"custom": err}))
+    assert (f.code, f.severity, f.where, f.tensor) == ("GV104-grad-device", "error", f"{p}:9", "x")
+    assert "cuda:0" in f.message and "cpu" in f.message
+
+
+def test_nan_forward_output_is_reported_with_input_values(tmp_path):
+    p = _write(tmp_path, FN)
+    x = np.array([1.0, 0.0, 2.0], np.float32)
+    out = np.array([1.0, np.inf, 0.5], np.float32)
+    tensors = (TensorResult("x", "input", (3,), "float32", x,
+                            grads={"custom": np.ones(3, np.float32)}),
+               TensorResult("out", "output", (3,), "float32", out,
+                            grads={"custom": np.ones(3, np.float32)}))
+    found = diagnose(_result(p, "Fn", tensors=tensors, outputs={"custom": out}))
+    [f] = [f for f in found if f.code == "GV402-non-finite-output"]
+    assert "1 Inf of 3 elements" in f.message and "x = 0" in f.message
+
+
+def test_mark_dirty_and_out_of_place_forwards_are_clean(tmp_path):
+    p = _write(tmp_path, """\
+        import torch
+        class Marked(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.mul_(2)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        class Dirty(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x[0] = 1.0
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        """)
+    assert diagnose(_result(p, "Marked")) == []
+    [f] = diagnose(_result(p, "Dirty"))
+    assert f.code == "GV605-inplace-no-mark-dirty" and f.where == f"{p}:16"
+
+
+def test_load_error_of_keras_weights_assignment(tmp_path):
+    p = _write(tmp_path, """\
+        import keras
+        class L(keras.layers.Layer):
+            def __init__(self):
+                super().__init__()
+                self.weights = self.add_weight(shape=(3,))
+        L()
+        """)
+    err = ErrorInfo("AttributeError", "property 'weights' of 'L' object has no setter",
+                    f"{p}:6", kind="load")
+    [f] = diagnose_load(err, str(p), "tf")
+    assert (f.code, f.where, f.framework) == ("GV601-keras-weights-assign", f"{p}:5", "tf")
+    assert "self.w = self.add_weight" in f.fix
+    assert diagnose_load(ErrorInfo("ImportError", "no module named foo", f"{p}:1")) == []
+
+
+def test_finding_as_dict_is_plain_json(tmp_path):
+    import json
+    p = _write(tmp_path, FN)
+    err = ErrorInfo("RuntimeError", "function FnBackward returned an incorrect number of "
+                    "gradients (expected 1, got 2)", "")
+    [f] = diagnose(_result(p, "Fn", status="error", error=err))
+    d = json.loads(json.dumps(f.as_dict()))
+    assert set(d) == {"code", "severity", "title", "message", "fix", "where", "framework", "op",
+                      "tensor"}
+    assert d["code"] == "GV101-grad-count" and d["where"] == f"{p}:9"
+
+
+def test_unreadable_source_still_gives_findings(tmp_path):
+    err = ErrorInfo("ValueError", "custom_gradient function expected to return 1 gradients, but "
+                    "returned 2 instead.", "/nonexistent/m.py:3")
+    [f] = diagnose(_result(tmp_path / "gone.py", "f", fw="tf", kind="custom_gradient",
+                           status="error", error=err))
+    assert f.code == "GV101-grad-count" and f.where == "/nonexistent/m.py:3"  # the error's line
+
+
+def test_importing_diagnostics_imports_no_framework():
+    code = ("import sys, gradviz.diagnostics; "
+            "print(sorted(m for m in ('torch', 'tensorflow', 'keras') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
