@@ -41,6 +41,9 @@ def print_load_errors(catalogs, out=sys.stderr) -> bool:
             failed = True
             fw = f" ({cat.framework})" if cat.framework else ""
             print(error_paragraph(f"cannot load {_rel(cat.file)}{fw}", cat.error), file=out)
+            from gradviz.diagnostics import diagnose_load
+            for f in diagnose_load(cat.error, cat.file, cat.framework):
+                print(f"  [{f.severity}] {f.code}: {f.message}\n      fix: {f.fix}", file=out)
             print(file=out)
     return failed
 
@@ -125,10 +128,7 @@ def print_results(results, settings, args, out=sys.stdout) -> int:
 
 
 def _diagnose(results, comparisons) -> list:
-    try:
-        from gradviz.diagnostics import diagnose
-    except ImportError:
-        return [[] for _ in results]
+    from gradviz.diagnostics import diagnose
     return [diagnose(r, c) for r, c in zip(results, comparisons)]
 
 
