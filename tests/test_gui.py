@@ -305,3 +305,28 @@ def test_scripted_run_writes_screenshot(tmp_path, write_module):
     from PySide6.QtGui import QImage
     img = QImage(str(png))
     assert not img.isNull() and img.width() > 800 and img.height() > 500
+
+
+def test_row_axes_cover_every_cell(qtbot, make_window, write_module):
+    # custom gradient 3 in one framework's cell must not be clipped by a linked cell holding 0..1
+    path = write_module("scale3.py", SCALE_SRC.format(factor=3.0))
+    win = make_window([path])
+    run_keys(qtbot, win, [("torch", path, "Scale")])
+    win.tree.select_pair("Scale")
+    cells = [c for c in win.grid.rows["x"].cells if c.has_data]
+    qtbot.waitUntil(lambda: all(c.plot.vb.viewRange()[1][1] >= 3.0 for c in cells), timeout=5000)
+    for c in cells:
+        lo, hi = c.plot.vb.viewRange()[1]
+        assert lo <= 2.0 and hi >= 3.0
+
+
+def test_open_files_adds_recent_and_reloads(qtbot, make_window, settings, write_module):
+    first = write_module("one.py", SCALE_SRC.format(factor=2.0))
+    win = make_window([first])
+    other = write_module("two.py", SCALE_SRC.format(factor=5.0).replace("Scale", "Scale5"))
+    with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
+        win.open_files([other])
+    assert ("torch", other, "Scale5") in win.tree.ops
+    assert win.tree.files == [first, other]
+    assert settings.value("files/recent")[0] == other
+    assert win.recent_menu.actions()[0].text() == other

@@ -529,7 +529,8 @@ def _note(plot: pg.PlotItem, text: str) -> None:
 def _link(cells: list[Cell]) -> None:
     """Same axes for every cell of a row: the union of what each cell drew, then linked so a
     zoom in one zooms all (a linked view follows the first one's range, not the union)."""
-    data = [c for c in cells if c.has_data]
+    # numeric projections have their own axes (g·v per direction): never linked to index plots
+    data = [c for c in cells if c.has_data and "projections" not in c.data]
     if not data:
         return
     xs, ys = [], []
@@ -543,21 +544,19 @@ def _link(cells: list[Cell]) -> None:
             ys.append(d["y"])
             if "nonfinite" in d:
                 ys.append(np.zeros(1))
-        elif "projections" in d:
-            vals = [np.asarray(v) for v in d["projections"].values()]
-            xs += vals
-            ys += vals
     first = data[0].plot
+    # links are two-way: a cell still auto-ranging on its own data would push its range onto
+    # the others, so auto range goes off everywhere before linking and the union is set last
+    for c in data:
+        c.plot.enableAutoRange(x=False, y=False)
+    for c in data[1:]:
+        c.plot.setXLink(first)
+        c.plot.setYLink(first)
     xr, yr = ps.finite_range(xs), ps.finite_range(ys)
     if xr is not None:
         first.setXRange(*ps.padded_range(*xr, pad=0.02), padding=0)
     if yr is not None:
         first.setYRange(*ps.padded_range(*yr), padding=0)
-    for c in data[1:]:
-        c.plot.setXLink(first)
-        c.plot.setYLink(first)
-    for c in data:
-        c.plot.enableAutoRange(x=False, y=False)
 
 
 def _short(text: str, n: int = 90) -> str:
