@@ -330,3 +330,33 @@ def test_open_files_adds_recent_and_reloads(qtbot, make_window, settings, write_
     assert win.tree.files == [first, other]
     assert settings.value("files/recent")[0] == other
     assert win.recent_menu.actions()[0].text() == other
+
+
+def _hand_made_result(n, fw="torch"):
+    from gradviz.model import RunRequest, RunResult, RunSettings, TensorResult
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(n).astype(np.float32)
+    custom = np.ones(n, dtype=np.float32)
+    custom[[5, n // 2]] = np.nan
+    custom[-1] = np.inf
+    t = TensorResult("x", "input", (n,), "float32", x, grads={"custom": custom, "default": np.zeros(n, np.float32)})
+    req = RunRequest("/nowhere/ops.py", "Big", fw, RunSettings(shape=(n,), modes=("default", "custom")))
+    return RunResult(req, None, device="cpu", tensors=(t,))
+
+
+def test_grid_decimates_a_million_elements_and_marks_nonfinite(qtbot):
+    from gradviz.qt.grid_view import GridView
+    grid = GridView()
+    qtbot.addWidget(grid)
+    n = 1_000_000
+    grid.set_data("Big", {"torch": _hand_made_result(n)}, ("default", "custom"))
+    custom = next(c for c in grid.rows["x"].cells if c.mode == "custom")
+    assert len(custom.data["y"]) <= 1600 and custom.data["n"] == n
+    nf = custom.data["nonfinite"]
+    assert (nf.nan, nf.posinf, nf.neginf) == (2, 1, 0)
+    for view in ("histogram", "scatter", "vs_input"):
+        grid.set_view("x", view)
+        assert grid.plot_count() >= 1
+    grid.set_view("x", "vs_input")
+    custom = next(c for c in grid.rows["x"].cells if c.mode == "custom")
+    assert len(custom.data["x"]) <= 1600
