@@ -37,6 +37,11 @@ def vm_hwm_mib(pid: int) -> float:
     return float("nan")
 
 
+def worker_pid(worker) -> int:
+    pid = getattr(worker, "pid", None)
+    return pid() if callable(pid) else worker.status.pid
+
+
 # --- time to window shown ---------------------------------------------------------------------
 def on_first_paint(win, then) -> None:
     """Call then(epoch seconds) at the window's first paint event (a zero timer as a fallback for
@@ -152,8 +157,7 @@ def gui_warm(sizes: list[int], reps: int) -> None:
         out["sizes"][str(n)] = {"median_s": statistics.median(times), "runs": times, "modes": modes,
                                 "plots": win.grid.plot_count()}
     out["gui_peak_mib"] = peak_rss_mib()
-    out["workers_peak_mib"] = {fw: vm_hwm_mib(w._proc.pid) for fw, w in win.bridge.engine.workers.items()
-                               if w._proc is not None}
+    out["workers_peak_mib"] = {fw: vm_hwm_mib(worker_pid(w)) for fw, w in win.bridge.engine.workers.items()}
     win.close()
     report(out)
 
