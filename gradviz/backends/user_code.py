@@ -51,7 +51,26 @@ def error_info(exc: BaseException, kind: str = "error", fallback_where: str = ""
     if isinstance(exc, SyntaxError):
         message = f"{exc.msg}" + (f": {exc.text.strip()}" if exc.text else "")
     message = _strip_framework_noise(message)
+    if not frames and "returned an incorrect number of gradients" in message:
+        where = _return_statement(where)  # torch checks it in C++: blame the user's return
     return ErrorInfo(type(exc).__name__, message or type(exc).__name__, where, tb, kind)
+
+
+def _return_statement(where: str) -> str:
+    """For "file:N" at a `def`, the line of that function's only `return`; else `where` itself."""
+    import ast
+    path, _, line = where.rpartition(":")
+    try:
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        n = int(line)
+    except (OSError, ValueError, SyntaxError):
+        return where
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                node.lineno == n or any(d.lineno == n for d in node.decorator_list)):
+            returns = [r for r in ast.walk(node) if isinstance(r, ast.Return)]
+            return f"{path}:{returns[0].lineno}" if len(returns) == 1 else where
+    return where
 
 
 def _strip_framework_noise(message: str) -> str:
