@@ -1,7 +1,7 @@
 """Measurements that must run in a fresh process of their own (started by scripts/bench.py).
 
 `python scripts/bench_child.py MODE [ARGS]`; the result is one line `BENCH <json>` on stdout.
-Modes: window-empty, window-app, gui-warm SIZES, redraw, export, bare FRAMEWORK SIZES REPS.
+Modes: window-empty, window-app, gui-warm SIZE[:MODES],... REPS, redraw, export, bare FRAMEWORK SIZES REPS.
 """
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ def wait_signal(signal, timeout_s: float):
     return got[0]
 
 
-def gui_warm(sizes: list[int], reps: int) -> None:
+def gui_warm(sizes: list[str], reps: int) -> None:
     """Time from Run (the tree's run request for one op) to the updated grid painted, with warm
     workers, for each size; plus peak memory of the GUI process and of each worker."""
     from PySide6.QtWidgets import QApplication
@@ -137,8 +137,12 @@ def gui_warm(sizes: list[int], reps: int) -> None:
     keys = [k for k in win.tree.ops if win.tree.pair_name(k) == pair]
     win.tree.select_pair(pair)
     out = {"pair": pair, "keys": len(keys), "sizes": {}}
-    for n in sizes:
-        win.settings_panel.shape.setText(str(n))
+    for spec in sizes:
+        n, _, modes_wanted = spec.partition(":")   # "200" or "200:default+custom"
+        if modes_wanted:
+            for m, box in win.settings_panel.modes.items():
+                box.setChecked(m in modes_wanted.split("+"))
+        win.settings_panel.shape.setText(n)
         times = []
         modes = None
         for i in range(reps + 1):          # the first run warms this size up; not counted
@@ -154,7 +158,7 @@ def gui_warm(sizes: list[int], reps: int) -> None:
             modes = list(results[0].request.settings.modes)
             if i:
                 times.append(dt)
-        out["sizes"][str(n)] = {"median_s": statistics.median(times), "runs": times, "modes": modes,
+        out["sizes"][spec] = {"median_s": statistics.median(times), "runs": times, "modes": modes,
                                 "plots": win.grid.plot_count()}
     out["gui_peak_mib"] = peak_rss_mib()
     out["workers_peak_mib"] = {fw: vm_hwm_mib(worker_pid(w)) for fw, w in win.bridge.engine.workers.items()}
@@ -303,7 +307,7 @@ def main(argv: list[str]) -> None:
     elif mode == "window-app":
         window_app()
     elif mode == "gui-warm":
-        gui_warm([int(s) for s in argv[1].split(",")], int(argv[2]))
+        gui_warm(argv[1].split(","), int(argv[2]))
     elif mode == "redraw":
         redraw(int(argv[1]))
     elif mode == "export":
