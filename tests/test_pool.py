@@ -129,8 +129,10 @@ def _good_run_works(eng):
 
 def test_crash_is_reported_and_the_worker_replaced_at_once(torch_engine):
     worker = torch_engine.workers["torch"]
-    old_pid, starts = worker.pid(), worker.status.starts
+    old_pid, starts, old_log = worker.pid(), worker.status.starts, worker.crash_log
+    assert os.path.exists(old_log)
     res = torch_engine.run_one(request("segfault_torch.py", "SegfaultBackward"))
+    assert not os.path.exists(old_log)  # read, then removed
     assert res.status == "error"
     assert res.error.kind == "crashed" and res.error.type == "Crashed"
     assert "SegfaultBackward" in res.error.message and "SIGSEGV" in res.error.message
@@ -202,6 +204,23 @@ def test_close_leaves_no_worker_process():
     assert eng.workers["torch"].status.state == "stopped"
 
 
+def test_close_during_a_run_cancels_it_and_leaves_no_worker_process():
+    eng = Engine(frameworks=("torch",))
+    worker = eng.workers["torch"]
+    worker.wait_ready(180)
+    pid = worker.pid()
+    out = []
+    runner = threading.Thread(target=lambda: out.append(
+        eng.run_one(request("hang_torch.py", "HangBackward", timeout=120))))
+    runner.start()
+    wait_for(lambda: worker.status.state == "busy", what="the hang to start")
+    eng.close()
+    runner.join(60)
+    assert out[0].error.kind == "cancelled"
+    assert not alive(pid)
+    assert worker.pid() == 0 and worker.status.state == "stopped"  # and no successor started
+
+
 def test_ctrl_c_on_gradviz_run_leaves_no_worker_process():
     files = [str(CORPUS / "good_and_bad_torch.py"), str(CORPUS / "hang_torch.py")]
     proc = subprocess.Popen(
@@ -240,7 +259,11 @@ def test_workers_exit_when_their_parent_is_killed(tmp_path):
     try:
         child = int(proc.stdout.readline())
         assert alive(child)
+        with open(f"/proc/{child}/cmdline", "rb") as fh:
+            log = fh.read().decode().split("\0")[6]  # python -c CODE fd framework parent LOG
+        assert os.path.exists(log)
     finally:
         proc.kill()  # SIGKILL: no atexit, no cleanup in the parent
         proc.wait()
     wait_for(lambda: not alive(child), 30, "the orphaned worker to exit")
+    assert not os.path.exists(log)  # it removed its own crash log

@@ -306,9 +306,12 @@ class Worker:
                 raise RuntimeError(f"internal error in the {self.framework} worker:\n{value}")
             return value
 
-    def _died(self, child: _Child) -> WorkerCrashed:
+    def _died(self, child: _Child) -> Exception:
         code = _wait(child.popen, 2)
-        return WorkerCrashed(describe_exit(code), code, self._replace(child, dump=False))
+        log = self._replace(child, dump=False)
+        if self._closed and self._child is None:  # stop() killed it: not the user's fault
+            return Cancelled("the worker was stopped", log)
+        return WorkerCrashed(describe_exit(code), code, log)
 
     def _replace(self, child: _Child, dump: bool) -> str:
         """Kill `child` (asking it for its stack first when `dump`), start its successor at once,

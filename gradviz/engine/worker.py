@@ -14,11 +14,15 @@ import time
 _real_exit = os._exit
 
 
-def _watch_parent(parent_pid: int) -> None:
+def _watch_parent(parent_pid: int, crash_log: str) -> None:
     # A hung op keeps the main thread busy, so EOF on the pipe is not enough to notice a dead parent.
     while True:
         time.sleep(0.5)
         if os.getppid() != parent_pid:
+            try:
+                os.unlink(crash_log)  # the parent that would read and remove it is gone
+            except OSError:
+                pass
             _real_exit(0)
 
 
@@ -56,13 +60,18 @@ def child_main() -> None:
     # A segfault in user code leaves its Python stack here, for the parent to point at file:line.
     crash_file = open(crash_log, "w")
     _install_crash_reporting(crash_file)
-    main(Connection(int(fd)), framework, int(parent_pid))
+    main(Connection(int(fd)), framework, int(parent_pid), crash_log)
+    # A clean end (stop, or the parent gone): no crash to report, so no log to keep.
+    try:
+        os.unlink(crash_log)
+    except OSError:
+        pass
 
 
-def main(conn, framework: str, parent_pid: int) -> None:
+def main(conn, framework: str, parent_pid: int, crash_log: str = "") -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-    threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
+    threading.Thread(target=_watch_parent, args=(parent_pid, crash_log), daemon=True).start()
     t0 = time.perf_counter()
     try:
         from gradviz.backends import load_backend
