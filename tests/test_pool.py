@@ -194,6 +194,25 @@ def test_memory_hog_is_killed_above_the_limit(torch_engine):
     _good_run_works(torch_engine)
 
 
+def test_a_file_that_kills_the_worker_at_import_spares_the_others(torch_engine, tmp_path):
+    aborts = tmp_path / "aborts_at_import.py"
+    aborts.write_text("import os\nimport torch\n\nos.abort()\n")
+    hangs = tmp_path / "hangs_at_import.py"
+    hangs.write_text("import torch\n\nwhile True:\n    pass\n")
+    good = CORPUS / "good_and_bad_torch.py"
+    cats = torch_engine.discover([str(aborts), str(good), str(hangs)], timeout=3)
+    by_file = {c.file: c for c in cats}
+    assert [o.qualname for o in by_file[str(good)].ops] == ["GoodRoundSTE", "BadBackward"]
+    assert by_file[str(good)].error is None
+    crashed = by_file[str(aborts)].error
+    assert crashed.kind == "load" and "SIGABRT" in crashed.message
+    assert crashed.where == f"{aborts}:4"
+    hung = by_file[str(hangs)].error
+    assert hung.kind == "load" and hung.type == "Timeout"
+    assert hung.where in (f"{hangs}:3", f"{hangs}:4")
+    _good_run_works(torch_engine)
+
+
 # --- nothing left behind ----------------------------------------------------------------------
 def test_close_leaves_no_worker_process():
     eng = Engine(frameworks=("torch",))

@@ -65,20 +65,7 @@ class Engine:
         results: dict[str, list[FileCatalog]] = {}
 
         def work(fw: str) -> None:
-            if not jobs[fw]:
-                results[fw] = []
-                return
-            try:
-                results[fw] = self.workers[fw].call("discover", jobs[fw], timeout)
-            except (WorkerTimeout, WorkerCrashed, WorkerUnavailable, Cancelled, RuntimeError) as exc:
-                # Which file did it? The stack dump says, when it holds a user frame.
-                err = _worker_error(exc, f"loading it in the {fw} worker")
-                blamed = [f for f in jobs[fw] if err.where.startswith(f + ":")]
-                results[fw] = [FileCatalog(f, fw, (), err if (f in blamed or not blamed) else
-                                           ErrorInfo("NotLoaded", "not loaded: another file "
-                                                     f"crashed the {fw} worker ({err.where})",
-                                                     kind="load"))
-                               for f in jobs[fw]]
+            results[fw] = self._discover_in(fw, jobs[fw], timeout) if jobs[fw] else []
 
         _in_parallel(work, self.frameworks)
         for fw in self.frameworks:
@@ -86,6 +73,24 @@ class Engine:
         order = {f: i for i, f in enumerate(files)}
         out.sort(key=lambda c: (order.get(c.file, 0), c.framework))
         return out
+
+    def _discover_in(self, fw: str, files: list[str], timeout: float) -> list[FileCatalog]:
+        """Import `files` in one call; when that kills the worker, blame the file the stack dump
+        points at and load the others again (one at a time if the dump names none of them)."""
+        try:
+            return self.workers[fw].call("discover", files, timeout)
+        except (WorkerTimeout, WorkerCrashed, WorkerUnavailable, Cancelled, RuntimeError) as exc:
+            err = _worker_error(exc, f"loading the file in the {fw} worker")
+            err = ErrorInfo(err.type, err.message, err.where, err.traceback, kind="load")
+            if len(files) == 1 or isinstance(exc, (WorkerUnavailable, Cancelled)) or \
+                    self._stop.is_set():
+                return [FileCatalog(f, fw, (), err) for f in files]
+            blamed = [f for f in files if err.where.startswith(f + ":")]
+            if blamed:
+                rest = [f for f in files if f not in blamed]
+                return ([FileCatalog(f, fw, (), err) for f in blamed]
+                        + self._discover_in(fw, rest, timeout))
+            return [c for f in files for c in self._discover_in(fw, [f], timeout)]
 
     def devices(self) -> dict[str, dict]:
         """{framework: {"devices": [{"name", "kind", "available", "reason"}], "error": str|None}}."""
