@@ -23,11 +23,13 @@ class Engine:
                  on_state: Optional[Callable[[WorkerState], None]] = None, start: bool = True):
         self.frameworks = tuple(frameworks)
         self.workers = {fw: Worker(fw, on_state) for fw in self.frameworks}
-        self._stop = threading.Event()
+        self._stop = threading.Event()   # skip the rest of the run (cancel, close)
+        self._closed = False
         if start:
             self.start()
 
     def start(self, frameworks: Optional[Iterable[str]] = None) -> None:
+        self._closed = False
         for fw in frameworks or self.frameworks:
             self.workers[fw].start()
 
@@ -36,6 +38,7 @@ class Engine:
 
     def close(self) -> None:
         """Stop every worker process (a run in flight ends as cancelled; none is left behind)."""
+        self._closed = True
         self._stop.set()
         for w in self.workers.values():
             w.stop()
@@ -83,7 +86,7 @@ class Engine:
             err = _worker_error(exc, f"loading the file in the {fw} worker")
             err = ErrorInfo(err.type, err.message, err.where, err.traceback, kind="load")
             if len(files) == 1 or isinstance(exc, (WorkerUnavailable, Cancelled)) or \
-                    self._stop.is_set():
+                    self._closed:
                 return [FileCatalog(f, fw, (), err) for f in files]
             blamed = [f for f in files if err.where.startswith(f + ":")]
             if blamed:
