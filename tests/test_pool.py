@@ -286,3 +286,16 @@ def test_workers_exit_when_their_parent_is_killed(tmp_path):
         proc.wait()
     wait_for(lambda: not alive(child), 30, "the orphaned worker to exit")
     assert not os.path.exists(log)  # it removed its own crash log
+
+
+def test_results_reach_the_parent_without_importing_the_framework():
+    # Anything torch-typed in a reply (torch.__version__ is a TorchVersion) would import torch
+    # in the parent when unpickled.
+    script = ("import sys\nfrom gradviz.engine import Engine\nfrom gradviz.model import *\n"
+              "with Engine(frameworks=('torch',)) as e:\n"
+              f"    r = e.run_one(RunRequest({str(CORPUS / 'good_and_bad_torch.py')!r}, "
+              "'GoodRoundSTE', 'torch'))\n"
+              "print(r.status, type(r.framework_version).__name__, 'torch' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          text=True, timeout=240)
+    assert proc.stdout.split() == ["ok", "str", "False"], proc.stderr[-2000:]

@@ -79,7 +79,11 @@ def main(conn, framework: str, parent_pid: int, crash_log: str = "") -> None:
     except BaseException as exc:  # noqa: BLE001 - tell the parent why the framework is missing
         conn.send(("fail", f"{type(exc).__name__}: {exc}"))
         return
-    conn.send(("ready", {"version": backend.version(), "import_s": time.perf_counter() - t0,
+    # torch.__version__ is a TorchVersion (a str subclass): unpickling it would import torch in the
+    # parent. Every reply carries the version (RunResult.framework_version), so pin a plain str.
+    version = str(backend.version())
+    backend.version = lambda: version
+    conn.send(("ready", {"version": version, "import_s": time.perf_counter() - t0,
                          "pid": os.getpid()}))
     while True:
         try:
