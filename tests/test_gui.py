@@ -297,7 +297,7 @@ def test_scripted_run_writes_screenshot(tmp_path, write_module):
     code = ("import sys; from gradviz.qt.app import main; c = main([sys.argv[1]], run=True, "
             "screenshot=sys.argv[2]); print('FRAMEWORKS', 'torch' in sys.modules, "
             "'tensorflow' in sys.modules); sys.exit(c)")
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", GRADVIZ_SETTINGS=str(tmp_path / "s.ini"))
     proc = subprocess.run([sys.executable, "-c", code, path, str(png)], capture_output=True,
                           text=True, timeout=240, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]

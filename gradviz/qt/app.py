@@ -26,9 +26,10 @@ def default_files() -> list[str]:
 
 def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional[str] = None,
          engine=None) -> int:
-    """Run the desktop app; returns the process exit code. With `screenshot`, the window image is
+    """Run the desktop app; returns the process exit code. With `screenshot`, the window image (1500x950) is
     saved once the files are loaded (and, with `run`, once the run is done) and the app exits:
-    0 when the image was written, 3 when not (or on timeout)."""
+    0 when the image was written, 3 when not (or on timeout). GRADVIZ_SETTINGS=path.ini keeps
+    the settings in that file instead of the user's."""
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
@@ -38,7 +39,13 @@ def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional
     from gradviz.qt.main_window import MainWindow
 
     files = list(argv_files) or default_files()
-    win = MainWindow(files, engine=engine)
+    qsettings = None
+    if os.environ.get("GRADVIZ_SETTINGS"):       # an ini file instead of the user's settings (tests)
+        from PySide6.QtCore import QSettings
+        qsettings = QSettings(os.environ["GRADVIZ_SETTINGS"], QSettings.IniFormat)
+    win = MainWindow(files, engine=engine, qsettings=qsettings)
+    if screenshot:
+        win.resize(1500, 950)                    # the same picture whatever size was saved
     win.show()
     exit_code = {"code": 0}
 
