@@ -102,7 +102,7 @@ class TfAdapter:
     name = "tf"
 
     def version(self) -> str:
-        return tf.__version__
+        return str(tf.__version__)
 
     # --- devices -------------------------------------------------------------------------------
     def devices(self) -> list[dict]:

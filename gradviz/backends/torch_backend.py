@@ -118,7 +118,7 @@ class TorchAdapter:
     name = "torch"
 
     def version(self) -> str:
-        return torch.__version__
+        return str(torch.__version__)  # TorchVersion would import torch where unpickled
 
     # --- devices -------------------------------------------------------------------------------
     def devices(self) -> list[dict]:
