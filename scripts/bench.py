@@ -193,6 +193,8 @@ def fmt(v, unit="") -> str:
     if unit == "MiB":
         return f"{v:.1f} MiB"
     if unit == "s":
+        if v < 0.01:
+            return f"{v * 1000:.2f} ms"
         return f"{v * 1000:.0f} ms" if v < 1 else f"{v:.2f} s"
     return f"{v:.3g}"
 
