@@ -99,8 +99,9 @@ class EngineBridge(QObject):
                                           on_start=self.runStarted.emit)
             finally:
                 self._running = False
-                self.runFinished.emit(results)
+                # Idle first: whoever waits for runFinished finds the Run button enabled again.
                 self.busyChanged.emit(False)
+                self.runFinished.emit(results)
         self._in_thread("run", work)
         return True
 
