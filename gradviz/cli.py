@@ -86,7 +86,7 @@ def cmd_run(argv: list[str]) -> int:
     from gradviz.catalog import pair_ops, requests_for, select
     from gradviz.engine import Engine
     with Engine(frameworks) as engine:
-        catalogs = engine.discover(files)
+        catalogs = engine.discover(files, timeout=settings.timeout)
         load_failed = print_load_errors(catalogs)
         chosen, missing = select(pair_ops(catalogs), args.op)
         for name in missing:
