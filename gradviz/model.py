@@ -124,6 +124,7 @@ class RunResult:
     warnings: tuple[str, ...] = ()
     elapsed: float = 0.0
     framework_version: str = ""
+    partial: bool = False                       # an early result: the numeric mode is still running
 
     @property
     def name(self) -> str:

@@ -175,3 +175,19 @@ def test_gpu_runs_match_cpu(engine, examples_dir):
         assert gpu.device.lower().replace("/", "").startswith(("cuda", "gpu"))
         np.testing.assert_allclose(gpu.tensor("x").grads["custom"],
                                    cpu.tensor("x").grads["custom"], rtol=1e-5)
+
+
+def test_partial_results_come_first_without_numeric(engine, examples_dir):
+    reqs = [RunRequest(str(examples_dir / "tutorial_torch.py"), q, "torch", RunSettings())
+            for q in ("RoundSTE", "MulWeights")]
+    events = []
+    results = engine.run(reqs, on_result=lambda r: events.append(("full", r)),
+                         on_partial=lambda r: events.append(("partial", r)))
+    kinds = [k for k, _ in events]
+    assert kinds == ["partial", "partial", "full", "full"]
+    for kind, r in events:
+        x = r.tensor("x")
+        assert r.partial == (kind == "partial")
+        assert ("numeric" in x.grads) == (kind == "full")
+        np.testing.assert_array_equal(x.grads["custom"], next(
+            f for f in results if f.request.qualname == r.request.qualname).tensor("x").grads["custom"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from dataclasses import replace
 from typing import Callable, Iterable, Optional
 
 from gradviz.engine.pool import (Cancelled, Worker, WorkerCrashed, WorkerOutOfMemory, WorkerState,
@@ -111,12 +112,28 @@ class Engine:
     # --- runs ----------------------------------------------------------------------------------
     def run(self, requests: Iterable[RunRequest],
             on_result: Optional[Callable[[RunResult], None]] = None,
-            on_start: Optional[Callable[[RunRequest], None]] = None) -> list[RunResult]:
+            on_start: Optional[Callable[[RunRequest], None]] = None,
+            on_partial: Optional[Callable[[RunResult], None]] = None) -> list[RunResult]:
         """Run every request; each failure (error, timeout, crash, cancel) is a result too.
         Results come back in request order; `on_result` is called as each one arrives (from a
-        worker thread)."""
+        worker thread).
+
+        With `on_partial`, requests that include the numeric mode run in two passes: first every
+        op without it (each result goes to `on_partial`, marked `partial`), then in full. The
+        custom and default gradients of all ops show at once; the numeric reference, which costs
+        hundreds of forward passes, fills in after."""
         requests = list(requests)
         self._stop.clear()
+        if on_partial is not None:
+            quick = [_without_numeric(r) for r in requests if "numeric" in r.settings.modes]
+            if quick:
+                def deliver(res: RunResult) -> None:
+                    if res.status == "ok":  # a failure shows up again in the full pass
+                        on_partial(replace(res, partial=True))
+                self._run_batch(quick, deliver, None)
+        return self._run_batch(requests, on_result, on_start)
+
+    def _run_batch(self, requests, on_result, on_start) -> list[RunResult]:
         by_fw: dict[str, list[int]] = {}
         for i, r in enumerate(requests):
             by_fw.setdefault(r.framework, []).append(i)
@@ -155,6 +172,11 @@ class Engine:
         self._stop.set()
         for w in self.workers.values():
             w.cancel()
+
+
+def _without_numeric(req: RunRequest) -> RunRequest:
+    modes = tuple(m for m in req.settings.modes if m != "numeric")
+    return replace(req, settings=req.settings.with_(modes=modes))
 
 
 def _failed(req: RunRequest, err: ErrorInfo) -> RunResult:

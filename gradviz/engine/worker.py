@@ -80,9 +80,8 @@ def main(conn, framework: str, parent_pid: int, crash_log: str = "") -> None:
         conn.send(("fail", f"{type(exc).__name__}: {exc}"))
         return
     # torch.__version__ is a TorchVersion (a str subclass): unpickling it would import torch in the
-    # parent. Every reply carries the version (RunResult.framework_version), so pin a plain str.
+    # parent, so the backends report a plain str; keep this guard for the ready message too.
     version = str(backend.version())
-    backend.version = lambda: version
     conn.send(("ready", {"version": version, "import_s": time.perf_counter() - t0,
                          "pid": os.getpid()}))
     while True:
