@@ -191,3 +191,34 @@ def test_partial_results_come_first_without_numeric(engine, examples_dir):
         assert ("numeric" in x.grads) == (kind == "full")
         np.testing.assert_array_equal(x.grads["custom"], next(
             f for f in results if f.request.qualname == r.request.qualname).tensor("x").grads["custom"])
+
+
+def test_tf_numeric_compiled_and_eager_fallback_agree(engine, write_module):
+    """The numeric reference runs compiled in one call where it can, one forward at a time where
+    the forward needs eager TensorFlow (numpy inside); both give the true derivative."""
+    path = write_module("tanh_ops_tf.py", """
+        import numpy as np
+        import tensorflow as tf
+
+        @tf.custom_gradient
+        def tanh_graph(x):
+            y = tf.tanh(x)
+            def grad(dy):
+                return dy * (1 - y * y)
+            return y, grad
+
+        @tf.custom_gradient
+        def tanh_numpy(x):
+            y = tf.constant(np.tanh(x.numpy()))   # eager only
+            def grad(dy):
+                return dy * (1 - y * y)
+            return y, grad
+    """)
+    reqs = [RunRequest(path, q, "tf", RunSettings(shape=(50,))) for q in ("tanh_graph", "tanh_numpy")]
+    graph_res, numpy_res = engine.run(reqs)
+    for res in (graph_res, numpy_res):
+        x = res.tensor("x")
+        np.testing.assert_allclose(x.grads["numeric"], 1 - np.tanh(x.value.astype(np.float64)) ** 2,
+                                   atol=1e-6)
+        np.testing.assert_allclose(x.grads["custom"], x.grads["numeric"], atol=1e-5)
+    assert "default" not in numpy_res.tensor("x").grads

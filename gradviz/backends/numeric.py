@@ -38,6 +38,7 @@ def compute(ad, graph, built, device, tensors: dict) -> dict:
                 built.set_param(name, base_params[name])
         return evaluate(base_leaves, {name: delta})
 
+    batched = _batched(ad, graph, built, device, base_leaves, base_params, tensors)
     out, t0 = {}, time.perf_counter()
     for name, t in tensors.items():
         if time.perf_counter() - t0 > TIME_BUDGET_S:
@@ -48,21 +49,41 @@ def compute(ad, graph, built, device, tensors: dict) -> dict:
         if base is None:
             base = np.asarray(t["value"], dtype=np.float64)
         if base.size <= FULL_MAX:
-            out[name] = _full(name, base, loss_with)
+            out[name] = _full(name, base, loss_with, batched)
         else:
             out[name] = _projected(name, base, loss_with, t["grads"])
     return out
 
 
-def _full(name, base, loss_with) -> dict:
+def _batched(ad, graph, built, device, base_leaves, base_params, tensors):
+    """The adapter's one-call evaluator for many perturbations, or None (torch: eager is fast)."""
+    make = getattr(ad, "batch_evaluator", None)
+    if make is None:
+        return None
+    shapes = {n: tuple(np.shape(t["value"])) for n, t in tensors.items()
+              if np.size(t["value"]) <= FULL_MAX}
+    if not shapes:
+        return None
+    try:
+        return {"losses": make(graph, built, device, base_leaves, shapes), "names": set(shapes)}
+    except Exception:  # noqa: BLE001 - fall back to one perturbation at a time
+        return None
+
+
+def _full(name, base, loss_with, batched=None) -> dict:
     flat = base.reshape(-1)
     steps = REL_EPS * np.maximum(1.0, np.abs(flat))
-    grad = np.empty(flat.size)
-    for i in range(flat.size):
-        delta = np.zeros(flat.size)
-        delta[i] = steps[i]
-        d = delta.reshape(base.shape)
-        grad[i] = (loss_with(name, d) - loss_with(name, -d)) / (2 * steps[i])
+    deltas = np.diag(steps).reshape((flat.size,) + base.shape)
+    grad = None
+    if batched is not None and name in batched["names"]:
+        try:
+            losses = batched["losses"](name, np.concatenate([deltas, -deltas]))
+            grad = (losses[:flat.size] - losses[flat.size:]) / (2 * steps)
+        except Exception:  # noqa: BLE001 - the forward cannot run compiled: go one by one
+            batched["names"].clear()
+    if grad is None:
+        grad = np.array([(loss_with(name, d) - loss_with(name, -d)) / (2 * s)
+                         for d, s in zip(deltas, steps)])
     return {"grad": grad.reshape(base.shape), "why": "",
             "info": NumericInfo("full", eps=REL_EPS)}
 
