@@ -207,8 +207,8 @@ class TfAdapter:
         for (name, t, role), g in zip(targets, grads):
             if isinstance(g, tf.IndexedSlices):
                 g = tf.convert_to_tensor(g)
-            got[name] = {"role": role, "value": np.array(t.numpy()), "grad": None if g is None
-                         else np.array(g.numpy()), "why": "" if g is not None else _NO_PATH}
+            got[name] = {"role": role, "value": np.asarray(t.numpy()), "grad": None if g is None
+                         else np.asarray(g.numpy()), "why": "" if g is not None else _NO_PATH}
         return got
 
     def evaluate(self, graph, built, leaves: dict, inject: dict, device) -> float:

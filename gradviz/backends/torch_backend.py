@@ -249,7 +249,8 @@ class TorchAdapter:
 
 
 def _np(t) -> np.ndarray:
-    return t.detach().cpu().numpy().copy()
+    # A view, not a copy: the array keeps the tensor's memory alive until it is sent.
+    return t.detach().cpu().numpy()
 
 
 @contextlib.contextmanager

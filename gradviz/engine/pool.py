@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Callable, Optional
 
+from gradviz.engine import transport
+
 _GRADVIZ_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _LIVE: "weakref.WeakSet[Worker]" = weakref.WeakSet()
 _SHUTTING_DOWN = threading.Event()  # set at interpreter exit: no new worker may start after it
@@ -211,7 +213,7 @@ class Worker:
 
     def _await_ready(self, child: _Child) -> None:
         try:
-            kind, info = child.conn.recv()
+            kind, info = transport.recv(child.conn)
         except (EOFError, OSError):
             kind, info = "fail", describe_exit(_wait(child.popen, 2))
         if kind == "ready":
@@ -297,7 +299,7 @@ class Worker:
                                             self.memory_limit, self._replace(child, dump=True))
                 try:
                     if child.conn.poll(min(left, _POLL_S)):
-                        status, value = child.conn.recv()
+                        status, value = transport.recv(child.conn)
                         break
                 except (EOFError, OSError, ValueError):
                     raise self._died(child) from None
@@ -335,6 +337,7 @@ class Worker:
             except OSError:
                 pass
         _wait(child.popen, 5)
+        transport.discard_leftovers(child.popen.pid)
         try:
             child.conn.close()
         except OSError:

@@ -73,16 +73,17 @@ def main(conn, framework: str, parent_pid: int, crash_log: str = "") -> None:
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     threading.Thread(target=_watch_parent, args=(parent_pid, crash_log), daemon=True).start()
     t0 = time.perf_counter()
+    from gradviz.engine.transport import send
     try:
         from gradviz.backends import load_backend
         backend = load_backend(framework)
     except BaseException as exc:  # noqa: BLE001 - tell the parent why the framework is missing
-        conn.send(("fail", f"{type(exc).__name__}: {exc}"))
+        send(conn, ("fail", f"{type(exc).__name__}: {exc}"))
         return
     # torch.__version__ is a TorchVersion (a str subclass): unpickling it would import torch in the
     # parent, so the backends report a plain str; keep this guard for the ready message too.
     version = str(backend.version())
-    conn.send(("ready", {"version": version, "import_s": time.perf_counter() - t0,
+    send(conn, ("ready", {"version": version, "import_s": time.perf_counter() - t0,
                          "pid": os.getpid()}))
     while True:
         try:
@@ -97,9 +98,9 @@ def main(conn, framework: str, parent_pid: int, crash_log: str = "") -> None:
             import traceback
             reply = ("bug", "".join(traceback.format_exception(exc)))
         try:
-            conn.send(reply)
+            send(conn, reply)
         except (BrokenPipeError, OSError):
             return
         except Exception as exc:  # noqa: BLE001 - pickling failed before anything was written
-            conn.send(("bug", f"the result could not be sent back: {type(exc).__name__}: {exc}"))
+            send(conn, ("bug", f"the result could not be sent back: {type(exc).__name__}: {exc}"))
         sys.stdout.flush()
