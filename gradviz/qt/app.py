@@ -19,9 +19,14 @@ def examples_dir() -> Path:
 
 
 def default_files() -> list[str]:
-    # tutorials first: they are what a first launch should show
-    return [str(p) for p in sorted(examples_dir().glob("*.py"),
-                                   key=lambda p: (not p.name.startswith("tutorial"), p.name))]
+    """The tutorials (traps fail on purpose; they are under Help > Open trap examples)."""
+    from gradviz.catalog import builtin_examples
+    return builtin_examples()
+
+
+def trap_examples() -> list[str]:
+    """Example ops that fail on purpose, one per diagnostic gradviz gives."""
+    return [str(p) for p in sorted(examples_dir().glob("traps_*.py"))]
 
 
 def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional[str] = None,

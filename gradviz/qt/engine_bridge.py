@@ -6,6 +6,8 @@ warm one). Worker states are polled, so an injected engine reports them too.
 """
 from __future__ import annotations
 
+import inspect
+import queue
 import threading
 from typing import Callable, Iterable, Optional
 
@@ -20,6 +22,11 @@ class EngineBridge(QObject):
     devicesReady = Signal(object)     # {fw: {"devices": [...], "error": str|None}}
     runStarted = Signal(object)       # RunRequest, as its worker takes it
     resultReady = Signal(object)      # RunResult, as each arrives
+    partialReady = Signal(object)     # RunResult with partial=True: custom+default, numeric pending
+    # gradviz.plots.prepared.Prepared (verdicts and curves computed off the GUI thread), emitted
+    # after resultReady / partialReady of the same result and before runFinished
+    resultPrepared = Signal(object)
+    partialPrepared = Signal(object)
     runFinished = Signal(object)      # list[RunResult], when the whole batch is done
     busyChanged = Signal(bool)
     failed = Signal(str)              # a bug in the engine itself (not user code)
@@ -94,10 +101,25 @@ class EngineBridge(QObject):
 
         def work():
             results = []
+            jobs: queue.Queue = queue.Queue()
+            prep = threading.Thread(target=self._prepare_loop, args=(jobs,),
+                                    name="gradviz-gui-prepare", daemon=True)
+            prep.start()
+
+            def on_result(res):
+                self.resultReady.emit(res)
+                jobs.put((res, self.resultPrepared))
+
+            def on_partial(res):
+                self.partialReady.emit(res)
+                jobs.put((res, self.partialPrepared))
+            extra = {"on_partial": on_partial} if _accepts(self.engine.run, "on_partial") else {}
             try:
-                results = self.engine.run(requests, on_result=self.resultReady.emit,
-                                          on_start=self.runStarted.emit)
+                results = self.engine.run(requests, on_result=on_result,
+                                          on_start=self.runStarted.emit, **extra)
             finally:
+                jobs.put(None)
+                prep.join()          # every prepared result reaches the window before the end
                 self._running = False
                 # Idle first: whoever waits for runFinished finds the Run button enabled again.
                 self.busyChanged.emit(False)
@@ -105,6 +127,31 @@ class EngineBridge(QObject):
         self._in_thread("run", work)
         return True
 
+    def _prepare_loop(self, jobs: queue.Queue) -> None:
+        """Compare and decimate each result in this thread, one after another (a partial result
+        is always prepared before the full one of the same op)."""
+        from gradviz.plots.prepared import prepare
+        while True:
+            job = jobs.get()
+            if job is None:
+                return
+            res, signal = job
+            try:
+                ready = prepare(res)
+            except Exception as exc:  # noqa: BLE001 - the result must still reach the window
+                from gradviz.plots.prepared import Prepared
+                ready = Prepared(res, None, {}, f"{type(exc).__name__}: {exc}")
+            signal.emit(ready)
+
     def cancel(self) -> None:
         if self.engine is not None and self._running:
             self.engine.cancel()
+
+
+def _accepts(fn, name: str) -> bool:
+    """Whether `fn` takes a keyword `name` (an older or injected engine may not have on_partial)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())

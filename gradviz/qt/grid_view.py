@@ -75,6 +75,7 @@ class TensorRow(QFrame):
         super().__init__(parent)
         self.name, self.role = name, role
         self.cells: list[Cell] = []
+        self.plots: list[pg.PlotItem] = []      # kept across redraws: creating one costs ~30 ms
         self.setFrameShape(QFrame.StyledPanel)
         self.setObjectName("tensorRow")
         lay = QHBoxLayout(self)
@@ -146,6 +147,7 @@ class GridView(QScrollArea):
         self.rows: dict[str, TensorRow] = {}
         self.results: dict[str, RunResult] = {}
         self.comparisons: dict = {}
+        self.series: dict = {}                  # fw -> {(tensor, mode): Series} made off-thread
         self.modes: tuple = MODES
         self.pair = ""
         self.view_choice: dict[str, str] = {}   # tensor name -> view, kept across runs
@@ -163,30 +165,61 @@ class GridView(QScrollArea):
         self._placeholder.show()
         self._lay.addWidget(self._placeholder, 1)
 
-    def set_data(self, pair: str, results: dict[str, RunResult], modes=MODES, comparisons=None) -> None:
+    def set_data(self, pair: str, results: dict[str, RunResult], modes=MODES, comparisons=None,
+                 series=None) -> bool:
+        """Show `results`; `series` ({fw: {(tensor, mode): Series}}) are values curves already
+        decimated (gradviz.plots.prepared). Rows and plots of tensors shown before are reused, and
+        the very same results as shown now are not drawn again: returns False then."""
+        comparisons = dict(comparisons or {})
+        if self._same(pair, results, modes, comparisons):
+            return False
         self.pair, self.results, self.modes = pair, dict(results), tuple(modes)
-        self.comparisons = dict(comparisons or {})
-        self._clear()
+        self.comparisons = comparisons
+        self.series = {fw: dict(v or {}) for fw, v in (series or {}).items()}
         if not results:
             self.show_message(f"{pair}: not run yet. Press Run.")
-            return
+            return True
         names = tensor_names(results)
         if not names:
             errs = [f"{FRAMEWORK_LABELS.get(fw, fw)}: {r.error.one_line()}" for fw, r in results.items()
                     if r.error is not None]
             self.show_message(f"{pair}: no tensors.\n" + "\n".join(errs))
-            return
+            return True
         self._placeholder.hide()
+        keep = {name: row for name, row in self.rows.items()
+                if any(name == n and row.role == r for n, r in names)}
+        for name, row in self.rows.items():
+            if name not in keep:
+                row.setParent(None)
+                row.deleteLater()
+        self.rows = {}
+        while self._lay.count():                # widgets stay alive; only the order is redone
+            item = self._lay.takeAt(0)
+            w = item.widget()
+            if w is not None and w is not self._placeholder and w not in keep.values():
+                w.deleteLater()
         for name, role in names:
-            row = TensorRow(name, role)
-            row.viewChanged.connect(self._view_changed)
-            row.clicked.connect(self.tensorClicked)
+            row = keep.get(name)
+            if row is None:
+                row = TensorRow(name, role)
+                row.viewChanged.connect(self._view_changed)
+                row.clicked.connect(self.tensorClicked)
             tensors = [r.tensor(name) for r in results.values()]
             row.set_views(views_for(tensors), self.view_choice.get(name, "values"))
             self.rows[name] = row
             self._lay.addWidget(row)
             self._fill(row)
         self._lay.addStretch(1)
+        return True
+
+    def _same(self, pair, results, modes, comparisons) -> bool:
+        """The same pair with the very same result and comparison objects as drawn now."""
+        if not self.rows or pair != self.pair or tuple(modes) != self.modes:
+            return False
+        if list(results) != list(self.results) or list(comparisons) != list(self.comparisons):
+            return False
+        return all(results[k] is self.results[k] for k in results) and \
+            all(comparisons[k] is self.comparisons[k] for k in comparisons)
 
     def set_view(self, tensor: str, view: str) -> None:
         row = self.rows[tensor]
@@ -226,8 +259,8 @@ class GridView(QScrollArea):
             self._fill(row)
 
     def _fill(self, row: TensorRow) -> None:
-        row.canvas.clear()
         row.cells = []
+        row.used = 0                           # plots of row.plots taken by this fill
         ts = {fw: r.tensor(row.name) for fw, r in self.results.items()}
         any_t = next((t for t in ts.values() if t is not None), None)
         if any_t is not None:
@@ -242,15 +275,32 @@ class GridView(QScrollArea):
             self._fill_scatter(row, ts)
         else:
             self._fill_per_mode(row, ts, view)
+        for plot in row.plots[row.used:]:       # fewer columns than last time
+            _reset(plot)
+            row.canvas.removeItem(plot)
+        del row.plots[row.used:]
         _link(row.cells)
         if self.plot_menu_hook is not None:
             for c in row.cells:
                 menu = c.plot.vb.menu
                 if menu is not None:
+                    before = set(menu.actions())
                     menu.addSeparator()
                     self.plot_menu_hook(menu, row.name, c.framework, c.mode)
-        if worst:
-            row.title.setStyleSheet(f"color: {VERDICT_TEXT.get(worst, '#000')}")
+                    # removed again when the plot is reused for another tensor or mode
+                    c.plot._gv_actions = [a for a in menu.actions() if a not in before]
+        row.title.setStyleSheet(f"color: {VERDICT_TEXT.get(worst, '#000')}" if worst else "")
+
+    def _plot(self, row: TensorRow, col: int) -> pg.PlotItem:
+        """The plot of column `col`: the one drawn there last time, emptied, or a new one."""
+        row.used = col + 1
+        if col < len(row.plots):
+            plot = row.plots[col]
+            _reset(plot)
+            return plot
+        plot = row.canvas.addPlot(row=0, col=col)
+        row.plots.append(plot)
+        return plot
 
     def _verdict(self, fw: str, tensor: str) -> Optional[str]:
         comp = self.comparisons.get(fw)
@@ -292,7 +342,7 @@ class GridView(QScrollArea):
             m = max(abs(rng[0]), abs(rng[1])) if rng else 1.0
             levels = (-(m or 1.0), m or 1.0)
         for col, (fw, mode) in enumerate(cols):
-            plot = row.canvas.addPlot(row=0, col=col)
+            plot = self._plot(row, col)
             _style(plot, f"{FRAMEWORK_LABELS.get(fw, fw)} · {mode}", MODE_COLORS[mode])
             g = grads[(fw, mode)]
             missing = self._missing(fw, ts.get(fw), mode)
@@ -317,7 +367,7 @@ class GridView(QScrollArea):
                 else:
                     self._draw_vs_input(cell, x, g)
             else:
-                self._draw_values(cell, g)
+                self._draw_values(cell, g, self._prepared(fw, row.name, mode))
             row.cells.append(cell)
 
     def _missing(self, fw: str, t: Optional[TensorResult], mode: str) -> str:
@@ -327,6 +377,8 @@ class GridView(QScrollArea):
             return "not run"
         if r.status != "ok" and r.error is not None:
             return f"run failed\n{r.error.type}: {_short(r.error.message)}"
+        if getattr(r, "partial", False) and mode == "numeric" and (t is None or t.grad(mode) is None):
+            return "numeric: computing…"
         if mode in r.mode_errors:
             e = r.mode_errors[mode]
             return f"{mode} raised {e.type}\n{_short(e.message)}" + (f"\n{_short_where(e.where)}" if e.where else "")
@@ -344,8 +396,11 @@ class GridView(QScrollArea):
         return t.name if t is not None else "?"
 
     # --- drawing -------------------------------------------------------------------------------
-    def _draw_values(self, cell: Cell, g) -> None:
-        s = ps.minmax_decimate(g)
+    def _prepared(self, fw: str, tensor: str, mode: str):
+        return self.series.get(fw, {}).get((tensor, mode))
+
+    def _draw_values(self, cell: Cell, g, s=None) -> None:
+        s = s if s is not None else ps.minmax_decimate(g)
         pen = pg.mkPen(MODE_COLORS.get(cell.mode, "#333"), width=1)
         cell.plot.addLine(y=0, pen=pg.mkPen("#bbbbbb", width=1))
         cell.plot.plot(s.x, s.y, pen=pen, symbol="o" if s.n <= 60 else None, symbolSize=4,
@@ -432,7 +487,7 @@ class GridView(QScrollArea):
             if fw not in self.results:
                 continue
             t = ts.get(fw)
-            plot = row.canvas.addPlot(row=0, col=col)
+            plot = self._plot(row, col)
             col += 1
             _style(plot, f"{FRAMEWORK_LABELS.get(fw, fw)} · custom vs default", MODE_COLORS["custom"])
             why = self._missing(fw, t, "custom") or self._missing(fw, t, "default")
@@ -481,7 +536,8 @@ def _style(plot: pg.PlotItem, title: str, color: str) -> None:
     plot.setTitle(f"<span style='color:{color}; font-size:9pt'>{title}</span>")
     plot.showGrid(x=True, y=True, alpha=0.15)
     for ax in ("left", "bottom"):
-        plot.getAxis(ax).setStyle(tickFont=_small_font())
+        # no third tick level: its grid lines are invisible at this size yet double the paint time
+        plot.getAxis(ax).setStyle(tickFont=_small_font(), maxTickLevel=1)
     plot.setMenuEnabled(True)
 
 
@@ -515,7 +571,44 @@ def _corner(plot: pg.PlotItem, text: str, color: str, top: bool) -> None:
     label = pg.TextItem(text, color=color, anchor=(0, 0) if top else (0, 1))
     label.setParentItem(plot.vb)
     label.setPos(2, 0 if top else plot.vb.height())
-    plot.vb.sigResized.connect(lambda vb: label.setPos(2, 0 if top else vb.height()))
+
+    def follow(vb):
+        label.setPos(2, 0 if top else vb.height())
+    plot.vb.sigResized.connect(follow)
+    if not hasattr(plot, "_gv_corners"):
+        plot._gv_corners = []
+    plot._gv_corners.append((label, follow))
+
+
+def _reset(plot: pg.PlotItem) -> None:
+    """Undo everything a previous fill did to a plot, so it can be drawn again like a new one."""
+    plot.setXLink(None)
+    plot.setYLink(None)
+    plot.clear()
+    for label, follow in getattr(plot, "_gv_corners", ()):
+        try:
+            plot.vb.sigResized.disconnect(follow)
+        except (RuntimeError, TypeError):
+            pass
+        label.setParentItem(None)
+        if label.scene() is not None:
+            label.scene().removeItem(label)
+    plot._gv_corners = []
+    menu = plot.vb.menu
+    for a in getattr(plot, "_gv_actions", ()):
+        if menu is not None:
+            menu.removeAction(a)
+    plot._gv_actions = []
+    for ax in ("left", "bottom"):
+        axis = plot.getAxis(ax)
+        if axis.labelText or axis.labelUnits:
+            axis.setLabel(None)
+            axis.showLabel(False)
+        plot.showAxis(ax)
+    plot.setMouseEnabled(True, True)
+    plot.vb.setBackgroundColor(None)
+    plot.invertY(False)
+    plot.enableAutoRange()
 
 
 def _warn(plot: pg.PlotItem, text: str) -> None:

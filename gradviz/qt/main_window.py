@@ -45,6 +45,9 @@ class MainWindow(QMainWindow):
         self.files = [os.path.abspath(f) for f in files]
         self.results: dict[tuple, RunResult] = {}
         self.comparisons: dict[tuple, object] = {}
+        self.series: dict[tuple, dict] = {}      # key -> prepared values curves of its result
+        self._requested: dict[tuple, RunRequest] = {}   # key -> the request as asked for
+        self._parity_cache: tuple = ((), None)
         self.last_batch: list[RunResult] = []
         self._run_when_loaded = False
         self._pending_keys: Optional[list] = None
@@ -133,6 +136,9 @@ class MainWindow(QMainWindow):
                             ("scatter", "Custom vs default"), ("vs_input", "Gradient vs input")):
             self.view_menu.addAction(f"All rows: {label}", lambda v=view: self.set_all_views(v))
         hm = menu.addMenu("&Help")
+        self.act_traps = hm.addAction("Open trap examples", self.open_trap_examples)
+        self.act_traps.setToolTip("ops that go wrong on purpose: every diagnostic gradviz gives")
+        hm.addSeparator()
         hm.addAction("About gradviz", self._about)
         tb = QToolBar("Run")
         tb.setObjectName("runToolbar")
@@ -187,7 +193,9 @@ class MainWindow(QMainWindow):
         b.catalogsReady.connect(self._catalogs)
         b.devicesReady.connect(self.settings_panel.set_devices)
         b.runStarted.connect(self._run_started)
-        b.resultReady.connect(self._result)
+        # verdicts and curves arrive computed off the GUI thread (gradviz.plots.prepared)
+        b.resultPrepared.connect(self._result)
+        b.partialPrepared.connect(self._partial)
         b.runFinished.connect(self._run_finished)
         b.busyChanged.connect(self._busy)
         b.failed.connect(lambda msg: self.diagnostics.add("error", "gradviz", "internal error: " + msg.splitlines()[0],
@@ -235,6 +243,10 @@ class MainWindow(QMainWindow):
         self.files.extend(new)
         self.tree.set_catalogs([], tuple(new))
         self._discover(new)
+
+    def open_trap_examples(self) -> None:
+        from gradviz.qt.app import trap_examples
+        self.open_files(trap_examples())
 
     def reload(self) -> None:
         self._discover(self.files)
@@ -327,6 +339,7 @@ class MainWindow(QMainWindow):
             self._pending_keys = keys
             return True
         reqs = self.requests_for(keys)
+        self._requested.update((_key(r), r) for r in reqs)
         for k in keys:
             self.tree.set_progress(k, "queued")
             self.diagnostics.clear_for(f"run:{k}")
@@ -355,11 +368,40 @@ class MainWindow(QMainWindow):
     def _run_started(self, req: RunRequest) -> None:
         self.tree.set_progress(_key(req), "running")
 
-    def _result(self, res: RunResult) -> None:
-        from gradviz.compare import compare_result
+    def _store(self, prepared) -> tuple:
+        res = prepared.result
         key = _key(res.request)
         self.results[key] = res
-        self.comparisons[key] = compare_result(res)
+        self.comparisons[key] = prepared.comparison
+        self.series[key] = prepared.series
+        if prepared.problem:
+            self.diagnostics.add("error", f"{res.name} ({res.framework})",
+                                 "internal error while comparing: " + prepared.problem,
+                                 key=f"run:{key}")
+        return key
+
+    def _partial(self, prepared) -> None:
+        """custom and default are in, numeric still running: show them at once. The result keeps
+        the request as asked for, so the grid keeps its numeric column ("computing…")."""
+        res = prepared.result
+        asked = self._requested.get(_key(res.request))
+        if asked is not None:
+            prepared = replace(prepared, result=replace(res, request=asked))
+        key = self._store(prepared)
+        self.tree.set_progress(key, "running")
+        self._schedule_grid(key)
+
+    def _schedule_grid(self, key) -> None:
+        # one redraw for results arriving close together; the batch end redraws anyway
+        if self.tree.pair_name(key) == self.tree.current_pair() or self.tree.current_pair() is None:
+            self._grid_timer.start()
+
+    def _result(self, prepared) -> None:
+        if isinstance(prepared, RunResult):      # a bare result: prepare it here
+            from gradviz.plots.prepared import prepare
+            prepared = prepare(prepared)
+        res = prepared.result
+        key = self._store(prepared)
         cancelled = res.error is not None and res.error.kind == "cancelled"
         self.tree.set_progress(key, "cancelled" if cancelled else res.status)
         self._done_in_batch += 1
@@ -375,8 +417,7 @@ class MainWindow(QMainWindow):
         for w in res.warnings:
             self.diagnostics.add("warning", label, w, key=f"run:{key}")
         self.log.add(f"{label} on {res.device or res.request.settings.device}", res.log)
-        if self.tree.pair_name(key) == self.tree.current_pair() or self.tree.current_pair() is None:
-            self._grid_timer.start()
+        self._schedule_grid(key)
 
     def _run_finished(self, results) -> None:
         from gradviz.compare import summary_counts
@@ -424,17 +465,25 @@ class MainWindow(QMainWindow):
             return
         from gradviz.compare import parity
         results = self.pair_results(pair)
-        comps = {}
+        comps, series = {}, {}
         for fw, r in results.items():
             comps[fw] = self.comparisons.get(_key(r.request))
+            series[fw] = self.series.get(_key(r.request), {})
         modes = next((r.request.settings.modes for r in results.values()), MODES)
         ops = self.tree.pairs().get(pair, {})
         where = " · ".join(f"<span style='color:#888'>{fw}</span> {os.path.basename(o.file)}:{o.line}"
                            for fw, o in ops.items())
         self.pair_label.setText(f"<b>{pair}</b> &nbsp; {where}")
-        self.grid.set_data(pair, results, modes, comps)
-        renamed = [replace(r, op=replace(r.op, name=pair)) if r.op is not None else r for r in results.values()]
-        self.numbers.set_data(comps, parity(renamed), modes)
+        if not self.grid.set_data(pair, results, modes, comps, series=series):
+            return                              # the same results as shown: nothing to redo
+        ident = (pair,) + tuple(results.values())
+        cached = self._parity_cache[0]
+        if len(cached) != len(ident) or cached[0] != pair or \
+                any(a is not b for a, b in zip(cached[1:], ident[1:])):
+            renamed = [replace(r, op=replace(r.op, name=pair)) if r.op is not None else r
+                       for r in results.values()]
+            self._parity_cache = (ident, parity(renamed))
+        self.numbers.set_data(comps, self._parity_cache[1], modes)
 
     def refresh_view(self) -> None:
         self.show_pair(self.tree.current_pair())

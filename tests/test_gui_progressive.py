@@ -1,0 +1,124 @@
+"""Results reach the window prepared off the GUI thread; with the engine's on_partial, custom and
+default show at once and the numeric column fills in when it arrives. Trap examples menu."""
+import threading
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QSettings
+
+from gradviz.model import FileCatalog, OpInfo, RunRequest
+from gradviz.plots.prepared import Prepared
+from gradviz.plots.samples import ste_result
+
+TIMEOUT_MS = 10_000
+
+
+class FakeEngine:
+    """Answers runs with hand-made results; `partial_first` mimics Engine.run(on_partial=)."""
+
+    def __init__(self, partial_first: bool):
+        self.frameworks = ("torch",)
+        self.release = threading.Event()
+        if partial_first:
+            self.run = self._run_partial
+
+    def states(self):
+        return {}
+
+    def cancel(self):
+        self.release.set()
+
+    def _full(self, req: RunRequest):
+        r = ste_result("torch", spike_at=7)
+        return replace(r, request=req, op=replace(r.op, file=req.file))
+
+    def run(self, requests, on_result=None, on_start=None):
+        out = []
+        for req in requests:
+            on_start(req)
+            out.append(self._full(req))
+            on_result(out[-1])
+        return out
+
+    def _run_partial(self, requests, on_result=None, on_start=None, on_partial=None):
+        for req in requests:
+            full = self._full(req)
+            quick = replace(req, settings=req.settings.with_(modes=("default", "custom")))
+            on_partial(replace(full, request=quick, partial=True, tensors=tuple(
+                replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"})
+                for t in full.tensors)))
+        self.release.wait(10)
+        return FakeEngine.run(self, requests, on_result, on_start)
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, write_module):
+    from gradviz.qt.main_window import MainWindow
+    made = []
+
+    def make(engine):
+        path = write_module("ste.py", "x = 1\n")
+        win = MainWindow([path], engine=engine,
+                         qsettings=QSettings(str(tmp_path / "g.ini"), QSettings.IniFormat))
+        qtbot.addWidget(win)
+        op = OpInfo("round_ste", "torch", "function", "RoundSTE", path, 1, ("x",))
+        win._catalogs([FileCatalog(path, "torch", (op,))], (path,))
+        win.settings_panel.modes["numeric"].setChecked(True)
+        made.append(win)
+        return win, ("torch", path, "RoundSTE")
+    yield make
+    for w in made:
+        w.bridge.engine.release.set()
+
+
+def _cell(win, mode):
+    return next(c for c in win.grid.rows["x"].cells if c.mode == mode)
+
+
+def test_partial_results_show_custom_default_first_then_numeric(qtbot, window):
+    engine = FakeEngine(partial_first=True)
+    win, key = window(engine)
+    partials, prepared = [], []
+    win.bridge.partialReady.connect(partials.append)
+    win.bridge.resultPrepared.connect(prepared.append)
+    with qtbot.waitSignal(win.runDone, timeout=TIMEOUT_MS):
+        assert win.run([key])
+        qtbot.waitUntil(lambda: "x" in win.grid.rows and
+                        _cell(win, "numeric").message == "numeric: computing…", timeout=TIMEOUT_MS)
+        assert _cell(win, "custom").data["y"].max() == pytest.approx(50.0)
+        assert win.numbers.value("x", "torch", "verdict") == "surrogate"
+        engine.release.set()
+    assert len(partials) == 1 and partials[0].partial
+    assert len(prepared) == 1 and isinstance(prepared[0], Prepared)
+    assert prepared[0].comparison is not None
+    numeric = _cell(win, "numeric")
+    assert numeric.has_data
+    np.testing.assert_array_equal(numeric.data["y"], np.zeros(200))
+    assert not win.results[key].partial
+
+
+def test_engine_without_on_partial_still_runs(qtbot, window):
+    win, key = window(FakeEngine(partial_first=False))
+    partials = []
+    win.bridge.partialReady.connect(partials.append)
+    with qtbot.waitSignal(win.runDone, timeout=TIMEOUT_MS):
+        assert win.run([key])
+    assert partials == []
+    assert _cell(win, "numeric").has_data and _cell(win, "custom").has_data
+    assert win.numbers.value("x", "torch", "verdict") == "surrogate"
+
+
+def test_trap_examples_menu_opens_the_traps_and_start_opens_tutorials_only(qtbot, window):
+    from gradviz.qt.app import default_files, trap_examples
+    import os
+    assert default_files() and all(os.path.basename(f).startswith("tutorial") for f in default_files())
+    traps = trap_examples()
+    assert sorted(os.path.basename(f) for f in traps) == ["traps_tf.py", "traps_torch.py"]
+    win, _ = window(FakeEngine(partial_first=False))
+    asked = []
+    win.bridge.discover = lambda files: asked.append(tuple(files))
+    assert win.act_traps.text() == "Open trap examples"
+    win.act_traps.trigger()
+    assert asked == [tuple(traps)]
+    assert set(traps) <= set(win.files)
