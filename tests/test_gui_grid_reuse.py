@@ -40,6 +40,12 @@ def test_rerun_reuses_rows_and_plots_and_shows_new_values(grid):
     # one curve per cell after the redraw, not the old one plus the new one
     curves = [i for i in custom.plot.listDataItems() if i.xData is not None and len(i.xData) == 200]
     assert len(curves) == 1
+    # a third run with a spike: the row's shared y range grows to show it in every linked cell
+    third = {"torch": ste_result("torch", seed=2, spike_at=9, spike=80.0), "tf": ste_result("tf", seed=2)}
+    grid.set_data("round_ste", third, MODES)
+    for cell in grid.rows["x"].cells[:4]:
+        lo, hi = cell.plot.vb.viewRange()[1]
+        assert lo <= 0.0 and hi >= 80.0, (cell.framework, cell.mode, lo, hi)
 
 
 def test_same_results_are_not_drawn_again(grid):

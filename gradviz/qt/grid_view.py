@@ -283,6 +283,7 @@ class GridView(QScrollArea):
         if self.plot_menu_hook is not None:
             for c in row.cells:
                 menu = c.plot.vb.menu
+                _drop_menu_actions(c.plot)
                 if menu is not None:
                     before = set(menu.actions())
                     menu.addSeparator()
@@ -291,15 +292,18 @@ class GridView(QScrollArea):
                     c.plot._gv_actions = [a for a in menu.actions() if a not in before]
         row.title.setStyleSheet(f"color: {VERDICT_TEXT.get(worst, '#000')}" if worst else "")
 
-    def _plot(self, row: TensorRow, col: int) -> pg.PlotItem:
-        """The plot of column `col`: the one drawn there last time, emptied, or a new one."""
+    def _plot(self, row: TensorRow, col: int, kind=None) -> pg.PlotItem:
+        """The plot of column `col`: the one drawn there last time (kept as it is when it showed
+        the same `kind` of drawing, which then only gets new data; else emptied), or a new one."""
         row.used = col + 1
         if col < len(row.plots):
             plot = row.plots[col]
-            _reset(plot)
-            return plot
-        plot = row.canvas.addPlot(row=0, col=col)
-        row.plots.append(plot)
+            if kind is None or getattr(plot, "_gv_kind", None) != kind:
+                _reset(plot)
+        else:
+            plot = row.canvas.addPlot(row=0, col=col)
+            row.plots.append(plot)
+        plot._gv_kind = kind
         return plot
 
     def _verdict(self, fw: str, tensor: str) -> Optional[str]:
@@ -342,10 +346,16 @@ class GridView(QScrollArea):
             m = max(abs(rng[0]), abs(rng[1])) if rng else 1.0
             levels = (-(m or 1.0), m or 1.0)
         for col, (fw, mode) in enumerate(cols):
-            plot = self._plot(row, col)
-            _style(plot, f"{FRAMEWORK_LABELS.get(fw, fw)} · {mode}", MODE_COLORS[mode])
             g = grads[(fw, mode)]
             missing = self._missing(fw, ts.get(fw), mode)
+            curve, kind = None, None
+            if view == "values" and g is not None:
+                curve = self._prepared(fw, row.name, mode) or ps.minmax_decimate(g)
+                if not curve.nonfinite.total:
+                    # what the plot looks like apart from its data: same kind -> only setData
+                    kind = ("values", mode, curve.n <= 60, curve.n if curve.decimated else 0)
+            plot = self._plot(row, col, kind)
+            _style(plot, f"{FRAMEWORK_LABELS.get(fw, fw)} · {mode}", MODE_COLORS[mode])
             if g is None and missing:
                 if mode == "numeric" and ts.get(fw) is not None and ts[fw].numeric is not None \
                         and ts[fw].numeric.method == "projection":
@@ -367,7 +377,7 @@ class GridView(QScrollArea):
                 else:
                     self._draw_vs_input(cell, x, g)
             else:
-                self._draw_values(cell, g, self._prepared(fw, row.name, mode))
+                self._draw_values(cell, g, curve)
             row.cells.append(cell)
 
     def _missing(self, fw: str, t: Optional[TensorResult], mode: str) -> str:
@@ -401,10 +411,17 @@ class GridView(QScrollArea):
 
     def _draw_values(self, cell: Cell, g, s=None) -> None:
         s = s if s is not None else ps.minmax_decimate(g)
+        curve = getattr(cell.plot, "_gv_curve", None)
+        if curve is not None:                   # the same kind of plot as before: new data only
+            curve.setData(s.x, s.y)
+            cell.data = {"x": s.x, "y": s.y, "n": s.n, "decimated": s.decimated}
+            return
         pen = pg.mkPen(MODE_COLORS.get(cell.mode, "#333"), width=1)
         cell.plot.addLine(y=0, pen=pg.mkPen("#bbbbbb", width=1))
-        cell.plot.plot(s.x, s.y, pen=pen, symbol="o" if s.n <= 60 else None, symbolSize=4,
-                       symbolBrush=MODE_COLORS.get(cell.mode), symbolPen=None)
+        item = cell.plot.plot(s.x, s.y, pen=pen, symbol="o" if s.n <= 60 else None, symbolSize=4,
+                              symbolBrush=MODE_COLORS.get(cell.mode), symbolPen=None)
+        if getattr(cell.plot, "_gv_kind", None) is not None:
+            cell.plot._gv_curve = item          # reusable: no markers or notes that may change
         cell.data = {"x": s.x, "y": s.y, "n": s.n, "decimated": s.decimated}
         self._mark_nonfinite(cell, s.nonfinite)
         if s.decimated:
@@ -533,7 +550,13 @@ class GridView(QScrollArea):
 
 
 def _style(plot: pg.PlotItem, title: str, color: str) -> None:
-    plot.setTitle(f"<span style='color:{color}; font-size:9pt'>{title}</span>")
+    html = f"<span style='color:{color}; font-size:9pt'>{title}</span>"
+    if getattr(plot, "_gv_title", None) != html:      # setTitle lays out HTML: not for nothing
+        plot.setTitle(html)
+        plot._gv_title = html
+    if getattr(plot, "_gv_styled", False):
+        return
+    plot._gv_styled = True
     plot.showGrid(x=True, y=True, alpha=0.15)
     for ax in ("left", "bottom"):
         # no third tick level: its grid lines are invisible at this size yet double the paint time
@@ -580,11 +603,21 @@ def _corner(plot: pg.PlotItem, text: str, color: str, top: bool) -> None:
     plot._gv_corners.append((label, follow))
 
 
+def _drop_menu_actions(plot: pg.PlotItem) -> None:
+    menu = plot.vb.menu
+    for a in getattr(plot, "_gv_actions", ()):
+        if menu is not None:
+            menu.removeAction(a)
+    plot._gv_actions = []
+
+
 def _reset(plot: pg.PlotItem) -> None:
     """Undo everything a previous fill did to a plot, so it can be drawn again like a new one."""
     plot.setXLink(None)
     plot.setYLink(None)
     plot.clear()
+    plot._gv_curve = None
+    plot._gv_kind = None
     for label, follow in getattr(plot, "_gv_corners", ()):
         try:
             plot.vb.sigResized.disconnect(follow)
@@ -594,11 +627,7 @@ def _reset(plot: pg.PlotItem) -> None:
         if label.scene() is not None:
             label.scene().removeItem(label)
     plot._gv_corners = []
-    menu = plot.vb.menu
-    for a in getattr(plot, "_gv_actions", ()):
-        if menu is not None:
-            menu.removeAction(a)
-    plot._gv_actions = []
+    _drop_menu_actions(plot)
     for ax in ("left", "bottom"):
         axis = plot.getAxis(ax)
         if axis.labelText or axis.labelUnits:
@@ -642,9 +671,12 @@ def _link(cells: list[Cell]) -> None:
     # the others, so auto range goes off everywhere before linking and the union is set last
     for c in data:
         c.plot.enableAutoRange(x=False, y=False)
-    for c in data[1:]:
-        c.plot.setXLink(first)
-        c.plot.setYLink(first)
+    for c in data:                          # a reused plot may still be linked as it was
+        to = None if c is data[0] else first.vb
+        if c.plot.vb.linkedView(0) is not to:
+            c.plot.setXLink(to)
+        if c.plot.vb.linkedView(1) is not to:
+            c.plot.setYLink(to)
     xr, yr = ps.finite_range(xs), ps.finite_range(ys)
     if xr is not None:
         first.setXRange(*ps.padded_range(*xr, pad=0.02), padding=0)
