@@ -89,10 +89,15 @@ def _pattern(c, d, x, tol) -> Optional[tuple[str, str, str]]:
             if k < 0:
                 return ("gradient reversal",
                         f"it equals {fmt(k)} times the true gradient everywhere", "info")
-            return ("scaled gradient",
-                    f"it equals {fmt(k)} times the true gradient everywhere, which is usually a "
-                    "wrong constant factor in backward (a bug) unless you scale on purpose",
-                    "warning")
+            why = (f"it equals {fmt(k)} times the true gradient everywhere, which is usually a "
+                   "wrong constant factor in backward (a bug) unless you scale on purpose")
+            cap = float(np.max(np.abs(c[nz])))
+            if cap > 0 and np.allclose(np.abs(c[nz]), cap, rtol=1e-4) and \
+                    np.all(np.abs(d[nz]) >= cap * (1 - 1e-4)):
+                # Clipping at +-cap where every element exceeds it looks exactly like scaling.
+                why += (f"; or gradient clipping at +-{fmt(cap)}, if every element of the true "
+                        f"gradient exceeds it here (try upstream ones on the op graph to tell)")
+            return ("scaled gradient", why, "warning")
     same = ~differ
     if same.any():
         bound = float(np.max(np.abs(c[differ]))) if differ.any() else 0.0
