@@ -222,3 +222,29 @@ def test_tf_numeric_compiled_and_eager_fallback_agree(engine, write_module):
                                    atol=1e-6)
         np.testing.assert_allclose(x.grads["custom"], x.grads["numeric"], atol=1e-5)
     assert "default" not in numpy_res.tensor("x").grads
+
+
+def test_op_that_does_not_fit_the_mlp_graph_says_so(engine, write_module):
+    path = write_module("reduce_torch.py", """
+        import torch
+        class Total(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.sum()
+            @staticmethod
+            def backward(ctx, g):
+                return g * torch.ones(200)
+    """)
+    [res] = engine.run([RunRequest(path, "Total", "torch", FAST.with_(graph="mlp", shape=(8,)))])
+    assert res.status == "error" and res.error.type == "GraphMismatch"
+    assert "use the op or seed graph" in res.error.message and res.error.where.endswith(":3")
+
+
+def test_framework_messages_lose_colour_codes_and_node_names():
+    from gradviz.backends.user_code import _strip_framework_noise
+    raw = ("Exception encountered when calling L.call().\n\x1b[1m{{function_node __wrapped__Mul_device_"
+           "/job:localhost/replica:0/task:0/device:CPU:0}} Incompatible shapes: [16] vs. [200] "
+           "[Op:Mul] name: \x1b[0m")
+    text = _strip_framework_noise(raw)
+    assert "\x1b" not in text and "function_node" not in text and "[Op:" not in text
+    assert "Incompatible shapes: [16] vs. [200]" in text

@@ -19,6 +19,10 @@ from gradviz.model import RunSettings, parse_upstream
 SEED_FACTOR = 23.0  # the classic check: c = b * 23, so a layer x*w gives a.grad == 23 * w
 
 
+class GraphMismatch(ValueError):
+    """The op does not fit the chosen graph (not a bug in the user's code)."""
+
+
 @dataclass
 class ArgPlan:
     name: str
@@ -170,6 +174,10 @@ def _mlp_graph(settings, plans):
     def forward(tensors, call_op, rec, F):
         h = rec("h", F.dense(tensors["x"], tensors["w1"], tensors["b1"]), "intermediate")
         out = rec("out", call_op(*_args_from(plans, tensors, first_from=h))[0], "output")
+        if F.shape(out) != F.shape(h):
+            raise GraphMismatch(
+                f"the mlp graph needs an op that keeps the shape of its input: it gets {shape} "
+                f"and returns {F.shape(out)}; use the op or seed graph for this op")
         y = rec("y", F.dense(out, tensors["w2"], tensors["b2"]), "intermediate")
         diff = y - F.const(target, y)
         return F.mean(diff * diff)

@@ -12,7 +12,7 @@ import numpy as np
 
 from gradviz.api import meta_of
 from gradviz.backends import numeric
-from gradviz.backends.graphs import build_graph, param_values, plan_args
+from gradviz.backends.graphs import GraphMismatch, build_graph, param_values, plan_args
 from gradviz.backends.source_lines import definition_line
 from gradviz.backends.user_code import capture_output, error_info, load_module
 from gradviz.model import (ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, TensorResult)
@@ -91,6 +91,9 @@ class Backend:
                 built = ad.build(obj, info, mode, s.dtype, device, module, meta, plans)
                 _seed_params(built, s.seed, meta)
                 got = ad.differentiate(graph, built, s.dtype, device)
+            except GraphMismatch as exc:  # gradviz's graph, not the user's code: no user line
+                mode_errors[mode] = ErrorInfo("GraphMismatch", str(exc), info.where, kind="error")
+                continue
             except (Exception, SystemExit) as exc:
                 mode_errors[mode] = error_info(exc, "error", _backward_where(obj, info))
                 continue

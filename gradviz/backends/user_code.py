@@ -73,9 +73,15 @@ def _return_statement(where: str) -> str:
     return where
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_TF_NODE = re.compile(r"\{\{function_node [^}]*\}\}\s*|\s*\[Op:\w+\]( name: \S*)?")
+
+
 def _strip_framework_noise(message: str) -> str:
-    # TF appends long op tracebacks ("Traceback for operation ...") and node names; keep the first lines.
-    lines = [ln for ln in message.strip().splitlines() if ln.strip()]
+    # TF appends long op tracebacks ("Traceback for operation ...") and node names, Keras colours
+    # its messages; keep the first lines, in plain text.
+    message = _TF_NODE.sub(" ", _ANSI.sub("", message))
+    lines = [ln.rstrip() for ln in message.strip().splitlines() if ln.strip()]
     keep = []
     for ln in lines:
         if ln.startswith(("Traceback", "  File ", "[[{{node")) or re.match(r"^\s*\[Op:", ln):
