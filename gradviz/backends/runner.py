@@ -12,7 +12,8 @@ import numpy as np
 
 from gradviz.api import meta_of
 from gradviz.backends import numeric
-from gradviz.backends.graphs import GraphMismatch, build_graph, param_values, plan_args
+from gradviz.backends.graphs import (GraphMismatch, OpOutputError, build_graph, param_values,
+                                     plan_args)
 from gradviz.backends.source_lines import definition_line
 from gradviz.backends.user_code import capture_output, error_info, load_module
 from gradviz.model import (ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, TensorResult)
@@ -94,6 +95,9 @@ class Backend:
             except GraphMismatch as exc:  # gradviz's graph, not the user's code: no user line
                 mode_errors[mode] = ErrorInfo("GraphMismatch", str(exc), info.where, kind="error")
                 continue
+            except OpOutputError as exc:
+                mode_errors[mode] = error_info(exc, "error", _forward_where(obj, info))
+                continue
             except (Exception, SystemExit) as exc:
                 mode_errors[mode] = error_info(exc, "error", _backward_where(obj, info))
                 continue
@@ -137,6 +141,12 @@ def _seed_params(built, seed: int, meta: dict) -> None:
         else:
             values = param_values(seed, name, shape)
         built.set_param(name, values)
+
+
+def _forward_where(obj, info: OpInfo) -> str:
+    fn = getattr(obj, "forward", None) or getattr(obj, "call", None) or \
+        getattr(obj, "__wrapped__", None)
+    return f"{info.file}:{definition_line(fn)}" if fn is not None else info.where
 
 
 def _backward_where(obj, info: OpInfo) -> str:

@@ -8,6 +8,7 @@ import inspect
 import numpy as np
 import tensorflow as tf
 
+from gradviz.backends.graphs import OpOutputError
 from gradviz.backends.source_lines import definition_line
 from gradviz.model import OpInfo
 
@@ -95,7 +96,8 @@ def _tensors_of(out):
         tensors = [o for o in out if tf.is_tensor(o)]
         if tensors:
             return tensors
-    raise TypeError(f"the op returned {type(out).__name__}, not a tensor (or a tuple of tensors)")
+    raise OpOutputError(f"the op returned {type(out).__name__}, not a tensor (or a tuple of "
+                        "tensors)")
 
 
 class TfAdapter:

@@ -7,6 +7,7 @@ import inspect
 import numpy as np
 import torch
 
+from gradviz.backends.graphs import OpOutputError
 from gradviz.backends.source_lines import definition_line
 from gradviz.model import OpInfo
 
@@ -111,7 +112,8 @@ def _tensors_of(out):
         tensors = [o for o in out if torch.is_tensor(o)]
         if tensors:
             return tensors
-    raise TypeError(f"the op returned {type(out).__name__}, not a tensor (or a tuple of tensors)")
+    raise OpOutputError(f"the op returned {type(out).__name__}, not a tensor (or a tuple of "
+                        "tensors)")
 
 
 class TorchAdapter:
