@@ -614,7 +614,7 @@ def _drop_menu_actions(plot: pg.PlotItem) -> None:
 def _reset(plot: pg.PlotItem) -> None:
     """Undo everything a previous fill did to a plot, so it can be drawn again like a new one."""
     plot.setXLink(None)
-    plot.setYLink(None)
+    _unsync_y(plot)
     plot.clear()
     plot._gv_curve = None
     plot._gv_kind = None
@@ -674,14 +674,48 @@ def _link(cells: list[Cell]) -> None:
     for c in data:                          # a reused plot may still be linked as it was
         to = None if c is data[0] else first.vb
         if c.plot.vb.linkedView(0) is not to:
-            c.plot.setXLink(to)
-        if c.plot.vb.linkedView(1) is not to:
-            c.plot.setYLink(to)
+            c.plot.setXLink(to)             # side by side: pyqtgraph replicates the x range
+    _sync_y([c.plot for c in data])
     xr, yr = ps.finite_range(xs), ps.finite_range(ys)
     if xr is not None:
         first.setXRange(*ps.padded_range(*xr, pad=0.02), padding=0)
     if yr is not None:
         first.setYRange(*ps.padded_range(*yr), padding=0)
+
+
+def _sync_y(plots: list) -> None:
+    """One y range for a row, in data coordinates. pyqtgraph's own y link lines views up by
+    screen position, which shifts the range of a cell whose plot area sits a few pixels lower."""
+    for p in plots:
+        _unsync_y(p)
+    busy = [False]
+
+    def follow(source):
+        def apply(_vb, y_range):
+            if busy[0]:
+                return
+            busy[0] = True
+            try:
+                for p in plots:
+                    if p is not source:
+                        p.setYRange(*y_range, padding=0)
+            finally:
+                busy[0] = False
+        return apply
+
+    for p in plots:
+        p._gv_ysync = follow(p)
+        p.vb.sigYRangeChanged.connect(p._gv_ysync)
+
+
+def _unsync_y(plot) -> None:
+    handler = getattr(plot, "_gv_ysync", None)
+    if handler is not None:
+        try:
+            plot.vb.sigYRangeChanged.disconnect(handler)
+        except (RuntimeError, TypeError):
+            pass
+        plot._gv_ysync = None
 
 
 def _short(text: str, n: int = 90) -> str:
