@@ -122,8 +122,15 @@ def wait_signal(signal, timeout_s: float):
 
 
 def gui_warm(sizes: list[str], reps: int) -> None:
-    """Time from Run (the tree's run request for one op) to the updated grid painted, with warm
-    workers, for each size; plus peak memory of the GUI process and of each worker."""
+    """Warm re-runs in the real window (its tree's run request for one op pair, torch+tf). Two
+    moments per run, each timed from the Run call to a synchronous repaint of the grid right after
+    the window's own show_pair put that state into the grid (so the app's 30 ms result debounce and
+    everything it does on the GUI thread count):
+      first: every framework's column shows custom/default of this run (with numeric mode, the
+             partial results; the numeric column still says "computing…");
+      full:  every framework's final result of this run is in the grid (numeric filled).
+    Without numeric mode there are no partial results and the two moments are the same. Plus the
+    peak memory of the GUI process and of each worker."""
     from PySide6.QtWidgets import QApplication
     from gradviz.qt.main_window import MainWindow
     app = QApplication(sys.argv[:1])
@@ -135,7 +142,31 @@ def gui_warm(sizes: list[str], reps: int) -> None:
         wait_signal(win.catalogsLoaded, 120)
     pair = "mul_weights"
     keys = [k for k in win.tree.ops if win.tree.pair_name(k) == pair]
+    frameworks = {k[0] for k in keys}
     win.tree.select_pair(pair)
+
+    marks: dict = {}                   # "first"/"full" -> perf_counter of the repaint after it
+    run_state = {"before": set(), "alive": []}
+    original_show_pair = win.show_pair
+
+    def show_pair(name):
+        original_show_pair(name)
+        shown = win.grid.results
+        if name != pair or set(shown) != frameworks:
+            return
+        fresh = [r for r in shown.values() if id(r) not in run_state["before"]]
+        if len(fresh) != len(frameworks):
+            return                      # some column still shows the previous run
+        new_marks = [m for m in ("first", "full") if m not in marks]
+        if "full" in new_marks and any(getattr(r, "partial", False) for r in fresh):
+            new_marks.remove("full")
+        if new_marks:
+            win.grid.viewport().repaint()
+            t = time.perf_counter()
+            for m in new_marks:
+                marks[m] = t
+    win.show_pair = show_pair           # refresh_view and the grid timer look it up per call
+
     out = {"pair": pair, "keys": len(keys), "sizes": {}}
     for spec in sizes:
         n, _, modes_wanted = spec.partition(":")   # "200" or "200:default+custom"
@@ -143,23 +174,38 @@ def gui_warm(sizes: list[str], reps: int) -> None:
             for m, box in win.settings_panel.modes.items():
                 box.setChecked(m in modes_wanted.split("+"))
         win.settings_panel.shape.setText(n)
-        times = []
+        first, full, done = [], [], []
         modes = None
+        partials = 0
         for i in range(reps + 1):          # the first run warms this size up; not counted
+            marks.clear()
+            # the previous results stay referenced, so no new result can reuse their id()
+            run_state["alive"] = list(win.results.values()) + list(win.grid.results.values())
+            run_state["before"] = {id(r) for r in run_state["alive"]}
+            got_partial = []
+            win.bridge.partialPrepared.connect(got_partial.append)
             t0 = time.perf_counter()
             assert win.run(keys)
             (results,) = wait_signal(win.runDone, 600)
             app.processEvents()
-            win.grid.viewport().repaint()
-            dt = time.perf_counter() - t0
+            t_done = time.perf_counter()
+            win.bridge.partialPrepared.disconnect(got_partial.append)
             bad = [r.error.one_line() for r in results if r.status != "ok"]
             if bad:
                 raise RuntimeError("; ".join(bad))
+            if "first" not in marks or "full" not in marks:
+                raise RuntimeError(f"{spec}: the grid never showed this run ({sorted(marks)})")
             modes = list(results[0].request.settings.modes)
             if i:
-                times.append(dt)
-        out["sizes"][spec] = {"median_s": statistics.median(times), "runs": times, "modes": modes,
-                                "plots": win.grid.plot_count()}
+                first.append(marks["first"] - t0)
+                full.append(marks["full"] - t0)
+                done.append(t_done - t0)
+                partials += len(got_partial)
+        out["sizes"][spec] = {"first_median_s": statistics.median(first), "first_runs": first,
+                              "full_median_s": statistics.median(full), "full_runs": full,
+                              "done_median_s": statistics.median(done), "done_runs": done,
+                              "partial_results": partials / reps, "modes": modes,
+                              "plots": win.grid.plot_count()}
     out["gui_peak_mib"] = peak_rss_mib()
     out["workers_peak_mib"] = {fw: vm_hwm_mib(worker_pid(w)) for fw, w in win.bridge.engine.workers.items()}
     win.close()
@@ -167,10 +213,10 @@ def gui_warm(sizes: list[str], reps: int) -> None:
 
 
 # --- grid redraw and export (synthetic results: no framework needed) --------------------------
-def synthetic_results(n: int, tensors: int, modes=("default", "custom")):
+def synthetic_results(n: int, tensors: int, modes=("default", "custom"), seed: int = 0):
     import numpy as np
     from gradviz.model import OpInfo, RunRequest, RunResult, RunSettings, TensorResult
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     settings = RunSettings(shape=(n,), modes=tuple(modes))
     out = {}
     for fw in ("torch", "tf"):
@@ -189,31 +235,43 @@ def synthetic_results(n: int, tensors: int, modes=("default", "custom")):
 
 
 def redraw(reps: int) -> None:
-    """4 columns (2 frameworks x default, custom) x 4 tensors x 1M elements: verdicts computed and
-    the grid rebuilt and painted, as after a run's results arrive."""
+    """4 columns (2 frameworks x default, custom) x 4 tensors x 1M elements, as the window gets a
+    re-run's results: gradviz.plots.prepared.prepare() (verdicts and decimated curves) runs in the
+    engine bridge's own thread, so it is timed apart; the GUI thread's part is grid.set_data with
+    those series and the paint. Each repetition gets new result objects (alternating two data
+    sets), as a re-run does; the first draw, which creates the plots, is reported apart."""
+    from dataclasses import replace
     from PySide6.QtWidgets import QApplication
-    from gradviz.compare import compare_result
+    from gradviz.plots.prepared import prepare
     from gradviz.qt.grid_view import GridView
     app = QApplication(sys.argv[:1])
     grid = GridView()
     grid.resize(1120, 900)
     grid.show()
     app.processEvents()
-    results = synthetic_results(1_000_000, 4)
-    times, compare_times = [], []
+    sets = [synthetic_results(1_000_000, 4, seed=s) for s in (0, 1)]
+    modes = ("default", "custom")
+    times, prep_times, first = [], [], None
     for i in range(reps + 1):
+        # fresh result objects each time: the grid skips results it already shows
+        results = {fw: replace(r) for fw, r in sets[i % 2].items()}
         t0 = time.perf_counter()
-        comps = {fw: compare_result(r) for fw, r in results.items()}
+        prepared = {fw: prepare(r) for fw, r in results.items()}
         t1 = time.perf_counter()
-        grid.set_data("bench_op", results, ("default", "custom"), comps)
+        comps = {fw: p.comparison for fw, p in prepared.items()}
+        series = {fw: p.series for fw, p in prepared.items()}
+        assert grid.set_data("bench_op", results, modes, comps, series=series)
         app.processEvents()
         grid.viewport().repaint()
         t2 = time.perf_counter()
         if i:
-            times.append(t2 - t0)
-            compare_times.append(t1 - t0)
-    report({"median_s": statistics.median(times), "runs": times,
-            "compare_median_s": statistics.median(compare_times), "plots": grid.plot_count(),
+            times.append(t2 - t1)
+            prep_times.append(t1 - t0)
+        else:
+            first = t2 - t1
+    report({"median_s": statistics.median(times), "runs": times, "first_s": first,
+            "prepare_median_s": statistics.median(prep_times), "prepare_runs": prep_times,
+            "plots": grid.plot_count(),
             "columns": len(grid.rows["t0"].cells) if "t0" in grid.rows else 0, "rows": len(grid.rows)})
 
 
