@@ -23,10 +23,6 @@ class GraphMismatch(ValueError):
     """The op does not fit the chosen graph (not a bug in the user's code)."""
 
 
-class OpOutputError(TypeError):
-    """The op's forward returned something that is not a tensor."""
-
-
 @dataclass
 class ArgPlan:
     name: str

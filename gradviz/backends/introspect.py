@@ -1,10 +1,16 @@
-"""The line a user sees as the definition: the `class` / `def` line, not its first decorator."""
+"""Reading user objects the same way in both backends: definition lines, constructors, outputs."""
 from __future__ import annotations
 
 import inspect
+from typing import Callable
+
+
+class OpOutputError(TypeError):
+    """The op's forward returned something that is not a tensor."""
 
 
 def definition_line(obj) -> int:
+    """The line a user sees as the definition: the `class` / `def` line, not its decorator."""
     try:
         lines, start = inspect.getsourcelines(obj)
     except (OSError, TypeError):
@@ -13,3 +19,25 @@ def definition_line(obj) -> int:
         if text.lstrip().startswith(("class ", "def ", "async def ")):
             return start + offset
     return start
+
+
+def no_arg_constructible(cls) -> bool:
+    """An nn.Module / Layer that gradviz can build: every constructor argument has a default."""
+    try:
+        sig = inspect.signature(cls.__init__)
+    except (TypeError, ValueError):
+        return True
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               for p in list(sig.parameters.values())[1:])
+
+
+def tensors_of(out, is_tensor: Callable[[object], bool]) -> list:
+    """The tensors an op returned: one tensor, or the tensors of a tuple/list (others dropped)."""
+    if is_tensor(out):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        tensors = [o for o in out if is_tensor(o)]
+        if tensors:
+            return tensors
+    raise OpOutputError(f"the op returned {type(out).__name__}, not a tensor (or a tuple of "
+                        "tensors)")

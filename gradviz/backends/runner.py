@@ -12,9 +12,8 @@ import numpy as np
 
 from gradviz.api import meta_of
 from gradviz.backends import numeric
-from gradviz.backends.graphs import (GraphMismatch, OpOutputError, build_graph, param_values,
-                                     plan_args)
-from gradviz.backends.source_lines import definition_line
+from gradviz.backends.graphs import GraphMismatch, build_graph, param_values, plan_args
+from gradviz.backends.introspect import OpOutputError, definition_line
 from gradviz.backends.user_code import capture_output, error_info, load_module
 from gradviz.model import (ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, TensorResult)
 

@@ -8,8 +8,7 @@ import inspect
 import numpy as np
 import tensorflow as tf
 
-from gradviz.backends.graphs import OpOutputError
-from gradviz.backends.source_lines import definition_line
+from gradviz.backends.introspect import definition_line, no_arg_constructible, tensors_of
 from gradviz.model import OpInfo
 
 keras = tf.keras
@@ -42,15 +41,6 @@ def _is_custom_gradient(obj) -> bool:
     return getattr(deco, "decorator_name", None) == "custom_gradient"
 
 
-def _no_arg_constructible(cls) -> bool:
-    try:
-        sig = inspect.signature(cls.__init__)
-    except (TypeError, ValueError):
-        return True
-    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-               for p in list(sig.parameters.values())[1:])
-
-
 class Built:
     def __init__(self, call, layer=None, patch=None):
         self._call = call
@@ -62,7 +52,7 @@ class Built:
     def call_op(self, args, kwargs):
         with self._patch():
             out = self._call(*args, **kwargs)
-        return _tensors_of(out)
+        return tensors_of(out, tf.is_tensor)
 
     def param_names(self):
         return list(self._vars)
@@ -87,17 +77,6 @@ def _named_variables(layer) -> dict:
     if len(set(names)) != len(names):
         names = [getattr(v, "path", v.name) for v in variables]
     return dict(zip(names, variables))
-
-
-def _tensors_of(out):
-    if tf.is_tensor(out):
-        return [out]
-    if isinstance(out, (tuple, list)):
-        tensors = [o for o in out if tf.is_tensor(o)]
-        if tensors:
-            return tensors
-    raise OpOutputError(f"the op returned {type(out).__name__}, not a tensor (or a tuple of "
-                        "tensors)")
 
 
 class TfAdapter:
@@ -150,7 +129,7 @@ class TfAdapter:
                     continue
                 kind, line, doc = "custom_gradient", definition_line(fn), inspect.getdoc(fn)
             elif (isinstance(obj, type) and issubclass(obj, keras.layers.Layer)
-                  and obj.__module__ == module.__name__ and _no_arg_constructible(obj)):
+                  and obj.__module__ == module.__name__ and no_arg_constructible(obj)):
                 kind, doc, line = "layer", inspect.getdoc(obj), definition_line(obj)
             else:
                 continue

@@ -7,8 +7,7 @@ import inspect
 import numpy as np
 import torch
 
-from gradviz.backends.graphs import OpOutputError
-from gradviz.backends.source_lines import definition_line
+from gradviz.backends.introspect import definition_line, no_arg_constructible, tensors_of
 from gradviz.model import OpInfo
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -52,15 +51,6 @@ def _uses_setup_context(cls) -> bool:
     return "setup_context" in _own_attrs(cls)
 
 
-def _no_arg_constructible(cls) -> bool:
-    try:
-        sig = inspect.signature(cls.__init__)
-    except (TypeError, ValueError):
-        return True
-    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-               for name, p in list(sig.parameters.items())[1:])
-
-
 class StandInCtx(torch.autograd.function.FunctionCtx):
     """The ctx a Function's forward gets when called directly for the default mode."""
 
@@ -85,7 +75,7 @@ class Built:
     def call_op(self, args, kwargs):
         with self._patch():
             out = self._call(*args, **kwargs)
-        return _tensors_of(out)
+        return tensors_of(out, torch.is_tensor)
 
     def param_names(self):
         return list(self._params)
@@ -103,17 +93,6 @@ class Built:
 
     def params(self):
         return self._params
-
-
-def _tensors_of(out):
-    if torch.is_tensor(out):
-        return [out]
-    if isinstance(out, (tuple, list)):
-        tensors = [o for o in out if torch.is_tensor(o)]
-        if tensors:
-            return tensors
-    raise OpOutputError(f"the op returned {type(out).__name__}, not a tensor (or a tuple of "
-                        "tensors)")
 
 
 class TorchAdapter:
@@ -174,7 +153,7 @@ class TorchAdapter:
                 continue
             if _is_function(obj):
                 kind = "function"
-            elif issubclass(obj, torch.nn.Module) and _no_arg_constructible(obj):
+            elif issubclass(obj, torch.nn.Module) and no_arg_constructible(obj):
                 kind = "module"
             else:
                 continue
