@@ -119,7 +119,6 @@ class RunResult:
     tensors: tuple[TensorResult, ...] = ()
     mode_errors: dict[str, ErrorInfo] = field(default_factory=dict)  # a mode that raised
     outputs: dict[str, np.ndarray] = field(default_factory=dict)     # forward output per mode
-    findings: tuple[dict, ...] = ()             # raw observations for diagnostics (worker side)
     log: str = ""                               # captured stdout/stderr of user code
     warnings: tuple[str, ...] = ()
     elapsed: float = 0.0

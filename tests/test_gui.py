@@ -360,3 +360,18 @@ def test_grid_decimates_a_million_elements_and_marks_nonfinite(qtbot):
     grid.set_view("x", "vs_input")
     custom = next(c for c in grid.rows["x"].cells if c.mode == "custom")
     assert len(custom.data["x"]) <= 1600
+
+
+def test_diagnostics_panel_names_traps_with_fix_and_line(qtbot, make_window, examples_dir):
+    path = str(examples_dir / "traps_torch.py")
+    win = make_window([path])
+    run_keys(qtbot, win, [("torch", path, "TooManyGrads"), ("torch", path, "InPlaceNoMarkDirty")])
+    msgs = win.diagnostics.messages()
+    assert any(m.startswith("[GV101-grad-count]") for m in msgs), msgs
+    assert any(m.startswith("[GV605-inplace-no-mark-dirty]") for m in msgs), msgs
+    src = (examples_dir / "traps_torch.py").read_text().splitlines()
+    items = [win.diagnostics.topLevelItem(i) for i in range(win.diagnostics.topLevelItemCount())]
+    gv101 = next(i for i in items if i.text(2).startswith("[GV101"))
+    line = int(gv101.data(3, 0x0100).rpartition(":")[2])
+    assert "return" in src[line - 1]                       # the backward's return, in the user's file
+    assert "fix:" in gv101.toolTip(2)

@@ -75,7 +75,6 @@ class Backend:
         except ValueError as exc:
             return _error(req, info, ErrorInfo("DeviceUnavailable", str(exc), kind="device"))
         meta = meta_of(obj)
-        findings: list[dict] = []
         try:
             plans = plan_args(ad.forward_params(obj, info), meta, s)
             graph = build_graph(s, plans)
@@ -111,11 +110,9 @@ class Backend:
                     entry["absent"][mode] = t["why"]
                 if name == "out" or name == "b":
                     outputs[mode] = t["value"]
-            findings.extend(getattr(built, "findings", []))
 
-        if "custom" in mode_errors and "custom" in s.modes:
-            err = mode_errors["custom"]
-            return _error(req, info, err, device=device, mode_errors=mode_errors,
+        if "custom" in mode_errors:
+            return _error(req, info, mode_errors["custom"], device=device, mode_errors=mode_errors,
                           tensors=_tensor_results(tensors, {}, s.dtype))
         numeric_infos = {}
         if "numeric" in s.modes and tensors:
@@ -127,7 +124,7 @@ class Backend:
                 mode_errors["numeric"] = error_info(exc, "error", info.where)
         return RunResult(request=req, op=info, device=device, status="ok",
                          tensors=_tensor_results(tensors, numeric_infos, s.dtype),
-                         mode_errors=mode_errors, outputs=outputs, findings=tuple(findings))
+                         mode_errors=mode_errors, outputs=outputs)
 
 
 def _seed_params(built, seed: int, meta: dict) -> None:

@@ -46,7 +46,6 @@ class Built:
         self._call = call
         self.layer = layer
         self._patch = patch or contextlib.nullcontext
-        self.findings: list[dict] = []
         self._vars = _named_variables(layer) if layer is not None else {}
 
     def call_op(self, args, kwargs):

@@ -69,7 +69,6 @@ class Built:
         self._call = call
         self.module = module
         self._patch = patch or contextlib.nullcontext
-        self.findings: list[dict] = []
         self._params = dict(module.named_parameters()) if module is not None else {}
 
     def call_op(self, args, kwargs):

@@ -21,6 +21,7 @@ class Prepared:
     # (tensor name, mode) -> the values-by-index curve of that gradient
     series: dict = field(default_factory=dict)
     problem: str = ""                           # why the comparison could not be made
+    findings: tuple = ()                        # diagnostics, as dicts (Finding.as_dict())
 
 
 def values_series(result: RunResult) -> dict:
@@ -35,11 +36,16 @@ def values_series(result: RunResult) -> dict:
 
 
 def prepare(result: RunResult) -> Prepared:
-    """Verdicts and curves of one result; a comparison that fails is reported, never raised (the
-    result itself must still reach the window)."""
+    """Verdicts, diagnostics and curves of one result; a comparison that fails is reported, never
+    raised (the result itself must still reach the window). A partial result (numeric still
+    running) gets no diagnostics yet: several of them need the numeric reference."""
+    findings: tuple = ()
     try:
         from gradviz.compare import compare_result
         comp, problem = compare_result(result), ""
+        if not result.partial:
+            from gradviz.diagnostics import diagnose
+            findings = tuple(f.as_dict() for f in diagnose(result, comp))
     except Exception as exc:  # noqa: BLE001 - a bug in compare must not lose the result
         comp, problem = None, f"{type(exc).__name__}: {exc}"
-    return Prepared(result, comp, values_series(result), problem)
+    return Prepared(result, comp, values_series(result), problem, findings)

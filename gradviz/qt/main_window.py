@@ -15,6 +15,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QFileDialog, QLabel, QMainWindow, QMessageBox,
                                QProgressBar, QSplitter, QTabWidget, QToolBar, QVBoxLayout, QWidget)
 
+from gradviz.diagnostics import diagnose_load
 from gradviz.model import FRAMEWORKS, MODES, RunRequest, RunResult
 from gradviz.qt.diagnostics_panel import DiagnosticsPanel
 from gradviz.qt.engine_bridge import EngineBridge
@@ -268,6 +269,8 @@ class MainWindow(QMainWindow):
             if cat.error is not None:
                 name = os.path.basename(cat.file) + (f" ({cat.framework})" if cat.framework else "")
                 self.diagnostics.add_error(name, cat.error, key=f"load:{cat.file}")
+                for f in diagnose_load(cat.error, cat.file, cat.framework):
+                    self.diagnostics.add_finding(name, f.as_dict(), key=f"load:{cat.file}")
                 self.tabs.setCurrentWidget(self.diagnostics)
         n_ops = len(self.tree.ops)
         self.summary.setText(f"{len(self.tree.files)} file(s), {n_ops} op(s)")
@@ -411,9 +414,8 @@ class MainWindow(QMainWindow):
             self.diagnostics.add_error(label, res.error, key=f"run:{key}")
         for mode, err in res.mode_errors.items():
             self.diagnostics.add_error(f"{label} · {mode}", err, key=f"run:{key}")
-        for f in res.findings:
-            if isinstance(f, dict) and f.get("message"):
-                self.diagnostics.add_finding(label, f, key=f"run:{key}")
+        for f in prepared.findings:
+            self.diagnostics.add_finding(label, f, key=f"run:{key}")
         for w in res.warnings:
             self.diagnostics.add("warning", label, w, key=f"run:{key}")
         self.log.add(f"{label} on {res.device or res.request.settings.device}", res.log)
