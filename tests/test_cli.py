@@ -97,3 +97,16 @@ def test_unloadable_file_exits_2_and_names_its_line(tmp_path):
     proc = gradviz("run", bad)
     assert proc.returncode == 2
     assert f"{bad}:3" in proc.stderr or "bad.py:3" in proc.stderr
+
+
+def test_diagnostics_in_terminal_summary_and_json(tmp_path):
+    traps = ROOT / "resources" / "examples" / "traps_torch.py"
+    out = tmp_path / "traps.json"
+    proc = gradviz("run", traps, "--modes", "custom,default", "--json", out)
+    assert proc.returncode == 3                       # TooManyGrads fails: a failed run
+    assert "GV101-grad-count" in proc.stdout and "fix:" in proc.stdout
+    report = json.loads(out.read_text())
+    op = next(o for o in report["ops"] if o["name"] == "trap_too_many_grads")
+    [finding] = [d for d in op["diagnostics"] if d["code"] == "GV101-grad-count"]
+    assert finding["severity"] == "error" and finding["fix"]
+    assert finding["where"].startswith(str(traps)) and finding["where"].rpartition(":")[2].isdigit()
