@@ -98,8 +98,12 @@ def cmd_run(argv: list[str]) -> int:
             return EXIT_USAGE
         progress = None if args.quiet else _progress(len(requests))
         results = engine.run(requests, on_result=progress)
-    return print_results(results, settings, args) or (EXIT_USAGE if load_failed or missing else
-                                                      _exit_code(results, args.strict))
+    written = print_results(results, settings, args)
+    if written != EXIT_OK:                  # a report file could not be written
+        return written
+    if load_failed or missing:
+        return EXIT_USAGE
+    return _exit_code(results, args.strict)
 
 
 def _progress(total: int):
