@@ -98,12 +98,14 @@ def cmd_run(argv: list[str]) -> int:
             return EXIT_USAGE
         progress = None if args.quiet else _progress(len(requests))
         results = engine.run(requests, on_result=progress)
-    written = print_results(results, settings, args)
+    from gradviz.compare import compare_result
+    comparisons = [compare_result(r) for r in results]
+    written = print_results(results, comparisons, settings, args)
     if written != EXIT_OK:                  # a report file could not be written
         return written
     if load_failed or missing:
         return EXIT_USAGE
-    return _exit_code(results, args.strict)
+    return _exit_code(results, comparisons, args.strict)
 
 
 def _progress(total: int):
@@ -117,14 +119,11 @@ def _progress(total: int):
     return report
 
 
-def _exit_code(results, strict: bool) -> int:
-    from gradviz.compare import compare_result
+def _exit_code(results, comparisons, strict: bool) -> int:
     if any(r.status != "ok" for r in results):
         return EXIT_FAILED
-    if strict:
-        for r in results:
-            if any(t.verdict in ("differs", "non-finite") for t in compare_result(r).tensors):
-                return EXIT_STRICT
+    if strict and any(t.verdict in ("differs", "non-finite") for c in comparisons for t in c.tensors):
+        return EXIT_STRICT
     return EXIT_OK
 
 

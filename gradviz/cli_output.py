@@ -81,11 +81,10 @@ def _err_num(metrics: dict, key: str) -> str:
     return f"{m['max_abs_err']:.3g}"
 
 
-def print_results(results, settings, args, out=sys.stdout) -> int:
+def print_results(results, comparisons, settings, args, out=sys.stdout) -> int:
     """Print the summary and write the requested files. Returns 2 when a file could not be
     written, else 0."""
-    from gradviz.compare import compare_result, parity, summary_counts
-    comparisons = [compare_result(r) for r in results]
+    from gradviz.compare import parity, summary_counts
     diagnostics = _diagnose(results, comparisons)
     rows = []
     for r, c in zip(results, comparisons):
