@@ -179,7 +179,9 @@ def bench_redraw(env, reps):
             row(f"grid redraw, {what}: GUI thread (set_data + paint)", r["median_s"], "s",
                 target=0.300, kind="max",
                 note=f"runs {fmt_list(r['runs'])}; first draw (plots created) {r['first_s']:.3f} s; "
-                     f"{r['plots']} plots")]
+                     f"{r['plots']} plots"),
+            row(f"grid redraw, {what}: torch-vs-tf parity + numbers table (GUI thread, in the window after the grid)",
+                r["parity_median_s"], "s", note=f"runs {fmt_list(r['parity_runs'])}")]
 
 
 def bench_export(env, tmp, reps):
