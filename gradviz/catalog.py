@@ -16,6 +16,11 @@ def builtin_examples() -> list[str]:
             if not p.name.startswith(("_", "traps"))]
 
 
+def trap_examples() -> list[str]:
+    """Example ops that fail on purpose, one per diagnostic gradviz gives."""
+    return [str(p) for p in sorted(EXAMPLES_DIR.glob("traps*.py"))]
+
+
 @dataclass
 class PairedOp:
     """One op name with its implementation per framework (parity when both are present)."""

@@ -110,9 +110,10 @@ def test_engine_without_on_partial_still_runs(qtbot, window):
 
 
 def test_trap_examples_menu_opens_the_traps_and_start_opens_tutorials_only(qtbot, window):
-    from gradviz.qt.app import default_files, trap_examples
     import os
-    assert default_files() and all(os.path.basename(f).startswith("tutorial") for f in default_files())
+    from gradviz.catalog import builtin_examples, trap_examples
+    tutorials = builtin_examples()
+    assert tutorials and all(os.path.basename(f).startswith("tutorial") for f in tutorials)
     traps = trap_examples()
     assert sorted(os.path.basename(f) for f in traps) == ["traps_tf.py", "traps_torch.py"]
     win, _ = window(FakeEngine(partial_first=False))

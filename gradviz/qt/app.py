@@ -7,26 +7,9 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import Optional, Sequence
 
 SCRIPTED_TIMEOUT_S = 600.0     # --run --screenshot gives up (exit 3) if the run never ends
-
-
-def examples_dir() -> Path:
-    import gradviz
-    return Path(gradviz.__file__).resolve().parent.parent / "resources" / "examples"
-
-
-def default_files() -> list[str]:
-    """The tutorials (traps fail on purpose; they are under Help > Open trap examples)."""
-    from gradviz.catalog import builtin_examples
-    return builtin_examples()
-
-
-def trap_examples() -> list[str]:
-    """Example ops that fail on purpose, one per diagnostic gradviz gives."""
-    return [str(p) for p in sorted(examples_dir().glob("traps_*.py"))]
 
 
 def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional[str] = None,
@@ -43,7 +26,8 @@ def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional
     app.setOrganizationName("gradviz")
     from gradviz.qt.main_window import MainWindow
 
-    files = list(argv_files) or default_files()
+    from gradviz.catalog import builtin_examples
+    files = list(argv_files) or builtin_examples()  # traps: Help > Open trap examples
     qsettings = None
     if os.environ.get("GRADVIZ_SETTINGS"):       # an ini file instead of the user's settings (tests)
         from PySide6.QtCore import QSettings

@@ -246,7 +246,7 @@ class MainWindow(QMainWindow):
         self._discover(new)
 
     def open_trap_examples(self) -> None:
-        from gradviz.qt.app import trap_examples
+        from gradviz.catalog import trap_examples
         self.open_files(trap_examples())
 
     def reload(self) -> None:
