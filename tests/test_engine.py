@@ -248,3 +248,15 @@ def test_framework_messages_lose_colour_codes_and_node_names():
     text = _strip_framework_noise(raw)
     assert "\x1b" not in text and "function_node" not in text and "[Op:" not in text
     assert "Incompatible shapes: [16] vs. [200]" in text
+
+
+def test_numeric_runs_at_background_priority_then_restores(monkeypatch):
+    import os
+    from gradviz.backends import runner
+    seen = []
+    monkeypatch.setattr(os, "setpriority", lambda which, who, prio: seen.append(prio))
+    monkeypatch.setattr(os, "getpriority", lambda which, who: 0)
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    with runner._background_priority():
+        assert seen == [10]
+    assert seen == [10, 0]
