@@ -24,6 +24,7 @@ from gradviz.qt.grid_view import GridView
 from gradviz.qt.log_panel import LogPanel
 from gradviz.qt.numbers_table import NumbersTable
 from gradviz.qt.op_tree import OpTree
+from gradviz.qt.parity_worker import ParityWorker
 from gradviz.qt.settings_panel import SettingsPanel
 from gradviz.qt.theme import FRAMEWORK_LABELS, STATE_COLORS
 
@@ -48,7 +49,9 @@ class MainWindow(QMainWindow):
         self.comparisons: dict[tuple, object] = {}
         self.series: dict[tuple, dict] = {}      # key -> prepared values curves of its result
         self._requested: dict[tuple, RunRequest] = {}   # key -> the request as asked for
-        self._parity_cache: tuple = ((), None)
+        self.parity_worker = ParityWorker(parent=self)
+        self.parity_worker.ready.connect(self._parity_ready)
+        self._numbers_args: Optional[tuple] = None    # (pair, results, comps, modes) in the table
         self.last_batch: list[RunResult] = []
         self._run_when_loaded = False
         self._pending_keys: Optional[list] = None
@@ -462,10 +465,10 @@ class MainWindow(QMainWindow):
                 self.grid.show_message("No op files. Open one with File ▸ Open or drop .py files here.")
             else:
                 self.grid.show_message("No ops found in the loaded files (see Diagnostics).")
+            self._numbers_args = None
             self.numbers.set_data({})
             self.pair_label.setText("")
             return
-        from gradviz.compare import parity
         results = self.pair_results(pair)
         comps, series = {}, {}
         for fw, r in results.items():
@@ -478,14 +481,27 @@ class MainWindow(QMainWindow):
         self.pair_label.setText(f"<b>{pair}</b> &nbsp; {where}")
         if not self.grid.set_data(pair, results, modes, comps, series=series):
             return                              # the same results as shown: nothing to redo
-        ident = (pair,) + tuple(results.values())
-        cached = self._parity_cache[0]
-        if len(cached) != len(ident) or cached[0] != pair or \
-                any(a is not b for a, b in zip(cached[1:], ident[1:])):
-            renamed = [replace(r, op=replace(r.op, name=pair)) if r.op is not None else r
-                       for r in results.values()]
-            self._parity_cache = (ident, parity(renamed))
-        self.numbers.set_data(comps, self._parity_cache[1], modes)
+        self._numbers_args = (pair, tuple(results.values()), comps, modes)
+        self._fill_numbers()
+
+    def _fill_numbers(self) -> None:
+        """The numbers table of what the grid shows. Parity (torch vs tf) waits for the numeric
+        pass (a partial result would give rows that change a moment later) and runs off the GUI
+        thread when the arrays are big: the table shows its rows when they come."""
+        pair, results, comps, modes = self._numbers_args
+        if any(getattr(r, "partial", False) for r in results):
+            rows, note = (), "waiting for the numeric pass…"
+        else:
+            rows = self.parity_worker.rows(pair, results)
+            note = "computing…" if rows is None else ""
+        self.numbers.set_data(comps, rows or (), modes, parity_note=note)
+
+    def _parity_ready(self, pair: str, results: tuple, rows: list) -> None:
+        self.parity_worker.accept(pair, results, rows)
+        shown = self._numbers_args
+        if shown and shown[0] == pair and len(shown[1]) == len(results) and \
+                all(a is b for a, b in zip(shown[1], results)):
+            self.numbers.set_parity(rows)
 
     def refresh_view(self) -> None:
         self.show_pair(self.tree.current_pair())

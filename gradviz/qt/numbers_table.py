@@ -78,9 +78,19 @@ class NumbersTable(QWidget):
         self.rows: list[tuple[str, str]] = []     # (tensor, framework) per table row
         self._cols: list[tuple[str, str, str]] = []
 
-    def set_data(self, comparisons: dict, parity_rows=(), modes=MODES) -> None:
-        """comparisons: {framework: OpComparison}; parity_rows: compare.parity(...) rows."""
+    def set_data(self, comparisons: dict, parity_rows=(), modes=MODES, parity_note: str = "") -> None:
+        """comparisons: {framework: OpComparison}; parity_rows: compare.parity(...) rows;
+        parity_note: why there are no parity rows yet (they come later through set_parity)."""
         self._cols = columns(modes)
+        t = self.table
+        t.setUpdatesEnabled(False)
+        try:
+            self._fill(comparisons)
+        finally:
+            t.setUpdatesEnabled(True)
+        self.set_parity(parity_rows, parity_note)
+
+    def _fill(self, comparisons: dict) -> None:
         t = self.table
         t.blockSignals(True)
         t.clear()
@@ -128,7 +138,6 @@ class NumbersTable(QWidget):
             if key == "explanation":
                 t.setColumnWidth(c, 420)
         t.blockSignals(False)
-        self._set_parity(parity_rows)
 
     def _row_error(self, r: int, fw: str, comp) -> None:
         self.rows.append(("", fw))
@@ -161,7 +170,8 @@ class NumbersTable(QWidget):
         m = tc.metrics.get(src) or {}
         return m.get(key)
 
-    def _set_parity(self, rows) -> None:
+    def set_parity(self, rows, note: str = "") -> None:
+        """The torch-vs-tf rows (they may arrive after the table: computed off the GUI thread)."""
         p = self.parity
         heads = ["op", "tensor", "mode", "verdict", "max abs err", "note"]
         p.clear()
@@ -178,6 +188,7 @@ class NumbersTable(QWidget):
         p.resizeColumnsToContents()
         p.horizontalHeader().setSectionResizeMode(len(heads) - 1, QHeaderView.Stretch)
         self.parity_label.setText(f"<b>torch ↔ tf parity</b> ({len(rows)} rows)" if rows else
+                                  f"<b>torch ↔ tf parity</b>: {note}" if note else
                                   "<b>torch ↔ tf parity</b>: run the op in both frameworks")
 
     # --- lookup (tests, other views) -----------------------------------------------------------
