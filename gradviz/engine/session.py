@@ -84,8 +84,7 @@ class Engine:
         try:
             return self.workers[fw].call("discover", files, timeout)
         except (WorkerTimeout, WorkerCrashed, WorkerUnavailable, Cancelled, RuntimeError) as exc:
-            err = _worker_error(exc, f"loading the file in the {fw} worker")
-            err = ErrorInfo(err.type, err.message, err.where, err.traceback, kind="load")
+            err = replace(_failure(exc, "loading the file", fw, timeout), kind="load")
             if len(files) == 1 or isinstance(exc, (WorkerUnavailable, Cancelled)) or \
                     self._closed:
                 return [FileCatalog(f, fw, (), err) for f in files]
@@ -184,42 +183,30 @@ def _failed(req: RunRequest, err: ErrorInfo) -> RunResult:
 
 
 def _run_error(exc: Exception, req: RunRequest) -> ErrorInfo:
-    """The ErrorInfo of a run that its worker did not answer: it names the op, and the user's line
-    when the worker's stack dump holds one."""
+    return _failure(exc, req.qualname, req.framework, req.settings.timeout)
+
+
+def _failure(exc: Exception, what: str, fw: str, timeout: float) -> ErrorInfo:
+    """The ErrorInfo of a request its worker did not answer: it names what was being done, and
+    the user's line when the worker's stack dump holds one."""
     where, tb = _where_from_dump(getattr(exc, "crash_log", ""))
-    op, fw = req.qualname, req.framework
     if isinstance(exc, WorkerTimeout):
-        return ErrorInfo("Timeout", f"{op} did not finish within {req.settings.timeout:g} s; "
-                         f"its {fw} worker was stopped and replaced", where, tb, kind="timeout")
+        return ErrorInfo("Timeout", f"{what} did not finish within {timeout:g} s; its {fw} "
+                         "worker was stopped and replaced", where, tb, kind="timeout")
     if isinstance(exc, Cancelled):
-        return ErrorInfo("Cancelled", f"the run of {op} was cancelled; its {fw} worker was "
-                         "replaced", where, tb, kind="cancelled")
+        return ErrorInfo("Cancelled", f"{what} was cancelled; its {fw} worker was replaced",
+                         where, tb, kind="cancelled")
     if isinstance(exc, WorkerOutOfMemory):
-        return ErrorInfo("OutOfMemory", f"{op} {exc}; its {fw} worker was replaced (the "
+        return ErrorInfo("OutOfMemory", f"{what} {exc}; its {fw} worker was replaced (the "
                          "limit per worker is set by GRADVIZ_WORKER_MEMORY)", where, tb,
                          kind="crashed")
     if isinstance(exc, WorkerCrashed):
-        return ErrorInfo("Crashed", f"{op} crashed its {fw} worker: {_crash_text(exc)}; the worker "
-                         "was replaced", where, tb, kind="crashed")
+        return ErrorInfo("Crashed", f"{what} crashed its {fw} worker: {_crash_text(exc)}; the "
+                         "worker was replaced", where, tb, kind="crashed")
     if isinstance(exc, WorkerUnavailable):
         return ErrorInfo("FrameworkUnavailable", f"{fw} could not be loaded: {exc}",
                          kind="unavailable")
-    return ErrorInfo("InternalError", f"gradviz failed while running {op}: {exc}", kind="internal")
-
-
-def _worker_error(exc: Exception, doing: str) -> ErrorInfo:
-    where, tb = _where_from_dump(getattr(exc, "crash_log", ""))
-    if isinstance(exc, WorkerTimeout):
-        return ErrorInfo("Timeout", f"{doing} did not finish in time ({exc})", where, tb,
-                         kind="timeout")
-    if isinstance(exc, WorkerCrashed):
-        return ErrorInfo("Crashed", f"{doing} crashed the worker: {_crash_text(exc)}", where, tb,
-                         kind="crashed")
-    if isinstance(exc, WorkerUnavailable):
-        return ErrorInfo("FrameworkUnavailable", str(exc), kind="unavailable")
-    if isinstance(exc, Cancelled):
-        return ErrorInfo("Cancelled", "cancelled", where, tb, kind="cancelled")
-    return ErrorInfo("InternalError", f"gradviz failed {doing}: {exc}", kind="internal")
+    return ErrorInfo("InternalError", f"gradviz failed at {what}: {exc}", kind="internal")
 
 
 def _crash_text(exc: WorkerCrashed) -> str:
