@@ -27,6 +27,7 @@ VIEWS = {"values": "values by index", "histogram": "histogram", "scatter": "cust
          "heatmap": "heatmap (2-D)", "vs_input": "gradient vs input"}
 ROW_HEIGHT = 190
 MARKER_LIMIT = 2000
+COMPUTING = "numeric: computing…"
 
 
 @dataclass
@@ -300,6 +301,8 @@ class GridView(QScrollArea):
             plot = row.plots[col]
             if kind is None or getattr(plot, "_gv_kind", None) != kind:
                 _reset(plot)
+            else:
+                _wait(plot, False)
         else:
             plot = row.canvas.addPlot(row=0, col=col)
             row.plots.append(plot)
@@ -354,6 +357,14 @@ class GridView(QScrollArea):
                 if not curve.nonfinite.total:
                     # what the plot looks like apart from its data: same kind -> only setData
                     kind = ("values", mode, curve.n <= 60, curve.n if curve.decimated else 0)
+            if missing == COMPUTING and _waitable(row, col, view, mode):
+                # last run's numeric curve stays in place, hidden under one reusable note: a
+                # re-run then only sets data, with no reset, axes or layout change (~90 ms less)
+                plot = row.plots[col]
+                row.used = col + 1
+                _wait(plot, True)
+                row.cells.append(Cell(fw, mode, plot, False, missing))
+                continue
             plot = self._plot(row, col, kind)
             _style(plot, f"{FRAMEWORK_LABELS.get(fw, fw)} · {mode}", MODE_COLORS[mode])
             if g is None and missing:
@@ -388,7 +399,7 @@ class GridView(QScrollArea):
         if r.status != "ok" and r.error is not None:
             return f"run failed\n{r.error.type}: {_short(r.error.message)}"
         if getattr(r, "partial", False) and mode == "numeric" and (t is None or t.grad(mode) is None):
-            return "numeric: computing…"
+            return COMPUTING
         if mode in r.mode_errors:
             e = r.mode_errors[mode]
             return f"{mode} raised {e.type}\n{_short(e.message)}" + (f"\n{_short_where(e.where)}" if e.where else "")
@@ -627,6 +638,7 @@ def _reset(plot: pg.PlotItem) -> None:
         if label.scene() is not None:
             label.scene().removeItem(label)
     plot._gv_corners = []
+    _wait(plot, False)
     _drop_menu_actions(plot)
     for ax in ("left", "bottom"):
         axis = plot.getAxis(ax)
@@ -638,6 +650,55 @@ def _reset(plot: pg.PlotItem) -> None:
     plot.vb.setBackgroundColor(None)
     plot.invertY(False)
     plot.enableAutoRange()
+
+
+def _waitable(row, col: int, view: str, mode: str) -> bool:
+    """Whether column `col` still shows last run's curve of `mode` (a reused values plot)."""
+    if view != "values" or col >= len(row.plots):
+        return False
+    plot = row.plots[col]
+    kind = getattr(plot, "_gv_kind", None)
+    return kind is not None and kind[:2] == ("values", mode) and plot._gv_curve is not None
+
+
+def _wait(plot: pg.PlotItem, on: bool) -> None:
+    """Show or hide the "computing…" note over a plot whose curve is kept for the next data."""
+    note = getattr(plot, "_gv_wait", None)
+    curve = getattr(plot, "_gv_curve", None)
+    if not on:
+        if note is None:
+            return
+        if curve is None:                       # the plot was reset: the note goes with it
+            note, follow = note, plot._gv_wait_follow
+            try:
+                plot.vb.sigResized.disconnect(follow)
+            except (RuntimeError, TypeError):
+                pass
+            note.setParentItem(None)
+            if note.scene() is not None:
+                note.scene().removeItem(note)
+            plot._gv_wait = None
+        elif note.isVisible():
+            note.hide()
+            curve.show()
+            for label, _f in getattr(plot, "_gv_corners", ()):
+                label.show()
+        return
+    if note is None:
+        note = pg.TextItem(COMPUTING, color="#555", anchor=(0.5, 0.5), fill=pg.mkBrush("#f3f3f3"))
+        note.setFont(_small_font(8))
+        note.setParentItem(plot.vb)
+        note.setZValue(1000)
+
+        def follow(vb):
+            note.setPos(vb.width() / 2, vb.height() / 2)
+        plot.vb.sigResized.connect(follow)
+        follow(plot.vb)
+        plot._gv_wait, plot._gv_wait_follow = note, follow
+    note.show()
+    curve.hide()
+    for label, _f in getattr(plot, "_gv_corners", ()):
+        label.hide()
 
 
 def _warn(plot: pg.PlotItem, text: str) -> None:
@@ -655,6 +716,9 @@ def _link(cells: list[Cell]) -> None:
     data = [c for c in cells if c.has_data and "projections" not in c.data]
     if not data:
         return
+    # a cell waiting for its numeric curve stays linked (its curve comes back in a moment)
+    linked = [c.plot for c in cells if c in data or getattr(c.plot, "_gv_wait", None) is not None
+              and c.plot._gv_wait.isVisible()]
     xs, ys = [], []
     for c in data:
         d = c.data
@@ -667,20 +731,38 @@ def _link(cells: list[Cell]) -> None:
             if "nonfinite" in d:
                 ys.append(np.zeros(1))
     first = data[0].plot
-    # links are two-way: a cell still auto-ranging on its own data would push its range onto
-    # the others, so auto range goes off everywhere before linking and the union is set last
-    for c in data:
-        c.plot.enableAutoRange(x=False, y=False)
-    for c in data:                          # a reused plot may still be linked as it was
-        to = None if c is data[0] else first.vb
-        if c.plot.vb.linkedView(0) is not to:
-            c.plot.setXLink(to)             # side by side: pyqtgraph replicates the x range
-    _sync_y([c.plot for c in data])
     xr, yr = ps.finite_range(xs), ps.finite_range(ys)
+    xr = ps.padded_range(*xr, pad=0.02) if xr is not None else None
+    yr = ps.padded_range(*yr) if yr is not None else None
+    same_links = getattr(first, "_gv_linked", None) == [id(p) for p in linked] and \
+        all(getattr(p, "_gv_ysync", None) is not None for p in linked) and \
+        all(p.vb.linkedView(0) is (None if p is first else first.vb) for p in linked)
+    if not same_links:
+        # links are two-way: a cell still auto-ranging on its own data would push its range onto
+        # the others, so auto range goes off everywhere before linking and the union is set last
+        for p in linked:
+            p.enableAutoRange(x=False, y=False)
+        for p in linked:                        # a reused plot may still be linked as it was
+            to = None if p is first else first.vb
+            if p.vb.linkedView(0) is not to:
+                p.setXLink(to)                  # side by side: pyqtgraph replicates the x range
+        _sync_y(linked)
+        first._gv_linked = [id(p) for p in linked]
+        first._gv_ranges = None
+    if getattr(first, "_gv_ranges", None) == (xr, yr) and _shows(first, xr, yr):
+        return                                  # the same row as drawn: no re-ranging
     if xr is not None:
-        first.setXRange(*ps.padded_range(*xr, pad=0.02), padding=0)
+        first.setXRange(*xr, padding=0)
     if yr is not None:
-        first.setYRange(*ps.padded_range(*yr), padding=0)
+        first.setYRange(*yr, padding=0)
+    first._gv_ranges = (xr, yr)
+
+
+def _shows(plot, xr, yr) -> bool:
+    """Whether the plot's view is still the range set last (the user may have zoomed since)."""
+    (x0, x1), (y0, y1) = plot.vb.viewRange()
+    return (xr is None or (x0, x1) == tuple(map(float, xr))) and \
+        (yr is None or (y0, y1) == tuple(map(float, yr)))
 
 
 def _sync_y(plots: list) -> None:

@@ -29,6 +29,7 @@ from gradviz.qt.settings_panel import SettingsPanel
 from gradviz.qt.theme import FRAMEWORK_LABELS, STATE_COLORS
 
 RECENT_MAX = 10
+PARTIAL, FINAL = 1, 2          # how far a result of the running batch got (0: not yet)
 
 
 def _key(req: RunRequest) -> tuple:
@@ -51,6 +52,11 @@ class MainWindow(QMainWindow):
         self._requested: dict[tuple, RunRequest] = {}   # key -> the request as asked for
         self.parity_worker = ParityWorker(parent=self)
         self.parity_worker.ready.connect(self._parity_ready)
+        # key -> PARTIAL/FINAL: results of the running batch sent by the engine (being prepared)
+        # and prepared (ready to draw); a pair is drawn once all its sent results are prepared
+        self._batch_keys: list = []
+        self._arrived: dict[tuple, int] = {}
+        self._drawable: dict[tuple, int] = {}
         self._numbers_args: Optional[tuple] = None    # (pair, results, comps, modes) in the table
         self.last_batch: list[RunResult] = []
         self._run_when_loaded = False
@@ -200,6 +206,8 @@ class MainWindow(QMainWindow):
         # verdicts and curves arrive computed off the GUI thread (gradviz.plots.prepared)
         b.resultPrepared.connect(self._result)
         b.partialPrepared.connect(self._partial)
+        b.partialReady.connect(lambda res: self._arrived_raw(res, PARTIAL))
+        b.resultReady.connect(lambda res: self._arrived_raw(res, FINAL))
         b.runFinished.connect(self._run_finished)
         b.busyChanged.connect(self._busy)
         b.failed.connect(lambda msg: self.diagnostics.add("error", "gradviz", "internal error: " + msg.splitlines()[0],
@@ -354,6 +362,8 @@ class MainWindow(QMainWindow):
         self.progress.setFormat(f"%v / %m runs")
         self.progress.show()
         self._done_in_batch = 0
+        self._batch_keys = [_key(r) for r in reqs]
+        self._arrived, self._drawable = {}, {}
         self.summary.setText(f"running {len(reqs)} op run(s)…")
         return self.bridge.run(reqs)
 
@@ -395,11 +405,28 @@ class MainWindow(QMainWindow):
             prepared = replace(prepared, result=replace(res, request=asked))
         key = self._store(prepared)
         self.tree.set_progress(key, "running")
-        self._schedule_grid(key)
+        self._schedule_grid(key, PARTIAL)
 
-    def _schedule_grid(self, key) -> None:
-        # one redraw for results arriving close together; the batch end redraws anyway
-        if self.tree.pair_name(key) == self.tree.current_pair() or self.tree.current_pair() is None:
+    def _arrived_raw(self, res, stage: int) -> None:
+        key = _key(res.request)
+        self._arrived[key] = max(stage, self._arrived.get(key, 0))
+
+    def _schedule_grid(self, key, stage: int = FINAL) -> None:
+        """One redraw for results arriving close together; the batch end redraws anyway. When
+        every framework of the shown pair has a prepared result of this batch at the same stage
+        (both partial, or both final), draw at once; when one is still being prepared, wait for
+        it instead of drawing the other alone; else give it the 30 ms debounce."""
+        self._drawable[key] = max(stage, self._drawable.get(key, 0))
+        shown = self.tree.current_pair()
+        pair = self.tree.pair_name(key)
+        if shown is not None and pair != shown:
+            return
+        siblings = [k for k in self._batch_keys if self.tree.pair_name(k) == pair] or [key]
+        if any(self._arrived.get(k, 0) > self._drawable.get(k, 0) for k in siblings):
+            return                                  # its prepared result reschedules
+        if shown is not None and len({self._drawable.get(k, 0) for k in siblings}) == 1:
+            self.refresh_view()
+        else:
             self._grid_timer.start()
 
     def _result(self, prepared) -> None:
