@@ -197,3 +197,17 @@ def test_parity_worker_answers_only_the_newest_request(qtbot):
     worker.accept(*answers[1])
     assert worker.rows("c", big) == ["c"]            # cached: no third computation
     assert seen == ["a", "c"]
+
+
+def test_parity_cache_does_not_keep_old_results_alive(qtbot):
+    import gc
+    import weakref
+    from gradviz.qt.parity_worker import ParityWorker
+    worker = ParityWorker(lambda pair, results: [pair])
+    res = (ste_result("torch"), ste_result("tf"))
+    assert worker.rows("p", res) == ["p"]
+    assert worker.cached("p", res) == ["p"]
+    gone = weakref.ref(res[0])
+    del res
+    gc.collect()
+    assert gone() is None

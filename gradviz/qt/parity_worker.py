@@ -4,11 +4,13 @@ compare.parity runs pair_metrics over every tensor and mode of both frameworks: 
 10^6-element tensor, which froze the window when it ran in show_pair. Here one daemon thread takes
 the newest request only (a request superseded while waiting is dropped) and hands the rows back
 through a queued signal; the last few answers are cached by the identity of the results they were
-made from, so showing a pair again costs nothing.
+made from (weak references: the cache never keeps an old run's arrays alive), so showing a pair
+again costs nothing.
 """
 from __future__ import annotations
 
 import threading
+import weakref
 from dataclasses import replace
 from typing import Callable, Optional
 
@@ -44,15 +46,15 @@ class ParityWorker(QObject):
     def __init__(self, compute: Optional[Callable] = None, parent=None):
         super().__init__(parent)
         self._compute = compute or parity_rows
-        self._cache: list[tuple[str, tuple, list]] = []   # newest last
+        self._cache: list[tuple[str, tuple, list]] = []   # (pair, weakrefs, rows), newest last
         self._lock = threading.Lock()
         self._wanted: Optional[tuple[str, tuple]] = None  # newest request not yet answered
         self._wake = threading.Event()
         self._thread: Optional[threading.Thread] = None
 
     def cached(self, pair: str, results: tuple) -> Optional[list]:
-        for p, rs, rows in reversed(self._cache):
-            if p == pair and len(rs) == len(results) and all(a is b for a, b in zip(rs, results)):
+        for p, refs, rows in reversed(self._cache):
+            if p == pair and len(refs) == len(results) and all(a() is b for a, b in zip(refs, results)):
                 return rows
         return None
 
@@ -75,8 +77,12 @@ class ParityWorker(QObject):
         return None
 
     def _remember(self, pair: str, results: tuple, rows: list) -> None:
-        self._cache.append((pair, results, rows))
-        del self._cache[:-CACHE_SIZE]
+        try:
+            refs = tuple(weakref.ref(r) for r in results)
+        except TypeError:                       # not weak-referenceable: not cached
+            return
+        live = [e for e in self._cache if all(ref() is not None for ref in e[1])]
+        self._cache = (live + [(pair, refs, rows)])[-CACHE_SIZE:]
 
     def _loop(self) -> None:
         while True:
