@@ -211,3 +211,51 @@ def test_parity_cache_does_not_keep_old_results_alive(qtbot):
     del res
     gc.collect()
     assert gone() is None
+
+
+# --- the bridge prepares a pair's partial results side by side ----------------------------------
+class PairEngine:
+    """Gives both frameworks' partial results first, then the full ones."""
+    frameworks = ("torch", "tf")
+
+    def states(self):
+        return {}
+
+    def cancel(self):
+        pass
+
+    def run(self, requests, on_result=None, on_start=None, on_partial=None):
+        fulls = []
+        for req in requests:
+            on_start(req)
+            fulls.append(replace(ste_result(req.framework), request=req))
+        for full in fulls:
+            on_partial(_partial(full))
+        for full in fulls:
+            on_result(full)
+        return fulls
+
+
+def test_bridge_prepares_partials_together_and_each_before_its_full_result(qtbot, monkeypatch):
+    import gradviz.plots.prepared as prepared_mod
+    from gradviz.qt.engine_bridge import EngineBridge
+    real = prepared_mod.prepare
+    both_in = threading.Barrier(2, timeout=5)
+
+    def prepare(res):
+        if res.partial:
+            both_in.wait()                   # returns only when the other partial is being prepared too
+        return real(res)
+    monkeypatch.setattr(prepared_mod, "prepare", prepare)
+    bridge = EngineBridge(PairEngine())
+    bridge.start()
+    order = []
+    bridge.partialPrepared.connect(lambda p: order.append(("partial", p.result.framework, p.problem)))
+    bridge.resultPrepared.connect(lambda p: order.append(("full", p.result.framework, p.problem)))
+    reqs = [RunRequest("/op.py", "RoundSTE", fw, RunSettings()) for fw in ("torch", "tf")]
+    with qtbot.waitSignal(bridge.runFinished, timeout=TIMEOUT_MS):
+        assert bridge.run(reqs)
+    bridge.close()
+    assert len(order) == 4 and all(problem == "" for _s, _fw, problem in order)
+    for fw in ("torch", "tf"):
+        assert order.index(("partial", fw, "")) < order.index(("full", fw, ""))

@@ -128,20 +128,31 @@ class EngineBridge(QObject):
         return True
 
     def _prepare_loop(self, jobs: queue.Queue) -> None:
-        """Compare and decimate each result in this thread, one after another (a partial result
-        is always prepared before the full one of the same op)."""
-        from gradviz.plots.prepared import prepare
-        while True:
-            job = jobs.get()
-            if job is None:
-                return
-            res, signal = job
-            try:
-                ready = prepare(res)
-            except Exception as exc:  # noqa: BLE001 - the result must still reach the window
-                from gradviz.plots.prepared import Prepared
-                ready = Prepared(res, None, {}, f"{type(exc).__name__}: {exc}")
-            signal.emit(ready)
+        """Compare and decimate results in two threads, so both frameworks' partial results of an
+        op, which arrive together, are ready together (numpy lets go of the GIL); a partial result
+        is still always emitted before the full one of the same op."""
+        from concurrent.futures import ThreadPoolExecutor
+        last: dict = {}                         # op key -> future of its previous emission
+        with ThreadPoolExecutor(2, thread_name_prefix="gradviz-gui-prepare") as pool:
+            while True:
+                job = jobs.get()
+                if job is None:
+                    return                      # leaving the pool waits for every job
+                res, signal = job
+                req = res.request
+                key = (req.framework, req.file, req.qualname)
+                # waits only on an earlier job, which a thread has already taken: no deadlock
+                last[key] = pool.submit(self._prepare_one, res, signal, last.get(key))
+
+    def _prepare_one(self, res, signal, before) -> None:
+        from gradviz.plots.prepared import Prepared, prepare
+        try:
+            ready = prepare(res)
+        except Exception as exc:  # noqa: BLE001 - the result must still reach the window
+            ready = Prepared(res, None, {}, f"{type(exc).__name__}: {exc}")
+        if before is not None:
+            before.exception()                  # wait for it; its own failure is its own
+        signal.emit(ready)
 
     def cancel(self) -> None:
         if self.engine is not None and self._running:
