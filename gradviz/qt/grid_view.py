@@ -658,7 +658,7 @@ def _waitable(row, col: int, view: str, mode: str) -> bool:
         return False
     plot = row.plots[col]
     kind = getattr(plot, "_gv_kind", None)
-    return kind is not None and kind[:2] == ("values", mode) and plot._gv_curve is not None
+    return kind is not None and kind[:2] == ("values", mode) and getattr(plot, "_gv_curve", None) is not None
 
 
 def _wait(plot: pg.PlotItem, on: bool) -> None:
