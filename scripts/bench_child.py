@@ -238,8 +238,9 @@ def redraw(reps: int) -> None:
     """4 columns (2 frameworks x default, custom) x 4 tensors x 1M elements, as the window gets a
     re-run's results: gradviz.plots.prepared.prepare() (verdicts and decimated curves) runs in the
     engine bridge's own thread, so it is timed apart; the GUI thread's part is grid.set_data with
-    those series and the paint. The window then computes the torch-vs-tf parity and fills the
-    numbers table on the GUI thread too; that is timed apart (no target: it is not the grid). Each repetition gets new result objects (alternating two data
+    those series and the paint. The torch-vs-tf parity of big arrays runs in the window's
+    ParityWorker thread and the numbers table is filled on the GUI thread: both timed apart (no
+    target: they are not the grid). Each repetition gets new result objects (alternating two data
     sets), as a re-run does; the first draw, which creates the plots, is reported apart."""
     from dataclasses import replace
     from PySide6.QtWidgets import QApplication
@@ -255,7 +256,7 @@ def redraw(reps: int) -> None:
     app.processEvents()
     sets = [synthetic_results(1_000_000, 4, seed=s) for s in (0, 1)]
     modes = ("default", "custom")
-    times, prep_times, parity_times, first = [], [], [], None
+    times, prep_times, parity_times, table_times, first = [], [], [], [], None
     for i in range(reps + 1):
         # fresh result objects each time: the grid skips results it already shows
         results = {fw: replace(r) for fw, r in sets[i % 2].items()}
@@ -268,19 +269,23 @@ def redraw(reps: int) -> None:
         app.processEvents()
         grid.viewport().repaint()
         t2 = time.perf_counter()
-        # what MainWindow.show_pair does next on the GUI thread, timed apart: torch-vs-tf parity
-        # (not part of prepare(): it needs both frameworks' results) and the numbers table
-        numbers.set_data(comps, parity(results.values()), modes)
+        # then, apart: torch-vs-tf parity (the window's background ParityWorker: it needs both
+        # frameworks' results) and filling the numbers table (GUI thread)
+        rows = parity(results.values())
         t3 = time.perf_counter()
+        numbers.set_data(comps, rows, modes)
+        t4 = time.perf_counter()
         if i:
             times.append(t2 - t1)
             prep_times.append(t1 - t0)
             parity_times.append(t3 - t2)
+            table_times.append(t4 - t3)
         else:
             first = t2 - t1
     report({"median_s": statistics.median(times), "runs": times, "first_s": first,
             "prepare_median_s": statistics.median(prep_times), "prepare_runs": prep_times,
             "parity_median_s": statistics.median(parity_times), "parity_runs": parity_times,
+            "table_median_s": statistics.median(table_times), "table_runs": table_times,
             "plots": grid.plot_count(),
             "columns": len(grid.rows["t0"].cells) if "t0" in grid.rows else 0, "rows": len(grid.rows)})
 
