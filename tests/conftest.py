@@ -1,6 +1,5 @@
 """Shared fixtures: one warm Engine (torch + tf workers) for the whole session, offscreen Qt."""
 import os
-import sys
 from pathlib import Path
 
 import pytest

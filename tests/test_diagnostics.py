@@ -7,7 +7,7 @@ import pytest
 
 from gradviz.compare import compare_result
 from gradviz.diagnostics import CODES, diagnose
-from gradviz.model import RunRequest, RunSettings
+from gradviz.model import RunRequest
 
 HERE = Path(__file__).resolve().parent
 DIAG = HERE / "corpus" / "diag"

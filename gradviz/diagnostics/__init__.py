@@ -21,8 +21,6 @@ save_for_backward, in-place without mark_dirty). GV000: a check itself failed (a
 """
 from __future__ import annotations
 
-from typing import Optional
-
 from gradviz.diagnostics import (default_path, forward_changed, from_errors, gradients,
                                  keras_traps, nonfinite, source, torch_traps, versus_numeric)
 from gradviz.diagnostics.context import Context

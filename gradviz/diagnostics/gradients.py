@@ -42,7 +42,7 @@ def _shape_dtype(ctx: Context, t, g: np.ndarray) -> list:
         out.append(ctx.finding(
             "GV103-grad-dtype", "warning",
             f"The custom gradient of '{t.name}' is {g.dtype} but '{t.name}' is {value.dtype}.",
-            f"Cast the gradient to the input's dtype (tf.cast(g, x.dtype) / g.to(x.dtype)).",
+            "Cast the gradient to the input's dtype (tf.cast(g, x.dtype) / g.to(x.dtype)).",
             ctx.backward_where(), tensor=t.name))
     return out
 

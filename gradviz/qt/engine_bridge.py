@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import queue
 import threading
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Optional, Sequence
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from gradviz.model import RunResult, TensorResult
 

@@ -359,7 +359,7 @@ class MainWindow(QMainWindow):
             self.diagnostics.clear_for(f"run:{k}")
         self.progress.setRange(0, len(reqs))
         self.progress.setValue(0)
-        self.progress.setFormat(f"%v / %m runs")
+        self.progress.setFormat("%v / %m runs")
         self.progress.show()
         self._done_in_batch = 0
         self._batch_keys = [_key(r) for r in reqs]
