@@ -40,7 +40,16 @@ def test_device_mismatch_message_becomes_finding_at_backward_return(tmp_path):
                     "expected device cpu but got cuda:0", str(p) + ":7")
     [f] = diagnose(_result(p, "Fn", status="error", error=err, mode_errors={"custom": err}))
     assert (f.code, f.severity, f.where, f.tensor) == ("GV104-grad-device", "error", f"{p}:9", "x")
-    assert "cuda:0" in f.message and "cpu" in f.message
+    assert "is on cuda:0 but the input is on cpu" in f.message
+
+
+def test_torch_dtype_mismatch_message_names_both_dtypes_in_order(tmp_path):
+    p = _write(tmp_path, FN)
+    err = ErrorInfo("RuntimeError", "Function FnBackward returned an invalid gradient at index 0 - "
+                    "expected dtype float but got double", str(p) + ":7")
+    [f] = diagnose(_result(p, "Fn", status="error", error=err, mode_errors={"custom": err}))
+    assert (f.code, f.tensor) == ("GV103-grad-dtype", "x")
+    assert "has dtype double but the input has float" in f.message
 
 
 def test_nan_forward_output_is_reported_with_input_values(tmp_path):

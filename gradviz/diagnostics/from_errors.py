@@ -24,7 +24,7 @@ def check(ctx: Context) -> list:
         if mode == "default":
             continue   # the framework's own backward: not the user's gradient
         msg = err.message
-        for fn in (_count, _shape, _device, _dtype, _non_tensor):
+        for fn in (_count, _per_input, _non_tensor):
             f = fn(ctx, msg, err.where)
             if f is not None:
                 out.append(f)
@@ -71,43 +71,36 @@ def _count(ctx: Context, msg: str, err_where: str):
                        ctx.backward_where(err_where))
 
 
-def _shape(ctx: Context, msg: str, err_where: str):
-    m = _TORCH_SHAPE.search(msg)
-    if not m:
-        return None
-    i, got, want = int(m.group(1)), m.group(2), m.group(3)
-    return ctx.finding(
-        "GV102-grad-shape", "error",
-        f"The gradient returned for input {_arg(ctx, i)} has shape {_tuple(got)} but the input "
-        f"has shape {_tuple(want)}.",
-        "Return a gradient of exactly the input's shape (for broadcasting forwards, sum the "
-        "gradient over the broadcast dimensions).",
-        ctx.backward_where(err_where), tensor=_arg(ctx, i).strip("'"))
+# torch's "invalid gradient at index i" errors: (pattern, code, what the message says, fix).
+# Groups: index, then the two values in the order the sentence needs them.
+_PER_INPUT = [
+    (_TORCH_SHAPE, "GV102-grad-shape",
+     lambda a, got, want: f"The gradient returned for input {a} has shape {_tuple(got)} but the "
+                          f"input has shape {_tuple(want)}.",
+     "Return a gradient of exactly the input's shape (for broadcasting forwards, sum the gradient "
+     "over the broadcast dimensions).", False),
+    (_TORCH_DEVICE, "GV104-grad-device",
+     lambda a, got, want: f"The gradient returned for input {a} is on {got} but the input is on "
+                          f"{want}.",
+     "Create gradient tensors on the input's device (e.g. torch.zeros_like(x) or "
+     "torch.ones(..., device=x.device)), not on the default device.", True),
+    (_TORCH_DTYPE, "GV103-grad-dtype",
+     lambda a, got, want: f"The gradient returned for input {a} has dtype {got} but the input "
+                          f"has {want}.",
+     "Compute the gradient in the input's dtype (e.g. .to(x.dtype)).", True),
+]
 
 
-def _device(ctx: Context, msg: str, err_where: str):
-    m = _TORCH_DEVICE.search(msg)
-    if not m:
-        return None
-    i, want, got = int(m.group(1)), m.group(2), m.group(3)
-    return ctx.finding(
-        "GV104-grad-device", "error",
-        f"The gradient returned for input {_arg(ctx, i)} is on {got} but the input is on {want}.",
-        "Create gradient tensors on the input's device (e.g. torch.zeros_like(x) or "
-        "torch.ones(..., device=x.device)), not on the default device.",
-        ctx.backward_where(err_where), tensor=_arg(ctx, i).strip("'"))
-
-
-def _dtype(ctx: Context, msg: str, err_where: str):
-    m = _TORCH_DTYPE.search(msg)
-    if not m:
-        return None
-    i, want, got = int(m.group(1)), m.group(2), m.group(3)
-    return ctx.finding(
-        "GV103-grad-dtype", "error",
-        f"The gradient returned for input {_arg(ctx, i)} has dtype {got} but the input has {want}.",
-        "Compute the gradient in the input's dtype (e.g. .to(x.dtype)).",
-        ctx.backward_where(err_where), tensor=_arg(ctx, i).strip("'"))
+def _per_input(ctx: Context, msg: str, err_where: str):
+    """Shape, device or dtype of one returned gradient that does not match its input."""
+    for pattern, code, say, fix, expected_first in _PER_INPUT:
+        m = pattern.search(msg)
+        if m:
+            i = int(m.group(1))
+            got, want = (m.group(3), m.group(2)) if expected_first else (m.group(2), m.group(3))
+            return ctx.finding(code, "error", say(_arg(ctx, i), got, want), fix,
+                               ctx.backward_where(err_where), tensor=_arg(ctx, i).strip("'"))
+    return None
 
 
 def _non_tensor(ctx: Context, msg: str, err_where: str):
