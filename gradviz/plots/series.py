@@ -152,16 +152,7 @@ def vs_input(value, grad, buckets: int = DEFAULT_BUCKETS) -> Series:
 def shared_edges(arrays: Sequence, bins: int = DEFAULT_BINS) -> np.ndarray:
     """One set of bin edges covering the finite values of all arrays (None entries ignored),
     so histograms of one row can be compared bar by bar."""
-    lo, hi = np.inf, -np.inf
-    for a in arrays:
-        if a is None:
-            continue
-        f = _flat(a)
-        f = f[np.isfinite(f)]
-        if f.size:
-            lo, hi = min(lo, float(f.min())), max(hi, float(f.max()))
-    if not np.isfinite(lo):
-        lo, hi = -1.0, 1.0
+    lo, hi = finite_range(arrays) or (-1.0, 1.0)
     if hi <= lo:                                  # all equal: a visible bin around the value
         half = abs(lo) * 0.5 or 0.5
         lo, hi = lo - half, hi + half
