@@ -88,9 +88,7 @@ def main(conn, framework: str, parent_pid: int, crash_log: str = "") -> None:
     while True:
         try:
             kind, payload = conn.recv()
-        except (EOFError, OSError, KeyboardInterrupt):
-            return
-        if kind == "stop":
+        except (EOFError, OSError, KeyboardInterrupt):  # the parent closed the pipe or is gone
             return
         try:
             reply = ("ok", backend.handle(kind, payload))
