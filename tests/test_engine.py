@@ -260,3 +260,14 @@ def test_numeric_runs_at_background_priority_then_restores(monkeypatch):
     with runner._background_priority():
         assert seen == [10]
     assert seen == [10, 0]
+
+
+def test_gradviz_leaves_no_warnings_of_its_own_in_the_user_log(engine, examples_dir):
+    """Warnings captured with an op are the user's: gradviz's own (an unclosed file while it
+    locates the backward's return) must not show up among them."""
+    [res] = engine.run([RunRequest(str(examples_dir / "traps_torch.py"), "TooManyGrads", "torch",
+                                   FAST)])
+    src = (examples_dir / "traps_torch.py").read_text().splitlines()
+    line = next(i for i, t in enumerate(src, 1) if "return grad_output * 2, grad_output" in t)
+    assert res.status == "error" and res.error.where.endswith(f":{line}")
+    assert res.warnings == ()

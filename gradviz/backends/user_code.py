@@ -61,7 +61,8 @@ def _return_statement(where: str) -> str:
     import ast
     path, _, line = where.rpartition(":")
     try:
-        tree = ast.parse(open(path, encoding="utf-8").read())
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
         n = int(line)
     except (OSError, ValueError, SyntaxError):
         return where
