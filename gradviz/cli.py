@@ -9,7 +9,7 @@ import argparse
 import os
 import sys
 
-from gradviz.model import DTYPES, GRAPHS, FRAMEWORKS, RunSettings, parse_shape, parse_upstream
+from gradviz.model import DEPTH_RANGE, DTYPES, GRAPHS, FRAMEWORKS, RunSettings, parse_shape, parse_upstream
 
 EXIT_OK, EXIT_STRICT, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 SUBCOMMANDS = ("run", "list", "devices")
@@ -32,6 +32,8 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--framework", default="all", choices=("torch", "tf", "all"))
     p.add_argument("--device", default="auto", help="auto | cpu | cuda:N | /GPU:N")
     p.add_argument("--graph", default="op", choices=GRAPHS)
+    p.add_argument("--depth", type=int, default=4,
+                   help="layers of the stack graph (1..64; default 4)")
     p.add_argument("--shape", default="200", help="e.g. 200 or 4x50")
     p.add_argument("--dtype", default="float32", choices=DTYPES)
     p.add_argument("--seed", type=int, default=0)
@@ -58,13 +60,16 @@ def settings_from(args) -> RunSettings:
     if bad or not modes:
         raise UsageError(f"--modes {args.modes!r}: use a comma-separated subset of "
                          "default,custom,numeric")
+    lo, hi = DEPTH_RANGE
+    if not lo <= args.depth <= hi:
+        raise UsageError(f"--depth {args.depth}: the stack graph takes {lo} to {hi} layers")
     if args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds")
     if args.plot and os.path.splitext(args.plot)[1].lower() not in (".png", ".svg", ".pdf"):
         raise UsageError(f"--plot {args.plot}: the file must end in .png, .svg or .pdf")
     return RunSettings(graph=args.graph, shape=shape, dtype=args.dtype, seed=args.seed,
                        upstream=args.upstream, device=args.device, modes=modes,
-                       timeout=args.timeout)
+                       timeout=args.timeout, depth=args.depth)
 
 
 def _frameworks(choice: str) -> tuple[str, ...]:

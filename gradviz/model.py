@@ -11,7 +11,8 @@ import numpy as np
 
 FRAMEWORKS = ("torch", "tf")
 MODES = ("default", "custom", "numeric")
-GRAPHS = ("op", "seed", "mlp")
+GRAPHS = ("op", "seed", "mlp", "stack")
+DEPTH_RANGE = (1, 64)          # layers of the stack graph (--depth)
 DTYPES = ("float32", "float64")
 
 # Tensor roles, in the order the grid shows them.
@@ -59,6 +60,7 @@ class RunSettings:
     device: str = "auto"              # "auto" | "cpu" | "cuda:N" | "/GPU:N"
     modes: tuple[str, ...] = MODES
     timeout: float = 120.0            # seconds per op and framework
+    depth: int = 4                    # layers of the stack graph (ignored by the others)
 
     def with_(self, **changes) -> "RunSettings":
         return replace(self, **changes)
@@ -66,7 +68,7 @@ class RunSettings:
     def as_dict(self) -> dict:
         return {"graph": self.graph, "shape": list(self.shape), "dtype": self.dtype,
                 "seed": self.seed, "upstream": self.upstream, "device": self.device,
-                "modes": list(self.modes), "timeout": self.timeout}
+                "modes": list(self.modes), "timeout": self.timeout, "depth": self.depth}
 
 
 @dataclass(frozen=True)

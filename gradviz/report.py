@@ -18,6 +18,7 @@ import numpy as np
 
 import gradviz
 from gradviz.compare import OpComparison, ParityRow, compare_result, parity, summary_counts
+from gradviz.flow import flow_of
 from gradviz.model import MODES, RunResult, RunSettings, TensorResult
 
 
@@ -91,6 +92,7 @@ def _op_dict(r: RunResult, comp: OpComparison, diagnostics: list) -> dict:
             "status": comp.status, "error": _error_dict(comp.error),
             "tensors": [_tensor_dict(tc) for tc in comp.tensors],
             "diagnostics": list(diagnostics),
+            "flow": flow_of(r),
             "qualname": r.op.qualname if r.op else r.request.qualname,
             "file": r.op.file if r.op else r.request.file,
             "line": r.op.line if r.op else None,

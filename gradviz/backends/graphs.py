@@ -95,9 +95,11 @@ def build_graph(settings: RunSettings, plans: list[ArgPlan]) -> Graph:
     tensor_args = [p for p in plans if p.kind == "tensor"]
     if settings.graph != "op" and not tensor_args:
         raise ValueError(f"the {settings.graph!r} graph needs an op with at least one tensor argument")
-    builder = {"op": _op_graph, "seed": _seed_graph, "mlp": _mlp_graph}.get(settings.graph)
+    from gradviz.backends.stack_graph import stack_graph
+    builder = {"op": _op_graph, "seed": _seed_graph, "mlp": _mlp_graph,
+               "stack": stack_graph}.get(settings.graph)
     if builder is None:
-        raise ValueError(f"unknown graph {settings.graph!r}: use op, seed or mlp")
+        raise ValueError(f"unknown graph {settings.graph!r}: use op, seed, mlp or stack")
     return builder(settings, plans)
 
 
