@@ -10,13 +10,14 @@ from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout,
                                QLabel, QLineEdit, QSpinBox, QWidget)
 
-from gradviz.model import DTYPES, FRAMEWORKS, GRAPHS, MODES, RunSettings, parse_shape, parse_upstream
+from gradviz.model import DEPTH_RANGE, DTYPES, FRAMEWORKS, GRAPHS, MODES, RunSettings, parse_shape, parse_upstream
 from gradviz.qt.theme import FRAMEWORK_LABELS
 
 GRAPH_HELP = {
     "op": "inputs → op → loss = sum(upstream · out)",
     "seed": "parameter a → layer → c = b·23 → loss = sum(c)",
     "mlp": "x → dense → op → dense → mean-squared loss",
+    "stack": "x → [dense_i → op] × depth → loss = sum(upstream · o_N): gradient flow through depth",
 }
 
 
@@ -47,6 +48,12 @@ class SettingsPanel(QWidget):
         self.graph_help.setStyleSheet("color: #666; font-size: 11px")
         self.graph_help.setWordWrap(True)
         form.addRow("", self.graph_help)
+        self.depth = QSpinBox()
+        self.depth.setRange(*DEPTH_RANGE)
+        self.depth.setValue(4)
+        self.depth.setToolTip("layers of the stack graph: dense → op, repeated")
+        self.depth.valueChanged.connect(self._changed)
+        form.addRow("depth", self.depth)
         self.shape = QLineEdit("200")
         self.shape.setToolTip("sizes separated by x: 200 or 4x50")
         self.shape.textChanged.connect(self._changed)
@@ -102,7 +109,8 @@ class SettingsPanel(QWidget):
         device = self.device[framework].currentData() if framework in self.device else "auto"
         return RunSettings(graph=self.graph.currentData(), shape=shape, dtype=self.dtype.currentText(),
                            seed=self.seed.value(), upstream=upstream, device=device or "auto",
-                           modes=modes, timeout=float(self.timeout.value()))
+                           modes=modes, timeout=float(self.timeout.value()),
+                           depth=self.depth.value())
 
     def validate(self) -> str:
         try:
@@ -150,6 +158,7 @@ class SettingsPanel(QWidget):
         for m, cb in self.modes.items():
             cb.setChecked(m in saved)
         self.timeout.setValue(float(qs.value("run/timeout", 120.0)))
+        self.depth.setValue(_int_or(qs.value("run/depth", 4), 4))
         for fw, box in self.device.items():
             dev = qs.value(f"run/device/{fw}", "auto")
             if box.findData(dev) < 0:
@@ -166,14 +175,24 @@ class SettingsPanel(QWidget):
         qs.setValue("run/upstream", self.upstream.currentText())
         qs.setValue("run/modes", ",".join(m for m, cb in self.modes.items() if cb.isChecked()))
         qs.setValue("run/timeout", self.timeout.value())
+        qs.setValue("run/depth", self.depth.value())
         for fw, box in self.device.items():
             qs.setValue(f"run/device/{fw}", box.currentData() or "auto")
 
     def _changed(self, *_):
         self.graph_help.setText(GRAPH_HELP.get(self.graph.currentData(), ""))
+        self.depth.setEnabled(self.graph.currentData() == "stack")
         problem = self.validate()
         self.problem.setText(problem)
         self.shape.setStyleSheet("" if "shape" not in problem else "background: #f7d0d0")
         if not self._loading:
             self.save()
             self.changed.emit()
+
+
+def _int_or(value, default: int) -> int:
+    """A saved integer; the default when what was saved is not one (a hand-edited file)."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
