@@ -15,7 +15,7 @@ import numpy as np
 from gradviz.compare_metrics import (Tol, close_mask, fmt, mode_stats, pair_metrics,
                                      tolerances)
 from gradviz.compare_parity import ParityRow, parity
-from gradviz.model import MODES, ErrorInfo, RunResult, TensorResult
+from gradviz.model import MODES, OVERRIDE_KEPT, ErrorInfo, RunResult, TensorResult
 
 __all__ = ["VERDICTS", "Tol", "tolerances", "mode_stats", "pair_metrics", "verdict",
            "compare_result", "parity", "summary_counts", "TensorComparison", "OpComparison",
@@ -78,7 +78,45 @@ def tensor_metrics(t: TensorResult) -> dict:
 
 # --- verdict ---------------------------------------------------------------------------------
 def _ran(t: TensorResult, mode: str) -> bool:
-    return mode in t.grads or mode in t.absent
+    """The mode ran and gave a gradient or none. A default whose override gradviz could not
+    remove did not run as the framework's autodiff: it is left out of the verdict."""
+    return mode in t.grads or (mode in t.absent and not _override_kept(t, mode))
+
+
+def _override_kept(t: TensorResult, mode: str) -> bool:
+    return t.absent.get(mode, "").startswith(OVERRIDE_KEPT)
+
+
+# Elements where custom and default agree but numeric does not, tolerated in a `match` (the
+# finite difference straddled a kink: relu at 0, a clamp's edge). Any more is a wrong gradient
+# that both modes share (DESIGN.md: a match requires custom to agree with numeric too).
+KINK_FRACTION = 0.01
+
+
+def _independent(t: TensorResult) -> bool:
+    """An input the output does not depend on: numeric exactly zero (every element, or every
+    random direction) and no gradient from the modes that ran."""
+    if t.role not in ("input", "param") or "custom" not in t.absent:
+        return False
+    n = t.grads.get("numeric")
+    if n is not None:
+        return bool(np.all(np.asarray(n) == 0))
+    p = t.numeric.projections.get("numeric") if t.numeric is not None else None
+    return p is not None and bool(np.all(np.asarray(p) == 0))
+
+
+def independent_of_output(t: TensorResult) -> bool:
+    """For diagnostics: no gradient anywhere because none is due (DESIGN.md: a `match`)."""
+    return "custom" not in t.grads and "default" not in t.grads and _independent(t)
+
+
+def _agrees_with_numeric(metrics: dict) -> bool:
+    m = metrics.get("custom~numeric")
+    if m is None or m["allclose"]:
+        return True
+    if m.get("method") != "full" or m.get("shape_mismatch"):
+        return False
+    return m["n_differ"] <= max(1, int(KINK_FRACTION * m["n"]))
 
 
 def _why(t: TensorResult, mode: str) -> str:
@@ -140,6 +178,10 @@ def _custom_vs_default(t: TensorResult, metrics: dict) -> tuple[str, str]:
                            f"differs from default at {sub['n_differ']} of {sub['n']}, "
                            f"{_err_text(sub)}; {num}")
     if m["allclose"]:
+        if not _agrees_with_numeric(metrics):
+            return "differs", (f"custom and default agree with each other at all {m['n']} "
+                               f"elements but both differ from numeric: {num}; the default "
+                               "column repeats the same gradient, so it proves nothing")
         return "match", f"custom matches default at all {m['n']} elements, {_err_text(m)}; {num}"
     differing = ~close_mask(c, d, tol)
     where = f"custom differs from default at {m['n_differ']} of {m['n']} elements"
@@ -152,6 +194,8 @@ def _one_mode_vs_numeric(t: TensorResult, mode: str, metrics: dict) -> tuple[str
     """Only `mode` of custom/default was run, and it is present and finite."""
     m = metrics.get(f"{mode}~numeric")
     only = f"only {mode} was run"
+    if mode == "custom" and _override_kept(t, "default"):
+        only = f"no default ({t.absent['default']})"
     if m is None:
         return "match", f"{only} and there is no numeric reference: nothing to compare it with"
     if m["allclose"]:
@@ -172,6 +216,9 @@ def _judge(t: TensorResult, op_status: str, mode_errors: dict, error: Optional[E
         return "error", f"the custom mode raised: {mode_errors['custom'].one_line()}"
     c, d = t.grads.get("custom"), t.grads.get("default")
     c_ran, d_ran = _ran(t, "custom"), _ran(t, "default") and "default" not in mode_errors
+    if c is None and d is None and _independent(t):
+        return "match", (f"the output does not depend on {t.name}: the numeric gradient is "
+                         "exactly 0 and neither custom nor default gives one")
     if c_ran and d_ran:
         if c is None and d is None:
             return "broken", (f"no gradient reaches {t.name}: custom: {_why(t, 'custom')}; "

@@ -50,6 +50,11 @@ class ErrorInfo:
         return f"{self.type}{at}: {self.message}"
 
 
+# The start of a default mode's absence reason when gradviz could not remove a custom backward:
+# that column is then absent (never a copy of custom), and verdicts rest on custom vs numeric.
+OVERRIDE_KEPT = "gradviz could not remove the override"
+
+
 @dataclass(frozen=True)
 class RunSettings:
     graph: str = "op"
@@ -126,6 +131,7 @@ class RunResult:
     elapsed: float = 0.0
     framework_version: str = ""
     partial: bool = False                       # an early result: the numeric mode is still running
+    inplace_inputs: tuple[str, ...] = ()        # tensors the op wrote in place (torch version counter)
 
     @property
     def name(self) -> str:

@@ -130,11 +130,21 @@ def _record_outputs(outs, rec) -> list:
 def _op_graph(settings, plans):
     leaves = [Leaf(p.name, "input", p.values) for p in plans if p.kind == "tensor"]
     upstream: dict[int, np.ndarray] = {}
+    # Outputs marked non-differentiable (or integer) stay out of the loss (DESIGN.md). Decided
+    # on the first call that can tell (the custom mode, under autograd), then kept for every mode.
+    skip: list = []
 
     def forward(tensors, call_op, rec, F):
-        outs = _record_outputs(call_op(*_args_from(plans, tensors)), rec)
+        raw = call_op(*_args_from(plans, tensors))
+        if not skip:
+            marked = F.non_differentiable(raw)
+            if marked is not None:  # never all of them: that op has no loss to differentiate
+                skip.append(marked if len(marked) < len(raw) else set())
+        dropped = skip[0] if skip else set()
+        names = ["out"] + [f"out{i}" for i in range(1, len(raw))]
+        outs = {i: rec(names[i], o, "output") for i, o in enumerate(raw) if i not in dropped}
         loss = 0.0
-        for i, o in enumerate(outs):
+        for i, o in outs.items():
             if i not in upstream:
                 name = "out" if i == 0 else f"out{i}"
                 upstream[i] = upstream_values(settings, name, tuple(F.shape(o)))

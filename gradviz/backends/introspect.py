@@ -9,6 +9,11 @@ class OpOutputError(TypeError):
     """The op's forward returned something that is not a tensor."""
 
 
+class OverrideKept(RuntimeError):
+    """A custom backward still ran in the default mode, so gradviz has no true default there.
+    The message starts with model.OVERRIDE_KEPT."""
+
+
 def definition_line(obj) -> int:
     """The line a user sees as the definition: the `class` / `def` line, not its decorator."""
     try:

@@ -15,7 +15,7 @@ import numpy as np
 from gradviz.api import meta_of
 from gradviz.backends import numeric
 from gradviz.backends.graphs import GraphMismatch, build_graph, param_values, plan_args
-from gradviz.backends.introspect import OpOutputError, definition_line
+from gradviz.backends.introspect import OpOutputError, OverrideKept, definition_line
 from gradviz.backends.user_code import capture_output, error_info, load_module
 from gradviz.model import (ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, TensorResult)
 
@@ -84,7 +84,7 @@ class Backend:
             return _error(req, info, error_info(exc, "error", info.where))
 
         tensors: dict[str, dict] = {}      # name -> {"role", "value", "grads", "absent", "dtype"}
-        outputs, mode_errors = {}, {}
+        outputs, mode_errors, kept, inplace = {}, {}, "", []
         for mode in ("custom", "default"):
             if mode not in s.modes:
                 continue
@@ -98,9 +98,13 @@ class Backend:
             except OpOutputError as exc:
                 mode_errors[mode] = error_info(exc, "error", _forward_where(obj, info))
                 continue
+            except OverrideKept as exc:  # no true default: absent, never a copy of custom
+                kept = str(exc)
+                continue
             except (Exception, SystemExit) as exc:
                 mode_errors[mode] = error_info(exc, "error", _backward_where(obj, info))
                 continue
+            inplace += [n for n, t in got.items() if t.get("inplace") and n not in inplace]
             for name, t in got.items():
                 entry = tensors.setdefault(name, {"role": t["role"], "value": t["value"],
                                                   "grads": {}, "absent": {}})
@@ -113,9 +117,13 @@ class Backend:
                 if name == "out" or name == "b":
                     outputs[mode] = t["value"]
 
+        if kept:
+            for entry in tensors.values():
+                entry["absent"]["default"] = kept
         if "custom" in mode_errors:
             return _error(req, info, mode_errors["custom"], device=device, mode_errors=mode_errors,
-                          tensors=_tensor_results(tensors, {}, s.dtype))
+                          tensors=_tensor_results(tensors, {}, s.dtype),
+                          inplace_inputs=tuple(inplace))
         numeric_infos = {}
         if "numeric" in s.modes and tensors:
             try:
@@ -127,7 +135,7 @@ class Backend:
                 mode_errors["numeric"] = error_info(exc, "error", info.where)
         return RunResult(request=req, op=info, device=device, status="ok",
                          tensors=_tensor_results(tensors, numeric_infos, s.dtype),
-                         mode_errors=mode_errors, outputs=outputs)
+                         mode_errors=mode_errors, outputs=outputs, inplace_inputs=tuple(inplace))
 
 
 @contextlib.contextmanager

@@ -9,6 +9,7 @@ import numpy as np
 import tensorflow as tf
 
 from gradviz.backends.introspect import definition_line, no_arg_constructible, tensors_of
+from gradviz.backends.tf_overrides import custom_gradients_as_default
 from gradviz.model import OpInfo
 
 keras = tf.keras
@@ -34,6 +35,11 @@ class F:
     @staticmethod
     def shape(t):
         return tuple(int(s) for s in t.shape)
+
+    @staticmethod
+    def non_differentiable(outs):
+        """Integer and bool outputs (TF has no mark_non_differentiable)."""
+        return {i for i, o in enumerate(outs) if not o.dtype.is_floating}
 
 
 def _is_custom_gradient(obj) -> bool:
@@ -153,7 +159,9 @@ class TfAdapter:
         if info.kind == "custom_gradient":
             if mode == "custom":
                 return Built(obj)
-            return Built(reference or _default_of(obj))
+            if reference is not None:
+                return Built(reference)
+            return Built(obj, patch=custom_gradients_as_default)
         with tf.device(device), _floatx(dtype):
             layer = obj()
         if not layer.built:
@@ -162,7 +170,7 @@ class TfAdapter:
             return Built(layer, layer)
         if reference is not None:
             return Built(lambda *a, **k: reference(layer, *a, **k), layer)
-        return Built(layer, layer, lambda: _custom_gradients_as_default(module))
+        return Built(layer, layer, custom_gradients_as_default)
 
     def differentiate(self, graph, built, dtype, device) -> dict:
         tdtype = _DTYPES[dtype]
@@ -248,13 +256,6 @@ def _watchable(t):
     return getattr(t, "value", t) if not tf.is_tensor(t) else t
 
 
-def _default_of(fn):
-    """The decorated function's own forward, differentiated by TensorFlow's autodiff."""
-    def default(*args, **kwargs):
-        return fn.__wrapped__(*args, **kwargs)[0]
-    return default
-
-
 def _build_layer(layer, plans, dtype, device) -> None:
     """Layers that create weights in build() get them by one call on inputs of the run's shape."""
     args = [tf.constant(p.values, dtype=_DTYPES[dtype]) for p in plans if p.kind == "tensor"]
@@ -273,21 +274,6 @@ def _floatx(dtype: str):
     finally:
         keras.config.set_floatx(old)
         keras.config.set_dtype_policy(old_policy)
-
-
-@contextlib.contextmanager
-def _custom_gradients_as_default(module):
-    """While a Layer runs in default mode, the file's custom_gradient functions run undecorated."""
-    patched = []
-    for name, obj in list(vars(module).items()):
-        if _is_custom_gradient(obj):
-            patched.append((name, obj))
-            setattr(module, name, _default_of(obj))
-    try:
-        yield
-    finally:
-        for name, obj in patched:
-            setattr(module, name, obj)
 
 
 def adapter() -> TfAdapter:

@@ -8,6 +8,9 @@ import numpy as np
 import torch
 
 from gradviz.backends.introspect import definition_line, no_arg_constructible, tensors_of
+from gradviz.backends.torch_overrides import (OverrideKept, StandInCtx, default_apply,  # noqa: F401
+                                              functions_as_default, kept_message, overrides_in_graph,
+                                              own_attrs, uses_setup_context)
 from gradviz.model import OpInfo
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -32,34 +35,23 @@ class F:
     def shape(t):
         return tuple(t.shape)
 
+    @staticmethod
+    def non_differentiable(outs):
+        """Indices of outputs autograd does not differentiate (ctx.mark_non_differentiable,
+        integer outputs); None where it cannot tell (no autograd, or no output needs a grad)."""
+        integer = {i for i, o in enumerate(outs) if not o.is_floating_point()}
+        if not torch.is_grad_enabled() or not any(o.requires_grad for o in outs):
+            return integer or None
+        return {i for i, o in enumerate(outs) if not o.requires_grad} | integer
+
 
 def _is_function(obj) -> bool:
     return (isinstance(obj, type) and issubclass(obj, torch.autograd.Function)
-            and obj is not torch.autograd.Function and "backward" in _own_attrs(obj))
+            and obj is not torch.autograd.Function and "backward" in own_attrs(obj))
 
 
-def _own_attrs(cls) -> set:
-    names = set()
-    for klass in cls.__mro__:
-        if klass.__module__.startswith("torch."):
-            break
-        names |= set(vars(klass))
-    return names
-
-
-def _uses_setup_context(cls) -> bool:
-    return "setup_context" in _own_attrs(cls)
-
-
-class StandInCtx(torch.autograd.function.FunctionCtx):
-    """The ctx a Function's forward gets when called directly for the default mode."""
-
-    def __init__(self, args):
-        super().__init__()
-        self.needs_input_grad = tuple(torch.is_tensor(a) and a.requires_grad for a in args)
-
-    def set_materialize_grads(self, value):
-        pass
+_uses_setup_context = uses_setup_context
+_default_apply = default_apply
 
 
 class Built:
@@ -69,6 +61,8 @@ class Built:
         self._call = call
         self.module = module
         self._patch = patch or contextlib.nullcontext
+        # the default mode without a user reference: no custom backward may remain in its graph
+        self.check_overrides = patch is functions_as_default
         self._params = dict(module.named_parameters()) if module is not None else {}
 
     def call_op(self, args, kwargs):
@@ -178,7 +172,9 @@ class TorchAdapter:
         if info.kind == "function":
             if mode == "custom":
                 return Built(obj.apply)
-            return Built(reference or _default_apply(obj))
+            if reference is not None:
+                return Built(reference)
+            return Built(default_apply(obj), patch=functions_as_default)
         with _default_dtype(_DTYPES[dtype]):
             instance = obj()
         instance = instance.to(device=device, dtype=_DTYPES[dtype])
@@ -186,20 +182,32 @@ class TorchAdapter:
             return Built(instance, instance)
         if reference is not None:
             return Built(lambda *a, **k: reference(instance, *a, **k), instance)
-        return Built(instance, instance, lambda: _functions_as_default(module))
+        return Built(instance, instance, functions_as_default)
 
     def differentiate(self, graph, built, dtype, device) -> dict:
         tdtype = _DTYPES[dtype]
         leaves = {leaf.name: torch.tensor(leaf.values, dtype=tdtype, device=device,
                                           requires_grad=True) for leaf in graph.leaves}
         recorded: dict[str, tuple] = {}
+        # Values as they were before the op ran: an in-place forward would otherwise show its
+        # result as the input while numeric was taken at the original (DESIGN.md, GV605).
+        before = {leaf.name: leaf.values for leaf in graph.leaves}
+        before.update((n, _np(p).copy()) for n, p in built.params().items())
+        versions = {n: t._version for n, t in [*leaves.items(), *built.params().items()]}
 
         def rec(name, t, role):
             recorded[name] = (t, role)
+            before[name] = _np(t).copy()
+            versions[name] = t._version
             return t
 
         with torch.enable_grad():
             loss = graph.forward(leaves, built.call_op, rec, F)
+        tensors = {**leaves, **built.params(), **{n: t for n, (t, _) in recorded.items()}}
+        written = {n for n, v in versions.items() if tensors[n]._version != v}
+        kept = overrides_in_graph([loss]) if built.check_overrides else []
+        if kept:
+            raise OverrideKept(kept_message(kept))
         targets = [(n, t, "input" if leaf.role == "input" else "param")
                    for leaf, (n, t) in zip(graph.leaves, leaves.items())]
         targets += [(n, p, "param") for n, p in built.params().items()]
@@ -211,12 +219,14 @@ class TorchAdapter:
         got, it = {}, iter(grads)
         for name, t, role in targets:
             g = next(it) if (t.requires_grad and loss.requires_grad) else None
-            got[name] = {"role": role, "value": _np(t), "grad": None if g is None else _np(g),
-                         "why": "" if g is not None else _NO_PATH}
+            got[name] = {"role": role, "value": before.get(name, _np(t)),
+                         "grad": None if g is None else _np(g),
+                         "why": "" if g is not None else _NO_PATH, "inplace": name in written}
         return got
 
     def evaluate(self, graph, built, leaves: dict, inject: dict, device) -> float:
-        tensors = {n: torch.as_tensor(v, dtype=torch.float64, device=device)
+        # a copy: an in-place forward must not write into the values gradviz reports
+        tensors = {n: torch.tensor(v, dtype=torch.float64, device=device)
                    for n, v in leaves.items()}
 
         def rec(name, t, role):
@@ -241,42 +251,6 @@ def _default_dtype(dtype):
         yield
     finally:
         torch.set_default_dtype(old)
-
-
-def _default_apply(cls):
-    """Call the user's forward directly, so autograd differentiates it as written."""
-    if _uses_setup_context(cls):
-        return lambda *args, **kwargs: cls.forward(*args, **kwargs)
-
-    def apply(*args, **kwargs):
-        return cls.forward(StandInCtx(args), *args, **kwargs)
-    return apply
-
-
-@contextlib.contextmanager
-def _functions_as_default(module):
-    """While a Module runs in default mode, every Function of its file runs its forward directly."""
-    patched = []
-    for name, obj in list(vars(module).items()):
-        if _is_function(obj):
-            had = "apply" in vars(obj)
-            patched.append((obj, had, vars(obj).get("apply")))
-            obj.apply = staticmethod(_default_apply(obj))
-        elif inspect.ismethod(obj) and _is_function(getattr(obj, "__self__", None)):
-            patched.append((module, name, obj))  # `my_op = MyFn.apply` aliases
-            setattr(module, name, _default_apply(obj.__self__))
-    try:
-        yield
-    finally:
-        for entry in reversed(patched):
-            if entry[0] is module:
-                setattr(module, entry[1], entry[2])
-            else:
-                cls, had, old = entry
-                if had:
-                    cls.apply = old
-                else:
-                    del cls.apply
 
 
 def adapter() -> TorchAdapter:

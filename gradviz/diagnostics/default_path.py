@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 
+from gradviz.compare import independent_of_output
 from gradviz.diagnostics import source
+from gradviz.model import OVERRIDE_KEPT
 from gradviz.diagnostics.context import Context
 
 _CUT_METHODS = {"detach": ".detach()", "numpy": ".numpy()", "item": ".item()",
@@ -18,7 +20,9 @@ _CUT_CALLS = {"stop_gradient": "tf.stop_gradient", "round": "tf.round (no regist
 def check(ctx: Context) -> list:
     if "default" in ctx.result.mode_errors:
         return []
-    cut = [t for t in ctx.result.tensors if t.role in ("input", "param") and "default" in t.absent]
+    cut = [t for t in ctx.result.tensors if t.role in ("input", "param") and "default" in t.absent
+           and not independent_of_output(t)
+           and not t.absent["default"].startswith(OVERRIDE_KEPT)]
     if not cut:
         return []
     names = ", ".join(f"'{t.name}'" for t in cut)

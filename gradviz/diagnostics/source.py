@@ -53,6 +53,8 @@ def own_nodes(fn) -> Iterator[ast.AST]:
     while stack:
         node = stack.pop()
         yield node
+        if isinstance(node, (*FuncDef, ast.Lambda, ast.ClassDef)):
+            continue  # a def in the body is the function's own node; its body is not
         for child in reversed(list(ast.iter_child_nodes(node))):
             if not isinstance(child, (*FuncDef, ast.Lambda, ast.ClassDef)):
                 stack.append(child)

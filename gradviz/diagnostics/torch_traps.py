@@ -17,7 +17,31 @@ _NOT_INPLACE = {"requires_grad_", "retain_grad", "register_hook", "share_memory_
 def check(ctx: Context) -> list:
     if ctx.framework != "torch":
         return []
-    out = _save_error(ctx)
+    out = _source_checks(ctx, _save_error(ctx))
+    if not any(f.code == "GV605-inplace-no-mark-dirty" for f in out):
+        out += _inplace_at_run_time(ctx)
+    return out
+
+
+def _inplace_at_run_time(ctx: Context) -> list:
+    """The version counter saw the op write an input (e.g. `torch.clamp(x, out=x)`), whatever
+    the source looks like."""
+    if not ctx.result.inplace_inputs:
+        return []
+    name = ctx.result.inplace_inputs[0]
+    fwd = ctx.forward()
+    where = source.line_of(ctx.file, fwd) if fwd is not None else ctx.op_where()
+    return [ctx.finding(
+        "GV605-inplace-no-mark-dirty", "warning",
+        f"The op wrote its input '{name}' in place while it ran (torch's version counter of "
+        f"'{name}' changed), so the caller's tensor is silently overwritten; gradviz shows "
+        f"'{name}' as it was before the op.",
+        f"Work on a copy ({name} = {name}.clone()) or out of place; in an autograd.Function "
+        f"that means it, call ctx.mark_dirty({name}) and return {name}.",
+        where or ctx.op_where(), tensor=name)]
+
+
+def _source_checks(ctx: Context, out: list) -> list:
     cls = ctx.node
     if not isinstance(cls, ast.ClassDef) or source.method(cls, "backward") is None:
         return out

@@ -1,0 +1,102 @@
+"""Ops shaped the way real code is: an input the output ignores (a `match`), outputs marked
+non-differentiable (out of the loss), and forwards that write their input in place."""
+import numpy as np
+
+from gradviz.compare import compare_result
+from gradviz.diagnostics import diagnose
+from gradviz.model import RunRequest, RunSettings
+
+
+def run(engine, path, qualname, framework, settings=RunSettings()):
+    [res] = engine.run([RunRequest(str(path), qualname, framework, settings)])
+    assert res.status == "ok", res.error
+    return res
+
+
+def verdicts(res) -> dict:
+    return {t.name: t.verdict for t in compare_result(res).tensors}
+
+
+def test_input_the_output_ignores_is_a_noted_match(engine, write_module):
+    path = write_module("ignores.py", """\
+        import tensorflow as tf
+        import torch
+
+
+        class Twice(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, unused):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return 2 * g, None
+
+
+        @tf.custom_gradient
+        def twice(x, unused):
+            def grad(dy):
+                return 2 * dy, None
+            return x * 2, grad
+    """)
+    for qualname, fw in (("Twice", "torch"), ("twice", "tf")):
+        res = run(engine, path, qualname, fw)
+        t = res.tensor("unused")
+        np.testing.assert_array_equal(t.grads["numeric"], np.zeros(200))
+        comp = {c.name: c for c in compare_result(res).tensors}
+        assert comp["unused"].verdict == "match", (fw, comp["unused"].explanation)
+        assert "does not depend on unused" in comp["unused"].explanation
+        assert comp["x"].verdict == "match"
+        codes = {f.code for f in diagnose(res, compare_result(res))}
+        assert "GV501-no-default-path" not in codes, fw
+
+
+def test_non_differentiable_outputs_stay_out_of_the_loss(engine, write_module):
+    path = write_module("nondiff.py", """\
+        import torch
+
+
+        class SortWithOrder(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                y = x * 3
+                sign = torch.sign(x) * x.abs()      # differentiable in autograd, marked not
+                ctx.mark_non_differentiable(sign)
+                return y, sign
+
+            @staticmethod
+            def backward(ctx, g, g_sign):
+                return 3 * g
+    """)
+    res = run(engine, path, "SortWithOrder", "torch")
+    x = res.tensor("x")
+    np.testing.assert_allclose(x.grads["custom"], 3 * np.ones(200))
+    np.testing.assert_allclose(x.grads["default"], 3 * np.ones(200))
+    np.testing.assert_allclose(x.grads["numeric"], 3 * np.ones(200), rtol=1e-5)
+    assert verdicts(res)["x"] == "match"
+    assert res.tensor("out1") is None          # not part of the loss, not a tensor to judge
+
+
+def test_in_place_forward_keeps_the_input_value_and_is_named(engine, write_module):
+    path = write_module("inplace.py", """\
+        import torch
+
+
+        class ClampInPlace(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                y = torch.clamp(x, -1, 1, out=x)
+                return y
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+    """)
+    [res] = engine.run([RunRequest(str(path), "ClampInPlace", "torch", RunSettings())])
+    x = res.tensor("x")
+    assert x is not None and np.abs(x.value).max() > 1.5     # the value before the op ran
+    assert "x" in res.inplace_inputs
+    codes = [f for f in diagnose(res, compare_result(res))
+             if f.code == "GV605-inplace-no-mark-dirty"]
+    assert codes and "'x'" in codes[0].message
