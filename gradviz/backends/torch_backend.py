@@ -191,8 +191,7 @@ class TorchAdapter:
         recorded: dict[str, tuple] = {}
         # Values as they were before the op ran: an in-place forward would otherwise show its
         # result as the input while numeric was taken at the original (DESIGN.md, GV605).
-        before = {leaf.name: leaf.values for leaf in graph.leaves}
-        before.update((n, _np(p).copy()) for n, p in built.params().items())
+        before = {n: _np(t).copy() for n, t in [*leaves.items(), *built.params().items()]}
         versions = {n: t._version for n, t in [*leaves.items(), *built.params().items()]}
 
         def rec(name, t, role):
