@@ -157,6 +157,31 @@ def export_image(parent, results, path: Optional[str] = None, tensor: Optional[s
     return _run_export(parent, f"Export {what} as image", suggested, IMAGE_FILTERS, path, write, dialogs)
 
 
+def export_flow(parent, results=None, path: Optional[str] = None, pair: Optional[str] = None,
+                figure=None, dialogs: Optional[Dialogs] = None) -> Optional[str]:
+    """The flow chart of a stack run: `figure` as the window shows it, else built from `results`."""
+    from gradviz.plots.flow import build_flow_figure, is_stack
+    from gradviz.qt.flow_painter import save_flow_figure
+    rs = _as_list(results or [])
+    if figure is None and not (rs and is_stack(rs)):
+        (dialogs or globals()["dialogs"]).error(
+            parent, "Nothing to export", "The flow chart belongs to a run of the stack graph: "
+            "choose graph 'stack' in the settings and run an op first.")
+        return None
+    fig = figure if figure is not None else build_flow_figure(rs, pair)
+    name = pair or (rs[0].name if rs else fig.title.split(" ")[0])
+    return _run_export(parent, "Export flow chart as image", _safe_name(f"{name}_flow") + ".png",
+                       IMAGE_FILTERS, path, lambda p: save_flow_figure(fig, p), dialogs)
+
+
+def flow_image(window, path=None, dialogs=None):
+    """The window's flow chart, from the very description the window draws."""
+    results, _, pair, _ = _grid_state(window)
+    view = getattr(window, "flow_view", None)
+    figure = view.figure if view is not None else None
+    return export_flow(window, results, path, pair, figure, dialogs)
+
+
 # --- data ----------------------------------------------------------------------------------------
 
 def export_csv(parent, tensor: TensorResult, path: Optional[str] = None, name: str = "",
@@ -253,6 +278,7 @@ def install(window, menu) -> None:
     menu.addAction("Grid as image (PNG, SVG, PDF)…", lambda: grid_image(window))
     menu.addAction("Selected row as image…",
                    lambda: grid_image(window, tensor=_current_tensor(window)))
+    menu.addAction("Flow chart (stack graph) as image…", lambda: flow_image(window))
     menu.addSeparator()
     menu.addAction("Selected tensor as CSV…", lambda: tensor_csv(window))
     menu.addAction("Whole run as NPZ…", lambda: export_npz(window, _run_results(window)))

@@ -19,7 +19,9 @@ from gradviz.diagnostics import diagnose_load
 from gradviz.model import FRAMEWORKS, MODES, RunRequest, RunResult
 from gradviz.qt.diagnostics_panel import DiagnosticsPanel
 from gradviz.qt.engine_bridge import EngineBridge
+from gradviz.plots.flow import build_flow_figure, is_stack
 from gradviz.qt.file_watcher import FileWatcher
+from gradviz.qt.flow_view import FlowView
 from gradviz.qt.grid_view import GridView
 from gradviz.qt.log_panel import LogPanel
 from gradviz.qt.numbers_table import NumbersTable
@@ -96,7 +98,15 @@ class MainWindow(QMainWindow):
         cl.setContentsMargins(0, 0, 0, 0)
         cl.setSpacing(0)
         cl.addWidget(self.pair_label)
-        cl.addWidget(self.grid, 1)
+        # a stack run shows its flow chart above the per-tensor grid
+        self.flow_view = FlowView()
+        self.flow_view.hide()
+        self.flow_split = QSplitter(Qt.Vertical)
+        self.flow_split.addWidget(self.flow_view)
+        self.flow_split.addWidget(self.grid)
+        self.flow_split.setStretchFactor(1, 1)
+        self.flow_split.setSizes([330, 400])
+        cl.addWidget(self.flow_split, 1)
         middle = QSplitter(Qt.Vertical)
         middle.addWidget(center)
         middle.addWidget(self.tabs)
@@ -495,6 +505,7 @@ class MainWindow(QMainWindow):
             self._numbers_args = None
             self.numbers.set_data({})
             self.pair_label.setText("")
+            self.flow_view.set_figure(None)
             return
         results = self.pair_results(pair)
         comps, series = {}, {}
@@ -506,6 +517,8 @@ class MainWindow(QMainWindow):
         where = " · ".join(f"<span style='color:#888'>{fw}</span> {os.path.basename(o.file)}:{o.line}"
                            for fw, o in ops.items())
         self.pair_label.setText(f"<b>{pair}</b> &nbsp; {where}")
+        self.flow_view.set_figure(build_flow_figure(list(results.values()), pair)
+                                  if is_stack(list(results.values())) else None)
         if not self.grid.set_data(pair, results, modes, comps, series=series):
             return                              # the same results as shown: nothing to redo
         self._numbers_args = (pair, tuple(results.values()), comps, modes)

@@ -1,0 +1,252 @@
+"""Draw a flow figure (gradviz.plots.flow.FlowFigure) with one QPainter routine: into the
+window's flow view at its size, or to PNG / SVG / PDF at a fixed size. Same description, same
+drawing code: what the window shows is what the file holds.
+
+Public:
+    flow_layout(fig, width, height) -> FlowLayout     where each chart's plot area is
+    paint_flow(qpainter, fig, width, height)          draw at that size (logical units)
+    render_flow_image(fig, width=None, height=None, scale=2) -> QImage
+    save_flow_figure(fig, path, scale=2)              format from the suffix, written atomically
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Optional
+
+from gradviz.plots import flow as FL
+from gradviz.qt.figure_painter import (GAP_X, LEGEND_H, LEGEND_PX, MARGIN, PANEL_TITLE_H,
+                                       SUBTITLE_H, TITLE_H, Rect, _ensure_app, _format_of,
+                                       _Painter, _text_w, atomic_output, fmt, nice_ticks,
+                                       value_to_px)
+
+CHART_W, CHART_H = 460, 330            # one chart of an exported figure
+PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 58, 12, 6, 46
+NOTE_H = 14
+DEAD_MARK = 4.0                        # half size of the death cross
+
+
+@dataclass(frozen=True)
+class FlowLayout:
+    width: float
+    height: float
+    charts: tuple[Rect, ...]          # whole chart, title included
+    plots: tuple[Rect, ...]           # data area
+
+
+def export_size(fig: FL.FlowFigure) -> tuple[int, int]:
+    n = max(len(fig.charts), 1)
+    width = 2 * MARGIN + n * CHART_W + (n - 1) * GAP_X
+    return int(width), int(MARGIN + TITLE_H + SUBTITLE_H + LEGEND_H + CHART_H + MARGIN)
+
+
+def flow_layout(fig: FL.FlowFigure, width: float, height: float) -> FlowLayout:
+    n = max(len(fig.charts), 1)
+    top = MARGIN + TITLE_H + SUBTITLE_H + LEGEND_H
+    cw = max((width - 2 * MARGIN - (n - 1) * GAP_X) / n, 120.0)
+    ch = max(height - top - MARGIN, 120.0)
+    charts, plots = [], []
+    for j in range(len(fig.charts)):
+        x = MARGIN + j * (cw + GAP_X)
+        charts.append(Rect(x, top, cw, ch))
+        py = top + PANEL_TITLE_H + PLOT_TOP
+        plots.append(Rect(x + PLOT_LEFT, py, cw - PLOT_LEFT - PLOT_RIGHT,
+                          top + ch - PLOT_BOTTOM - NOTE_H - py))
+    return FlowLayout(width, height, tuple(charts), tuple(plots))
+
+
+def layer_ticks(depth: int) -> list[int]:
+    if depth <= 16:
+        return list(range(1, depth + 1))
+    return sorted({1, depth} | {int(t) for t in nice_ticks(1, depth, target=6) if t >= 1})
+
+
+class _FlowPainter(_Painter):
+    def draw_flow(self, fig: FL.FlowFigure, lay: FlowLayout) -> None:
+        QtCore, QtGui = self.QtCore, self.QtGui
+        self.p.fillRect(QtCore.QRectF(0, 0, lay.width, lay.height), QtGui.QColor("white"))
+        room = lay.width - 2 * MARGIN
+        px = 15.0
+        while px > 10 and _text_w(fig.title, px, True) > room:
+            px -= 0.5
+        self.font(px, bold=True)
+        self.text(MARGIN, MARGIN, room, TITLE_H, fig.title)
+        self.font(10.5)
+        self.text(MARGIN, MARGIN + TITLE_H, room, SUBTITLE_H, fig.subtitle, color="#555555")
+        self._flow_legend(fig, MARGIN + TITLE_H + SUBTITLE_H)
+        for chart, box, plot in zip(fig.charts, lay.charts, lay.plots):
+            self._chart(chart, box, plot)
+
+    def _flow_legend(self, fig: FL.FlowFigure, y: float) -> None:
+        QtCore = self.QtCore
+        self.font(LEGEND_PX)
+        x = float(MARGIN)
+        for e in fig.legend:
+            width, _, radius = FL.MODE_STYLE.get(e.label, (2.0, e.dash, 3.0))
+            self.pen(e.color, width, e.dash)
+            self.p.drawLine(QtCore.QPointF(x, y + 12), QtCore.QPointF(x + 26, y + 12))
+            self._dot(x + 13, y + 12, e.color, radius)
+            self.text(x + 31, y, 200, 24, e.label, elide=False)
+            x += 31 + self.text_width(e.label) + 18
+        self._cross(x + 5, y + 12, "#555555")
+        self.text(x + 14, y, 400, 24, FL.DEAD_LABEL, color="#333333", elide=False)
+
+    def _dot(self, x: float, y: float, color: str, radius: float = 3.0) -> None:
+        self.pen(color, 1.0)
+        self.brush(color)
+        self.p.drawEllipse(self.QtCore.QPointF(x, y), radius, radius)
+        self.no_brush()
+
+    def _cross(self, x: float, y: float, color: str) -> None:
+        QtCore, d = self.QtCore, DEAD_MARK
+        self.pen(color, 2.0)
+        self.p.drawLine(QtCore.QPointF(x - d, y - d), QtCore.QPointF(x + d, y + d))
+        self.p.drawLine(QtCore.QPointF(x - d, y + d), QtCore.QPointF(x + d, y - d))
+
+    def _chart(self, chart: FL.FlowChart, box: Rect, plot: Rect) -> None:
+        QtCore = self.QtCore
+        self.font(11, bold=True)
+        self.text(plot.x, box.y, plot.w, PANEL_TITLE_H, chart.title)
+        self.pen("#9a9a9a", 0.8)
+        self.no_brush()
+        self.p.drawRect(QtCore.QRectF(plot.x, plot.y, plot.w, plot.h))
+        self.font(10.5)
+        self.text(plot.x, plot.bottom + 18, plot.w, 14, chart.xlabel, "center")
+        self.p.save()
+        self.p.translate(box.x + 9, plot.y + plot.h / 2)
+        self.p.rotate(-90)
+        self.text(-plot.h / 2, -8, plot.h, 16, chart.ylabel, "center")
+        self.p.restore()
+        if chart.note:
+            self.font(9, italic=True)
+            self.text(box.x, plot.bottom + 32, box.w, NOTE_H, chart.note, "center", "#6a6a6a")
+        if chart.empty or chart.depth < 1:
+            self.font(11, italic=True)
+            self.pen("#777777")
+            self.p.drawText(QtCore.QRectF(plot.x + 8, plot.y + 8, plot.w - 16, plot.h - 16),
+                            int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap),
+                            chart.note or "nothing to draw")
+            return
+        xr = (0.5, chart.depth + 0.5)
+        lo, hi = chart.decades
+        self._flow_axes(plot, xr, (lo, hi), chart.depth)
+        self.p.save()
+        self.p.setClipRect(QtCore.QRectF(plot.x, plot.y, plot.w, plot.h))
+        for s in chart.series:
+            self._flow_series(s, plot, xr, (lo, hi))
+        self.p.restore()
+        stacked = 0
+        for s in chart.series:
+            if s.dies_at is None:
+                continue
+            x = float(value_to_px(s.dies_at, xr[0], xr[1], plot.x, plot.right))
+            self.pen(s.color, 1.0, "dash")
+            self.p.drawLine(QtCore.QPointF(x, plot.y), QtCore.QPointF(x, plot.bottom))
+            self._cross(x, plot.bottom - 8 - 11 * stacked, s.color)
+            stacked += 1
+
+    def _flow_axes(self, plot: Rect, xr, decades, depth: int) -> None:
+        QtCore = self.QtCore
+        lo, hi = decades
+        self.font(9.5)
+        step = max(1, math.ceil((hi - lo) / 8))     # at most ~8 labelled decades
+        for k in range(lo, hi + 1):
+            y = float(value_to_px(k, lo, hi, plot.bottom, plot.y))
+            self.pen("#e3e3e3", 0.6)
+            self.p.drawLine(QtCore.QPointF(plot.x, y), QtCore.QPointF(plot.right, y))
+            if (k - lo) % step == 0:
+                self.text(plot.x - 50, y - 7, 46, 14, fmt(10.0 ** k), "right", "#444444", elide=False)
+        for t in layer_ticks(depth):
+            x = float(value_to_px(t, xr[0], xr[1], plot.x, plot.right))
+            self.pen("#9a9a9a", 0.8)
+            self.p.drawLine(QtCore.QPointF(x, plot.bottom), QtCore.QPointF(x, plot.bottom + 3))
+            self.text(x - 20, plot.bottom + 3, 40, 14, str(t), "center", "#444444", elide=False)
+
+    def _flow_series(self, s: FL.FlowSeries, plot: Rect, xr, decades) -> None:
+        if not s.layers:
+            return
+        xs = value_to_px(s.layers, xr[0], xr[1], plot.x, plot.right)
+        ys = value_to_px([math.log10(n) for n in s.norms], decades[0], decades[1], plot.bottom, plot.y)
+        # a line only between neighbouring layers: a layer without a norm breaks it
+        start = 0
+        for k in range(1, len(s.layers) + 1):
+            if k == len(s.layers) or s.layers[k] != s.layers[k - 1] + 1:
+                if k - start > 1:
+                    self.pen(s.color, s.width, s.dash)
+                    self.no_brush()
+                    self.polyline(xs[start:k], ys[start:k])
+                start = k
+        if len(s.layers) <= 80:
+            for a, b in zip(xs, ys):
+                self._dot(float(a), float(b), s.color, s.radius)
+
+
+def paint_flow(painter, fig: FL.FlowFigure, width: float, height: float, raster: bool = True) -> None:
+    _FlowPainter(painter, raster=raster).draw_flow(fig, flow_layout(fig, width, height))
+
+
+def render_flow_image(fig: FL.FlowFigure, width: Optional[int] = None, height: Optional[int] = None,
+                      scale: float = 2.0):
+    """The figure as a QImage of width x height logical units (the export size by default)."""
+    _ensure_app()
+    from PySide6 import QtGui
+    w0, h0 = export_size(fig)
+    width, height = width or w0, height or h0
+    img = QtGui.QImage(int(width * scale), int(height * scale), QtGui.QImage.Format.Format_ARGB32)
+    dpm = int(round(96 * scale / 0.0254))
+    img.setDotsPerMeterX(dpm)
+    img.setDotsPerMeterY(dpm)
+    img.fill(QtGui.QColor("white"))
+    p = QtGui.QPainter(img)
+    try:
+        p.scale(scale, scale)
+        paint_flow(p, fig, width, height)
+    finally:
+        p.end()
+    return img
+
+
+def _paint_device(device, fig, width, height, what: str) -> None:
+    from PySide6 import QtGui
+    p = QtGui.QPainter()
+    if not p.begin(device):
+        raise OSError(f"could not start drawing the {what}")
+    try:
+        paint_flow(p, fig, width, height, raster=False)
+    finally:
+        p.end()
+
+
+def save_flow_figure(fig: FL.FlowFigure, path: str, scale: float = 2.0) -> str:
+    """Write the flow figure to `path` (.png, .svg or .pdf), atomically. Returns the path."""
+    ext = _format_of(path)
+    _ensure_app()
+    from PySide6 import QtCore, QtGui
+    width, height = export_size(fig)
+    with atomic_output(str(path)) as tmp:
+        if ext == ".png":
+            if not render_flow_image(fig, scale=scale).save(tmp, "PNG"):
+                raise OSError("Qt could not write the PNG")
+        elif ext == ".svg":
+            from PySide6.QtSvg import QSvgGenerator
+            gen = QSvgGenerator()
+            gen.setFileName(tmp)
+            gen.setSize(QtCore.QSize(width, height))
+            gen.setViewBox(QtCore.QRect(0, 0, width, height))
+            gen.setResolution(96)
+            gen.setTitle(fig.title)
+            gen.setDescription(f"gradviz flow chart: {fig.subtitle}")
+            _paint_device(gen, fig, width, height, "SVG")
+        else:
+            pdf = QtGui.QPdfWriter(tmp)
+            pdf.setResolution(96)
+            pdf.setPageSize(QtGui.QPageSize(QtCore.QSizeF(width * 0.75, height * 0.75),
+                                            QtGui.QPageSize.Unit.Point, "gradviz",
+                                            QtGui.QPageSize.SizeMatchPolicy.ExactMatch))
+            pdf.setPageMargins(QtCore.QMarginsF(0, 0, 0, 0))
+            pdf.setTitle(fig.title)
+            pdf.setCreator("gradviz")
+            _paint_device(pdf, fig, width, height, "PDF")
+            del pdf                                   # flush and close the file
+    return os.path.abspath(path)
