@@ -42,7 +42,8 @@ def _run_parser() -> argparse.ArgumentParser:
                    help="comma-separated subset of default,custom,numeric")
     p.add_argument("--json", metavar="PATH")
     p.add_argument("--npz", metavar="PATH")
-    p.add_argument("--plot", metavar="PATH", help="PNG, SVG or PDF of the gradient grid")
+    p.add_argument("--plot", metavar="PATH", help="PNG, SVG or PDF of the gradient grid (--graph stack: each op's flow "
+                   "chart too, beside it as STEM.flow-OP.EXT)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per op and framework")
     p.add_argument("--strict", action="store_true", help="exit 1 on differs or non-finite")
     p.add_argument("--quiet", action="store_true", help="only the summary table")

@@ -174,6 +174,27 @@ def print_flow(results, out=sys.stdout) -> None:
     print(file=out)
 
 
+def flow_plot_path(plot: str, op: str) -> str:
+    """Where --plot puts an op's flow chart: beside the grid, `grid.flow-OP.png`."""
+    stem, ext = os.path.splitext(plot)
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in op)
+    return f"{stem}.flow-{safe}{ext}"
+
+
+def _flow_plot_jobs(results, plot: str) -> list:
+    by_op: dict[str, list] = {}
+    for r in results:
+        by_op.setdefault(r.name, []).append(r)
+    jobs = []
+    for op, rs in by_op.items():
+        def job(rs=rs, op=op):
+            from gradviz.plots.flow import build_flow_figure
+            from gradviz.qt.flow_painter import save_flow_figure
+            save_flow_figure(build_flow_figure(rs, op), flow_plot_path(plot, op))
+        jobs.append((f"flow chart of {op}", flow_plot_path(plot, op), job))
+    return jobs
+
+
 def _diagnose(results, comparisons) -> list:
     from gradviz.diagnostics import diagnose
     return [diagnose(r, c) for r, c in zip(results, comparisons)]
@@ -206,6 +227,8 @@ def _write_outputs(results, settings, args, comparisons, parity_rows, diagnostic
             from gradviz.qt.figure_painter import save_grid
             save_grid(results, args.plot, comparisons=comparisons)
         jobs.append(("plot", args.plot, plot))
+        if settings.graph == "stack":
+            jobs += _flow_plot_jobs(results, args.plot)
     for what, path, job in jobs:
         try:
             job()

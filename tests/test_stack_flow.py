@@ -143,7 +143,7 @@ def test_cli_stack_run_prints_flow_and_writes_it_to_json(tmp_path, corpus_dir):
     path = corpus_dir / "flow" / "flow_torch.py"
     proc = gradviz("run", path, "--framework", "torch", "--op", "sign_ste", "--graph", "stack",
                    "--depth", "2", "--shape", "8", "--json", tmp_path / "r.json",
-                   "--npz", tmp_path / "r.npz")
+                   "--npz", tmp_path / "r.npz", "--plot", tmp_path / "grid.svg")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     head = next(i for i, t in enumerate(lines) if t.startswith("gradient flow"))
@@ -151,6 +151,9 @@ def test_cli_stack_run_prints_flow_and_writes_it_to_json(tmp_path, corpus_dir):
     assert [t.split()[:4] for t in lines[head + 3:head + 5]] == [
         ["sign_ste", "torch", "1", "0"], ["sign_ste", "torch", "2", "0"]]
     assert "the default and numeric gradient dies at layer 2" in proc.stdout
+    flow_svg = (tmp_path / "grid.flow-sign_ste.svg").read_text()
+    assert "PyTorch · sign_ste" in flow_svg and "gradient dies" in flow_svg
+    assert (tmp_path / "grid.svg").stat().st_size > 0
     import json
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["settings"]["graph"] == "stack" and report["settings"]["depth"] == 2
