@@ -167,3 +167,37 @@ def test_cli_stack_run_prints_flow_and_writes_it_to_json(tmp_path, corpus_dir):
                 float(np.linalg.norm(npz[f"torch/sign_ste/custom/h{i}"].astype(np.float64))))
     assert {f"torch/sign_ste/{m}/{n}" for m in ("default", "custom", "numeric")
             for n in ("x", "w1", "b1", "h1", "o1", "w2", "b2", "h2", "o2")} <= keys
+
+
+def test_numeric_reference_does_the_flow_tensors_first(monkeypatch):
+    """The stack graph's h{i} are done before its time budget can run out on the weights."""
+    from gradviz.backends import numeric
+    from gradviz.backends.graphs import Graph, Leaf, plan_args
+    from gradviz.backends.stack_graph import stack_graph
+    import inspect
+
+    def op(x):
+        return x
+    plans = plan_args(list(inspect.signature(op).parameters.values()), {}, STACK)
+    assert stack_graph(STACK, plans).numeric_first == ("h3", "h2", "h1")
+
+    class Adapter:
+        def evaluate(self, graph, built, leaves, inject, device):
+            return float(np.sum(leaves["a"] ** 2) + 3 * np.sum(inject.get("c", 0.0)))
+
+    class Built:
+        def param_names(self):
+            return []
+
+    class Clock:                              # every reading is 20 s later than the last
+        now = 0.0
+
+        def perf_counter(self):
+            Clock.now += 20.0
+            return Clock.now
+    monkeypatch.setattr(numeric, "time", Clock())
+    graph = Graph([Leaf("a", "input", np.ones(2))], None, numeric_first=("c",))
+    tensors = {n: {"value": np.ones(2), "grads": {}} for n in ("a", "c")}
+    out = numeric.compute(Adapter(), graph, Built(), "cpu", tensors)
+    np.testing.assert_allclose(out["c"]["grad"], [3.0, 3.0], rtol=1e-6)
+    assert out["a"]["grad"] is None and "budget" in out["a"]["why"]

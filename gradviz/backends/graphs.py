@@ -89,6 +89,8 @@ def upstream_values(settings: RunSettings, name: str, shape: tuple[int, ...]) ->
 class Graph:
     leaves: list[Leaf]
     forward: Callable          # forward(leaves: dict, call_op, rec, F) -> loss
+    # tensors the numeric reference does first, before its time budget can run out (stack: h{i})
+    numeric_first: tuple[str, ...] = ()
 
 
 def build_graph(settings: RunSettings, plans: list[ArgPlan]) -> Graph:

@@ -40,7 +40,9 @@ def compute(ad, graph, built, device, tensors: dict) -> dict:
 
     batched = _batched(ad, graph, built, device, base_leaves, base_params, tensors)
     out, t0 = {}, time.perf_counter()
-    for name, t in tensors.items():
+    first = [n for n in getattr(graph, "numeric_first", ()) if n in tensors]
+    for name in first + [n for n in tensors if n not in first]:
+        t = tensors[name]
         if time.perf_counter() - t0 > TIME_BUDGET_S:
             out[name] = {"grad": None, "why": f"skipped: numeric time budget ({TIME_BUDGET_S:g} s) "
                          "used up", "info": NumericInfo("skipped")}

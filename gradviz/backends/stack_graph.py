@@ -54,4 +54,5 @@ def stack_graph(settings, plans) -> Graph:
             upstream.append(upstream_values(settings, "out", shape))
         return F.sum(F.const(upstream[0], o) * o)
 
-    return Graph(leaves, forward)
+    # the flow is read at h{i}: its numeric reference comes before the weights' and biases'
+    return Graph(leaves, forward, numeric_first=tuple(f"h{i}" for i in range(depth, 0, -1)))
