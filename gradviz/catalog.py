@@ -1,7 +1,8 @@
 """Ops across files and frameworks: pairing by name, and turning a selection into RunRequests."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gradviz.model import FileCatalog, OpInfo, RunRequest, RunSettings
@@ -29,12 +30,33 @@ class PairedOp:
 
 
 def pair_ops(catalogs: list[FileCatalog]) -> list[PairedOp]:
+    """Ops by pairing name. A second op of one framework under a name already taken by another
+    file is kept under a file-qualified name, `name (file.py)`: both run, nothing is dropped."""
     paired: dict[str, PairedOp] = {}
     for cat in catalogs:
         for op in cat.ops:
-            entry = paired.setdefault(op.name, PairedOp(op.name))
-            entry.impls.setdefault(op.framework, op)
+            name = op.name
+            for qualified in (f"{op.name} ({os.path.basename(op.file)})", f"{op.name} ({op.file})"):
+                taken = paired.get(name, PairedOp(name)).impls.get(op.framework)
+                if taken is None or taken.file == op.file:
+                    break
+                name = qualified
+            if name != op.name:
+                op = replace(op, name=name)
+            paired.setdefault(name, PairedOp(name)).impls.setdefault(op.framework, op)
     return list(paired.values())
+
+
+def label_results(paired: list[PairedOp], results: list) -> list:
+    """Results named as their pair (a file-qualified name where two files share an op name)."""
+    names = {(op.file, op.qualname, fw): p.name for p in paired for fw, op in p.impls.items()}
+    out = []
+    for r in results:
+        name = names.get((r.request.file, r.request.qualname, r.framework))
+        if r.op is not None and name is not None and name != r.op.name:
+            r = replace(r, op=replace(r.op, name=name))
+        out.append(r)
+    return out
 
 
 def select(paired: list[PairedOp], names: list[str]) -> tuple[list[PairedOp], list[str]]:
@@ -44,7 +66,7 @@ def select(paired: list[PairedOp], names: list[str]) -> tuple[list[PairedOp], li
     wanted, chosen = set(names), []
     seen: set[str] = set()
     for p in paired:
-        hits = {p.name} | {op.qualname for op in p.impls.values()}
+        hits = {p.name, p.name.split(" (")[0]} | {op.qualname for op in p.impls.values()}
         if hits & wanted:
             chosen.append(p)
             seen |= hits & wanted

@@ -89,12 +89,13 @@ def cmd_run(argv: list[str]) -> int:
     frameworks = _frameworks(args.framework)
     files = _files_or_examples(args.files)
 
-    from gradviz.catalog import pair_ops, requests_for, select
+    from gradviz.catalog import label_results, pair_ops, requests_for, select
     from gradviz.engine import Engine
     with Engine(frameworks) as engine:
         catalogs = engine.discover(files, timeout=settings.timeout)
         load_failed = print_load_errors(catalogs)
-        chosen, missing = select(pair_ops(catalogs), args.op)
+        paired = pair_ops(catalogs)
+        chosen, missing = select(paired, args.op)
         for name in missing:
             print(f"gradviz: no op named {name!r} in the given files", file=sys.stderr)
         requests = requests_for(chosen, frameworks, settings)
@@ -103,7 +104,7 @@ def cmd_run(argv: list[str]) -> int:
                   if load_failed else ""), file=sys.stderr)
             return EXIT_USAGE
         progress = None if args.quiet else _progress(len(requests))
-        results = engine.run(requests, on_result=progress)
+        results = label_results(paired, engine.run(requests, on_result=progress))
     from gradviz.compare import compare_result
     comparisons = [compare_result(r) for r in results]
     written = print_results(results, comparisons, settings, args)
