@@ -1,7 +1,8 @@
 """`gradviz` command line: the desktop app, and the headless `run`, `list`, `devices` commands.
 
 Exit codes: 0 done; 2 bad usage or a file that cannot be loaded; 3 some run failed (error, crash,
-timeout); with --strict, 1 when any verdict is `differs` or `non-finite`.
+timeout); with --strict, 1 when any verdict is `differs` or `non-finite`, or a contract check
+(--checks) failed.
 """
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import argparse
 import os
 import sys
 
-from gradviz.model import DEPTH_RANGE, DTYPES, GRAPHS, FRAMEWORKS, RunSettings, parse_shape, parse_upstream
+from gradviz.model import (DEPTH_RANGE, DTYPES, GRAPHS, FRAMEWORKS, RunSettings, parse_checks,
+                           parse_shape, parse_upstream)
 
 EXIT_OK, EXIT_STRICT, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 SUBCOMMANDS = ("run", "list", "devices")
@@ -40,12 +42,16 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--upstream", default="ones", help="ones | random | const:K")
     p.add_argument("--modes", default="default,custom,numeric",
                    help="comma-separated subset of default,custom,numeric")
+    p.add_argument("--checks", default="none", metavar="all|none|NAME,...",
+                   help="contract checks per op: double_backward, noncontiguous_upstream, "
+                   "autocast, vmap, compiled, precision (default: none)")
     p.add_argument("--json", metavar="PATH")
     p.add_argument("--npz", metavar="PATH")
     p.add_argument("--plot", metavar="PATH", help="PNG, SVG or PDF of the gradient grid (--graph stack: each op's flow "
                    "chart too, beside it as STEM.flow-OP.EXT)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per op and framework")
-    p.add_argument("--strict", action="store_true", help="exit 1 on differs or non-finite")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 on differs or non-finite, or a failed contract check")
     p.add_argument("--quiet", action="store_true", help="only the summary table")
     return p
 
@@ -54,6 +60,7 @@ def settings_from(args) -> RunSettings:
     try:
         shape = parse_shape(args.shape)
         parse_upstream(args.upstream)
+        checks = parse_checks(args.checks)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
@@ -70,7 +77,7 @@ def settings_from(args) -> RunSettings:
         raise UsageError(f"--plot {args.plot}: the file must end in .png, .svg or .pdf")
     return RunSettings(graph=args.graph, shape=shape, dtype=args.dtype, seed=args.seed,
                        upstream=args.upstream, device=args.device, modes=modes,
-                       timeout=args.timeout, depth=args.depth)
+                       timeout=args.timeout, depth=args.depth, checks=checks)
 
 
 def _frameworks(choice: str) -> tuple[str, ...]:
@@ -130,6 +137,8 @@ def _exit_code(results, comparisons, strict: bool) -> int:
     if any(r.status != "ok" for r in results):
         return EXIT_FAILED
     if strict and any(t.verdict in ("differs", "non-finite") for c in comparisons for t in c.tensors):
+        return EXIT_STRICT
+    if strict and any(c.status == "fail" for r in results for c in r.checks):
         return EXIT_STRICT
     return EXIT_OK
 

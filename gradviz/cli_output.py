@@ -114,6 +114,7 @@ def print_results(results, comparisons, settings, args, out=sys.stdout) -> int:
         for t in c.tensors:
             if t.verdict not in ("match",):
                 print(f"{r.name} ({r.framework}) {t.name}: {t.verdict}: {t.explanation}", file=out)
+    _print_checks(results, out)
     _print_diagnostics(diagnostics, out)
     rows = parity(results)
     bad = [p for p in rows if p.verdict != "match"]
@@ -198,6 +199,21 @@ def _flow_plot_jobs(results, plot: str) -> list:
 def _diagnose(results, comparisons) -> list:
     from gradviz.diagnostics import diagnose
     return [diagnose(r, c) for r, c in zip(results, comparisons)]
+
+
+def check_summary(checks) -> str:
+    """One line per op: 'double_backward pass, vmap FAIL, compiled skip' (failures in capitals,
+    their message and fix follow in the diagnostics)."""
+    return ", ".join(f"{c.name} {'FAIL' if c.status == 'fail' else c.status}" for c in checks)
+
+
+def _print_checks(results, out) -> None:
+    ran = [r for r in results if r.checks]
+    if not ran:
+        return
+    print("\ncontract checks:", file=out)
+    for r in ran:
+        print(f"  {r.name} ({r.framework}): {check_summary(r.checks)}", file=out)
 
 
 def _print_diagnostics(diagnostics, out) -> None:

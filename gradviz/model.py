@@ -14,6 +14,10 @@ MODES = ("default", "custom", "numeric")
 GRAPHS = ("op", "seed", "mlp", "stack")
 DEPTH_RANGE = (1, 64)          # layers of the stack graph (--depth)
 DTYPES = ("float32", "float64")
+# Contract checks (DESIGN.md "Contract checks"), in the order the terminal and the app show them.
+CHECKS = ("double_backward", "noncontiguous_upstream", "autocast", "vmap", "compiled",
+          "precision")
+CHECK_STATUSES = ("pass", "fail", "skip")
 
 # Tensor roles, in the order the grid shows them.
 ROLES = ("input", "param", "intermediate", "output")
@@ -66,6 +70,7 @@ class RunSettings:
     modes: tuple[str, ...] = MODES
     timeout: float = 120.0            # seconds per op and framework
     depth: int = 4                    # layers of the stack graph (ignored by the others)
+    checks: tuple[str, ...] = ()      # contract checks to run after the modes (see CHECKS)
 
     def with_(self, **changes) -> "RunSettings":
         return replace(self, **changes)
@@ -73,7 +78,39 @@ class RunSettings:
     def as_dict(self) -> dict:
         return {"graph": self.graph, "shape": list(self.shape), "dtype": self.dtype,
                 "seed": self.seed, "upstream": self.upstream, "device": self.device,
-                "modes": list(self.modes), "timeout": self.timeout, "depth": self.depth}
+                "modes": list(self.modes), "timeout": self.timeout, "depth": self.depth,
+                "checks": list(self.checks)}
+
+
+def parse_checks(text: str) -> tuple[str, ...]:
+    """'all' | 'none' | 'NAME,...' -> check names in CHECKS order. Raises ValueError."""
+    text = str(text).strip()
+    if text == "all":
+        return CHECKS
+    if text in ("none", ""):
+        return ()
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    bad = [n for n in names if n not in CHECKS]
+    if bad or not names:
+        raise ValueError(f"checks {text!r}: use all, none or a comma-separated subset of "
+                         + ",".join(CHECKS))
+    return tuple(c for c in CHECKS if c in names)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One contract check of one op run: did the backward hold up the way training calls it?"""
+    name: str                 # see CHECKS
+    status: str               # "pass" | "fail" | "skip"
+    message: str              # what was tried and what happened (for skip: why not)
+    where: str = ""           # "file:line" in the user's file, "" if none applies
+    fix: str = ""             # for a failure: what to change
+    kind: str = ""            # for a failure: which way it failed (diagnostics map it to a code)
+
+    def as_dict(self) -> dict:
+        """The JSON form of DESIGN.md: name, status, message, where."""
+        return {"name": self.name, "status": self.status, "message": self.message,
+                "where": self.where}
 
 
 @dataclass(frozen=True)
@@ -132,6 +169,7 @@ class RunResult:
     framework_version: str = ""
     partial: bool = False                       # an early result: the numeric mode is still running
     inplace_inputs: tuple[str, ...] = ()        # tensors the op wrote in place (torch version counter)
+    checks: tuple[CheckResult, ...] = ()        # contract checks, when the settings asked for any
 
     @property
     def name(self) -> str:

@@ -97,6 +97,7 @@ def _op_dict(r: RunResult, comp: OpComparison, diagnostics: list) -> dict:
             "file": r.op.file if r.op else r.request.file,
             "line": r.op.line if r.op else None,
             "mode_errors": {m: _error_dict(e) for m, e in r.mode_errors.items()},
+            "checks": [c.as_dict() for c in r.checks],
             "warnings": list(r.warnings), "log": r.log, "elapsed": r.elapsed,
             "framework_version": r.framework_version}
 

@@ -58,8 +58,9 @@ def _findings(runs, file: str, qualname: str):
 
 def test_corpus_covers_every_code():
     covered = {code for *_, code, _ in TRIGGERS}
-    assert covered >= set(CODES) - {"GV000-diagnostic-failed", "GV104-grad-device",
-                                     "GV402-non-finite-output"}  # these two: test_diagnostics_units
+    contract = {c for c in CODES if c.startswith("GV7")}  # failed --checks: tests/test_checks_*
+    assert covered >= set(CODES) - contract - {"GV000-diagnostic-failed", "GV104-grad-device",
+                                               "GV402-non-finite-output"}  # test_diagnostics_units
 
 
 @pytest.mark.parametrize("path,fw,qualname,code,line", TRIGGERS,

@@ -14,6 +14,8 @@ import numpy as np
 
 from gradviz.api import meta_of
 from gradviz.backends import numeric
+from gradviz.backends.checks import run_checks, skipped_all
+from gradviz.backends.checks.context import CheckContext
 from gradviz.backends.graphs import GraphMismatch, build_graph, param_values, plan_args
 from gradviz.backends.introspect import OpOutputError, OverrideKept, definition_line
 from gradviz.backends.user_code import capture_output, error_info, load_module
@@ -123,7 +125,8 @@ class Backend:
         if "custom" in mode_errors:
             return _error(req, info, mode_errors["custom"], device=device, mode_errors=mode_errors,
                           tensors=_tensor_results(tensors, {}, s.dtype),
-                          inplace_inputs=tuple(inplace))
+                          inplace_inputs=tuple(inplace),
+                          checks=skipped_all(s.checks, "the custom mode raised (see the error)"))
         numeric_infos = {}
         if "numeric" in s.modes and tensors:
             try:
@@ -133,9 +136,18 @@ class Backend:
                     numeric_infos = numeric.compute(ad, graph, built, device, tensors)
             except (Exception, SystemExit) as exc:
                 mode_errors["numeric"] = error_info(exc, "error", info.where)
+        checks = ()
+        if s.checks:
+            # The plain gradients reach the caller first (the app's quick pass); checks come after
+            # and reuse them, so only what a check adds is paid for.
+            ctx = CheckContext(ad, obj, info, module, meta, plans, graph, s, device,
+                               lambda built: _seed_params(built, s.seed, meta), tensors,
+                               numeric_infos)
+            checks = run_checks(ctx, s.checks)
         return RunResult(request=req, op=info, device=device, status="ok",
                          tensors=_tensor_results(tensors, numeric_infos, s.dtype),
-                         mode_errors=mode_errors, outputs=outputs, inplace_inputs=tuple(inplace))
+                         mode_errors=mode_errors, outputs=outputs, inplace_inputs=tuple(inplace),
+                         checks=checks)
 
 
 @contextlib.contextmanager

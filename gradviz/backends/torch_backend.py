@@ -212,12 +212,20 @@ class TorchAdapter:
         targets += [(n, p, "param") for n, p in built.params().items()]
         targets += [(n, t, role) for n, (t, role) in recorded.items()]
         live = [t for _, t, _ in targets if t.requires_grad]
+        # A backward that writes into its upstream in place would change the gradient recorded
+        # for `out` (autograd hands it that very buffer): keep a copy taken as it arrives.
+        arrived = {}
+        for name, (t, _) in recorded.items():
+            if t.requires_grad and t.grad_fn is not None:
+                t.register_hook(lambda g, name=name: arrived.__setitem__(name, g.clone()))
         grads = []
         if live and loss.requires_grad:
             grads = list(torch.autograd.grad(loss, live, allow_unused=True))
         got, it = {}, iter(grads)
         for name, t, role in targets:
             g = next(it) if (t.requires_grad and loss.requires_grad) else None
+            if g is not None and name in arrived:
+                g = arrived[name]
             got[name] = {"role": role, "value": before.get(name, _np(t)),
                          "grad": None if g is None else _np(g),
                          "why": "" if g is not None else _NO_PATH, "inplace": name in written}

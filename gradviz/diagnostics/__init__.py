@@ -17,12 +17,14 @@ API (numpy + ast only: no torch / tensorflow import; the user's file is parsed, 
 Codes: GV1xx gradients that do not fit (count, shape, dtype, device, missing, for non-tensors),
 GV2xx forward changed, GV3xx custom vs numeric (bug or surrogate), GV4xx NaN/Inf, GV5xx no default
 path, GV6xx tutorial traps (Keras weights, variables=, call returning a grad fn,
-save_for_backward, in-place without mark_dirty). GV000: a check itself failed (a gradviz bug).
+save_for_backward, in-place without mark_dirty), GV7xx failed contract checks (double backward,
+non-contiguous upstream, autocast, vmap, compiled, precision). GV000: a check itself failed (a
+gradviz bug).
 """
 from __future__ import annotations
 
-from gradviz.diagnostics import (default_path, forward_changed, from_errors, gradients,
-                                 keras_traps, nonfinite, source, torch_traps, versus_numeric)
+from gradviz.diagnostics import (contract_checks, default_path, forward_changed, from_errors,
+                                 gradients, keras_traps, nonfinite, source, torch_traps, versus_numeric)
 from gradviz.diagnostics.context import Context
 from gradviz.diagnostics.finding import CODES, SEVERITIES, SEVERITY_ORDER, Finding
 from gradviz.model import ErrorInfo, RunResult
@@ -30,7 +32,8 @@ from gradviz.model import ErrorInfo, RunResult
 __all__ = ["diagnose", "diagnose_load", "Finding", "CODES", "SEVERITIES"]
 
 CHECKS = (from_errors.check, gradients.check, forward_changed.check, versus_numeric.check,
-          nonfinite.check, default_path.check, keras_traps.check, torch_traps.check)
+          nonfinite.check, default_path.check, keras_traps.check, torch_traps.check,
+          contract_checks.check)
 
 
 def diagnose(result: RunResult, comparison=None) -> list[Finding]:

@@ -25,6 +25,23 @@ CODES = {
     "GV603-call-returns-grad-fn": "call/forward returns a gradient function that nobody registers",
     "GV604-save-for-backward": "save_for_backward misused",
     "GV605-inplace-no-mark-dirty": "In-place forward without ctx.mark_dirty",
+    # GV7xx: failed contract checks (see diagnostics/contract_checks.py)
+    "GV701-double-backward-once": "Backward is once_differentiable: double backward raises",
+    "GV702-double-backward-cut": "Custom gradient is not differentiable: double backward is zero",
+    "GV703-double-backward-wrong": "Double backward disagrees with the backward's derivative",
+    "GV704-double-backward-raises": "Double backward raises",
+    "GV711-upstream-view": ".view on a non-contiguous upstream gradient",
+    "GV712-upstream-inplace": "Backward writes into its upstream gradient in place",
+    "GV713-upstream-layout": "Gradient depends on the upstream's memory layout",
+    "GV721-autocast-dtype-mix": "Op mixes bfloat16 and float32 under mixed precision",
+    "GV722-autocast-inaccurate": "Mixed-precision gradient beyond bfloat16 tolerance",
+    "GV731-vmap-setup-context": "Function without setup_context: torch.func cannot transform it",
+    "GV732-vmap-no-rule": "Function without a vmap rule",
+    "GV733-vmap-data-dependent": "Op reads tensor values in Python: it cannot be batched",
+    "GV734-vmap-differs": "Batched per-sample gradients differ from unbatched ones",
+    "GV741-compiled-raises": "Gradient does not compile",
+    "GV742-compiled-differs": "Compiled gradient differs from eager",
+    "GV751-precision-bug": "Gradient wrong in float64 too: a bug, not rounding",
 }
 
 

@@ -1,0 +1,164 @@
+"""autocast: mixed precision as training runs it. torch: forward under CPU (or CUDA) bfloat16
+torch.autocast, backward outside it as PyTorch recommends; TF: a Keras layer built under the
+mixed_bfloat16 policy (restored after), a plain custom_gradient function fed bfloat16 inputs.
+Both must run and agree with float32 within bfloat16 tolerance."""
+from __future__ import annotations
+
+import numpy as np
+
+from gradviz.backends.checks.outcome import brief, failed, passed, skipped
+from gradviz.backends.user_code import error_info
+
+NAME = "autocast"
+# bfloat16 keeps 8 significant bits (relative rounding 2**-8 ~ 0.4 %); sums of products
+# accumulate a few of those. A wrong formula misses by far more.
+REL_TOL = 0.05
+_FIX_TORCH = ("Decorate forward with @torch.amp.custom_fwd(device_type=..., cast_inputs="
+              "torch.float32) and backward with @torch.amp.custom_bwd(device_type=...) (old-style "
+              "forward(ctx, ...) only), or cast saved tensors and grad_output to one dtype in "
+              "backward before combining them.")
+_FIX_TF = ("Cast inside the op to the input's dtype (tf.cast(w, x.dtype)) and return each "
+           "gradient in its input's dtype; never mix bfloat16 and float32 tensors in one op.")
+
+
+def _agree(got: np.ndarray, ref: np.ndarray) -> tuple[bool, float]:
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    if not np.isfinite(got).all():
+        return False, float("nan")
+    scale = float(np.linalg.norm(ref))
+    err = float(np.linalg.norm(got - ref))
+    rel = err / scale if scale > 0 else err
+    return rel <= REL_TOL, rel
+
+
+def _raised(ctx, exc, during: str, fix: str):
+    err = error_info(exc, "error", ctx.forward_where())
+    text = brief(err.message)
+    return failed(NAME, "raised", f"{during} raised {err.type}: {text} (an op mixes bfloat16 "
+                  "and float32 tensors)", err.where, fix)
+
+
+def _compare(ctx, names, got, ref, what: str, fix: str):
+    for name, a, b in zip(names, got, ref):
+        if a is None or b is None:
+            if (a is None) != (b is None):
+                return failed(NAME, "differs", f"{what}: the gradient of {name} is "
+                              f"{'missing' if a is None else 'present'}, unlike in float32",
+                              ctx.backward_where(), fix)
+            continue
+        ok, rel = _agree(a, b)
+        if not ok:
+            return failed(NAME, "differs", f"{what}: the gradient of {name} differs from "
+                          f"float32 by {rel:.3g} (relative L2; bfloat16 allows {REL_TOL:g})",
+                          ctx.backward_where(), fix)
+    return None
+
+
+def torch_check(ctx):
+    import torch
+    from gradviz.backends.checks import torch_ops as T
+
+    if not ctx.tensor_plans():
+        return skipped(NAME, f"{ctx.info.name} takes no tensor argument")
+    if ctx.settings.dtype != "float32":
+        return skipped(NAME, "autocast applies to float32 runs (this run is "
+                       f"{ctx.settings.dtype})")
+    device_type = "cuda" if str(ctx.device).startswith("cuda") else "cpu"
+    built = ctx.build("custom")
+    xs = T.leaves(ctx, "float32")
+    outs = T.call(ctx, built, xs)
+    if not outs:
+        return skipped(NAME, T.no_outputs(ctx))
+    names = list(xs)
+    ref = [T.numpy(g) for g in T.vjp(outs, list(xs.values()), T.upstreams(ctx, outs))]
+    xs = T.leaves(ctx, "float32")
+    what = f"torch.autocast({device_type!r}, dtype=torch.bfloat16)"
+    try:
+        with torch.autocast(device_type, dtype=torch.bfloat16):
+            outs = T.call(ctx, built, xs)
+        ups = T.upstreams(ctx, outs)
+        got = T.vjp(outs, list(xs.values()), ups)   # backward outside autocast
+    except Exception as exc:  # noqa: BLE001 - the framework's refusal is the finding
+        return _raised(ctx, exc, f"forward under {what} and backward after it", _FIX_TORCH)
+    for name, g, x in zip(names, got, xs.values()):
+        if g is not None and g.dtype != x.dtype:
+            return failed(NAME, "dtype", f"under {what} the gradient of {name} is {g.dtype} for "
+                          f"a {x.dtype} input", ctx.backward_where(), _FIX_TORCH)
+    bad = _compare(ctx, names, [T.numpy(g) for g in got], ref, f"under {what}", _FIX_TORCH)
+    if bad is not None:
+        return bad
+    dtypes = sorted({str(o.dtype).replace("torch.", "") for o in outs})
+    return passed(NAME, f"forward under {what} (outputs {', '.join(dtypes)}) and backward outside "
+                  f"it agree with float32 within bfloat16 tolerance ({REL_TOL:g})")
+
+
+def tf_check(ctx):
+    import tensorflow as tf
+
+    if not ctx.tensor_plans():
+        return skipped(NAME, f"{ctx.info.name} takes no tensor argument")
+    if ctx.settings.dtype != "float32":
+        return skipped(NAME, "autocast applies to float32 runs (this run is "
+                       f"{ctx.settings.dtype})")
+    values = ctx.arg_values()
+    names = list(values)
+
+    def grads(built, dtype):
+        with tf.device(ctx.device):
+            xs = [tf.constant(values[n], dtype) for n in names]
+            with tf.GradientTape() as tape:
+                tape.watch(xs)
+                args, kwargs = ctx.call_args(dict(zip(names, xs)))
+                outs = built.call_op(args, kwargs)
+                loss = tf.add_n([tf.reduce_sum(tf.cast(tf.constant(
+                    ctx.upstream(i, tuple(o.shape))), o.dtype) * o) for i, o in enumerate(outs)])
+            got = tape.gradient(loss, xs)
+        return got, [o.dtype for o in outs]
+
+    ref, _ = grads(ctx.build("custom", "float32"), tf.float32)
+    ref = [None if g is None else np.asarray(tf.convert_to_tensor(g).numpy(), np.float64)
+           for g in ref]
+    if ctx.info.kind == "layer":
+        return _tf_layer(ctx, grads, names, ref)
+    what = "the op fed bfloat16 inputs"
+    try:
+        got, out_dtypes = grads(ctx.build("custom", "float32"), tf.bfloat16)
+    except Exception as exc:  # noqa: BLE001 - the framework's refusal is the finding
+        return _raised(ctx, exc, what, _FIX_TF)
+    for name, g in zip(names, got):
+        if g is not None and g.dtype != tf.bfloat16:
+            return failed(NAME, "dtype", f"{what}: the gradient of {name} is {g.dtype.name} "
+                          "for a bfloat16 input", ctx.backward_where(), _FIX_TF)
+    got = [None if g is None else np.asarray(tf.cast(tf.convert_to_tensor(g), tf.float32)
+                                             .numpy(), np.float64) for g in got]
+    bad = _compare(ctx, names, got, ref, what, _FIX_TF)
+    if bad is not None:
+        return bad
+    outs = ", ".join(sorted({d.name for d in out_dtypes}))
+    return passed(NAME, f"{what} run (outputs {outs}) and agree with float32 within bfloat16 "
+                  f"tolerance ({REL_TOL:g})")
+
+
+def _tf_layer(ctx, grads, names, ref):
+    import tensorflow as tf
+    keras = tf.keras
+    what = "the layer under the mixed_bfloat16 policy"
+    old = keras.config.dtype_policy()
+    try:
+        keras.config.set_dtype_policy("mixed_bfloat16")
+        built = ctx.adapter.build(ctx.obj, ctx.info, "custom", "float32", ctx.device, ctx.module,
+                                  ctx.meta, ctx.plans)
+        ctx.seed_params(built)
+        got, out_dtypes = grads(built, tf.float32)
+    except Exception as exc:  # noqa: BLE001 - the framework's refusal is the finding
+        return _raised(ctx, exc, what, _FIX_TF)
+    finally:
+        keras.config.set_dtype_policy(old)
+    got = [None if g is None else np.asarray(tf.convert_to_tensor(g).numpy(), np.float64)
+           for g in got]
+    bad = _compare(ctx, names, got, ref, what, _FIX_TF)
+    if bad is not None:
+        return bad
+    outs = ", ".join(sorted({d.name for d in out_dtypes}))
+    return passed(NAME, f"{what} runs (outputs {outs}) and agrees with float32 within bfloat16 "
+                  f"tolerance ({REL_TOL:g})")

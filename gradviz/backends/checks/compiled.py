@@ -1,0 +1,121 @@
+"""compiled: the custom gradient under a compiler equals the eager one. torch: torch.compile
+with the "aot_eager" backend (AOTAutograd traces forward and backward, no code generation, so it
+is cheap and needs no C compiler), whole graph first; TF: tf.function around the tape."""
+from __future__ import annotations
+
+from gradviz.backends.checks.outcome import brief, compare, failed, passed, skipped
+from gradviz.backends.user_code import error_info
+from gradviz.compare_metrics import tolerances
+
+NAME = "compiled"
+TORCH_BACKEND = "aot_eager"
+_FIX = ("Keep the gradient in framework ops: no .numpy(), .item(), Python side effects "
+        "(printing, counters, lists, random) or Python branches on tensor values in it; a "
+        "compiler traces them once and bakes the result in, or refuses.")
+
+
+def _raised(ctx, exc, during: str):
+    err = error_info(exc, "error", ctx.backward_where())
+    text = brief(err.message)
+    return failed(NAME, "raised", f"{during} raised {err.type}: {text}", err.where, _FIX)
+
+
+def torch_check(ctx):
+    import torch
+    from gradviz.backends.checks import torch_ops as T
+
+    if not ctx.tensor_plans():
+        return skipped(NAME, f"{ctx.info.name} takes no tensor argument")
+    built = ctx.build("custom")
+    dtype = ctx.settings.dtype
+    xs = T.leaves(ctx, dtype)
+    outs = T.call(ctx, built, xs)
+    if not outs:
+        return skipped(NAME, T.no_outputs(ctx))
+    ups = T.upstreams(ctx, outs)
+    eager = [T.numpy(g) for g in T.vjp(outs, list(xs.values()), ups)]
+    names = list(xs)
+
+    def run(*a):
+        return tuple(T.call(ctx, built, dict(zip(names, a))))
+
+    def compiled_grads(fullgraph: bool):
+        fn = torch.compile(run, backend=TORCH_BACKEND, fullgraph=fullgraph, dynamic=False)
+        leaves = T.leaves(ctx, dtype)
+        outs = list(fn(*leaves.values()))
+        return [T.numpy(g) for g in T.vjp(outs, list(leaves.values()), ups)]
+
+    note = ""
+    torch._dynamo.reset()
+    try:
+        try:
+            got = compiled_grads(fullgraph=True)
+        except Exception as exc:  # noqa: BLE001 - a graph break: try with breaks allowed
+            note = (f"; it does not compile as one graph (graph break: "
+                    f"{_first_line(exc)}), so part of it runs eagerly")
+            try:
+                got = compiled_grads(fullgraph=False)
+            except Exception as exc2:  # noqa: BLE001
+                return _raised(ctx, exc2, f"torch.compile(backend={TORCH_BACKEND!r})")
+    finally:
+        torch._dynamo.reset()   # the user's module is reloaded fresh next run: drop its code
+    tol = tolerances(dtype, numeric=True)  # compilers reorder float arithmetic
+    for name, a, b in zip(names, got, eager):
+        if (a is None) != (b is None):
+            return failed(NAME, "differs", f"under torch.compile the gradient of {name} is "
+                          f"{'missing' if a is None else 'present'}, unlike eager",
+                          ctx.backward_where(), _FIX)
+        if a is not None:
+            ok, detail = compare(a, b, tol)
+            if not ok:
+                return failed(NAME, "differs", f"torch.compile(backend={TORCH_BACKEND!r}) "
+                              f"gives another gradient for {name} than eager: {detail}",
+                              ctx.backward_where(), _FIX)
+    return passed(NAME, f"torch.compile(backend={TORCH_BACKEND!r}) gives the eager custom "
+                  f"gradient{note}")
+
+
+def _first_line(exc) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:200]
+
+
+def tf_check(ctx):
+    import tensorflow as tf
+
+    if not ctx.tensor_plans():
+        return skipped(NAME, f"{ctx.info.name} takes no tensor argument")
+    built = ctx.build("custom")
+    dtype = {"float32": tf.float32, "float64": tf.float64}[ctx.settings.dtype]
+    values = ctx.arg_values()
+    names = list(values)
+
+    def step(*xs):
+        with tf.GradientTape() as tape:
+            tape.watch(xs)
+            args, kwargs = ctx.call_args(dict(zip(names, xs)))
+            outs = built.call_op(args, kwargs)
+            loss = tf.add_n([tf.reduce_sum(tf.constant(ctx.upstream(i, tuple(o.shape)),
+                                                       dtype=o.dtype) * o)
+                             for i, o in enumerate(outs)])
+        got = tape.gradient(loss, list(xs))
+        return [tf.zeros_like(x) if g is None else tf.convert_to_tensor(g)
+                for x, g in zip(xs, got)]
+
+    with tf.device(ctx.device):
+        xs = [tf.constant(values[n], dtype) for n in names]
+        eager = step(*xs)
+        try:
+            graph_fn = tf.function(step, autograph=False)
+            got = graph_fn(*xs)
+            got_again = graph_fn(*xs)   # a second call: state kept in Python shows up here
+        except Exception as exc:  # noqa: BLE001 - the framework's refusal is the finding
+            return _raised(ctx, exc, "tf.function around the tape")
+    tol = tolerances(ctx.settings.dtype, numeric=True)  # reordered float arithmetic
+    for k, name in enumerate(names):
+        for label, g in (("", got[k]), (" on a second call", got_again[k])):
+            ok, detail = compare(g.numpy(), eager[k].numpy(), tol)
+            if not ok:
+                return failed(NAME, "differs", f"tf.function gives another gradient for {name}"
+                              f"{label} than eager: {detail}", ctx.backward_where(), _FIX)
+    return passed(NAME, "tf.function gives the eager custom gradient (two calls of one trace)")

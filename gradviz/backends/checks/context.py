@@ -1,0 +1,79 @@
+"""What every check gets: the op as the runner loaded it, its seeded arguments, the run's
+settings, and the plain run's gradients (so a check does not pay twice for what the run did)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gradviz.backends.graphs import ArgPlan, Graph, _args_from, upstream_values
+from gradviz.backends.introspect import definition_line
+from gradviz.diagnostics import source
+from gradviz.model import OpInfo, RunSettings
+
+
+@dataclass
+class CheckContext:
+    adapter: Any                   # TorchAdapter | TfAdapter
+    obj: Any                       # the user's Function / Module / custom_gradient / Layer
+    info: OpInfo
+    module: Any                    # the user's loaded module
+    meta: dict
+    plans: list[ArgPlan]
+    graph: Graph                   # the run's graph (for the precision check)
+    settings: RunSettings
+    device: str
+    seed_params: Any               # seed_params(built): the run's parameter values
+    tensors: dict = field(default_factory=dict)        # plain run: name -> {"grads", "value", ...}
+    numeric_infos: dict = field(default_factory=dict)  # plain run's numeric reference, if any
+
+    @property
+    def framework(self) -> str:
+        return self.adapter.name
+
+    def build(self, mode: str = "custom", dtype: str = "", device: str = ""):
+        built = self.adapter.build(self.obj, self.info, mode, dtype or self.settings.dtype,
+                                   device or self.device, self.module, self.meta, self.plans)
+        self.seed_params(built)
+        return built
+
+    def tensor_plans(self) -> list[ArgPlan]:
+        return [p for p in self.plans if p.kind == "tensor"]
+
+    def arg_values(self, variant: int = 0) -> dict[str, np.ndarray]:
+        """The op's tensor arguments; variant k > 0 draws other values from the same range
+        (used as further samples of a batch)."""
+        out = {}
+        for p in self.tensor_plans():
+            values = np.asarray(p.values, dtype=np.float64)
+            if variant:
+                rng = np.random.default_rng([variant, len(out)])
+                lo, hi = float(values.min(initial=0.0)), float(values.max(initial=1.0))
+                values = rng.uniform(min(lo, -1.0), max(hi, 1.0), size=values.shape)
+            out[p.name] = values
+        return out
+
+    def call_args(self, tensors: dict) -> tuple[list, dict]:
+        return _args_from(self.plans, tensors)
+
+    def upstream(self, index: int, shape: tuple[int, ...]) -> np.ndarray:
+        name = "out" if index == 0 else f"out{index}"
+        return upstream_values(self.settings, name, tuple(shape))
+
+    # --- where to point ------------------------------------------------------------------------
+    def backward_where(self) -> str:
+        """The `def` line of the user's gradient: a Function's backward, a custom_gradient's
+        inner grad function, or that of the first such op a Module / Layer calls."""
+        node = source.backward_of(source.parse(self.info.file), self.info.qualname)
+        if node is not None:
+            return source.line_of(self.info.file, node)
+        fn = getattr(self.obj, "backward", None)
+        if fn is not None and self.info.kind == "function":
+            return f"{self.info.file}:{definition_line(fn)}"
+        return self.info.where
+
+    def forward_where(self) -> str:
+        fn = getattr(self.obj, "forward", None) or getattr(self.obj, "call", None) or \
+            getattr(self.obj, "__wrapped__", None)
+        return f"{self.info.file}:{definition_line(fn)}" if fn is not None else self.info.where

@@ -1,0 +1,179 @@
+"""double_backward: the custom gradient differentiated again (torch `create_graph=True`, TF
+nested tapes) must agree with the numeric derivative of the custom backward itself (what
+gradgradcheck checks) and, where the first derivatives agree, with the default's second
+derivative. Everything in float64, along a few random directions (cheap at any size)."""
+from __future__ import annotations
+
+import numpy as np
+
+from gradviz.backends.checks.outcome import failed, passed, skipped
+from gradviz.backends.numeric import REL_EPS
+
+NAME = "double_backward"
+DIRECTIONS = 3
+_ONCE = "once_differentiable"
+_FIX_CUT = ("Compute the backward from differentiable framework ops on the saved tensors (no "
+            ".detach(), .data, numpy or no_grad in it); if it cannot be, decorate it with "
+            "@once_differentiable (torch) so a double backward raises instead of returning a "
+            "silent zero.")
+
+
+def torch_check(ctx):
+    import torch
+    from gradviz.backends.checks import torch_ops as T
+
+    def second(built, values):
+        xs = [torch.tensor(v, dtype=torch.float64, device=ctx.device, requires_grad=True)
+              for v in values.values()]
+        outs = T.call(ctx, built, dict(zip(values, xs)))
+        if not outs:
+            return None, None
+        # the upstream needs a gradient too: that is when once_differentiable raises, as in
+        # gradgradcheck
+        ups = [torch.tensor(_upstream(i, tuple(o.shape)), dtype=o.dtype, device=o.device,
+                            requires_grad=True) for i, o in enumerate(outs)]
+        g = T.vjp(outs, xs, ups, create_graph=True)
+        s = sum((torch.as_tensor(v, dtype=torch.float64, device=ctx.device) * gi).sum()
+                for v, gi in zip(_vs(values), g) if gi is not None)
+        if not torch.is_tensor(s) or not s.requires_grad:
+            return [T.numpy(gi) for gi in g], [None] * len(xs)
+        # .backward() runs every node, as gradgradcheck's does: a once_differentiable backward
+        # hangs its error on a node that autograd.grad(inputs=...) would prune
+        s.backward()
+        return [T.numpy(gi) for gi in g], [T.numpy(x.grad) for x in xs]
+
+    def first(built, values):
+        xs = [torch.tensor(v, dtype=torch.float64, device=ctx.device, requires_grad=True)
+              for v in values.values()]
+        outs = T.call(ctx, built, dict(zip(values, xs)))
+        ups = [torch.as_tensor(_upstream(i, tuple(o.shape)), dtype=o.dtype, device=o.device)
+               for i, o in enumerate(outs)]
+        return [T.numpy(gi) for gi in T.vjp(outs, xs, ups)]
+
+    return _check(ctx, second, first)
+
+
+def tf_check(ctx):
+    import tensorflow as tf
+
+    def tapes(built, values, nested: bool):
+        with tf.device(ctx.device):
+            xs = [tf.constant(v, dtype=tf.float64) for v in values.values()]
+            with tf.GradientTape() as outer:
+                outer.watch(xs)
+                with tf.GradientTape() as inner:
+                    inner.watch(xs)
+                    args, kwargs = ctx.call_args(dict(zip(values, xs)))
+                    outs = built.call_op(args, kwargs)
+                    loss = tf.add_n([tf.reduce_sum(tf.constant(_upstream(i, tuple(o.shape)),
+                                                               dtype=o.dtype) * o)
+                                     for i, o in enumerate(outs)])
+                g = inner.gradient(loss, xs)
+                if not nested:
+                    return [_np(gi) for gi in g], None
+                terms = [tf.reduce_sum(tf.constant(v) * tf.cast(gi, tf.float64))
+                         for v, gi in zip(_vs(values), g) if gi is not None]
+                s = tf.add_n(terms) if terms else None
+            gg = outer.gradient(s, xs) if s is not None else [None] * len(xs)
+            return [_np(gi) for gi in g], [_np(x) for x in gg]
+
+    return _check(ctx, lambda b, v: tapes(b, v, True), lambda b, v: tapes(b, v, False)[0])
+
+
+def _np(t):
+    if t is None:
+        return None
+    import tensorflow as tf
+    if isinstance(t, tf.IndexedSlices):
+        t = tf.convert_to_tensor(t)
+    return np.asarray(t.numpy(), dtype=np.float64)
+
+
+def _upstream(i: int, shape) -> np.ndarray:
+    return np.random.default_rng([7, i]).standard_normal(shape)
+
+
+def _vs(values: dict) -> list:
+    return [np.random.default_rng([11, k]).standard_normal(np.shape(v))
+            for k, v in enumerate(values.values())]
+
+
+def _check(ctx, second, first):
+    values = ctx.arg_values()
+    if not values:
+        return skipped(NAME, f"{ctx.info.name} takes no tensor argument")
+    custom = ctx.build("custom", "float64")
+    try:
+        g, gg = second(custom, values)
+    except Exception as exc:  # noqa: BLE001 - classified below; others go up to run_checks
+        if _ONCE in str(exc):
+            return failed(NAME, "once_differentiable",
+                          "the backward is marked @once_differentiable, so differentiating the "
+                          "custom gradient again (create_graph=True, as gradgradcheck, "
+                          "gradient penalties and MAML do) raises", ctx.backward_where(),
+                          "If second derivatives are needed, remove @once_differentiable and "
+                          "write the backward with differentiable torch ops; otherwise nothing "
+                          "to fix: double backward is refused loudly, as intended.")
+        raise
+    if g is None:
+        return skipped(NAME, f"{ctx.info.name} returns no output that needs a gradient")
+    names = list(values)
+    gg = [np.zeros(np.shape(v)) if x is None else x for v, x in zip(values.values(), gg)]
+    rng = np.random.default_rng(3)
+    for k in range(DIRECTIONS):
+        ws = [rng.standard_normal(np.shape(v)) for v in values.values()]
+        eps = REL_EPS * max(1.0, max(float(np.sqrt(np.mean(np.square(v)))) if np.size(v) else 0.0
+                                     for v in values.values()))
+        plus = first(custom, {n: v + eps * w for (n, v), w in zip(values.items(), ws)})
+        minus = first(custom, {n: v - eps * w for (n, v), w in zip(values.items(), ws)})
+        vs = _vs(values)
+        num = sum(_dot(v, p) - _dot(v, m) for v, p, m in zip(vs, plus, minus)) / (2 * eps)
+        ana = sum(float(np.sum(w * x)) for w, x in zip(ws, gg))
+        scale = max(1.0, abs(num), abs(ana))
+        if abs(num - ana) > 1e-5 * scale:
+            flat = all(float(np.abs(x).max(initial=0.0)) == 0.0 for x in gg)
+            if flat and abs(num) > 1e-5 * scale:
+                return failed(
+                    NAME, "not_differentiable",
+                    f"the custom gradient is not differentiable: double backward gives zero "
+                    f"(no graph) for {', '.join(names)}, while the numeric derivative of the "
+                    f"backward along a random direction is {num:.4g}, so gradient penalties "
+                    f"and second-order methods get a silent zero; mark it {_ONCE} if that is "
+                    "intended", ctx.backward_where(), _FIX_CUT)
+            return failed(
+                NAME, "wrong_second",
+                f"differentiating the custom backward again gives {ana:.6g} along a random "
+                f"direction where its numeric derivative is {num:.6g} (gradgradcheck would "
+                "fail): part of the backward is computed outside the graph",
+                ctx.backward_where(), _FIX_CUT)
+    note = _versus_default(ctx, second, values, g, gg)
+    if isinstance(note, tuple):
+        return failed(NAME, "differs_default", note[0], ctx.backward_where(), _FIX_CUT)
+    return passed(NAME, f"the custom gradient differentiated again agrees with the numeric "
+                  f"derivative of the backward ({DIRECTIONS} random directions){note}")
+
+
+def _versus_default(ctx, second, values, g, gg):
+    try:
+        default = ctx.build("default", "float64")
+        dg, dgg = second(default, values)
+    except Exception as exc:  # noqa: BLE001 - the default path is a reference, not the subject
+        return f"; the default's second derivative is not available ({type(exc).__name__})"
+    if dg is None:
+        return "; the default has no gradient path to compare"
+    for a, b in zip(g, dg):
+        if (a is None) != (b is None) or (a is not None and not np.allclose(a, b, 1e-6, 1e-8)):
+            return ("; the custom first derivative differs from the default's (a surrogate?), "
+                    "so second derivatives were not compared with the default")
+    for name, a, b in zip(values, gg, dgg):
+        b = np.zeros(np.shape(a)) if b is None else b
+        if not np.allclose(a, b, rtol=1e-5, atol=1e-7 * max(1.0, float(np.abs(b).max(initial=0)))):
+            err = float(np.abs(a - b).max())
+            return (f"the second derivative through the custom backward differs from the "
+                    f"default's for {name} (max abs difference {err:.3g}) while the first "
+                    "derivatives agree",)
+    return " and with the default's double backward"
+
+
+def _dot(v, g) -> float:
+    return 0.0 if g is None else float(np.sum(v * g))

@@ -1,0 +1,72 @@
+"""How a check ends: pass / fail / skip results, and the numbers a failure message quotes."""
+from __future__ import annotations
+
+import numpy as np
+
+from gradviz.compare_metrics import Tol, fmt, pair_metrics
+from gradviz.model import CheckResult, ErrorInfo
+
+
+class CheckFailed(Exception):
+    """Raised inside a check to end it with a prepared result."""
+
+    def __init__(self, result: CheckResult):
+        super().__init__(result.message)
+        self.result = result
+
+
+def passed(name: str, message: str) -> CheckResult:
+    return CheckResult(name, "pass", message)
+
+
+def skipped(name: str, reason: str) -> CheckResult:
+    return CheckResult(name, "skip", reason)
+
+
+def failed(name: str, kind: str, message: str, where: str, fix: str) -> CheckResult:
+    return CheckResult(name, "fail", message, where, fix, kind)
+
+
+def raised(name: str, err: ErrorInfo, during: str, kind: str = "raised",
+           fix: str = "") -> CheckResult:
+    """User code raised: the failure quotes the exception and points at the user's line."""
+    return failed(name, kind, f"{during} raised {err.type}: {brief(err.message)}", err.where,
+                  fix or "Make the backward run the way the framework calls it here; the "
+                  "message above is the framework's own.")
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def brief(text: str, limit: int = 240) -> str:
+    """A framework's error message in one line. TensorFlow's graph errors start with "in user
+    code:" and a listing of frames (gradviz's among them); the error itself is the last line."""
+    text = str(text)
+    if "in user code:" in text:
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        text = lines[-1] if lines else text
+    return _short(text, limit)
+
+
+def compare(got, ref, tol: Tol) -> tuple[bool, str]:
+    """(agree, "max abs difference X at N of M elements") for two gradients."""
+    got = np.asarray(got, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    m = pair_metrics(got, ref, tol)
+    if m.get("shape_mismatch"):
+        return False, f"shape {m['shape_mismatch']}"
+    if m["allclose"]:
+        return True, f"max abs difference {fmt(m['max_abs_err'])}"
+    return False, (f"max abs difference {fmt(m['max_abs_err'])} at {m['n_differ']} of {m['n']} "
+                   f"elements ({tol})")
+
+
+def first_disagreement(pairs: dict, tol: Tol) -> tuple[str, str]:
+    """pairs: name -> (got, ref). ('' , '') when all agree, else (name, detail) of the first."""
+    for name, (got, ref) in pairs.items():
+        ok, detail = compare(got, ref, tol)
+        if not ok:
+            return name, detail
+    return "", ""

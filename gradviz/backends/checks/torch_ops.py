@@ -1,0 +1,41 @@
+"""The few torch steps the checks share: seeded leaves, one call of the op, a vector-Jacobian
+product with chosen upstreams. Worker-only."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
+
+
+def leaves(ctx, dtype: str, variant: int = 0, requires_grad: bool = True) -> dict:
+    return {n: torch.tensor(v, dtype=DTYPES[dtype], device=ctx.device, requires_grad=requires_grad)
+            for n, v in ctx.arg_values(variant).items()}
+
+
+def call(ctx, built, tensors: dict) -> list:
+    """The op's differentiable outputs (integer or detached outputs are left out of the loss)."""
+    args, kwargs = ctx.call_args(tensors)
+    return [o for o in built.call_op(args, kwargs) if o.requires_grad or o.grad_fn is not None]
+
+
+def upstreams(ctx, outs: list, dtype=None) -> list:
+    return [torch.as_tensor(ctx.upstream(i, tuple(o.shape)), dtype=dtype or o.dtype,
+                            device=o.device) for i, o in enumerate(outs)]
+
+
+def vjp(outs: list, inputs: list, ups: list, create_graph: bool = False) -> list:
+    """Gradients of sum(up * out) w.r.t. inputs; None where no path."""
+    if not outs:
+        return [None] * len(inputs)
+    return list(torch.autograd.grad(outs, inputs, grad_outputs=ups, allow_unused=True,
+                                    create_graph=create_graph))
+
+
+def numpy(t) -> np.ndarray:
+    return t.detach().to("cpu", torch.float64).numpy() if t is not None else None
+
+
+def no_outputs(ctx) -> str:
+    return (f"{ctx.info.name} returns no output that requires a gradient: nothing to "
+            "differentiate")

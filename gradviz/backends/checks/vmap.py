@@ -1,0 +1,186 @@
+"""vmap: per-sample gradients of a batch (torch.func.vmap over torch.func.grad, and jacrev; TF
+tf.vectorized_map over a tape) must equal the gradients of each sample run alone."""
+from __future__ import annotations
+
+import numpy as np
+
+from gradviz.backends.checks.outcome import brief, compare, failed, passed, skipped
+from gradviz.backends.user_code import error_info
+from gradviz.compare_metrics import tolerances
+
+NAME = "vmap"
+SAMPLES = 3
+JACOBIAN_MAX = 250_000       # elements of a Jacobian jacrev may build
+_FIX_SETUP = ("Split forward(ctx, ...) into forward(...) without ctx plus a staticmethod "
+              "setup_context(ctx, inputs, output) that saves what backward needs; torch.func "
+              "transforms need that form.")
+_FIX_RULE = ("Set generate_vmap_rule = True on the Function (its forward and backward must then "
+             "use only torch ops), or write a vmap staticmethod.")
+_FIX_DATA = ("Keep forward and backward in tensor ops: no .item(), .tolist(), .numpy() or "
+             "Python branches on tensor values; they cannot be batched.")
+_FIX_DIFFERS = ("A batched call must treat each sample independently: check reductions over "
+                "the batch dimension, and a vmap staticmethod's out_dims.")
+
+
+def _classify(text: str):
+    if "setup_context" in text:
+        return "setup_context", "the Function has no setup_context staticmethod", _FIX_SETUP
+    if "generate_vmap_rule" in text or "vmap support" in text:
+        return ("vmap_rule", "the Function has neither generate_vmap_rule = True nor a vmap "
+                "staticmethod", _FIX_RULE)
+    if any(k in text for k in (".item()", "data-dependent", "data pointer", "numpy", "Numpy",
+                               "tolist")):
+        return "data_dependent", "the op reads tensor values in Python (.item(), numpy)", _FIX_DATA
+    return "raised", "", _FIX_DATA
+
+
+def _fail_raised(ctx, exc, during: str):
+    err = error_info(exc, "error", ctx.info.where)
+    kind, why, fix = _classify(err.message)
+    text = brief(err.message)
+    return failed(NAME, kind, f"{during} raised{': ' + why if why else ''} ({err.type}: {text})",
+                  err.where, fix)
+
+
+def torch_check(ctx):
+    import torch
+    from gradviz.backends.checks import torch_ops as T
+
+    if not ctx.tensor_plans():
+        return skipped(NAME, f"{ctx.info.name} takes no tensor argument to batch")
+    built = ctx.build("custom")
+    dtype = ctx.settings.dtype
+    samples = [T.leaves(ctx, dtype, variant=k) for k in range(SAMPLES)]
+    names = list(samples[0])
+    probe = T.call(ctx, built, samples[0])
+    if not probe:
+        return skipped(NAME, T.no_outputs(ctx))
+    ups = [u for u in T.upstreams(ctx, probe)]
+
+    def loss(*xs):
+        outs = T.call(ctx, built, dict(zip(names, xs)))
+        return sum((u * o).sum() for u, o in zip(ups, outs))
+
+    alone = [[T.numpy(g) for g in T.vjp(T.call(ctx, built, s), list(s.values()), ups)]
+             for s in samples]
+    stacked = [torch.stack([s[n].detach() for s in samples]) for n in names]
+    argnums = tuple(range(len(names)))
+    try:
+        batched = torch.func.vmap(torch.func.grad(loss, argnums=argnums))(*stacked)
+    except Exception as exc:  # noqa: BLE001 - the framework's refusal is the finding
+        note = _jacrev_note(ctx, built, samples[0], names, probe)
+        result = _fail_raised(ctx, exc, "torch.func.vmap(torch.func.grad(op))")
+        return failed(NAME, result.kind, result.message + note, result.where, result.fix)
+    tol = tolerances(dtype, numeric=True)  # batched kernels reorder float arithmetic
+    for k, name in enumerate(names):
+        for b in range(SAMPLES):
+            ok, detail = compare(T.numpy(batched[k][b]), _zeros_if_none(alone[b][k], stacked[k][b]),
+                                 tol)
+            if not ok:
+                return failed(NAME, "differs", f"vmap's per-sample gradient of {name} (sample "
+                              f"{b}) differs from the sample run alone: {detail}",
+                              ctx.backward_where(), _FIX_DIFFERS)
+    jac = _jacrev(ctx, built, samples[0], names, probe, ups, alone[0], tol)
+    if jac is not None and jac.status == "fail":
+        return jac
+    jac_text = jac.message if jac is not None else "jacrev skipped (Jacobian too large)"
+    return passed(NAME, f"torch.func.vmap of grad over {SAMPLES} samples gives each sample's own "
+                  f"gradient; {jac_text}")
+
+
+def _zeros_if_none(g, like):
+    return np.zeros(tuple(like.shape)) if g is None else g
+
+
+def _jacobian_size(probe, xs) -> int:
+    return int(probe[0].numel()) * sum(int(x.numel()) for x in xs)
+
+
+def _jacrev(ctx, built, sample, names, probe, ups, alone, tol):
+    import torch
+    from gradviz.backends.checks import torch_ops as T
+    xs = [sample[n].detach() for n in names]
+    if _jacobian_size(probe, xs) > JACOBIAN_MAX:
+        return None
+
+    def first_out(*a):
+        return T.call(ctx, built, dict(zip(names, a)))[0]
+    try:
+        jac = torch.func.jacrev(first_out, argnums=tuple(range(len(xs))))(*xs)
+    except Exception as exc:  # noqa: BLE001
+        return _fail_raised(ctx, exc, "torch.func.jacrev(op)")
+    if len(probe) > 1:
+        return passed(NAME, "jacrev runs (several outputs: its values were not compared)")
+    up = ups[0]
+    for k, name in enumerate(names):
+        vjp = torch.tensordot(up, jac[k], dims=up.dim())
+        ok, detail = compare(T.numpy(vjp), _zeros_if_none(alone[k], xs[k]), tol)
+        if not ok:
+            return failed(NAME, "differs", f"upstream x jacrev's Jacobian for {name} differs "
+                          f"from the custom gradient: {detail}", ctx.backward_where(),
+                          _FIX_DIFFERS)
+    return passed(NAME, "upstream x jacrev's Jacobian equals the custom gradient")
+
+
+def _jacrev_note(ctx, built, sample, names, probe) -> str:
+    xs = [sample[n].detach() for n in names]
+    if _jacobian_size(probe, xs) > JACOBIAN_MAX:
+        return ""
+    import torch
+    from gradviz.backends.checks import torch_ops as T
+    try:
+        torch.func.jacrev(lambda *a: T.call(ctx, built, dict(zip(names, a)))[0],
+                          argnums=tuple(range(len(xs))))(*xs)
+        return "; torch.func.jacrev over the op works"
+    except Exception:  # noqa: BLE001
+        return "; torch.func.jacrev fails too"
+
+
+def tf_check(ctx):
+    import tensorflow as tf
+
+    if not ctx.tensor_plans():
+        return skipped(NAME, f"{ctx.info.name} takes no tensor argument to batch")
+    built = ctx.build("custom")
+    dtype = {"float32": tf.float32, "float64": tf.float64}[ctx.settings.dtype]
+    samples = [ctx.arg_values(variant=k) for k in range(SAMPLES)]
+    names = list(samples[0])
+
+    def grads(xs):
+        with tf.GradientTape() as tape:
+            tape.watch(xs)
+            args, kwargs = ctx.call_args(dict(zip(names, xs)))
+            outs = built.call_op(args, kwargs)
+            loss = tf.add_n([tf.reduce_sum(tf.constant(ctx.upstream(i, tuple(o.shape)),
+                                                       dtype=o.dtype) * o)
+                             for i, o in enumerate(outs)])
+        got = tape.gradient(loss, xs)
+        return [tf.zeros_like(x) if g is None else tf.convert_to_tensor(g)
+                for x, g in zip(xs, got)]
+
+    with tf.device(ctx.device):
+        alone = [[g.numpy() for g in grads([tf.constant(s[n], dtype) for n in names])]
+                 for s in samples]
+        stacked = [tf.constant(np.stack([s[n] for s in samples]), dtype) for n in names]
+        note = ""
+        try:
+            batched = tf.vectorized_map(lambda xs: grads(list(xs)), tuple(stacked),
+                                        fallback_to_while_loop=False)
+        except Exception as exc:  # noqa: BLE001 - try the slow path before calling it a failure
+            why = " ".join(str(exc).split())[:160]
+            try:
+                batched = tf.vectorized_map(lambda xs: grads(list(xs)), tuple(stacked),
+                                            fallback_to_while_loop=True)
+            except Exception as exc2:  # noqa: BLE001
+                return _fail_raised(ctx, exc2, "tf.vectorized_map over the op's gradient")
+            note = f" (only through tf.vectorized_map's while-loop fallback: {why})"
+    tol = tolerances(ctx.settings.dtype, numeric=True)  # batched kernels reorder arithmetic
+    for k, name in enumerate(names):
+        for b in range(SAMPLES):
+            ok, detail = compare(batched[k][b].numpy(), alone[b][k], tol)
+            if not ok:
+                return failed(NAME, "differs", f"tf.vectorized_map's per-sample gradient of "
+                              f"{name} (sample {b}) differs from the sample run alone: {detail}",
+                              ctx.backward_where(), _FIX_DIFFERS)
+    return passed(NAME, f"tf.vectorized_map over {SAMPLES} samples gives each sample's own "
+                  f"gradient{note}")

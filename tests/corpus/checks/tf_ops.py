@@ -1,0 +1,70 @@
+"""TensorFlow ops that pass or fail each contract check (tests/test_checks_tf.py)."""
+import numpy as np
+import tensorflow as tf
+
+TWO = np.float32(2.0)
+
+
+@tf.custom_gradient
+def square(x):
+    """Passes every check that applies to TensorFlow."""
+    def grad(dy):
+        return dy * 2 * x
+    return x * x, grad
+
+
+@tf.custom_gradient
+def square_numpy(x):
+    """compiled, vmap: the gradient goes through .numpy(), which a graph cannot run."""
+    def grad(dy):
+        return dy * tf.constant(2 * x.numpy())
+    return x * x, grad
+
+
+@tf.custom_gradient
+def square_stopped(x):
+    """double_backward: stop_gradient in the gradient: the second derivative is a silent zero."""
+    def grad(dy):
+        return dy * 2 * tf.stop_gradient(x)
+    return x * x, grad
+
+
+@tf.custom_gradient
+def square_f32const(x):
+    """autocast: a float32 constant times a bfloat16 upstream."""
+    def grad(dy):
+        return dy * tf.constant(TWO) * x
+    return x * x, grad
+
+
+@tf.custom_gradient
+def square_cancel(x):
+    """precision: float32 rounding in ((x + 1e5) - 1e5), right in float64."""
+    def grad(dy):
+        return dy * ((x + 1e5) - 1e5) * 2
+    return x * x, grad
+
+
+@tf.custom_gradient
+def square_wrong(x):
+    """precision: 2.01 x instead of 2 x."""
+    def grad(dy):
+        return dy * 2.01 * x
+    return x * x, grad
+
+
+@tf.custom_gradient
+def scaled(x, s):
+    """x * s for a scalar or an elementwise s."""
+    def grad(dy):
+        return dy * s, tf.reduce_sum(dy * x) if len(s.shape) == 0 else dy * x
+    return x * s, grad
+
+
+class ScaleLayer(tf.keras.layers.Layer):
+    """autocast: a Layer with a weight under mixed_bfloat16: passes."""
+    def build(self, input_shape):
+        self.scale = self.add_weight(name="scale", shape=(), initializer="ones")
+
+    def call(self, x):
+        return scaled(x, tf.cast(self.scale, x.dtype))

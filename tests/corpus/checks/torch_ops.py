@@ -1,0 +1,177 @@
+"""Ops that pass or fail each contract check (tests/test_checks_torch.py). Each docstring says
+which check it fails and why; the torch tool that confirms it is called in the test."""
+import torch
+from torch.autograd.function import once_differentiable
+
+import gradviz
+
+STATE = {"calls": 0}
+
+
+class Cube(torch.autograd.Function):
+    """Passes every check: torch.func style, differentiable backward, no layout assumptions."""
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return x ** 3
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 3 * x * x
+
+
+class CubeOnce(torch.autograd.Function):
+    """double_backward: @once_differentiable, so differentiating the gradient again raises."""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 3 * x * x
+
+
+class CubeDetached(torch.autograd.Function):
+    """double_backward: the backward detaches, so the second derivative is a silent zero."""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 3 * (x * x).detach()
+
+
+@gradviz.op(inputs={"x": (4, 50)})
+class ViewBack(torch.autograd.Function):
+    """noncontiguous_upstream: .view on the upstream fails once it is not contiguous."""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.shape = x.shape
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g.view(-1) * 2).view(ctx.shape)
+
+
+class InplaceBack(torch.autograd.Function):
+    """noncontiguous_upstream: writes into its upstream (grad_output.mul_)."""
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        g.mul_(2)
+        return g
+
+
+class OldStyle(torch.autograd.Function):
+    """vmap: forward(ctx, ...) without setup_context: torch.func refuses it."""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 2 * x
+
+
+class NoVmapRule(torch.autograd.Function):
+    """vmap: setup_context style but neither generate_vmap_rule nor a vmap staticmethod."""
+    @staticmethod
+    def forward(x):
+        return x * x
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 2 * x
+
+
+@gradviz.op(inputs={"x": (4, 8), "w": (8, 3)})
+class LinearMixed(torch.autograd.Function):
+    """autocast: saves float32 inputs, gets a bfloat16 grad_output: mm of mixed dtypes."""
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return x @ w
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        return g @ w.t(), x.t() @ g
+
+
+@gradviz.op(inputs={"x": (4, 8), "w": (8, 3)})
+class LinearAmp(torch.autograd.Function):
+    """autocast: passes, with torch.amp.custom_fwd/custom_bwd."""
+    @staticmethod
+    @torch.amp.custom_fwd(device_type="cpu", cast_inputs=torch.float32)
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return x @ w
+
+    @staticmethod
+    @torch.amp.custom_bwd(device_type="cpu")
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        return g @ w.t(), x.t() @ g
+
+
+class SquareCancel(torch.autograd.Function):
+    """precision: 2x computed as ((x + 1e5) - 1e5) * 2 loses float32 bits; right in float64."""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * ((x + 1e5) - 1e5) * 2
+
+
+class SquareWrong(torch.autograd.Function):
+    """precision: 2.01 x instead of 2 x: wrong in float64 too."""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 2.01 * x
+
+
+class CountingBack(torch.autograd.Function):
+    """compiled: the backward keeps a Python counter; compiled and eager calls see it differ."""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        STATE["calls"] += 1
+        return g * 2 * x * STATE["calls"]

@@ -1,0 +1,121 @@
+"""Contract checks on real TensorFlow runs: ops that fail each check that applies, confirmed by
+TensorFlow itself (tf.function raising, a bfloat16 call raising), and ops that pass."""
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradviz.compare import compare_result
+from gradviz.diagnostics import diagnose
+from gradviz.model import CHECKS, RunRequest, RunSettings
+
+OPS = Path(__file__).resolve().parent / "corpus" / "checks" / "tf_ops.py"
+BATCH = ("square", "square_numpy", "square_stopped", "square_f32const", "square_cancel",
+         "square_wrong", "ScaleLayer")
+
+
+@pytest.fixture(scope="module")
+def runs(engine):
+    reqs = [RunRequest(str(OPS), q, "tf", RunSettings(checks=CHECKS)) for q in BATCH]
+    return {r.request.qualname: r for r in engine.run(reqs)}
+
+
+@pytest.fixture(scope="module")
+def ops():
+    spec = importlib.util.spec_from_file_location("checks_tf_ops", OPS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def check(result, name):
+    assert result.status == "ok", result.error
+    return next(c for c in result.checks if c.name == name)
+
+
+def line_of(text: str, start: str) -> str:
+    lines = OPS.read_text().splitlines()
+    first = next(i for i, ln in enumerate(lines) if ln.startswith(start))
+    return f"{OPS}:{next(i for i in range(first, len(lines)) if text in lines[i]) + 1}"
+
+
+def codes(result):
+    return {f.code for f in diagnose(result, compare_result(result))}
+
+
+def test_a_clean_custom_gradient_passes_and_strides_are_skipped(runs):
+    statuses = {c.name: c for c in runs["square"].checks}
+    assert [c.name for c in runs["square"].checks] == list(CHECKS)
+    skip = statuses.pop("noncontiguous_upstream")
+    assert skip.status == "skip" and "strides" in skip.message
+    assert all(c.status == "pass" for c in statuses.values()), statuses
+    assert "tf.function" in statuses["compiled"].message
+    assert "vectorized_map" in statuses["vmap"].message
+
+
+def test_numpy_in_the_gradient_fails_compiled_as_tf_function_does(runs, ops):
+    import tensorflow as tf
+    res = runs["square_numpy"]
+    c = check(res, "compiled")
+    assert c.status == "fail" and "numpy" in c.message
+    assert c.where == line_of("x.numpy()", "def square_numpy")
+    assert ".numpy()" in c.fix
+    assert check(res, "vmap").status == "fail"
+    assert "GV741-compiled-raises" in codes(res)
+
+    @tf.function
+    def step(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = ops.square_numpy(x)
+        return tape.gradient(y, x)
+    with pytest.raises(AttributeError, match="numpy"):
+        step(tf.constant([1.0, 2.0]))
+
+
+def test_stop_gradient_in_the_gradient_is_a_silent_zero_second_derivative(runs, ops):
+    import tensorflow as tf
+    c = check(runs["square_stopped"], "double_backward")
+    assert c.status == "fail" and "not differentiable" in c.message
+    assert "GV702-double-backward-cut" in codes(runs["square_stopped"])
+    x = tf.constant([1.0, 2.0], tf.float64)
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = ops.square_stopped(x)
+        g = inner.gradient(y, x)
+    gg = outer.gradient(g, x)
+    assert gg is None or np.all(gg.numpy() == 0)     # the true second derivative is 2
+    assert check(runs["square"], "double_backward").status == "pass"
+
+
+def test_a_float32_constant_in_the_gradient_breaks_under_bfloat16(runs, ops):
+    import tensorflow as tf
+    c = check(runs["square_f32const"], "autocast")
+    assert c.status == "fail" and "bfloat16" in c.message
+    assert c.where == line_of("tf.constant(TWO)", "def square_f32const")
+    assert "tf.cast" in c.fix
+    assert "GV721-autocast-dtype-mix" in codes(runs["square_f32const"])
+    x = tf.constant([1.0, 2.0], tf.bfloat16)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="bfloat16"):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = ops.square_f32const(x)
+        tape.gradient(y, x)
+
+
+def test_a_layer_under_mixed_bfloat16_passes_and_the_policy_is_restored(runs, engine):
+    c = check(runs["ScaleLayer"], "autocast")
+    assert c.status == "pass" and "mixed_bfloat16" in c.message
+    after, = engine.run([RunRequest(str(OPS), "ScaleLayer", "tf", RunSettings(modes=("custom",)))])
+    assert after.status == "ok" and after.tensor("out").value.dtype == np.float32
+
+
+def test_precision_tells_rounding_from_a_bug(runs):
+    c = check(runs["square_cancel"], "precision")
+    assert c.status == "pass" and "rounding" in c.message
+    w = check(runs["square_wrong"], "precision")
+    assert w.status == "fail" and w.where == line_of("def grad", "def square_wrong")
+    assert "GV751-precision-bug" in codes(runs["square_wrong"])

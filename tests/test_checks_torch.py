@@ -1,0 +1,181 @@
+"""Contract checks on real torch runs: ops that fail each check, confirmed by torch's own tool,
+and ops that pass. One batch of runs for the module; torch.compile only on two small ops."""
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from gradviz.compare import compare_result
+from gradviz.diagnostics import diagnose
+from gradviz.model import CHECKS, RunRequest, RunSettings
+
+OPS = Path(__file__).resolve().parent / "corpus" / "checks" / "torch_ops.py"
+WITHOUT_COMPILE = tuple(c for c in CHECKS if c != "compiled")
+BATCH = ("Cube", "CubeOnce", "CubeDetached", "ViewBack", "InplaceBack", "OldStyle", "NoVmapRule",
+         "LinearMixed", "LinearAmp", "SquareCancel", "SquareWrong")
+
+
+@pytest.fixture(scope="module")
+def runs(engine):
+    reqs = [RunRequest(str(OPS), q, "torch", RunSettings(checks=WITHOUT_COMPILE)) for q in BATCH]
+    return {r.request.qualname: r for r in engine.run(reqs)}
+
+
+@pytest.fixture(scope="module")
+def ops():
+    """The corpus imported here too, to confirm each failure with torch itself."""
+    spec = importlib.util.spec_from_file_location("checks_torch_ops", OPS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def check(result, name):
+    assert result.status == "ok", result.error
+    return next(c for c in result.checks if c.name == name)
+
+
+def line_of(text: str, qualname: str) -> str:
+    """file:line of the first line containing `text` inside class `qualname`."""
+    lines = OPS.read_text().splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(f"class {qualname}("))
+    return f"{OPS}:{next(i for i in range(start, len(lines)) if text in lines[i]) + 1}"
+
+
+def codes(result):
+    return {f.code for f in diagnose(result, compare_result(result))}
+
+
+def test_checks_run_in_contract_order_with_a_status_each(runs):
+    for res in runs.values():
+        assert [c.name for c in res.checks] == list(WITHOUT_COMPILE)
+        assert all(c.status in ("pass", "fail", "skip") and c.message for c in res.checks)
+        assert all(c.where for c in res.checks if c.status == "fail")
+
+
+def test_a_clean_function_passes_every_check(runs):
+    statuses = {c.name: (c.status, c.message) for c in runs["Cube"].checks}
+    assert all(s == "pass" for s, _ in statuses.values()), statuses
+    assert "rounding" not in statuses["precision"][1]
+
+
+def test_once_differentiable_fails_double_backward_as_gradgradcheck_does(runs, ops):
+    import torch
+    from torch.autograd.gradcheck import GradcheckError
+    c = check(runs["CubeOnce"], "double_backward")
+    assert c.status == "fail" and "once_differentiable" in c.message
+    assert c.where == line_of("def backward", "CubeOnce")
+    assert "GV701-double-backward-once" in codes(runs["CubeOnce"])
+    x = torch.randn(5, dtype=torch.float64, requires_grad=True)
+    with pytest.raises(GradcheckError):
+        torch.autograd.gradgradcheck(ops.CubeOnce.apply, (x,))
+    up = torch.randn(5, dtype=torch.float64, requires_grad=True)
+    g, = torch.autograd.grad(ops.CubeOnce.apply(x), x, up, create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        g.sum().backward()
+
+
+def test_a_detached_backward_is_a_silent_zero_that_gradgradcheck_rejects(runs, ops):
+    import torch
+    from torch.autograd.gradcheck import GradcheckError
+    c = check(runs["CubeDetached"], "double_backward")
+    assert c.status == "fail" and "not differentiable" in c.message
+    assert "once_differentiable" in c.fix and ".detach()" in c.fix
+    assert "GV702-double-backward-cut" in codes(runs["CubeDetached"])
+    x = torch.randn(5, dtype=torch.float64, requires_grad=True)
+    with pytest.raises(GradcheckError):
+        torch.autograd.gradgradcheck(ops.CubeDetached.apply, (x,))
+    assert check(runs["Cube"], "double_backward").status == "pass"
+    torch.autograd.gradgradcheck(ops.Cube.apply, (x,))
+
+
+def test_view_on_the_upstream_fails_on_a_non_contiguous_one(runs, ops):
+    import torch
+    c = check(runs["ViewBack"], "noncontiguous_upstream")
+    assert c.status == "fail" and ".view" in c.message
+    assert c.where == line_of("g.view(-1)", "ViewBack")
+    assert "reshape" in c.fix and ".contiguous()" in c.fix
+    assert "GV711-upstream-view" in codes(runs["ViewBack"])
+    x = torch.randn(4, 50, requires_grad=True)
+    upstream = torch.randn(50, 4).t()                      # what a transpose hands back
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        torch.autograd.grad(ops.ViewBack.apply(x), x, upstream)
+    torch.autograd.grad(ops.ViewBack.apply(x), x, upstream.contiguous())
+
+
+def test_writing_into_the_upstream_is_named_and_out_keeps_its_true_gradient(runs, ops):
+    import torch
+    res = runs["InplaceBack"]
+    c = check(res, "noncontiguous_upstream")
+    assert c.status == "fail" and "in place" in c.message and "in place" in c.fix
+    assert "GV712-upstream-inplace" in codes(res)
+    # the gradient recorded for `out` is the upstream (ones), not what backward wrote into it
+    assert (res.tensor("out").grads["custom"] == 1.0).all()
+    assert (res.tensor("x").grads["custom"] == 2.0).all()
+    x = torch.randn(200, requires_grad=True)
+    with pytest.raises(RuntimeError, match="written-to tensor"):
+        torch.autograd.grad(ops.InplaceBack.apply(x), x, torch.ones(1).expand(200))
+
+
+def test_vmap_names_a_missing_setup_context_and_vmap_rule(runs, ops):
+    import torch
+    old = check(runs["OldStyle"], "vmap")
+    assert old.status == "fail" and "setup_context" in old.message
+    assert "setup_context" in old.fix
+    rule = check(runs["NoVmapRule"], "vmap")
+    assert rule.status == "fail" and "generate_vmap_rule" in rule.message
+    assert "jacrev over the op works" in rule.message
+    assert "GV731-vmap-setup-context" in codes(runs["OldStyle"])
+    assert "GV732-vmap-no-rule" in codes(runs["NoVmapRule"])
+    xs = torch.randn(3, 4)
+    for fn, match in ((ops.OldStyle, "setup_context"), (ops.NoVmapRule, "generate_vmap_rule")):
+        with pytest.raises(RuntimeError, match=match):
+            torch.func.vmap(torch.func.grad(lambda x, fn=fn: fn.apply(x).sum()))(xs)
+    assert "jacrev" in check(runs["Cube"], "vmap").message
+
+
+def test_autocast_names_the_line_that_mixes_dtypes(runs, ops):
+    import torch
+    c = check(runs["LinearMixed"], "autocast")
+    assert c.status == "fail" and "bfloat16" in c.message.lower() or "BFloat16" in c.message
+    assert c.where == line_of("return g @ w.t()", "LinearMixed")
+    assert "torch.amp.custom_fwd" in c.fix and "custom_bwd" in c.fix
+    assert "GV721-autocast-dtype-mix" in codes(runs["LinearMixed"])
+    x, w = torch.randn(4, 8, requires_grad=True), torch.randn(8, 3, requires_grad=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = ops.LinearMixed.apply(x, w)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        out.sum().backward()
+    good = check(runs["LinearAmp"], "autocast")
+    assert good.status == "pass" and "bfloat16" in good.message
+
+
+def test_precision_tells_rounding_from_a_bug(runs):
+    cancel, wrong = runs["SquareCancel"], runs["SquareWrong"]
+    # the plain float32 comparison cannot tell: both differ from the default
+    assert compare_result(cancel).tensors[0].verdict == "differs"
+    c = check(cancel, "precision")
+    assert c.status == "pass" and "rounding" in c.message
+    w = check(wrong, "precision")
+    assert w.status == "fail" and "float64 too" in w.message
+    assert w.where == line_of("def backward", "SquareWrong")
+    assert "GV751-precision-bug" in codes(wrong)
+    assert "GV751-precision-bug" not in codes(cancel)
+
+
+def test_compiled_says_its_backend_and_catches_a_python_side_effect(engine):
+    reqs = [RunRequest(str(OPS), q, "torch", RunSettings(checks=("compiled",)))
+            for q in ("Cube", "CountingBack")]
+    good, bad = engine.run(reqs)
+    g = check(good, "compiled")
+    assert g.status == "pass" and "aot_eager" in g.message
+    b = check(bad, "compiled")
+    assert b.status == "fail" and "eager" in b.message
+    assert "side effects" in b.fix
+    assert "GV742-compiled-differs" in codes(bad)
+
+
+def test_no_checks_unless_asked(runs, engine):
+    res, = engine.run([RunRequest(str(OPS), "Cube", "torch", RunSettings(
+        modes=("custom",)))])
+    assert res.status == "ok" and res.checks == ()
