@@ -13,7 +13,8 @@ from typing import Callable, Iterable, Optional
 
 from gradviz.engine.pool import (Cancelled, Worker, WorkerCrashed, WorkerOutOfMemory, WorkerState,
                                  WorkerTimeout, WorkerUnavailable)
-from gradviz.model import FRAMEWORKS, ErrorInfo, FileCatalog, RunRequest, RunResult
+from gradviz.model import (CHECKS, FRAMEWORKS, CheckResult, ErrorInfo, FileCatalog, RunRequest,
+                           RunResult)
 from gradviz.discover import frameworks_used
 
 DISCOVER_TIMEOUT = 60.0
@@ -112,7 +113,8 @@ class Engine:
     def run(self, requests: Iterable[RunRequest],
             on_result: Optional[Callable[[RunResult], None]] = None,
             on_start: Optional[Callable[[RunRequest], None]] = None,
-            on_partial: Optional[Callable[[RunResult], None]] = None) -> list[RunResult]:
+            on_partial: Optional[Callable[[RunResult], None]] = None,
+            on_checks: Optional[Callable[[RunResult], None]] = None) -> list[RunResult]:
         """Run every request; each failure (error, timeout, crash, cancel) is a result too.
         Results come back in request order; `on_result` is called as each one arrives (from a
         worker thread).
@@ -120,9 +122,18 @@ class Engine:
         With `on_partial`, requests that include the numeric mode run in two passes: first every
         op without it (each result goes to `on_partial`, marked `partial`), then in full. The
         custom and default gradients of all ops show at once; the numeric reference, which costs
-        hundreds of forward passes, fills in after."""
+        hundreds of forward passes, fills in after.
+
+        With `on_checks` too, contract checks (settings.checks) run in a last pass of their own,
+        after every op's full result: each op's checks go to `on_checks` as they come, and are
+        merged into the results returned. Without it, checks run inside each op's request."""
         requests = list(requests)
         self._stop.clear()
+        if on_checks is not None and on_partial is not None and \
+                any(r.settings.checks for r in requests):
+            results = self.run([_without_checks(r) for r in requests], on_result, on_start,
+                               on_partial)
+            return self._run_checks(requests, results, on_checks)
         if on_partial is not None:
             quick = [_without_numeric(r) for r in requests if "numeric" in r.settings.modes]
             if quick:
@@ -131,6 +142,27 @@ class Engine:
                         on_partial(replace(res, partial=True))
                 self._run_batch(quick, deliver, None)
         return self._run_batch(requests, on_result, on_start)
+
+    def _run_checks(self, requests, results, on_checks) -> list[RunResult]:
+        """The checks pass: the plain modes without numeric (a check that needs numeric computes
+        it), then the checks. A run that fails here leaves its checks skipped, with why."""
+        todo = [i for i, (req, res) in enumerate(zip(requests, results))
+                if req.settings.checks and res.status == "ok"]
+        merged = list(results)
+        pending = [_checks_only(requests[i]) for i in todo]
+        slots: dict[RunRequest, list[int]] = {}
+        for i, req in zip(todo, pending):
+            slots.setdefault(req, []).append(i)
+
+        def deliver(res: RunResult) -> None:
+            i = slots[res.request].pop(0)
+            checks = res.checks if res.status == "ok" else _checks_skipped(res)
+            merged[i] = replace(merged[i], checks=checks, request=requests[i])
+            on_checks(merged[i])
+
+        if pending and not self._stop.is_set():
+            self._run_batch(pending, deliver, None)
+        return merged
 
     def _run_batch(self, requests, on_result, on_start) -> list[RunResult]:
         by_fw: dict[str, list[int]] = {}
@@ -176,6 +208,20 @@ class Engine:
 def _without_numeric(req: RunRequest) -> RunRequest:
     modes = tuple(m for m in req.settings.modes if m != "numeric")
     return replace(req, settings=req.settings.with_(modes=modes))
+
+
+def _without_checks(req: RunRequest) -> RunRequest:
+    return replace(req, settings=req.settings.with_(checks=()))
+
+
+def _checks_only(req: RunRequest) -> RunRequest:
+    modes = tuple(m for m in req.settings.modes if m != "numeric") or ("custom",)
+    return replace(req, settings=req.settings.with_(modes=modes))
+
+
+def _checks_skipped(res: RunResult) -> tuple:
+    why = f"the checks run failed: {res.error.one_line()}" if res.error else "the checks run failed"
+    return tuple(CheckResult(n, "skip", why) for n in CHECKS if n in res.request.settings.checks)
 
 
 def _failed(req: RunRequest, err: ErrorInfo) -> RunResult:

@@ -27,6 +27,7 @@ class EngineBridge(QObject):
     # after resultReady / partialReady of the same result and before runFinished
     resultPrepared = Signal(object)
     partialPrepared = Signal(object)
+    checksReady = Signal(object)      # RunResult with its contract checks, after all results
     runFinished = Signal(object)      # list[RunResult], when the whole batch is done
     busyChanged = Signal(bool)
     failed = Signal(str)              # a bug in the engine itself (not user code)
@@ -114,6 +115,8 @@ class EngineBridge(QObject):
                 self.partialReady.emit(res)
                 jobs.put((res, self.partialPrepared))
             extra = {"on_partial": on_partial} if _accepts(self.engine.run, "on_partial") else {}
+            if extra and _accepts(self.engine.run, "on_checks"):
+                extra["on_checks"] = self.checksReady.emit
             try:
                 results = self.engine.run(requests, on_result=on_result,
                                           on_start=self.runStarted.emit, **extra)

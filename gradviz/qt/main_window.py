@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QApplication, QFileDialog, QLabel, QMainWindow, Q
 
 from gradviz.diagnostics import diagnose_load
 from gradviz.model import FRAMEWORKS, MODES, RunRequest, RunResult
+from gradviz.qt.checks_matrix import ChecksMatrix, contract_findings
 from gradviz.qt.diagnostics_panel import DiagnosticsPanel
 from gradviz.qt.engine_bridge import EngineBridge
 from gradviz.plots.flow import build_flow_figure, is_stack
@@ -89,6 +90,8 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.numbers, "Numbers")
         self.tabs.addTab(self.diagnostics, "Diagnostics")
+        self.checks_matrix = ChecksMatrix()
+        self.tabs.addTab(self.checks_matrix, "Checks")
         self.tabs.addTab(self.log, "Log")
         self.pair_label = QLabel("")
         self.pair_label.setStyleSheet("font-size: 14px; padding: 2px 4px")
@@ -219,6 +222,10 @@ class MainWindow(QMainWindow):
         b.partialReady.connect(lambda res: self._arrived_raw(res, PARTIAL))
         b.resultReady.connect(lambda res: self._arrived_raw(res, FINAL))
         b.runFinished.connect(self._run_finished)
+        b.checksReady.connect(self._checks_ready)
+        self.checks_matrix.failuresChanged.connect(
+            lambda n: self.tabs.setTabText(self.tabs.indexOf(self.checks_matrix),
+                                           f"Checks ({n} failed)" if n else "Checks"))
         b.busyChanged.connect(self._busy)
         b.failed.connect(lambda msg: self.diagnostics.add("error", "gradviz", "internal error: " + msg.splitlines()[0],
                                                           detail=msg))
@@ -375,6 +382,10 @@ class MainWindow(QMainWindow):
         self._batch_keys = [_key(r) for r in reqs]
         self._arrived, self._drawable = {}, {}
         self.summary.setText(f"running {len(reqs)} op run(s)…")
+        if reqs[0].settings.checks:
+            self.checks_matrix.set_pending(
+                [(k, f"{self.tree.pair_name(k)} ({k[0]})") for k in self._batch_keys],
+                reqs[0].settings.checks)
         return self.bridge.run(reqs)
 
     def run_current(self) -> None:
@@ -460,6 +471,17 @@ class MainWindow(QMainWindow):
             self.diagnostics.add("warning", label, w, key=f"run:{key}")
         self.log.add(f"{label} on {res.device or res.request.settings.device}", res.log)
         self._schedule_grid(key)
+
+    def _checks_ready(self, res: RunResult) -> None:
+        """An op's contract checks, after every plain result of the batch is in."""
+        key = _key(res.request)
+        if key in self.results:
+            self.results[key] = replace(self.results[key], checks=res.checks)
+        label = f"{res.name} ({res.framework})"
+        self.checks_matrix.set_checks(key, label, res.checks)
+        for f in contract_findings(res):
+            self.diagnostics.add_finding(label, f, key=f"run:{key}")
+        self.summary.setText(f"contract checks: {label} done")
 
     def _run_finished(self, results) -> None:
         from gradviz.compare import summary_counts

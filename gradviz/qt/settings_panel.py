@@ -1,4 +1,5 @@
-"""Run settings: devices per framework, graph, shape, dtype, seed, upstream, modes, timeout.
+"""Run settings: devices per framework, graph, shape, dtype, seed, upstream, modes, contract
+checks, timeout.
 Persisted in QSettings between sessions; invalid text is shown in red, never silently replaced.
 """
 from __future__ import annotations
@@ -7,9 +8,11 @@ from typing import Optional
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QStandardItemModel
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGridLayout,
+                               QHBoxLayout,
                                QLabel, QLineEdit, QSpinBox, QWidget)
 
+from gradviz.model import CHECKS
 from gradviz.model import DEPTH_RANGE, DTYPES, FRAMEWORKS, GRAPHS, MODES, RunSettings, parse_shape, parse_upstream
 from gradviz.qt.theme import FRAMEWORK_LABELS
 
@@ -18,6 +21,16 @@ GRAPH_HELP = {
     "seed": "parameter a → layer → c = b·23 → loss = sum(c)",
     "mlp": "x → dense → op → dense → mean-squared loss",
     "stack": "x → [dense_i → op] × depth → loss = sum(upstream · o_N): gradient flow through depth",
+}
+
+
+CHECK_HELP = {
+    "double_backward": "differentiate the custom gradient again (gradgradcheck, nested tapes)",
+    "noncontiguous_upstream": "torch: transposed, sliced and expanded upstream gradients",
+    "autocast": "bfloat16 mixed precision: torch.autocast, Keras mixed_bfloat16",
+    "vmap": "per-sample gradients: torch.func.vmap / jacrev, tf.vectorized_map",
+    "compiled": "torch.compile (aot_eager) / tf.function against eager (slow: compiles)",
+    "precision": "float32 vs numeric disagreement: rounding or a bug? (re-run in float64)",
 }
 
 
@@ -83,6 +96,8 @@ class SettingsPanel(QWidget):
             self.modes[m] = cb
             row.addWidget(cb)
         form.addRow("modes", modes)
+        self.checks = self._checks_row()
+        form.addRow("checks", self.checks_box)
         self.timeout = QDoubleSpinBox()
         self.timeout.setRange(1, 3600)
         self.timeout.setSuffix(" s")
@@ -110,7 +125,8 @@ class SettingsPanel(QWidget):
         return RunSettings(graph=self.graph.currentData(), shape=shape, dtype=self.dtype.currentText(),
                            seed=self.seed.value(), upstream=upstream, device=device or "auto",
                            modes=modes, timeout=float(self.timeout.value()),
-                           depth=self.depth.value())
+                           depth=self.depth.value(),
+                           checks=tuple(c for c in CHECKS if self.checks[c].isChecked()))
 
     def validate(self) -> str:
         try:
@@ -159,6 +175,9 @@ class SettingsPanel(QWidget):
             cb.setChecked(m in saved)
         self.timeout.setValue(float(qs.value("run/timeout", 120.0)))
         self.depth.setValue(_int_or(qs.value("run/depth", 4), 4))
+        chosen = str(qs.value("run/checks", "") or "").split(",")
+        for name, cb in self.checks.items():
+            cb.setChecked(name in chosen)
         for fw, box in self.device.items():
             dev = qs.value(f"run/device/{fw}", "auto")
             if box.findData(dev) < 0:
@@ -176,8 +195,24 @@ class SettingsPanel(QWidget):
         qs.setValue("run/modes", ",".join(m for m, cb in self.modes.items() if cb.isChecked()))
         qs.setValue("run/timeout", self.timeout.value())
         qs.setValue("run/depth", self.depth.value())
+        qs.setValue("run/checks", ",".join(n for n, cb in self.checks.items() if cb.isChecked()))
         for fw, box in self.device.items():
             qs.setValue(f"run/device/{fw}", box.currentData() or "auto")
+
+    def _checks_row(self) -> dict[str, QCheckBox]:
+        """Contract checks, run after the plain results (none by default, as on the command
+        line: compiled and vmap cost seconds per op)."""
+        self.checks_box = QWidget()
+        grid = QGridLayout(self.checks_box)
+        grid.setContentsMargins(0, 0, 0, 0)
+        boxes = {}
+        for i, name in enumerate(CHECKS):
+            cb = QCheckBox(name.replace("_", " "))
+            cb.setToolTip(CHECK_HELP[name])
+            cb.toggled.connect(self._changed)
+            boxes[name] = cb
+            grid.addWidget(cb, i // 2, i % 2)
+        return boxes
 
     def _changed(self, *_):
         self.graph_help.setText(GRAPH_HELP.get(self.graph.currentData(), ""))

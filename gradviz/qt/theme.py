@@ -25,6 +25,10 @@ STATE_COLORS = {"starting": "#8a6d00", "ready": "#1b6e1b", "busy": "#1f4fa3",
 # Progress of one op in one framework, as the op tree shows it.
 PROGRESS_MARKS = {"queued": "…", "running": "▶", "ok": "✓", "error": "✗", "cancelled": "⊘"}
 
+# Contract checks (--checks), as the checks matrix shows them: (icon, text colour, background).
+CHECK_STYLES = {"pass": ("✓", "#1b6e1b", "#d8f0d8"), "fail": ("✗", "#9a0d0d", "#f7d0d0"),
+                "skip": ("–", "#666666", "#eeeeee"), "pending": ("…", "#8a6d00", "#fff6d6")}
+
 NAN_COLOR = "#d01010"
 INF_COLOR = "#8000c0"
 
