@@ -21,6 +21,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 CHILD = os.path.join(ROOT, "scripts", "bench_child.py")
+from bench_checks import bench_checks  # noqa: E402 - scripts/ is this script's own folder
 PLAIN = os.path.join(ROOT, "scripts", "bench_plain.py")
 EXAMPLES = [os.path.join(ROOT, "resources", "examples", f) for f in ("tutorial_torch.py", "tutorial_tf.py")]
 MIB = 1024 * 1024
@@ -266,7 +267,8 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="fewer repetitions and sizes (a few minutes)")
     p.add_argument("--json", default=os.path.join(ROOT, "docs", "bench.json"))
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
-    p.add_argument("--only", default="", help="comma-separated: window,cold,warm,overhead,redraw,export")
+    p.add_argument("--only", default="", help="comma-separated: window,cold,warm,overhead,redraw,export,"
+                   "checks")
     args = p.parse_args(argv)
     reps = 3 if args.quick else 5
     sizes = [10**3, 10**5, 10**7] if args.quick else [10**3, 10**4, 10**5, 10**6, 10**7]
@@ -279,7 +281,8 @@ def main(argv=None) -> int:
                  ("warm", lambda: bench_warm(env, reps)),
                  ("overhead", lambda: bench_overhead(env, sizes, reps)),
                  ("redraw", lambda: bench_redraw(env, reps)),
-                 ("export", lambda: bench_export(env, tmp, 1 if args.quick else 3))]
+                 ("export", lambda: bench_export(env, tmp, 1 if args.quick else 3)),
+                 ("checks", lambda: bench_checks(row, reps))]
         for name, step in steps:
             if only and name not in only:
                 continue
