@@ -26,7 +26,7 @@ class ChecksMatrix(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.table = QTableWidget(0, len(CHECKS))
-        self.table.setHorizontalHeaderLabels([c.replace("_", " ") for c in CHECKS])
+        self.table.setHorizontalHeaderLabels([c.replace("_", "\n") for c in CHECKS])
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.SingleSelection)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
