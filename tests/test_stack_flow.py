@@ -196,8 +196,14 @@ def test_numeric_reference_does_the_flow_tensors_first(monkeypatch):
             Clock.now += 20.0
             return Clock.now
     monkeypatch.setattr(numeric, "time", Clock())
+    monkeypatch.setattr(numeric, "TIME_BUDGET_S", 90.0)   # start at 20 s: deadline at 110 s
     graph = Graph([Leaf("a", "input", np.ones(2))], None, numeric_first=("c",))
     tensors = {n: {"value": np.ones(2), "grads": {}} for n in ("a", "c")}
     out = numeric.compute(Adapter(), graph, Built(), "cpu", tensors)
     np.testing.assert_allclose(out["c"]["grad"], [3.0, 3.0], rtol=1e-6)
     assert out["a"]["grad"] is None and "budget" in out["a"]["why"]
+    # one tensor whose elements outlast the budget stops inside it (readings 60, 80, 100, 120 s)
+    Clock.now = 0.0
+    tensors = {"c": {"value": np.ones(5), "grads": {}}}
+    out = numeric.compute(Adapter(), graph, Built(), "cpu", tensors)
+    assert out["c"]["grad"] is None and out["c"]["info"].method == "skipped"

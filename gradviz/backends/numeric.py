@@ -44,14 +44,13 @@ def compute(ad, graph, built, device, tensors: dict) -> dict:
     for name in first + [n for n in tensors if n not in first]:
         t = tensors[name]
         if time.perf_counter() - t0 > TIME_BUDGET_S:
-            out[name] = {"grad": None, "why": f"skipped: numeric time budget ({TIME_BUDGET_S:g} s) "
-                         "used up", "info": NumericInfo("skipped")}
+            out[name] = _skipped()
             continue
         base = base_leaves.get(name, base_params.get(name))
         if base is None:
             base = np.asarray(t["value"], dtype=np.float64)
         if base.size <= FULL_MAX:
-            out[name] = _full(name, base, loss_with, batched)
+            out[name] = _full(name, base, loss_with, batched, deadline=t0 + TIME_BUDGET_S)
         else:
             out[name] = _projected(name, base, loss_with, t["grads"])
     return out
@@ -72,7 +71,12 @@ def _batched(ad, graph, built, device, base_leaves, base_params, tensors):
         return None
 
 
-def _full(name, base, loss_with, batched=None) -> dict:
+def _skipped() -> dict:
+    return {"grad": None, "why": f"skipped: numeric time budget ({TIME_BUDGET_S:g} s) used up",
+            "info": NumericInfo("skipped")}
+
+
+def _full(name, base, loss_with, batched=None, deadline=float("inf")) -> dict:
     flat = base.reshape(-1)
     steps = REL_EPS * np.maximum(1.0, np.abs(flat))
     deltas = np.diag(steps).reshape((flat.size,) + base.shape)
@@ -84,8 +88,12 @@ def _full(name, base, loss_with, batched=None) -> dict:
         except Exception:  # noqa: BLE001 - the forward cannot run compiled: go one by one
             batched["names"].clear()
     if grad is None:
-        grad = np.array([(loss_with(name, d) - loss_with(name, -d)) / (2 * s)
-                         for d, s in zip(deltas, steps)])
+        # one element at a time: a deep graph's forward is slow, so the budget holds inside a tensor
+        grad = np.empty(flat.size)
+        for k, (d, s) in enumerate(zip(deltas, steps)):
+            if time.perf_counter() > deadline:
+                return _skipped()
+            grad[k] = (loss_with(name, d) - loss_with(name, -d)) / (2 * s)
     return {"grad": grad.reshape(base.shape), "why": "",
             "info": NumericInfo("full", eps=REL_EPS)}
 
