@@ -14,8 +14,6 @@ from gradviz.qt.main_window import MainWindow  # noqa: E402
 
 pytestmark = pytest.mark.gui
 RUN_TIMEOUT_MS = 120_000
-# Other test modules of this session may import a framework themselves; the window must not add one.
-IMPORTED_AT_START = {m for m in ("torch", "tensorflow") if m in sys.modules}
 
 SCALE_SRC = '''
 import torch
@@ -277,6 +275,8 @@ def test_settings_persist_and_devices_listed(qtbot, make_window, settings, examp
 
 
 def test_manual_pairing_and_gui_imports_no_framework(qtbot, make_window, examples_dir, write_module):
+    # Other tests of this session may import a framework in-process; the window must not add one.
+    imported_before = {m for m in ("torch", "tensorflow") if m in sys.modules}
     tf_file = str(examples_dir / "tutorial_tf.py")
     torch_file = write_module("scale.py", SCALE_SRC.format(factor=2.0))
     win = make_window([torch_file, tf_file])
@@ -287,7 +287,7 @@ def test_manual_pairing_and_gui_imports_no_framework(qtbot, make_window, example
     assert set(win.tree.pairs()["mul_weights"]) == {"tf"}
     # (the decisive check runs in a fresh process: test_scripted_run_writes_screenshot)
     for name in ("torch", "tensorflow"):
-        assert name not in sys.modules or name in IMPORTED_AT_START
+        assert name not in sys.modules or name in imported_before
 
 
 def test_scripted_run_writes_screenshot(tmp_path, write_module):
