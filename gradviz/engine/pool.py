@@ -13,7 +13,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -23,8 +22,8 @@ from multiprocessing.connection import Connection
 from typing import Callable, Optional
 
 from gradviz.engine import transport
+from gradviz.engine.launch import worker_command
 
-_GRADVIZ_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _LIVE: "weakref.WeakSet[Worker]" = weakref.WeakSet()
 _SHUTTING_DOWN = threading.Event()  # set at interpreter exit: no new worker may start after it
 _POLL_S = 0.05                      # how often a waiting call checks cancel, deadline and memory
@@ -192,14 +191,10 @@ class Worker:
             ours, theirs = socket.socketpair()
             fd, log = tempfile.mkstemp(prefix=f"gradviz-{self.framework}-", suffix=".log")
             os.close(fd)
-            env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"),
-                       PYTHONPATH=os.pathsep.join(filter(None, [_GRADVIZ_ROOT,
-                                                                os.environ.get("PYTHONPATH")])))
+            env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
             try:
                 popen = subprocess.Popen(
-                    [sys.executable, "-c",
-                     "from gradviz.engine.worker import child_main; child_main()",
-                     str(theirs.fileno()), self.framework, str(os.getpid()), log],
+                    worker_command([str(theirs.fileno()), self.framework, str(os.getpid()), log]),
                     pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env)
             finally:
                 theirs.close()

@@ -50,7 +50,7 @@ def _install_crash_reporting(crash_file) -> None:
 
 
 def child_main() -> None:
-    """Entry point of `python -c ...` started by engine.pool: argv = fd framework parent log."""
+    """Entry point of the isolated interpreter engine.launch starts: argv = fd framework parent log."""
     from multiprocessing.connection import Connection
     fd, framework, parent_pid, crash_log = sys.argv[1:5]
     import signal
