@@ -38,6 +38,26 @@ def request(name: str, qualname: str, framework: str = "torch", timeout: float =
     return RunRequest(str(CORPUS / name), qualname, framework, RunSettings(timeout=timeout))
 
 
+def signalling_hang(folder: Path) -> tuple[Path, Path]:
+    """A torch op whose backward touches a marker file, then spins. The worker turns `busy`
+    before the op reaches the user's code: a test that needs the op *in* the loop waits for the
+    marker instead."""
+    marker = folder / "in_the_loop"
+    path = folder / "signalling_hang_torch.py"
+    path.write_text(
+        "import torch\n\n\n"
+        "class HangBackward(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x):\n"
+        "        return x * 2\n\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad_output):\n"
+        f"        open({str(marker)!r}, 'w').close()\n"
+        "        while True:  # FAILS HERE\n"
+        "            pass\n")
+    return path, marker
+
+
 def worker_pids(parent_pid: int) -> list[int]:
     """Live gradviz worker processes started by `parent_pid` (their argv names the parent)."""
     found = []
@@ -160,21 +180,22 @@ def test_timeout_kills_and_replaces_the_worker(torch_engine):
     _good_run_works(torch_engine)
 
 
-def test_cancel_kills_the_running_op_and_skips_the_rest(torch_engine):
+def test_cancel_kills_the_running_op_and_skips_the_rest(torch_engine, tmp_path):
     worker = torch_engine.workers["torch"]
     worker.wait_ready(180)
     old_pid = worker.pid()
-    reqs = [request("hang_torch.py", "HangBackward", timeout=120),
+    hang, in_the_loop = signalling_hang(tmp_path)
+    reqs = [RunRequest(str(hang), "HangBackward", "torch", RunSettings(timeout=120)),
             request("good_and_bad_torch.py", "GoodRoundSTE")]
     out = []
     runner = threading.Thread(target=lambda: out.extend(torch_engine.run(reqs)))
     runner.start()
-    wait_for(lambda: worker.status.state == "busy", what="the hang to start")
+    wait_for(in_the_loop.exists, what="the op to enter its endless loop")
     torch_engine.cancel()
     runner.join(60)
     assert not runner.is_alive()
     assert [r.error.kind for r in out] == ["cancelled", "cancelled"]
-    assert out[0].error.where in hang_lines(CORPUS / "hang_torch.py")
+    assert out[0].error.where in hang_lines(hang)
     assert not alive(old_pid)
     _good_run_works(torch_engine)
 
@@ -223,16 +244,17 @@ def test_close_leaves_no_worker_process():
     assert eng.workers["torch"].status.state == "stopped"
 
 
-def test_close_during_a_run_cancels_it_and_leaves_no_worker_process():
+def test_close_during_a_run_cancels_it_and_leaves_no_worker_process(tmp_path):
     eng = Engine(frameworks=("torch",))
     worker = eng.workers["torch"]
     worker.wait_ready(180)
     pid = worker.pid()
+    hang, in_the_loop = signalling_hang(tmp_path)
     out = []
     runner = threading.Thread(target=lambda: out.append(
-        eng.run_one(request("hang_torch.py", "HangBackward", timeout=120))))
+        eng.run_one(RunRequest(str(hang), "HangBackward", "torch", RunSettings(timeout=120)))))
     runner.start()
-    wait_for(lambda: worker.status.state == "busy", what="the hang to start")
+    wait_for(in_the_loop.exists, what="the op to enter its endless loop")
     eng.close()
     runner.join(60)
     assert out[0].error.kind == "cancelled"
@@ -279,13 +301,17 @@ def test_workers_exit_when_their_parent_is_killed(tmp_path):
         child = int(proc.stdout.readline())
         assert alive(child)
         with open(f"/proc/{child}/cmdline", "rb") as fh:
-            log = fh.read().decode().split("\0")[-2]  # ... fd framework parent LOG, then a NUL
-        assert os.path.exists(log)
+            folder = fh.read().decode().split("\0")[-2]  # ... parent FOLDER, then a NUL
+        assert os.path.exists(os.path.join(folder, "crash.log"))
     finally:
         proc.kill()  # SIGKILL: no atexit, no cleanup in the parent
         proc.wait()
     wait_for(lambda: not alive(child), 30, "the orphaned worker to exit")
-    assert not os.path.exists(log)  # it removed its own crash log
+    # Killed with its parent (PR_SET_PDEATHSIG), it left its scratch folder: the next start
+    # sweeps it.
+    subprocess.run([sys.executable, "-c", "from gradviz.engine import Engine\n"
+                    "Engine(frameworks=('torch',)).close()"], cwd=ROOT, check=True, timeout=120)
+    assert not os.path.exists(folder)
 
 
 def test_results_reach_the_parent_without_importing_the_framework():

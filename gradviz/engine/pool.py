@@ -12,8 +12,8 @@ import atexit
 import os
 import signal
 import socket
+import queue
 import subprocess
-import tempfile
 import threading
 import time
 import weakref
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Callable, Optional
 
-from gradviz.engine import transport
+from gradviz.engine import scratch, transport
 from gradviz.engine.launch import worker_command
 
 _LIVE: "weakref.WeakSet[Worker]" = weakref.WeakSet()
@@ -144,8 +144,9 @@ def format_bytes(n: int) -> str:
 class _Child:
     """One worker process and what belongs to it."""
 
-    def __init__(self, popen: subprocess.Popen, conn: Connection, log: str):
-        self.popen, self.conn, self.log = popen, conn, log
+    def __init__(self, popen: subprocess.Popen, conn: Connection, folder: str):
+        self.popen, self.conn, self.folder = popen, conn, folder
+        self.log = os.path.join(folder, "crash.log")
         self.ready = threading.Event()
         self.failed = ""   # why the framework could not be imported
 
@@ -188,18 +189,25 @@ class Worker:
                 return None
             if self._child is not None:  # died while idle
                 self._reap(self._child)
+            scratch.sweep_stale()  # what a killed gradviz left (once per process)
             ours, theirs = socket.socketpair()
-            fd, log = tempfile.mkstemp(prefix=f"gradviz-{self.framework}-", suffix=".log")
-            os.close(fd)
+            folder = scratch.new_folder(self.framework)
             env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
             try:
-                popen = subprocess.Popen(
-                    worker_command([str(theirs.fileno()), self.framework, str(os.getpid()), log]),
-                    pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env)
+                os.close(scratch.create(os.path.join(folder, "crash.log")))
+                # Its own session (process group): whatever the user's code starts is killed
+                # with the worker (killpg in _reap).
+                popen = _start(worker_command(
+                    [str(theirs.fileno()), self.framework, str(os.getpid()), folder]),
+                    pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env,
+                    start_new_session=True)
+            except BaseException:
+                scratch.remove(folder)
+                raise
             finally:
                 theirs.close()
-            child = _Child(popen, Connection(ours.detach()), log)
-            self._child, self.crash_log = child, log
+            child = _Child(popen, Connection(ours.detach()), folder)
+            self._child, self.crash_log = child, child.log
             self.status.starts += 1
             self.status.pid = popen.pid
             self._set("starting", "loading " + self.framework)
@@ -208,7 +216,7 @@ class Worker:
 
     def _await_ready(self, child: _Child) -> None:
         try:
-            kind, info = transport.recv(child.conn)
+            kind, info = transport.recv(child.conn, child.folder)
         except (EOFError, OSError):
             kind, info = "fail", describe_exit(_wait(child.popen, 2))
         if kind == "ready":
@@ -291,7 +299,7 @@ class Worker:
                                             self.memory_limit, self._replace(child, dump=True))
                 try:
                     if child.conn.poll(min(left, _POLL_S)):
-                        status, value = transport.recv(child.conn)
+                        status, value = transport.recv(child.conn, child.folder)
                         break
                 except (EOFError, OSError, ValueError):
                     raise self._died(child) from None
@@ -322,23 +330,16 @@ class Worker:
 
     @staticmethod
     def _reap(child: _Child) -> str:
-        """Kill the process if alive, close its pipe, return and remove its crash log."""
-        if child.alive():
-            try:
-                child.popen.kill()
-            except OSError:
-                pass
+        """Kill the process and its process group (what the user's code started), close its pipe,
+        return its crash log and remove its scratch folder (arrays never read, the log)."""
+        _kill_group(child.popen)
         _wait(child.popen, 5)
-        transport.discard_leftovers(child.popen.pid)
         try:
             child.conn.close()
         except OSError:
             pass
         text = _read(child.log)
-        try:
-            os.unlink(child.log)
-        except OSError:
-            pass
+        scratch.remove(child.folder)
         return text
 
     def _set(self, state: str, detail: str) -> None:
@@ -348,6 +349,50 @@ class Worker:
                 self._on_state(WorkerState(**vars(self.status)))
             except Exception:  # noqa: BLE001 - a listener must not break the worker
                 pass
+
+
+def _kill_group(popen: subprocess.Popen) -> None:
+    """SIGKILL the worker's process group (its pgid is its pid: start_new_session)."""
+    try:
+        os.killpg(popen.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # gone already, group and all
+    if popen.poll() is None:
+        try:
+            popen.kill()
+        except OSError:
+            pass
+
+
+_spawn_requests: "queue.SimpleQueue" = queue.SimpleQueue()
+_spawn_lock = threading.Lock()
+_spawner: Optional[threading.Thread] = None
+
+
+def _start(argv: list[str], **kwargs) -> subprocess.Popen:
+    """Popen from one long-lived thread: a worker's PR_SET_PDEATHSIG (worker.py) fires when the
+    *thread* that started it ends, and workers are replaced from short-lived run threads."""
+    global _spawner
+    with _spawn_lock:
+        if _spawner is None or not _spawner.is_alive():
+            _spawner = threading.Thread(target=_serve_spawns, name="gradviz-spawner", daemon=True)
+            _spawner.start()
+    done, box = threading.Event(), []
+    _spawn_requests.put((argv, kwargs, box, done))
+    done.wait()
+    if isinstance(box[0], BaseException):
+        raise box[0]
+    return box[0]
+
+
+def _serve_spawns() -> None:
+    while True:
+        argv, kwargs, box, done = _spawn_requests.get()
+        try:
+            box.append(subprocess.Popen(argv, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box.append(exc)
+        done.set()
 
 
 def _request_stack(child: _Child, wait_s: float = 1.0) -> None:

@@ -2,27 +2,43 @@
 
 A 10^7-element run returns ~0.4 GB of gradients and values. Pickled through the socket that is
 a copy into the pickle, a copy through the kernel and a copy out again; here each big array is
-written once to a file in /dev/shm and the parent maps it (copy-on-write), then unlinks it.
+written once to a file in the worker's private scratch folder (engine.scratch, in /dev/shm) and
+the parent maps it (copy-on-write), then unlinks it. The pickle names a file only by its number
+inside that folder: the parent never opens a path the message chose.
 """
 from __future__ import annotations
 
-import glob
+import atexit
 import io
 import itertools
 import os
 import pickle
-import tempfile
+import re
+from typing import Optional
 
 import numpy as np
 
+from gradviz.engine import scratch
+
 BIG = 1 << 20  # bytes: smaller arrays travel inside the pickle
-_SHM = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else \
-    tempfile.gettempdir()
 _counter = itertools.count()
+_NAME = re.compile(r"\d+\.npy")
+_folder: Optional[str] = None  # where this process writes the arrays it sends
 
 
-def _prefix(pid: int) -> str:
-    return os.path.join(_SHM, f"gradviz-{pid}-")
+def use_folder(folder: str) -> None:
+    """Set by a worker at start: the scratch folder its parent made for it."""
+    global _folder
+    _folder = folder
+
+
+def own_folder() -> str:
+    """This process's folder (a worker's given one; made on first use in any other process)."""
+    global _folder
+    if _folder is None:
+        _folder = scratch.new_folder("self")
+        atexit.register(scratch.remove, _folder)
+    return _folder
 
 
 class _Dumper(pickle.Pickler):
@@ -36,31 +52,52 @@ class _Dumper(pickle.Pickler):
             return None
         path = self.written.get(id(obj))
         if path is None:
-            path = f"{_prefix(os.getpid())}{next(_counter)}.npy"
+            path = os.path.join(own_folder(), f"{next(_counter)}.npy")
             try:
-                with open(path, "wb") as fh:
+                fd = scratch.create(path)
+            except OSError:  # something is at that name already: never follow or reuse it
+                return None   # (this one travels inside the pickle)
+            try:
+                with os.fdopen(fd, "wb") as fh:
                     np.save(fh, obj, allow_pickle=False)
             except OSError:  # a small /dev/shm (containers): send this one inside the pickle
                 _unlink([path])
                 return None
             self.written[id(obj)] = path
             self._keep.append(obj)
-        return ("npy", path)
+        return ("npy", os.path.basename(path))
 
 
 class _Loader(pickle.Unpickler):
-    def __init__(self, file):
+    def __init__(self, file, folder: str):
         super().__init__(file)
+        self.folder = folder
         self.loaded: dict[str, np.ndarray] = {}
+        self.named: set[str] = set()  # every file the message named, loaded or refused
 
     def persistent_load(self, pid):
-        kind, path = pid
-        if kind != "npy":
-            raise pickle.UnpicklingError(f"unknown persistent id {kind!r}")
+        kind, name = pid
+        if kind != "npy" or not _NAME.fullmatch(name):
+            raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
+        path = os.path.join(self.folder, name)
         if path not in self.loaded:
-            # Copy-on-write mapping: callers may change their arrays without touching the file.
-            self.loaded[path] = np.load(path, mmap_mode="c").view(np.ndarray)
+            self.named.add(path)
+            self.loaded[path] = _map(path)
         return self.loaded[path]
+
+
+def _map(path: str) -> np.ndarray:
+    """Copy-on-write mapping of an .npy file: callers may change their arrays without touching
+    the file. Opened no-follow and owner-checked (scratch.open_owned)."""
+    with os.fdopen(scratch.open_owned(path), "rb") as fh:
+        version = np.lib.format.read_magic(fh)
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0) else
+                       np.lib.format.read_array_header_2_0)
+        shape, fortran, dtype = read_header(fh)
+        if dtype.hasobject:
+            raise pickle.UnpicklingError(f"{path}: object arrays are never loaded")
+        return np.memmap(fh, dtype=dtype, mode="c", shape=shape, offset=fh.tell(),
+                         order="F" if fortran else "C").view(np.ndarray)
 
 
 def send(conn, obj) -> None:
@@ -74,17 +111,14 @@ def send(conn, obj) -> None:
         raise
 
 
-def recv(conn):
-    loader = _Loader(io.BytesIO(conn.recv_bytes()))
+def recv(conn, folder: Optional[str] = None):
+    """The next message; its big arrays are read from `folder` (the sender's scratch folder;
+    this process's own by default)."""
+    loader = _Loader(io.BytesIO(conn.recv_bytes()), folder or own_folder())
     try:
         return loader.load()
     finally:
-        _unlink(loader.loaded)  # mapped already: the data lives until the last array goes
-
-
-def discard_leftovers(pid: int) -> None:
-    """Files of a worker that died between writing and the parent reading them."""
-    _unlink(glob.glob(_prefix(pid) + "*.npy"))
+        _unlink(loader.named)  # mapped already: the data lives until the last array goes
 
 
 def _unlink(paths) -> None:

@@ -14,16 +14,20 @@ import time
 _real_exit = os._exit
 
 
-def _watch_parent(parent_pid: int, crash_log: str) -> None:
-    # A hung op keeps the main thread busy, so EOF on the pipe is not enough to notice a dead parent.
+def _watch_parent(parent_pid: int, folder: str) -> None:
+    # A hung op keeps the main thread busy, so EOF on the pipe is not enough to notice a dead parent
+    # (where PR_SET_PDEATHSIG is missing; with it this thread rarely gets the chance).
     while True:
         time.sleep(0.5)
         if os.getppid() != parent_pid:
-            try:
-                os.unlink(crash_log)  # the parent that would read and remove it is gone
-            except OSError:
-                pass
+            _remove_folder(folder)  # the parent that would read and remove it is gone
             _real_exit(0)
+
+
+def _remove_folder(folder: str) -> None:
+    if folder:
+        from gradviz.engine import scratch
+        scratch.remove(folder)
 
 
 def _install_crash_reporting(crash_file) -> None:
@@ -50,9 +54,14 @@ def _install_crash_reporting(crash_file) -> None:
 
 
 def child_main() -> None:
-    """Entry point of the isolated interpreter engine.launch starts: argv = fd framework parent log."""
+    """Entry point of the isolated interpreter engine.launch starts: argv = fd framework parent
+    folder (its private scratch folder: engine.scratch)."""
     from multiprocessing.connection import Connection
-    fd, framework, parent_pid, crash_log = sys.argv[1:5]
+    fd, framework, parent_pid, folder = sys.argv[1:5]
+    from gradviz.engine import process_tree, transport
+    process_tree.die_with_parent(int(parent_pid))
+    transport.use_folder(folder)
+    crash_log = os.path.join(folder, "crash.log")
     import signal
     # Ctrl-C in a terminal reaches the whole process group: the parent decides, the worker carries on
     # until the parent stops or kills it.
@@ -60,19 +69,17 @@ def child_main() -> None:
     # A segfault in user code leaves its Python stack here, for the parent to point at file:line.
     crash_file = open(crash_log, "w")
     _install_crash_reporting(crash_file)
-    main(Connection(int(fd)), framework, int(parent_pid), crash_log)
-    # A clean end (stop, or the parent gone): no crash to report, so no log to keep.
-    try:
-        os.unlink(crash_log)
-    except OSError:
-        pass
+    main(Connection(int(fd)), framework, int(parent_pid), folder)
+    # A clean end (stop, or the parent gone): no crash to report, so no log or array to keep.
+    _remove_folder(folder)
 
 
-def main(conn, framework: str, parent_pid: int, crash_log: str = "") -> None:
+def main(conn, framework: str, parent_pid: int, folder: str = "") -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-    threading.Thread(target=_watch_parent, args=(parent_pid, crash_log), daemon=True).start()
+    threading.Thread(target=_watch_parent, args=(parent_pid, folder), daemon=True).start()
     t0 = time.perf_counter()
+    from gradviz.engine import process_tree
     from gradviz.engine.transport import send
     try:
         from gradviz.backends import load_backend
@@ -95,6 +102,7 @@ def main(conn, framework: str, parent_pid: int, crash_log: str = "") -> None:
         except BaseException as exc:  # noqa: BLE001 - a bug in gradviz itself; keep serving
             import traceback
             reply = ("bug", "".join(traceback.format_exception(exc)))
+        process_tree.kill_descendants()  # what the user's code started ends with the request
         try:
             send(conn, reply)
         except (BrokenPipeError, OSError):
