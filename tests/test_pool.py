@@ -78,6 +78,22 @@ def worker_pids(parent_pid: int) -> list[int]:
     return found
 
 
+def processes_with_argv(argv: list[str]) -> list[int]:
+    """Live (not zombie) processes whose command line is exactly `argv`."""
+    want = "\0".join(argv) + "\0"
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline") as fh:
+                if not entry.isdigit() or fh.read() != want:
+                    continue
+        except OSError:
+            continue
+        if alive(int(entry)):
+            found.append(int(entry))
+    return found
+
+
 def alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as fh:
@@ -197,6 +213,37 @@ def test_cancel_kills_the_running_op_and_skips_the_rest(torch_engine, tmp_path):
     assert [r.error.kind for r in out] == ["cancelled", "cancelled"]
     assert out[0].error.where in hang_lines(hang)
     assert not alive(old_pid)
+    _good_run_works(torch_engine)
+
+
+def test_processes_of_a_cancelled_op_die_with_its_worker(torch_engine, tmp_path):
+    worker = torch_engine.workers["torch"]
+    worker.wait_ready(180)
+    sleep = ["sleep", f"{5000 + os.getpid() % 1000}.5"]
+    marker = tmp_path / "spawned"
+    path = tmp_path / "spawns_then_hangs_torch.py"
+    path.write_text(
+        "import subprocess\nimport torch\n\n\n"
+        "class SpawnsThenHangs(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x):\n"
+        f"        subprocess.Popen({sleep!r})\n"
+        f"        open({str(marker)!r}, 'w').close()\n"
+        "        while True:\n"
+        "            pass\n\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, grad_output):\n"
+        "        return grad_output\n")
+    out = []
+    runner = threading.Thread(target=lambda: out.append(torch_engine.run_one(
+        RunRequest(str(path), "SpawnsThenHangs", "torch", RunSettings(timeout=120)))))
+    runner.start()
+    wait_for(marker.exists, what="the op to start its process")
+    assert len(processes_with_argv(sleep)) == 1
+    torch_engine.cancel()
+    runner.join(60)
+    assert out[0].error.kind == "cancelled"
+    assert processes_with_argv(sleep) == []  # killed with the worker's process group
     _good_run_works(torch_engine)
 
 
