@@ -19,6 +19,7 @@ from gradviz.backends.checks.context import CheckContext
 from gradviz.backends.graphs import GraphMismatch, build_graph, param_values, plan_args
 from gradviz.backends.introspect import OpOutputError, OverrideKept, definition_line
 from gradviz.backends.user_code import capture_output, error_info, load_module
+from gradviz.backends.user_state import own_state
 from gradviz.model import (ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, TensorResult)
 
 
@@ -43,7 +44,7 @@ class Backend:
     # --- discovery -----------------------------------------------------------------------------
     def discover(self, path: str) -> FileCatalog:
         fw = self.adapter.name
-        with capture_output():
+        with capture_output(), own_state(os.path.abspath(path)):
             try:
                 module = load_module(path)
                 ops = tuple(info for info, _ in self.adapter.discover(module, path))
@@ -54,7 +55,7 @@ class Backend:
     # --- runs ----------------------------------------------------------------------------------
     def run(self, req: RunRequest) -> RunResult:
         t0 = time.perf_counter()
-        with capture_output() as cap:
+        with capture_output() as cap, own_state(os.path.abspath(req.file)):
             result = self._run(req)
         extra = {"log": cap.log, "warnings": tuple(cap.warnings),
                  "elapsed": time.perf_counter() - t0, "framework_version": self.version()}

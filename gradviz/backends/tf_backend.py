@@ -326,4 +326,8 @@ def _floatx(dtype: str):
 
 
 def adapter() -> TfAdapter:
+    # Start TensorFlow's runtime now, before any user file is imported: a file that hides every
+    # device (tf.config.set_visible_devices([], ...)) then fails at its own line, instead of
+    # leaving a process in which no other file's op can run.
+    tf.config.list_logical_devices()
     return TfAdapter()

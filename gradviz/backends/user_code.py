@@ -26,8 +26,10 @@ _LIBRARY_DIRS = tuple({os.path.abspath(p) for p in (
 
 
 def is_user_frame(filename: str) -> bool:
-    """A frame in the user's own code: not gradviz, not the frameworks, not the standard library."""
-    if not filename or filename.startswith("<"):
+    """A frame in the user's own code: not gradviz, not the frameworks, not the standard library.
+    User files are Python sources imported by absolute path: a relative name or a `.pyx` (numpy's
+    `bit_generator.pyx`) is a compiled library's."""
+    if not filename or not os.path.isabs(filename) or not filename.endswith(".py"):
         return False
     path = os.path.abspath(filename)
     if path.startswith(_GRADVIZ_DIR + os.sep):
@@ -182,10 +184,11 @@ def load_module(path: str):
     """Import a user file under a unique name; a changed file (or sibling) is imported afresh."""
     path = os.path.abspath(path)
     with open(path, "rb") as fh:
-        digest = hashlib.sha1(fh.read()).hexdigest()
+        source = fh.read()
+    digest = hashlib.sha1(source).hexdigest()
     folder = os.path.dirname(path)
     cached = _loaded.get(path)
-    if cached and cached[0] == digest and not _siblings_changed(folder):
+    if cached and cached[0] == digest and not _siblings_changed(path):
         return cached[1]
     _forget_user_modules(folder)
     if folder not in sys.path:
@@ -196,17 +199,20 @@ def load_module(path: str):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        # Compiled from the bytes just hashed, never from __pycache__: a .pyc is trusted by the
+        # source's mtime and size, which an edit within the same second can leave unchanged.
+        exec(compile(source, path, "exec", dont_inherit=True), module.__dict__)
     except BaseException:
         sys.modules.pop(name, None)
         _loaded.pop(path, None)
         raise
     _loaded[path] = (digest, module)
-    _sibling_stamps[folder] = _stamps(folder)
+    _sibling_stamps[path] = _stamps(folder)
     return module
 
 
-_sibling_stamps: dict[str, dict[str, float]] = {}
+_sibling_stamps: dict[str, dict[str, float]] = {}  # per file: each has its own helper modules
+                                                   # (backends.user_state)
 
 
 def _stamps(folder: str) -> dict[str, float]:
@@ -218,8 +224,8 @@ def _stamps(folder: str) -> dict[str, float]:
     return out
 
 
-def _siblings_changed(folder: str) -> bool:
-    return _stamps(folder) != _sibling_stamps.get(folder)
+def _siblings_changed(path: str) -> bool:
+    return _stamps(os.path.dirname(path)) != _sibling_stamps.get(path)
 
 
 def _forget_user_modules(folder: str) -> None:

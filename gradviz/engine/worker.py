@@ -60,6 +60,8 @@ def child_main() -> None:
     fd, framework, parent_pid, folder = sys.argv[1:5]
     from gradviz.engine import process_tree, transport
     process_tree.die_with_parent(int(parent_pid))
+    # No __pycache__ written into users' folders; a stale one could be trusted (user_code).
+    sys.dont_write_bytecode = True
     transport.use_folder(folder)
     crash_log = os.path.join(folder, "crash.log")
     import signal

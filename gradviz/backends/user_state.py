@@ -1,0 +1,95 @@
+"""One user file cannot break another: the interpreter state each file sees is its own.
+
+A worker imports many users' files into one interpreter. A file may rewrite `sys.path`, change
+the current folder or the environment at import, or import a `utils.py` that another file's
+`import utils` would then silently get. So each file gets its own copy of that state: the worker's
+own state before its first import, then whatever the file left itself (its own calls may rely on
+it), swapped in around each import of and call into that file and swapped out afterwards. Entries
+a file removes from `sys.path` stay behind its own: the worker's code must still import.
+
+What is swapped: `sys.path`, the current folder, `os.environ`, and the modules that came from
+users' files (`sys.modules` entries whose file is the user's own; libraries a file imports stay
+loaded for everyone, as they would in any process). Global framework settings are the backends'
+business (see runner.Backend and the adapters).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Optional
+
+from gradviz.backends.user_code import is_user_frame
+
+
+@dataclass
+class _State:
+    path: list[str]
+    cwd: str
+    environ: dict[str, str]
+    modules: dict[str, object] = field(default_factory=dict)  # users' modules, by name
+
+
+_base: Optional[_State] = None
+_files: dict[str, _State] = {}
+
+
+@contextlib.contextmanager
+def own_state(path: str):
+    """Run the body (an import of, or a call into, the file `path`) with that file's state."""
+    global _base
+    if _base is None:
+        _base = _capture()
+    state = _files.get(path) or _State(list(_base.path), _base.cwd, dict(_base.environ))
+    # What the file added to sys.path comes first; what it removed stays importable behind it
+    # (gradviz itself and the standard library import lazily while the file's op runs).
+    state.path += [p for p in _base.path if p not in state.path]
+    _apply(state)
+    try:
+        yield
+    finally:
+        _files[path] = _capture(take_user_modules=True)
+        _apply(_base)
+
+
+def forget(path: str) -> None:
+    """Start a file afresh (it changed on disk and is imported again)."""
+    _files.pop(path, None)
+
+
+def _capture(take_user_modules: bool = False) -> _State:
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the folder was removed: keep the one we know
+        cwd = _base.cwd if _base else "/"
+    state = _State(list(sys.path), cwd, dict(os.environ))
+    if take_user_modules:
+        for name, module in list(sys.modules.items()):
+            if _is_users(module):
+                state.modules[name] = sys.modules.pop(name)
+    return state
+
+
+def _apply(state: _State) -> None:
+    if sys.path != state.path:
+        sys.path[:] = state.path
+    try:
+        if os.getcwd() != state.cwd:
+            os.chdir(state.cwd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.chdir(state.cwd)
+    if os.environ != state.environ:
+        for key in [k for k in os.environ if k not in state.environ]:
+            del os.environ[key]
+        for key, value in state.environ.items():
+            if os.environ.get(key) != value:
+                os.environ[key] = value
+    for name, module in state.modules.items():
+        sys.modules[name] = module
+
+
+def _is_users(module) -> bool:
+    f = getattr(module, "__file__", None)
+    return isinstance(f, str) and is_user_frame(f)

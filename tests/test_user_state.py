@@ -1,0 +1,121 @@
+"""One file cannot break another in the shared warm workers: sys.path, the current folder, the
+environment and users' helper modules are each file's own; TF devices cannot be hidden from the
+others; a compiled library's frame is never blamed as the user's."""
+import os
+import textwrap
+
+from gradviz.backends.user_code import is_user_frame
+from gradviz.model import RunRequest, RunSettings
+
+CLOBBER = """\
+    import os
+    import sys
+
+    import torch
+
+    import utils  # this folder's utils.py
+
+    HOME = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [HOME, "/nonexistent"]  # no standard library, no site-packages any more
+    os.chdir(HOME)
+    os.environ["GRADVIZ_CLOBBERED"] = "yes"
+
+
+    class Clobberer(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            # its own state is still there for its own calls
+            assert os.getcwd() == HOME and os.environ["GRADVIZ_CLOBBERED"] == "yes"
+            import utils as again
+            return x * again.FACTOR
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * utils.FACTOR
+    """
+
+INNOCENT = """\
+    import os
+
+    import torch
+
+    import utils  # this folder's utils.py, not the other file's
+
+
+    class Innocent(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            import colorsys  # a standard module imported late: needs the real sys.path
+            assert colorsys.rgb_to_hsv(0.0, 0.0, 0.0) == (0.0, 0.0, 0.0)
+            assert "GRADVIZ_CLOBBERED" not in os.environ, "the environment leaked"
+            assert os.getcwd() == {cwd!r}, os.getcwd()
+            return x * utils.FACTOR
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * utils.FACTOR
+    """
+
+
+def write(folder, name, source):
+    folder.mkdir(exist_ok=True)
+    path = folder / name
+    path.write_text(textwrap.dedent(source))
+    return str(path)
+
+
+def test_a_file_that_rewrites_the_interpreter_state_breaks_no_other(engine, tmp_path):
+    worker_cwd = os.getcwd()  # the workers start in the test's folder
+    bad = write(tmp_path / "a", "clobber_torch.py", CLOBBER)
+    write(tmp_path / "a", "utils.py", "FACTOR = 3.0\n")
+    good = write(tmp_path / "b", "innocent_torch.py", INNOCENT.format(cwd=worker_cwd))
+    write(tmp_path / "b", "utils.py", "FACTOR = 5.0\n")
+    cats = engine.discover([bad, good])
+    assert [c.error for c in cats] == [None, None]
+    for _ in range(2):  # and again, with both files warm in the worker
+        for path, name, factor in ((bad, "Clobberer", 3.0), (good, "Innocent", 5.0)):
+            res = engine.run_one(RunRequest(path, name, "torch", RunSettings(shape=(4,))))
+            assert res.status == "ok", res.error
+            assert res.tensor("x").grads["custom"].tolist() == [factor] * 4
+            assert res.tensor("x").grads["default"].tolist() == [factor] * 4
+
+
+def test_a_tf_file_hiding_every_device_is_named_and_spares_the_others(engine, tmp_path):
+    hides = write(tmp_path, "hides_devices_tf.py", """\
+        import tensorflow as tf
+
+        tf.config.set_visible_devices([], "CPU")
+
+
+        @tf.custom_gradient
+        def ident(x):
+            def grad(upstream):
+                return upstream
+            return x, grad
+        """)
+    good = write(tmp_path, "scale_tf.py", """\
+        import tensorflow as tf
+
+
+        @tf.custom_gradient
+        def triple(x):
+            def grad(upstream):
+                return upstream * 3.0
+            return x * 3.0, grad
+        """)
+    cats = {c.file: c for c in engine.discover([hides, good])}
+    err = cats[hides].error
+    assert err is not None and err.kind == "load" and err.where == f"{hides}:3"
+    assert "Visible devices cannot be modified" in err.message
+    res = engine.run_one(RunRequest(good, "triple", "tf", RunSettings(shape=(4,))))
+    assert res.status == "ok", res.error
+    assert res.tensor("x").grads["custom"].tolist() == [3.0] * 4
+
+
+def test_compiled_and_library_frames_are_never_the_users():
+    assert not is_user_frame("numpy/random/bit_generator.pyx")
+    assert not is_user_frame("bit_generator.pyx")
+    assert not is_user_frame("/home/someone/numpy/random/bit_generator.pyx")
+    assert not is_user_frame(os.__file__)
+    assert not is_user_frame("<frozen importlib._bootstrap>")
+    assert is_user_frame("/home/someone/project/ops.py")
