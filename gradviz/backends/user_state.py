@@ -32,15 +32,16 @@ class _State:
 
 
 _base: Optional[_State] = None
+_base_modules: frozenset = frozenset()  # loaded before any user file: never swapped
 _files: dict[str, _State] = {}
 
 
 @contextlib.contextmanager
 def own_state(path: str):
     """Run the body (an import of, or a call into, the file `path`) with that file's state."""
-    global _base
+    global _base, _base_modules
     if _base is None:
-        _base = _capture()
+        _base, _base_modules = _capture(), frozenset(sys.modules)
     state = _files.get(path) or _State(list(_base.path), _base.cwd, dict(_base.environ))
     # What the file added to sys.path comes first; what it removed stays importable behind it
     # (gradviz itself and the standard library import lazily while the file's op runs).
@@ -65,8 +66,9 @@ def _capture(take_user_modules: bool = False) -> _State:
         cwd = _base.cwd if _base else "/"
     state = _State(list(sys.path), cwd, dict(os.environ))
     if take_user_modules:
-        for name, module in list(sys.modules.items()):
-            if _is_users(module):
+        for name in sys.modules.keys() - _base_modules:
+            module = sys.modules.get(name)
+            if module is not None and _is_users(module):
                 state.modules[name] = sys.modules.pop(name)
     return state
 
@@ -90,6 +92,15 @@ def _apply(state: _State) -> None:
         sys.modules[name] = module
 
 
+_verdicts: dict[int, tuple[object, bool]] = {}  # id(module) -> (module, from a user's file?)
+
+
 def _is_users(module) -> bool:
+    # Cached: a TF worker holds ~4000 modules, and this runs around every request.
+    known = _verdicts.get(id(module))
+    if known is not None and known[0] is module:
+        return known[1]
     f = getattr(module, "__file__", None)
-    return isinstance(f, str) and is_user_frame(f)
+    verdict = isinstance(f, str) and is_user_frame(f)
+    _verdicts[id(module)] = (module, verdict)
+    return verdict
