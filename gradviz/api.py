@@ -1,9 +1,11 @@
 """The `@gradviz.op` metadata decorator used inside user op modules (no framework import)."""
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable
 
 META_ATTR = "__gradviz_op__"
+REGISTRY_ATTR = "__gradviz_registered__"
 
 
 def op(name: str | None = None, *, inputs: dict[str, Any] | None = None,
@@ -19,6 +21,12 @@ def op(name: str | None = None, *, inputs: dict[str, Any] | None = None,
             "reference": reference}
 
     def mark(obj):
+        caller = sys._getframe(1).f_globals
+        if getattr(obj, "__module__", None) != caller.get("__name__"):
+            # an imported class or function: registered in the file that names it, never
+            # modified (it belongs to a library, and other files may use it differently)
+            caller.setdefault(REGISTRY_ATTR, []).append((obj, meta))
+            return obj
         try:
             setattr(obj, META_ATTR, meta)
         except (AttributeError, TypeError):
@@ -29,8 +37,17 @@ def op(name: str | None = None, *, inputs: dict[str, Any] | None = None,
     return mark
 
 
-def meta_of(obj) -> dict:
-    """The metadata given by @gradviz.op, or an empty default. Class metadata is not inherited."""
+def registered(module) -> list:
+    """(object, metadata) for each imported op the module named with gradviz.op(...)(obj)."""
+    return list(vars(module).get(REGISTRY_ATTR, ()))
+
+
+def meta_of(obj, module=None) -> dict:
+    """The metadata given by @gradviz.op (or by gradviz.op(...)(obj) in `module` for an
+    imported obj), or an empty default. Class metadata is not inherited."""
+    for other, meta in registered(module) if module is not None else ():
+        if other is obj:
+            return meta
     meta = None
     if isinstance(obj, type):
         meta = obj.__dict__.get(META_ATTR)

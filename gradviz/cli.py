@@ -107,6 +107,8 @@ def cmd_run(argv: list[str]) -> int:
             print(f"gradviz: no op named {name!r} in the given files", file=sys.stderr)
         requests = requests_for(chosen, frameworks, settings)
         if not requests:
+            from gradviz.cli_output import print_skipped
+            print_skipped(catalogs, sys.stderr)
             print("gradviz: nothing to run: no ops found" + (" (see the errors above)"
                   if load_failed else ""), file=sys.stderr)
             return EXIT_USAGE
@@ -154,6 +156,9 @@ def cmd_list(argv: list[str]) -> int:
         catalogs = engine.discover(_files_or_examples(args.files))
     failed = print_load_errors(catalogs)
     print_op_list(catalogs)
+    if not any(cat.ops for cat in catalogs):   # as `run` would: nothing to run is an error
+        print("gradviz: no ops found", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_USAGE if failed else EXIT_OK
 
 

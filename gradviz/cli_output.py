@@ -49,9 +49,23 @@ def print_load_errors(catalogs, out=sys.stderr) -> bool:
 
 
 def print_op_list(catalogs, out=sys.stdout) -> None:
-    rows = [(op.name, op.framework, op.kind, f"{_rel(op.file)}:{op.line}")
+    rows = [(op.name, op.framework, op.kind, _rel_where(op.where))
             for cat in catalogs for op in cat.ops]
     _table(["op", "framework", "kind", "where"], rows, out)
+    print_skipped(catalogs, out)
+
+
+def print_skipped(catalogs, out=sys.stdout) -> None:
+    """What discovery left out of each file and why (the same in `list` and `run`)."""
+    notes = list(dict.fromkeys(f"{_rel(cat.file)}: skipped {why}"
+                               for cat in catalogs for why in cat.skipped))
+    for note in notes:
+        print(note, file=out)
+
+
+def _rel_where(where: str) -> str:
+    path, _, line = where.rpartition(":")
+    return f"{_rel(path)}:{line}"
 
 
 def print_devices(devices: dict, out=sys.stdout) -> None:

@@ -34,10 +34,11 @@ class OpInfo:
     line: int                 # line of the definition
     args: tuple[str, ...] = ()  # forward argument names (without ctx/self)
     doc: str = ""
+    defined_at: str = ""      # "file:line" of an op imported into `file` from elsewhere
 
     @property
     def where(self) -> str:
-        return f"{self.file}:{self.line}"
+        return self.defined_at or f"{self.file}:{self.line}"
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,7 @@ class FileCatalog:
     framework: str
     ops: tuple[OpInfo, ...] = ()
     error: Optional[ErrorInfo] = None           # the file could not be loaded
+    skipped: tuple[str, ...] = ()               # "Name: why it is not an op", for `gradviz list`
 
 
 def parse_shape(text: str) -> tuple[int, ...]:

@@ -46,3 +46,32 @@ def tensors_of(out, is_tensor: Callable[[object], bool]) -> list:
             return tensors
     raise OpOutputError(f"the op returned {type(out).__name__}, not a tensor (or a tuple of "
                         "tensors)")
+
+
+def candidates(module, registered: list) -> list[tuple[str, object, bool]]:
+    """(name in the file, object, registered?) for everything a file defines, imports, or names
+    with gradviz.op(...)(obj); each object once, under its first name."""
+    reg = {id(o) for o, _ in registered}
+    out, seen = [], set()
+    items = list(vars(module).items()) + [(getattr(o, "__name__", "op"), o) for o, _ in registered]
+    for name, obj in items:
+        if id(obj) in seen or name.startswith("__"):
+            continue
+        seen.add(id(obj))
+        out.append((name, obj, id(obj) in reg))
+    return out
+
+
+def defined_at(obj, module) -> str:
+    """'file:line' of an object defined outside `module`; "" for the module's own."""
+    if getattr(obj, "__module__", None) == module.__name__:
+        return ""
+    target = getattr(obj, "__wrapped__", obj)
+    try:
+        return f"{inspect.getsourcefile(target)}:{definition_line(target)}"
+    except TypeError:
+        return ""
+
+
+def obj_is_own(obj, module) -> bool:
+    return getattr(obj, "__module__", None) == module.__name__

@@ -47,10 +47,10 @@ class Backend:
         with capture_output(), own_state(os.path.abspath(path)):
             try:
                 module = load_module(path)
-                ops = tuple(info for info, _ in self.adapter.discover(module, path))
+                found, skipped = self.adapter.discover_all(module, path)
             except (Exception, SystemExit) as exc:
                 return FileCatalog(path, fw, (), error_info(exc, "load", f"{path}:1"))
-        return FileCatalog(path, fw, ops)
+        return FileCatalog(path, fw, tuple(info for info, _ in found), skipped=tuple(skipped))
 
     # --- runs ----------------------------------------------------------------------------------
     def run(self, req: RunRequest) -> RunResult:
@@ -79,7 +79,7 @@ class Backend:
             device = ad.resolve_device(s.device)
         except ValueError as exc:
             return _error(req, info, ErrorInfo("DeviceUnavailable", str(exc), kind="device"))
-        meta = meta_of(obj)
+        meta = meta_of(obj, module)
         try:
             plans = plan_args(ad.forward_params(obj, info), meta, s)
             graph = build_graph(s, plans)

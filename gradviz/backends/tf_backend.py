@@ -5,15 +5,16 @@ from __future__ import annotations
 import contextlib
 import inspect
 import re
+import sys
 
 import numpy as np
 import tensorflow as tf
 
-from gradviz.backends.introspect import definition_line, no_arg_constructible, tensors_of
-from gradviz.backends.tf_overrides import custom_gradients_as_default
+from gradviz.backends.introspect import (candidates, defined_at, definition_line,
+                                         no_arg_constructible, obj_is_own, tensors_of)
+from gradviz.backends.tf_overrides import custom_gradients_as_default, is_framework_own
 from gradviz.model import OpInfo
 
-keras = tf.keras
 _DTYPES = {"float32": tf.float32, "float64": tf.float64}
 _NO_PATH = ("TensorFlow returned None: no gradient path (an op without a registered gradient such "
             "as tf.round, tf.stop_gradient, or a detour through numpy)")
@@ -41,6 +42,37 @@ class F:
     def non_differentiable(outs):
         """Integer and bool outputs (TF has no mark_non_differentiable)."""
         return {i for i, o in enumerate(outs) if not o.dtype.is_floating}
+
+
+def keras_of(cls):
+    """The keras package a Layer class comes from (`keras` for Keras 3, `tf_keras` for Keras 2),
+    or None for a class that is not a Layer. Read from the class, never from tf.keras, which
+    TF_USE_LEGACY_KERAS=1 switches (possibly after this worker imported TensorFlow)."""
+    for klass in getattr(cls, "__mro__", ()):
+        root = klass.__module__.split(".")[0]
+        if klass.__name__ == "Layer" and root in ("keras", "tf_keras"):
+            return sys.modules.get(root)
+    return None
+
+
+def _classify(obj, own: bool, named: bool, qualname: str) -> tuple[str | None, str]:
+    if _is_custom_gradient(obj):
+        # an imported custom_gradient function is an op; TensorFlow's own are not
+        fn = obj.__wrapped__
+        if own or named or not is_framework_own(fn):
+            return "custom_gradient", ""
+        return None, ""
+    if not isinstance(obj, type) or keras_of(obj) is None:
+        return None, ""
+    if not own and not named:
+        if obj.__module__.split(".")[0] in ("keras", "tf_keras", "tensorflow"):
+            return None, ""
+        return None, (f"an imported Keras Layer; write gradviz.op()({qualname}) at module level "
+                      "to run it")
+    if not no_arg_constructible(obj):
+        return None, ("its constructor needs arguments; give them defaults or subclass it with "
+                      "an __init__ that passes them")
+    return "layer", ""
 
 
 def _is_custom_gradient(obj) -> bool:
@@ -174,26 +206,26 @@ class TfAdapter:
 
     # --- discovery -----------------------------------------------------------------------------
     def discover(self, module, path: str) -> list[tuple[OpInfo, object]]:
-        from gradviz.api import meta_of
-        out = []
-        for qualname, obj in vars(module).items():
-            if _is_custom_gradient(obj):
-                fn = obj.__wrapped__
-                if getattr(fn, "__module__", None) != module.__name__:
-                    continue
-                kind, line, doc = "custom_gradient", definition_line(fn), inspect.getdoc(fn)
-            elif (isinstance(obj, type) and issubclass(obj, keras.layers.Layer)
-                  and obj.__module__ == module.__name__ and no_arg_constructible(obj)):
-                kind, doc, line = "layer", inspect.getdoc(obj), definition_line(obj)
-            else:
+        return self.discover_all(module, path)[0]
+
+    def discover_all(self, module, path: str) -> tuple[list, list[str]]:
+        """Ops (OpInfo, object) of the file, and "Name: why not" for layers left out."""
+        from gradviz.api import meta_of, registered
+        out, skipped = [], []
+        for qualname, obj, named in candidates(module, registered(module)):
+            kind, why = _classify(obj, obj_is_own(obj, module), named, qualname)
+            if why:
+                skipped.append(f"{qualname}: {why}")
+            if kind is None:
                 continue
-            meta = meta_of(obj)
+            target = obj.__wrapped__ if kind == "custom_gradient" else obj
+            meta = meta_of(obj, module)
             info = OpInfo(name=meta["name"] or qualname, framework="tf", kind=kind,
-                          qualname=qualname, file=path, line=line,
+                          qualname=qualname, file=path, line=definition_line(target),
                           args=tuple(p.name for p in self.forward_params(obj, kind)),
-                          doc=doc or "")
+                          doc=inspect.getdoc(target) or "", defined_at=defined_at(obj, module))
             out.append((info, obj))
-        return out
+        return out, skipped
 
     def forward_params(self, obj, info_or_kind) -> list[inspect.Parameter]:
         kind = getattr(info_or_kind, "kind", info_or_kind)
@@ -211,7 +243,7 @@ class TfAdapter:
             if reference is not None:
                 return Built(reference)
             return Built(obj, patch=custom_gradients_as_default)
-        with tf.device(device), _floatx(dtype):
+        with tf.device(device), _floatx(dtype, keras_of(obj)):
             layer = obj()
         if not layer.built:
             _build_layer(layer, plans, dtype, device)
@@ -309,20 +341,27 @@ def _build_layer(layer, plans, dtype, device) -> None:
     """Layers that create weights in build() get them by one call on inputs of the run's shape."""
     args = [tf.constant(p.values, dtype=_DTYPES[dtype]) for p in plans if p.kind == "tensor"]
     kwargs = {p.name: p.const for p in plans if p.kind == "const"}
-    with tf.device(device), _floatx(dtype):
+    with tf.device(device), _floatx(dtype, keras_of(type(layer))):
         layer(*args, **kwargs)
 
 
 @contextlib.contextmanager
-def _floatx(dtype: str):
-    old, old_policy = keras.config.floatx(), keras.config.dtype_policy()
-    keras.config.set_floatx(dtype)
-    keras.config.set_dtype_policy(dtype)
+def _floatx(dtype: str, keras):
+    """Layers built inside use `dtype` for their weights, in the layer's own keras."""
+    if hasattr(keras, "config") and hasattr(keras.config, "set_dtype_policy"):   # Keras 3
+        get = (keras.config.floatx, keras.config.dtype_policy)
+        put = (keras.config.set_floatx, keras.config.set_dtype_policy)
+    else:                                                                       # Keras 2
+        get = (keras.backend.floatx, keras.mixed_precision.global_policy)
+        put = (keras.backend.set_floatx, keras.mixed_precision.set_global_policy)
+    old = [g() for g in get]
+    for p in put:
+        p(dtype)
     try:
         yield
     finally:
-        keras.config.set_floatx(old)
-        keras.config.set_dtype_policy(old_policy)
+        for p, value in zip(put, old):
+            p(value)
 
 
 def adapter() -> TfAdapter:

@@ -31,7 +31,7 @@ def _framework_dirs() -> tuple[str, ...]:
     return tuple(dirs)
 
 
-def _is_framework_own(f) -> bool:
+def is_framework_own(f) -> bool:
     code = getattr(inspect.unwrap(getattr(f, "__func__", f)), "__code__", None)
     path = os.path.abspath(code.co_filename) if code is not None else ""
     return path.startswith(_framework_dirs())
@@ -45,7 +45,7 @@ def custom_gradients_as_default():
 
     def as_default(original):
         def decorator(f, args, kwargs):
-            if _is_framework_own(f):
+            if is_framework_own(f):
                 return original(f, args, kwargs)
             return f(*args, **kwargs)[0]
         return decorator

@@ -7,9 +7,11 @@ import inspect
 import numpy as np
 import torch
 
-from gradviz.backends.introspect import definition_line, no_arg_constructible, tensors_of
+from gradviz.backends.introspect import (candidates, defined_at, definition_line,
+                                         no_arg_constructible, obj_is_own, tensors_of)
 from gradviz.backends.torch_overrides import (OverrideKept, StandInCtx, default_apply,  # noqa: F401
-                                              functions_as_default, kept_message, overrides_in_graph,
+                                              functions_as_default, is_override, kept_message,
+                                              overrides_in_graph,
                                               own_attrs, uses_setup_context)
 from gradviz.model import OpInfo
 
@@ -139,25 +141,44 @@ class TorchAdapter:
 
     # --- discovery -----------------------------------------------------------------------------
     def discover(self, module, path: str) -> list[tuple[OpInfo, object]]:
-        from gradviz.api import meta_of
-        out = []
-        for qualname, obj in vars(module).items():
-            if not isinstance(obj, type) or obj.__module__ != module.__name__:
+        return self.discover_all(module, path)[0]
+
+    def discover_all(self, module, path: str) -> tuple[list, list[str]]:
+        """Ops (OpInfo, object) of the file, and "Name: why not" for classes left out."""
+        from gradviz.api import meta_of, registered
+        out, skipped = [], []
+        for qualname, obj, named in candidates(module, registered(module)):
+            kind, why = self._classify(obj, obj_is_own(obj, module), named, qualname)
+            if why:
+                skipped.append(f"{qualname}: {why}")
+            if kind is None:
                 continue
-            if _is_function(obj):
-                kind = "function"
-            elif issubclass(obj, torch.nn.Module) and no_arg_constructible(obj):
-                kind = "module"
-            else:
-                continue
-            meta = meta_of(obj)
-            line = definition_line(obj)
+            meta = meta_of(obj, module)
             info = OpInfo(name=meta["name"] or qualname, framework="torch", kind=kind,
-                          qualname=qualname, file=path, line=line,
+                          qualname=qualname, file=path, line=definition_line(obj),
                           args=tuple(p.name for p in self.forward_params(obj, kind)),
-                          doc=inspect.getdoc(obj) or "")
+                          doc=inspect.getdoc(obj) or "", defined_at=defined_at(obj, module))
             out.append((info, obj))
-        return out
+        return out, skipped
+
+    @staticmethod
+    def _classify(obj, own: bool, named: bool, qualname: str) -> tuple[str | None, str]:
+        if not isinstance(obj, type):
+            return None, ""
+        if _is_function(obj):
+            # an imported Function with its own backward is an op (torch's own are not)
+            return ("function", "") if own or named or is_override(obj) else (None, "")
+        if not issubclass(obj, torch.nn.Module):
+            return None, ""
+        if not own and not named:
+            if obj.__module__.split(".")[0] == "torch":
+                return None, ""
+            return None, (f"an imported nn.Module; write gradviz.op()({qualname}) at module "
+                          "level to run it")
+        if not no_arg_constructible(obj):
+            return None, ("its constructor needs arguments; give them defaults or subclass it "
+                          "with an __init__ that passes them")
+        return "module", ""
 
     def forward_params(self, obj, info_or_kind) -> list[inspect.Parameter]:
         kind = getattr(info_or_kind, "kind", info_or_kind)
