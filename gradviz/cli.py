@@ -155,7 +155,7 @@ def cmd_list(argv: list[str]) -> int:
     with Engine(_frameworks(args.framework)) as engine:
         catalogs = engine.discover(_files_or_examples(args.files))
     failed = print_load_errors(catalogs)
-    print_op_list(catalogs)
+    print_op_list(catalogs, sys.stdout)   # the stdout of now (tests swap it)
     if not any(cat.ops for cat in catalogs):   # as `run` would: nothing to run is an error
         print("gradviz: no ops found", file=sys.stderr)
         return EXIT_USAGE

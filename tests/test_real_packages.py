@@ -1,0 +1,121 @@
+"""Custom gradients shipped by real packages from the index (the `thirdparty` test extra and
+.ci/run install them, pinned): gradients against closed forms, and the verdicts.
+
+pytorch-revgrad: gradient reversal (a Function applied through an alias in another module).
+magic-clamp: a clamp with a conditional straight-through backward (torch).
+larq (Keras 2 through tf_keras): a binarised dense layer, ste_sign on inputs and kernel.
+"""
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+from gradviz.compare import compare_result
+from gradviz.model import RunRequest, RunSettings
+
+
+def run(engine, path, qualname, framework, settings=RunSettings()):
+    [res] = engine.run([RunRequest(str(path), qualname, framework, settings)])
+    assert res.status == "ok", res.error
+    return res
+
+
+def verdicts(res) -> dict:
+    return {t.name: t.verdict for t in compare_result(res).tensors}
+
+
+def test_pytorch_revgrad_reverses_and_default_does_not(engine, write_module):
+    pytest.importorskip("pytorch_revgrad")
+    path = write_module("revgrad_ops.py", """\
+        import gradviz
+        from pytorch_revgrad import RevGrad
+
+        gradviz.op(name="revgrad")(RevGrad)
+    """)
+    res = run(engine, path, "RevGrad", "torch")
+    x = res.tensor("input_")
+    np.testing.assert_array_equal(x.grads["custom"], -np.ones(200))
+    np.testing.assert_array_equal(x.grads["default"], np.ones(200))
+    np.testing.assert_allclose(x.grads["numeric"], np.ones(200), atol=1e-4)
+    np.testing.assert_array_equal(res.outputs["custom"], x.value)      # identity forward
+    assert verdicts(res)["input_"] == "differs"
+
+
+def test_magic_clamp_conditional_ste_closed_form(engine, write_module):
+    pytest.importorskip("magic_clamp")
+    path = write_module("magic_ops.py", """\
+        import torch
+        from magic_clamp import magic_hardtanh
+
+
+        class MagicHardTanh(torch.nn.Module):
+            def forward(self, x):
+                return magic_hardtanh(x, preserve_norm=False)
+    """)
+    res = run(engine, path, "MagicHardTanh", "torch", RunSettings(upstream="random"))
+    x, g = res.tensor("x"), res.tensor("out").grads["custom"]
+    v = x.value.astype(np.float64)
+    # the conditional STE: the upstream passes, except where it would push a clamped value
+    # further out (below -1 with g > 0, above 1 with g < 0)
+    blocked = ((v < -1) & (g > 0)) | ((v > 1) & (g < 0))
+    np.testing.assert_allclose(x.grads["custom"], np.where(blocked, 0.0, g), rtol=1e-6)
+    np.testing.assert_allclose(x.grads["default"], g * (np.abs(v) < 1), rtol=1e-6)
+    np.testing.assert_allclose(x.grads["numeric"], g * (np.abs(v) < 1), atol=1e-3)
+    assert verdicts(res)["x"] == "surrogate"       # differs only where clamp's gradient is 0
+
+
+LARQ_OPS = """\
+    import gradviz
+    import larq as lq
+
+
+    @gradviz.op(inputs={"inputs": (3, 8)})
+    class BinaryDense(lq.layers.QuantDense):
+        def __init__(self):
+            super().__init__(4, input_quantizer="ste_sign", kernel_quantizer="ste_sign",
+                             kernel_constraint=None, use_bias=False)
+"""
+
+
+@pytest.fixture(scope="module")
+def keras2_engine():
+    """Keras 2 is chosen before TensorFlow is imported (TF_USE_LEGACY_KERAS=1), as its users do:
+    a worker of its own."""
+    # found, not imported: larq imports only under Keras 2, which this process does not use
+    for name in ("tf_keras", "larq"):
+        if importlib.util.find_spec(name) is None:
+            pytest.skip(f"{name} is not installed (.ci/run installs it)")
+    from gradviz.engine import Engine
+    old = os.environ.get("TF_USE_LEGACY_KERAS")
+    os.environ["TF_USE_LEGACY_KERAS"] = "1"
+    try:
+        eng = Engine(["tf"])
+        eng.workers["tf"].wait_ready(120)
+    finally:
+        if old is None:
+            del os.environ["TF_USE_LEGACY_KERAS"]
+        else:
+            os.environ["TF_USE_LEGACY_KERAS"] = old
+    yield eng
+    eng.close()
+
+
+def test_larq_keras2_binary_dense_closed_form(keras2_engine, write_module):
+    path = write_module("larq_ops.py", LARQ_OPS)
+    [cat] = keras2_engine.discover([path])
+    assert cat.error is None, cat.error
+    assert [op.qualname for op in cat.ops if op.kind == "layer"] == ["BinaryDense"]
+    res = run(keras2_engine, path, "BinaryDense", "tf")
+    x, k = res.tensor("inputs"), res.tensor("kernel")
+    assert k is not None and k.role == "param", [t.name for t in res.tensors]
+    xv, kv = x.value.astype(np.float64), k.value.astype(np.float64)
+    up = np.ones((3, 4))
+    sx, sk = np.where(xv >= 0, 1.0, -1.0), np.where(kv >= 0, 1.0, -1.0)
+    np.testing.assert_allclose(res.outputs["custom"], sx @ sk, rtol=1e-6)
+    # ste_sign: the identity gradient where |v| <= 1, zero outside
+    np.testing.assert_allclose(x.grads["custom"], (up @ sk.T) * (np.abs(xv) <= 1), rtol=1e-6)
+    np.testing.assert_allclose(k.grads["custom"], (sx.T @ up) * (np.abs(kv) <= 1), rtol=1e-6)
+    # TensorFlow's own gradient of sign is zero
+    np.testing.assert_array_equal(x.grads["default"], np.zeros((3, 8)))
+    assert verdicts(res)["inputs"] == "surrogate"
