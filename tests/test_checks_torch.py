@@ -112,6 +112,10 @@ def test_writing_into_the_upstream_is_named_and_out_keeps_its_true_gradient(runs
     # the gradient recorded for `out` is the upstream (ones), not what backward wrote into it
     assert (res.tensor("out").grads["custom"] == 1.0).all()
     assert (res.tensor("x").grads["custom"] == 2.0).all()
+    # user code raising inside another check is that check's failure at the user's line
+    db = check(res, "double_backward")
+    assert db.status == "fail" and "raised RuntimeError" in db.message
+    assert db.where == line_of("g.mul_(2)", "InplaceBack")
     x = torch.randn(200, requires_grad=True)
     with pytest.raises(RuntimeError, match="written-to tensor"):
         torch.autograd.grad(ops.InplaceBack.apply(x), x, torch.ones(1).expand(200))
