@@ -12,7 +12,7 @@ from gradviz.model import CHECKS, RunRequest, RunSettings
 
 OPS = Path(__file__).resolve().parent / "corpus" / "checks" / "tf_ops.py"
 BATCH = ("square", "square_numpy", "square_stopped", "square_f32const", "square_cancel",
-         "square_wrong", "ScaleLayer")
+         "square_wrong", "ScaleLayer", "DoubleLayer")
 
 
 @pytest.fixture(scope="module")
@@ -109,8 +109,25 @@ def test_a_float32_constant_in_the_gradient_breaks_under_bfloat16(runs, ops):
 def test_a_layer_under_mixed_bfloat16_passes_and_the_policy_is_restored(runs, engine):
     c = check(runs["ScaleLayer"], "autocast")
     assert c.status == "pass" and "mixed_bfloat16" in c.message
+    assert "outputs bfloat16" in c.message          # it really computed in bfloat16
     after, = engine.run([RunRequest(str(OPS), "ScaleLayer", "tf", RunSettings(modes=("custom",)))])
     assert after.status == "ok" and after.tensor("out").value.dtype == np.float32
+
+
+def test_a_layer_mixing_dtypes_fails_under_mixed_bfloat16_as_keras_does(runs, ops):
+    import tensorflow as tf
+    c = check(runs["DoubleLayer"], "autocast")
+    assert c.status == "fail" and "mixed_bfloat16" in c.message
+    assert c.where == line_of("return x * s, grad", "def scaled")
+    assert "GV721-autocast-dtype-mix" in codes(runs["DoubleLayer"])
+    old = tf.keras.config.dtype_policy()
+    try:
+        tf.keras.config.set_dtype_policy("mixed_bfloat16")
+        layer = ops.DoubleLayer()
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            layer(tf.constant([1.0, 2.0]))
+    finally:
+        tf.keras.config.set_dtype_policy(old)
 
 
 def test_precision_tells_rounding_from_a_bug(runs):

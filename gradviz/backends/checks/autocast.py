@@ -141,13 +141,21 @@ def tf_check(ctx):
 
 def _tf_layer(ctx, grads, names, ref):
     import tensorflow as tf
+
+    from gradviz.backends.tf_backend import Built
     keras = tf.keras
     what = "the layer under the mixed_bfloat16 policy"
     old = keras.config.dtype_policy()
     try:
+        # Built here, not by the adapter: its build pins the run's float32 policy on the layer.
         keras.config.set_dtype_policy("mixed_bfloat16")
-        built = ctx.adapter.build(ctx.obj, ctx.info, "custom", "float32", ctx.device, ctx.module,
-                                  ctx.meta, ctx.plans)
+        with tf.device(ctx.device):
+            layer = ctx.obj()
+            if not layer.built:
+                args, kwargs = ctx.call_args({n: tf.constant(v, tf.float32)
+                                              for n, v in ctx.arg_values().items()})
+                layer(*args, **kwargs)
+        built = Built(layer, layer)
         ctx.seed_params(built)
         got, out_dtypes = grads(built, tf.float32)
     except Exception as exc:  # noqa: BLE001 - the framework's refusal is the finding
