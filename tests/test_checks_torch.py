@@ -1,6 +1,10 @@
 """Contract checks on real torch runs: ops that fail each check, confirmed by torch's own tool,
-and ops that pass. One batch of runs for the module; torch.compile only on two small ops."""
-import importlib.util
+and ops that pass. One batch of runs for the module; torch.compile only on two small ops. The
+confirmations run in a process of their own (corpus/checks/confirm_torch.py): the test process
+never imports torch."""
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,12 +26,12 @@ def runs(engine):
 
 
 @pytest.fixture(scope="module")
-def ops():
-    """The corpus imported here too, to confirm each failure with torch itself."""
-    spec = importlib.util.spec_from_file_location("checks_torch_ops", OPS)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def torch_says():
+    """What torch's own tools do with the corpus ops: what -> "ok" | "Error: message"."""
+    proc = subprocess.run([sys.executable, str(OPS.parent / "confirm_torch.py")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def check(result, name):
@@ -59,52 +63,36 @@ def test_a_clean_function_passes_every_check(runs):
     assert "rounding" not in statuses["precision"][1]
 
 
-def test_once_differentiable_fails_double_backward_as_gradgradcheck_does(runs, ops):
-    import torch
-    from torch.autograd.gradcheck import GradcheckError
+def test_once_differentiable_fails_double_backward_as_gradgradcheck_does(runs, torch_says):
     c = check(runs["CubeOnce"], "double_backward")
     assert c.status == "fail" and "once_differentiable" in c.message
     assert c.where == line_of("def backward", "CubeOnce")
     assert "GV701-double-backward-once" in codes(runs["CubeOnce"])
-    x = torch.randn(5, dtype=torch.float64, requires_grad=True)
-    with pytest.raises(GradcheckError):
-        torch.autograd.gradgradcheck(ops.CubeOnce.apply, (x,))
-    up = torch.randn(5, dtype=torch.float64, requires_grad=True)
-    g, = torch.autograd.grad(ops.CubeOnce.apply(x), x, up, create_graph=True)
-    with pytest.raises(RuntimeError, match="once_differentiable"):
-        g.sum().backward()
+    assert torch_says["gradgradcheck CubeOnce"].startswith("GradcheckError")
+    assert "once_differentiable" in torch_says["double backward CubeOnce"]
 
 
-def test_a_detached_backward_is_a_silent_zero_that_gradgradcheck_rejects(runs, ops):
-    import torch
-    from torch.autograd.gradcheck import GradcheckError
+def test_a_detached_backward_is_a_silent_zero_that_gradgradcheck_rejects(runs, torch_says):
     c = check(runs["CubeDetached"], "double_backward")
     assert c.status == "fail" and "not differentiable" in c.message
     assert "once_differentiable" in c.fix and ".detach()" in c.fix
     assert "GV702-double-backward-cut" in codes(runs["CubeDetached"])
-    x = torch.randn(5, dtype=torch.float64, requires_grad=True)
-    with pytest.raises(GradcheckError):
-        torch.autograd.gradgradcheck(ops.CubeDetached.apply, (x,))
+    assert torch_says["gradgradcheck CubeDetached"].startswith("GradcheckError")
     assert check(runs["Cube"], "double_backward").status == "pass"
-    torch.autograd.gradgradcheck(ops.Cube.apply, (x,))
+    assert torch_says["gradgradcheck Cube"] == "ok"
 
 
-def test_view_on_the_upstream_fails_on_a_non_contiguous_one(runs, ops):
-    import torch
+def test_view_on_the_upstream_fails_on_a_non_contiguous_one(runs, torch_says):
     c = check(runs["ViewBack"], "noncontiguous_upstream")
     assert c.status == "fail" and ".view" in c.message
     assert c.where == line_of("g.view(-1)", "ViewBack")
     assert "reshape" in c.fix and ".contiguous()" in c.fix
     assert "GV711-upstream-view" in codes(runs["ViewBack"])
-    x = torch.randn(4, 50, requires_grad=True)
-    upstream = torch.randn(50, 4).t()                      # what a transpose hands back
-    with pytest.raises(RuntimeError, match="view size is not compatible"):
-        torch.autograd.grad(ops.ViewBack.apply(x), x, upstream)
-    torch.autograd.grad(ops.ViewBack.apply(x), x, upstream.contiguous())
+    assert "view size is not compatible" in torch_says["transposed upstream ViewBack"]
+    assert torch_says["contiguous upstream ViewBack"] == "ok"
 
 
-def test_writing_into_the_upstream_is_named_and_out_keeps_its_true_gradient(runs, ops):
-    import torch
+def test_writing_into_the_upstream_is_named_and_out_keeps_its_true_gradient(runs, torch_says):
     res = runs["InplaceBack"]
     c = check(res, "noncontiguous_upstream")
     assert c.status == "fail" and "in place" in c.message and "in place" in c.fix
@@ -116,13 +104,10 @@ def test_writing_into_the_upstream_is_named_and_out_keeps_its_true_gradient(runs
     db = check(res, "double_backward")
     assert db.status == "fail" and "raised RuntimeError" in db.message
     assert db.where == line_of("g.mul_(2)", "InplaceBack")
-    x = torch.randn(200, requires_grad=True)
-    with pytest.raises(RuntimeError, match="written-to tensor"):
-        torch.autograd.grad(ops.InplaceBack.apply(x), x, torch.ones(1).expand(200))
+    assert "written-to tensor" in torch_says["expanded upstream InplaceBack"]
 
 
-def test_vmap_names_a_missing_setup_context_and_vmap_rule(runs, ops):
-    import torch
+def test_vmap_names_a_missing_setup_context_and_vmap_rule(runs, torch_says):
     old = check(runs["OldStyle"], "vmap")
     assert old.status == "fail" and "setup_context" in old.message
     assert "setup_context" in old.fix
@@ -131,25 +116,18 @@ def test_vmap_names_a_missing_setup_context_and_vmap_rule(runs, ops):
     assert "jacrev over the op works" in rule.message
     assert "GV731-vmap-setup-context" in codes(runs["OldStyle"])
     assert "GV732-vmap-no-rule" in codes(runs["NoVmapRule"])
-    xs = torch.randn(3, 4)
-    for fn, match in ((ops.OldStyle, "setup_context"), (ops.NoVmapRule, "generate_vmap_rule")):
-        with pytest.raises(RuntimeError, match=match):
-            torch.func.vmap(torch.func.grad(lambda x, fn=fn: fn.apply(x).sum()))(xs)
+    assert "setup_context" in torch_says["vmap OldStyle"]
+    assert "generate_vmap_rule" in torch_says["vmap NoVmapRule"]
     assert "jacrev" in check(runs["Cube"], "vmap").message
 
 
-def test_autocast_names_the_line_that_mixes_dtypes(runs, ops):
-    import torch
+def test_autocast_names_the_line_that_mixes_dtypes(runs, torch_says):
     c = check(runs["LinearMixed"], "autocast")
     assert c.status == "fail" and "bfloat16" in c.message.lower() or "BFloat16" in c.message
     assert c.where == line_of("return g @ w.t()", "LinearMixed")
     assert "torch.amp.custom_fwd" in c.fix and "custom_bwd" in c.fix
     assert "GV721-autocast-dtype-mix" in codes(runs["LinearMixed"])
-    x, w = torch.randn(4, 8, requires_grad=True), torch.randn(8, 3, requires_grad=True)
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        out = ops.LinearMixed.apply(x, w)
-    with pytest.raises(RuntimeError, match="same dtype"):
-        out.sum().backward()
+    assert "same dtype" in torch_says["autocast LinearMixed"]
     good = check(runs["LinearAmp"], "autocast")
     assert good.status == "pass" and "bfloat16" in good.message
 
