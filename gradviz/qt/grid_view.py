@@ -77,6 +77,9 @@ class TensorRow(QFrame):
         self.name, self.role = name, role
         self.cells: list[Cell] = []
         self.plots: list[pg.PlotItem] = []      # kept across redraws: creating one costs ~30 ms
+        # plots taken out of the layout when a view needs fewer columns: kept for the next wider
+        # view, never deleted while the row lives (deleting one crashed the window, see _retire)
+        self.spare: list[pg.PlotItem] = []
         self.setFrameShape(QFrame.StyledPanel)
         self.setObjectName("tensorRow")
         lay = QHBoxLayout(self)
@@ -277,8 +280,7 @@ class GridView(QScrollArea):
         else:
             self._fill_per_mode(row, ts, view)
         for plot in row.plots[row.used:]:       # fewer columns than last time
-            _reset(plot)
-            row.canvas.removeItem(plot)
+            _retire(row, plot)
         del row.plots[row.used:]
         _link(row.cells)
         if self.plot_menu_hook is not None:
@@ -303,6 +305,10 @@ class GridView(QScrollArea):
                 _reset(plot)
             else:
                 _wait(plot, False)
+        elif row.spare:
+            plot = row.spare.pop()
+            row.canvas.addItem(plot, row=0, col=col)
+            row.plots.append(plot)
         else:
             plot = row.canvas.addPlot(row=0, col=col)
             row.plots.append(plot)
@@ -650,6 +656,16 @@ def _reset(plot: pg.PlotItem) -> None:
     plot.vb.setBackgroundColor(None)
     plot.invertY(False)
     plot.enableAutoRange()
+
+
+def _retire(row: TensorRow, plot: pg.PlotItem) -> None:
+    """Take a plot out of the row's layout and keep it in row.spare for reuse. Freeing a removed
+    PlotItem (at once, or one event-loop pass later) made Qt crash while painting the row's
+    scene (QGraphicsScene drawSubtreeRecursive via GraphicsView.paintEvent, issue 11 item 15);
+    kept alive it never did. Plots are freed only with their row, by Qt, all at once."""
+    _reset(plot)
+    row.canvas.removeItem(plot)
+    row.spare.append(plot)
 
 
 def _waitable(row, col: int, view: str, mode: str) -> bool:
