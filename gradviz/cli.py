@@ -59,7 +59,7 @@ def _run_parser() -> argparse.ArgumentParser:
 def settings_from(args) -> RunSettings:
     try:
         shape = parse_shape(args.shape)
-        parse_upstream(args.upstream)
+        upstream = parse_upstream(args.upstream)
         checks = parse_checks(args.checks)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -71,8 +71,10 @@ def settings_from(args) -> RunSettings:
     lo, hi = DEPTH_RANGE
     if not lo <= args.depth <= hi:
         raise UsageError(f"--depth {args.depth}: the stack graph takes {lo} to {hi} layers")
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be a positive number of seconds")
+    from gradviz.cli_limits import problems
+    wrong = problems(shape, args.dtype, args.seed, args.timeout, upstream)
+    if wrong:
+        raise UsageError("gradviz run: " + "\n".join(wrong))
     if args.plot and os.path.splitext(args.plot)[1].lower() not in (".png", ".svg", ".pdf"):
         raise UsageError(f"--plot {args.plot}: the file must end in .png, .svg or .pdf")
     return RunSettings(graph=args.graph, shape=shape, dtype=args.dtype, seed=args.seed,

@@ -1,0 +1,44 @@
+"""Numeric flags that cannot work are refused up front with exit 2 and a message naming the flag
+(issue 11, item 9): no worker starts, nothing is allocated."""
+import math
+
+import pytest
+
+from gradviz.cli import main
+from gradviz.cli_limits import SEED_MAX, memory_bytes, problems
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--shape", "100000000000"], "--shape 100000000000: one tensor of 100,000,000,000 float32"),
+    (["--shape", "100000x100000x100", "--dtype", "float64"], "more than this machine's"),
+    (["--timeout", "nan"], "--timeout nan: give a positive, finite number"),
+    (["--timeout", "inf"], "--timeout inf"),
+    (["--timeout", "0"], "--timeout 0.0"),
+    (["--timeout", "-1"], "--timeout -1.0"),
+    (["--seed", "-5"], f"--seed -5: give an integer from 0 to {SEED_MAX}"),
+    (["--seed", str(2**32)], f"--seed {2**32}"),
+    (["--upstream", "const:nan"], "--upstream const:nan: the constant must be a finite number"),
+    (["--upstream", "const:-inf"], "--upstream const:-inf"),
+])
+def test_bad_numbers_exit_2_before_any_worker(argv, says, capsys, monkeypatch):
+    import gradviz.engine
+    monkeypatch.setattr(gradviz.engine, "Engine", None)   # a started engine would fail loudly
+    assert main(["run", "nothing_to_load.py", *argv]) == 2
+    err = capsys.readouterr().err
+    assert says in err, err
+
+
+def test_edges_that_can_run_are_accepted():
+    assert problems((200,), "float32", 0, 120.0, ("const", 0.5)) == []
+    assert problems((4, 50), "float64", SEED_MAX, 1e-3, ("ones", 1.0)) == []
+    have = memory_bytes()
+    assert have is not None and have > 0
+    fits = have // 4 // 2                          # half the memory in float32: one tensor fits
+    assert problems((fits,), "float32", 0, 1.0, ("ones", 1.0)) == []
+    assert problems((fits * 4,), "float32", 0, 1.0, ("ones", 1.0)) != []
+
+
+def test_every_problem_is_named_at_once():
+    wrong = problems((10**12,), "float32", -1, math.nan, ("const", math.inf))
+    assert [w.split(":")[0].split()[0] for w in wrong] == ["--shape", "--timeout", "--seed",
+                                                          "--upstream"]
