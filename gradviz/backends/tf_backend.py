@@ -165,6 +165,56 @@ def _visit(val, path: str, wanted: dict, found: dict, seen: set, containers: boo
             _visit(item, f"{path}.{key}", wanted, found, seen, containers)
 
 
+class NumericKit:
+    """What numeric_eval needs of TensorFlow: float64 tensors on one device, a few functions."""
+    F = F
+
+    def __init__(self, device):
+        self.device = device
+
+    def scope(self):
+        return tf.device(self.device)
+
+    def tensor(self, arr, copy=True):
+        return tf.constant(np.asarray(arr, dtype=np.float64))
+
+    def numbers(self, t) -> np.ndarray:
+        return np.asarray(t.numpy() if tf.is_tensor(t) else t, dtype=np.float64).reshape(-1)
+
+    def version(self, t) -> int:
+        return 0   # tensors cannot be changed in place
+
+    def step(self, delta, scale):
+        return delta * scale, 1.0   # scaled once for both signs: TF has no fused a + s * b
+
+    def axpy(self, a, b, scale):
+        if scale in (1.0, -1.0):
+            return a + b if scale > 0 else a - b
+        return a + scale * b
+
+    def reduce(self, t, mean):
+        axes = list(range(1, len(t.shape)))
+        if not axes:
+            return t
+        return (tf.reduce_mean if mean else tf.reduce_sum)(t, axis=axes)
+
+    def matmul(self, a, b):
+        return tf.linalg.matmul(a, b)
+
+    def reshape(self, t, shape):
+        return tf.reshape(t, shape)
+
+    def concat(self, ts):
+        return tf.concat(ts, axis=0)
+
+    def param(self, built, name):
+        return tf.cast(tf.identity(_watchable(built.params()[name])), tf.float64)
+
+    def assign(self, built, name, t):
+        v = built.params()[name]
+        v.assign(tf.cast(t, v.dtype))
+
+
 class TfAdapter:
     name = "tf"
 
@@ -279,6 +329,9 @@ class TfAdapter:
             got[name] = {"role": role, "value": np.asarray(t.numpy()), "grad": None if g is None
                          else np.asarray(g.numpy()), "why": "" if g is not None else _NO_PATH}
         return got
+
+    def numeric_kit(self, device) -> NumericKit:
+        return NumericKit(device)
 
     def evaluate(self, graph, built, leaves: dict, inject: dict, device) -> float:
         def rec(name, t, role):

@@ -90,6 +90,66 @@ class Built:
         return self._params
 
 
+class NumericKit:
+    """What numeric_eval needs of torch: float64 tensors on one device, a few tensor functions."""
+    F = F
+
+    def __init__(self, device):
+        self.device = device
+
+    @contextlib.contextmanager
+    def scope(self):
+        # One intra-op thread: the numeric pass runs at low priority beside the other framework's
+        # worker and the window, and OpenMP threads spinning for a descheduled sibling made each
+        # 10^6-element op 5x slower on a busy 2-core machine.
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with torch.no_grad():
+                yield
+        finally:
+            torch.set_num_threads(threads)
+
+    def tensor(self, arr, copy=True):
+        arr = np.asarray(arr, dtype=np.float64)
+        return (torch.tensor if copy else torch.as_tensor)(arr, device=self.device)
+
+    def numbers(self, t) -> np.ndarray:
+        t = t.detach().double().cpu().numpy() if torch.is_tensor(t) else t
+        return np.asarray(t, dtype=np.float64).reshape(-1)
+
+    def version(self, t) -> int:
+        return t._version   # bumped by every in-place change, views included
+
+    def step(self, delta, scale):
+        return delta, scale   # axpy scales it on the fly
+
+    def axpy(self, a, b, scale):
+        return torch.add(a, b, alpha=scale)   # a + scale * b in one pass
+
+    def reduce(self, t, mean):
+        dims = tuple(range(1, t.dim()))
+        if not dims:
+            return t
+        return t.mean(dim=dims) if mean else t.sum(dim=dims)
+
+    def matmul(self, a, b):
+        return torch.matmul(a, b)
+
+    def reshape(self, t, shape):
+        return t.reshape(shape)
+
+    def concat(self, ts):
+        return torch.cat(ts)
+
+    def param(self, built, name):
+        return built.params()[name].detach().clone()
+
+    def assign(self, built, name, t):
+        with torch.no_grad():
+            built.params()[name].copy_(t)
+
+
 class TorchAdapter:
     name = "torch"
 
@@ -251,6 +311,9 @@ class TorchAdapter:
                          "grad": None if g is None else _np(g),
                          "why": "" if g is not None else _NO_PATH, "inplace": name in written}
         return got
+
+    def numeric_kit(self, device) -> NumericKit:
+        return NumericKit(device)
 
     def evaluate(self, graph, built, leaves: dict, inject: dict, device) -> float:
         # a copy: an in-place forward must not write into the values gradviz reports

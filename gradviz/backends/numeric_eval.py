@@ -1,0 +1,230 @@
+"""Many forwards of one graph with one tensor perturbed, for the numeric reference.
+
+The leaves are made into float64 framework tensors once; each perturbation is added inside the
+framework (a leaf's values, an intermediate through the graph's `rec`, a parameter by assignment).
+Where the op allows it, many perturbations of one leaf or intermediate run as one forward over a
+leading batch dimension; a probe decides per tensor whether the op allows it (a forward that mixes
+rows, reduces over the batch dimension or cannot take it at all falls back to one perturbation
+at a time). Parameters are always perturbed one at a time: a module has one copy of them.
+
+The framework part is a small "kit" from the adapter (tensor, scope, reduce, matmul, ...).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from gradviz.backends.graphs import rng_for
+
+CHUNK = 1 << 20         # elements of one batched tensor: bounds a batch's memory
+PROBE_RTOL = 1e-9       # batched vs one-at-a-time losses of the probe must agree this closely
+
+
+class BudgetUsed(Exception):
+    """The numeric time budget ran out in the middle of a tensor."""
+
+
+class BatchRefused(Exception):
+    """The op does not take a leading batch dimension the way the probe needs."""
+
+
+class CachedConsts:
+    """The graph's F with its constants (upstream gradients, targets) converted once."""
+
+    def __init__(self, F):
+        self._F = F
+        self._cache: dict = {}
+
+    def __getattr__(self, name):
+        return getattr(self._F, name)
+
+    def const(self, arr, like):
+        key = (id(arr), str(like.dtype))
+        hit = self._cache.get(key)
+        if hit is None:  # the array is kept with its tensor so its id() stays unique
+            hit = self._cache[key] = (arr, self._F.const(arr, like))
+        return hit[1]
+
+
+class BatchedF:
+    """F for tensors with a leading batch dimension: reductions keep it, shapes leave it out."""
+
+    def __init__(self, kit, consts: CachedConsts):
+        self._kit, self._consts = kit, consts
+
+    def sum(self, t):
+        return self._kit.reduce(t, mean=False)
+
+    def mean(self, t):
+        return self._kit.reduce(t, mean=True)
+
+    def shape(self, t):
+        return tuple(int(s) for s in t.shape[1:])
+
+    def const(self, arr, like):
+        return self._consts.const(arr, like)   # unbatched: broadcasts over the batch
+
+    def dense(self, x, w, b):
+        # x (B, ..., d) @ w (B|1, d, e) + b (B|1, e): the batch dimension of w and b must line up
+        # with x's first, not with its middle dimensions.
+        kit = self._kit
+        middle = len(x.shape) - 2
+        if middle == 0:
+            return kit.matmul(x[:, None, :], w)[:, 0, :] + b
+        w = kit.reshape(w, (int(w.shape[0]),) + (1,) * (middle - 1) + tuple(int(s) for s in w.shape[1:]))
+        b = kit.reshape(b, (int(b.shape[0]),) + (1,) * middle + (int(b.shape[-1]),))
+        return kit.matmul(x, w) + b
+
+
+class Evaluator:
+    def __init__(self, kit, graph, built):
+        self.kit, self.graph, self.built = kit, graph, built
+        self.F = CachedConsts(kit.F)
+        self.FB = BatchedF(kit, self.F)
+        self.values = {leaf.name: np.asarray(leaf.values, dtype=np.float64) for leaf in graph.leaves}
+        with kit.scope():
+            self.base = {n: kit.tensor(v) for n, v in self.values.items()}
+            self.params = {n: kit.param(built, n) for n in built.param_names()}
+        self.versions = {n: kit.version(t) for n, t in self.base.items()}
+        self.fresh_inputs = False   # the op changes its inputs in place: new copies every time
+        self.batch_ok: dict[str, bool] = {}
+        self.dims = {int(s) for v in self.values.values() for s in np.shape(v)}
+
+    def pm_losses(self, name: str, dirs: np.ndarray, scales: np.ndarray, base: np.ndarray,
+                  deadline: float = float("inf"), now=time.perf_counter):
+        """The loss with `name` moved by +scales[i]*dirs[i] and by -scales[i]*dirs[i], for every
+        i. Returns (plus, minus), float64 numpy arrays. `base` is the tensor's value (for the
+        probe)."""
+        k = dirs.shape[0]
+        size = max(1, int(np.prod(dirs.shape[1:])))
+        half = min(k, CHUNK // (2 * size))
+        with self.kit.scope():
+            if half >= 2 and name not in self.params and self.batches(name, base):
+                try:
+                    return self._in_batches(name, dirs, scales, half)
+                except BatchRefused:
+                    self.batch_ok[name] = False
+            d = self.kit.tensor(dirs, copy=False)
+            plus, minus = np.empty(k), np.empty(k)
+            try:
+                for i in range(k):
+                    if now() > deadline:
+                        raise BudgetUsed(name)
+                    step, scale = self.kit.step(d[i], float(scales[i]))
+                    plus[i] = self._one(name, step, scale)
+                    minus[i] = self._one(name, step, -scale)
+            finally:
+                if name in self.params:
+                    self.kit.assign(self.built, name, self.params[name])
+            return plus, minus
+
+    # --- one perturbation at a time --------------------------------------------------------------
+    def _leaves(self) -> dict:
+        if self.fresh_inputs:
+            return {n: self.kit.tensor(v) for n, v in self.values.items()}
+        return dict(self.base)
+
+    def _one(self, name, delta, scale) -> float:
+        """The loss with `name` moved by scale * delta (one pass: no scaled copy of delta)."""
+        leaves, inject = self._leaves(), None
+        if name in leaves:
+            leaves[name] = self.kit.axpy(leaves[name], delta, scale)
+        elif name in self.params:
+            self.kit.assign(self.built, name, self.kit.axpy(self.params[name], delta, scale))
+        else:
+            inject = (name, delta, scale)
+        loss = self._forward(leaves, inject, self.F, self.built.call_op)
+        self._inputs_unchanged()
+        return float(self.kit.numbers(loss)[0])
+
+    def _forward(self, leaves, inject, F, call_op):
+        def rec(n, t, role):
+            if inject is None or n != inject[0]:
+                return t
+            return self.kit.axpy(t, inject[1], inject[2])
+        return self.graph.forward(leaves, call_op, rec, F)
+
+    def _inputs_unchanged(self) -> bool:
+        """An op that writes into its inputs would change every later forward: from the first
+        sign of it, each forward gets new copies of the leaves (as before this module)."""
+        if all(self.kit.version(t) == self.versions[n] for n, t in self.base.items()):
+            return True
+        self.base = {n: self.kit.tensor(v) for n, v in self.values.items()}
+        self.versions = {n: self.kit.version(t) for n, t in self.base.items()}
+        self.fresh_inputs = True
+        return False
+
+    # --- many perturbations in one forward ---------------------------------------------------------
+    def _in_batches(self, name, dirs, scales, half):
+        k = dirs.shape[0]
+        plus, minus = np.empty(k), np.empty(k)
+        for i0 in range(0, k, half):
+            rows = dirs[i0:i0 + half] * scales[i0:i0 + half].reshape((-1,) + (1,) * (dirs.ndim - 1))
+            n = rows.shape[0]
+            got = self._batched(name, self.kit.tensor(np.concatenate([rows, -rows]), copy=False))
+            plus[i0:i0 + n], minus[i0:i0 + n] = got[:n], got[n:]
+        return plus, minus
+
+    def _batched(self, name, rows) -> np.ndarray:
+        n = int(rows.shape[0])
+        if self.fresh_inputs:
+            raise BatchRefused("the op changes its inputs in place")
+        leaves = {k: t[None] for k, t in self.base.items()}
+        inject = None
+        if name in leaves:
+            leaves[name] = leaves[name] + rows
+        else:
+            inject = (name, rows, 1.0)
+
+        def call_op(args, kwargs):
+            outs = self.built.call_op(args, kwargs)
+            for o in outs:
+                if len(o.shape) == 0 or int(o.shape[0]) not in (1, n):
+                    raise BatchRefused(f"an output of shape {tuple(o.shape)} has no batch dimension")
+            return outs
+
+        try:
+            loss = self._forward(leaves, inject, self.FB, call_op)
+        except BatchRefused:
+            raise
+        except (Exception, SystemExit) as exc:  # no batch: one at a time
+            raise BatchRefused(f"{type(exc).__name__}: {exc}") from exc
+        if not self._inputs_unchanged():
+            raise BatchRefused("the op changes its inputs in place")
+        out = self.kit.numbers(loss)
+        if out.size == 1:
+            out = np.repeat(out, n)
+        if out.size != n:
+            raise BatchRefused(f"{out.size} losses for a batch of {n}")
+        return out
+
+    def batches(self, name, base) -> bool:
+        """Whether perturbations of `name` may run as one batched forward (probed once)."""
+        if name in self.params:
+            return False
+        if name not in self.batch_ok:
+            try:
+                self.batch_ok[name] = self._probe(name, np.asarray(base, dtype=np.float64))
+            except (Exception, SystemExit):  # noqa: BLE001 - far-off probe values may fail
+                self.batch_ok[name] = False
+        return self.batch_ok[name]
+
+    def _probe(self, name, base) -> bool:
+        """The batched forward must give each row the loss that row gives alone, with rows far
+        apart (the values reversed, then noise), so an op that mixes rows shows it."""
+        size = 3
+        while size in self.dims or size in base.shape:
+            size += 1
+        rng = rng_for(0, "probe:" + name)
+        rows = np.zeros((size,) + base.shape)
+        rows[1] = base.reshape(-1)[::-1].reshape(base.shape) - base
+        for j in range(2, size):
+            rows[j] = 0.1 * j * (np.abs(base) + 1.0) * rng.standard_normal(base.shape)
+        t = self.kit.tensor(rows, copy=False)
+        alone = np.array([self._one(name, t[j], 1.0) for j in range(size)])
+        together = self._batched(name, t)
+        if not (np.all(np.isfinite(alone)) and np.all(np.isfinite(together))):
+            return False
+        scale = np.max(np.abs(alone)) + np.max(np.abs(alone - alone[0]))
+        return bool(np.all(np.abs(together - alone) <= PROBE_RTOL * scale)) and not self.fresh_inputs
