@@ -105,23 +105,29 @@ def bench_cold(env, tmp, reps):
     name = "cold `gradviz run` 200 el, torch+tf, default+custom+numeric, PNG (vs plain script)"
     if problem:
         ours = [timed_process(gv, env) for _ in range(reps)]
-        return [row(name, med(ours), "s", None, 1.0, "ratio", note="baseline skipped: " + problem)]
+        return [row(name, med(ours), "s", None, 0.8, "ratio", note="baseline skipped: " + problem)]
     ours, plain = [], []
     for _ in range(reps):
         plain.append(timed_process([sys.executable, PLAIN, os.path.join(tmp, "plain.png")], env))
         ours.append(timed_process(gv, env))
-    return [row(name, med(ours), "s", med(plain), 1.0, "ratio",
+    return [row(name, med(ours), "s", med(plain), 0.8, "ratio",
                 note=f"runs gradviz {fmt_list(ours)}, plain {fmt_list(plain)}")]
 
 
 def bench_warm(env, reps):
     # the app's default modes first (the target), then without numeric to show what it costs
-    specs = ["200", "1000000", "200:default+custom", "1000000:default+custom"]
+    specs = ["200", "1000000", "200:default+custom", "1000000:default+custom",
+             "200:default+custom+numeric:all"]
     r, _ = run_child(["gui-warm", ",".join(specs), str(reps)], env, timeout=1800)
     rows = []
     for spec in specs:
         s = r["sizes"][spec]
         n = int(spec.split(":")[0])
+        if spec.endswith(":all"):
+            rows.append(row(f"warm re-run in app, all {s['ops']} example ops, 200 el, "
+                            f"{'+'.join(s['modes'])}: Run to everything painted", s["done_median_s"],
+                            "s", target=0.300, kind="max", note=f"runs {fmt_list(s['done_runs'])}"))
+            continue
         label = f"warm re-run in app, {'200 el' if n == 200 else '1M el'}, torch+tf, {'+'.join(s['modes'])}"
         if "numeric" in s["modes"]:
             target = 0.150 if n == 200 else None
@@ -129,7 +135,9 @@ def bench_warm(env, reps):
                             target=target, kind="max" if target else None,
                             note=f"runs {fmt_list(s['first_runs'])}; "
                                  f"{s['partial_results']:g} partial results per run"))
+            target = 2.0 if n > 200 else None
             rows.append(row(f"{label}: Run to numeric column filled", s["full_median_s"], "s",
+                            target=target, kind="max" if target else None,
                             note=f"runs {fmt_list(s['full_runs'])}"))
         else:
             rows.append(row(f"{label}: Run to plots painted", s["full_median_s"], "s",
@@ -137,6 +145,50 @@ def bench_warm(env, reps):
     rows.append(row("peak memory, GUI process (after the warm runs)", r["gui_peak_mib"], "MiB"))
     for fw, mib in sorted(r["workers_peak_mib"].items()):
         rows.append(row(f"peak memory, {fw} worker (after the warm runs)", mib, "MiB"))
+    return rows
+
+
+def devices_for(engine) -> dict:
+    """{framework: [device, ...]}: cpu always, plus the first GPU where the framework sees one."""
+    out = {}
+    for fw, info in engine.devices().items():
+        gpus = [d["name"] for d in info["devices"] if d["kind"] == "gpu" and d["available"]]
+        out[fw] = ["cpu"] + gpus[:1]
+    return out
+
+
+def bench_numeric(env, reps, n=10**6):
+    """What the numeric reference adds to one op: the per-op `elapsed` with and without it,
+    interleaved, with warm workers (the issue's figure: `--modes default,custom,numeric` vs
+    `--modes default,custom`)."""
+    from gradviz.engine import Engine
+    from gradviz.model import RunRequest, RunSettings
+    qual = {"torch": ("tutorial_torch.py", "MulWeights"), "tf": ("tutorial_tf.py", "mul_weights")}
+    rows = []
+    with Engine(("torch", "tf")) as engine:
+        for w in engine.workers.values():
+            w.wait_ready(300)
+        for fw, devices in devices_for(engine).items():
+            f, q = qual[fw]
+            for device in devices:
+                def req(modes):
+                    return RunRequest(os.path.join(ROOT, "resources", "examples", f), q, fw,
+                                      RunSettings(shape=(n,), modes=modes, device=device,
+                                                  timeout=600))
+                with_num, without = [], []
+                for i in range(reps + 1):        # the first pair warms this size up
+                    for modes, into in ((("default", "custom"), without),
+                                        (("default", "custom", "numeric"), with_num)):
+                        res = engine.run_one(req(modes))
+                        if res.status != "ok" or "numeric" in res.mode_errors:
+                            raise RuntimeError(f"{fw} {device}: {res.error or res.mode_errors}")
+                        if i:
+                            into.append(res.elapsed)
+                added = med(with_num) - med(without)
+                rows.append(row(f"numeric reference added, {fw} {device}, mul_weights 10^6 el "
+                                "(per-op elapsed with numeric minus without)", added, "s",
+                                med(without), 1.0, "max",
+                                note=f"with {fmt_list(with_num)}, without {fmt_list(without)}"))
     return rows
 
 
@@ -151,24 +203,39 @@ def bench_overhead(env, sizes, reps):
     with Engine(("torch", "tf")) as engine:
         for fw in ("torch", "tf"):
             engine.workers[fw].wait_ready(300)
+        for fw, devices in devices_for(engine).items():
             f, q = qual[fw]
-            for n in sizes:
-                req = RunRequest(os.path.join(ROOT, "resources", "examples", f), q, fw,
-                                 RunSettings(shape=(n,), modes=("default", "custom"), timeout=600))
-                times = []
-                for i in range(reps + 1):      # first run warms this size up, as in bare
-                    t0 = time.perf_counter()
-                    res = engine.run_one(req)
-                    dt = time.perf_counter() - t0
-                    if res.status != "ok":
-                        raise RuntimeError(f"{fw} {n}: {res.error.one_line()}")
-                    if i:
-                        times.append(dt)
-                top = n == max(sizes)
-                rows.append(row(f"engine overhead {fw}, 10^{len(str(n)) - 1} el, default+custom "
-                                "(engine.run_one vs bare fwd+bwd)", med(times), "s", bare[fw][str(n)],
-                                3.0 if top else None, "ratio" if top else None,
-                                note=f"runs {fmt_list(times)}"))
+            for device in devices:
+                where = "" if device == "cpu" else f" {device}"
+                for n in sizes:
+                    req = RunRequest(os.path.join(ROOT, "resources", "examples", f), q, fw,
+                                     RunSettings(shape=(n,), modes=("default", "custom"),
+                                                 device=device, timeout=600))
+                    times, inside = [], []
+                    # the small size is the fixed cost per request: more repetitions
+                    for i in range((reps * 4 if n == min(sizes) else reps) + 1):
+                        t0 = time.perf_counter()
+                        res = engine.run_one(req)
+                        dt = time.perf_counter() - t0
+                        if res.status != "ok":
+                            raise RuntimeError(f"{fw} {n}: {res.error.one_line()}")
+                        if i:              # the first run warms this size up, as in bare
+                            times.append(dt)
+                            inside.append(res.elapsed)
+                    top = n == max(sizes)
+                    bare_s = bare[fw][str(n)] if not where else None
+                    rows.append(row(f"engine overhead {fw}{where}, 10^{len(str(n)) - 1} el, "
+                                    "default+custom (engine.run_one vs bare fwd+bwd)", med(times),
+                                    "s", bare_s, 3.0 if top and bare_s else None,
+                                    "ratio" if top and bare_s else None,
+                                    note=f"runs {fmt_list(times)}"))
+                    if n == min(sizes) and not where:
+                        rows.append(row(f"fixed cost of one request {fw}, 10^{len(str(n)) - 1} el "
+                                        "(engine.run_one minus bare fwd+bwd)", med(times) - bare_s,
+                                        "s", target=0.003, kind="max",
+                                        note=f"of which inside the worker's run (elapsed) "
+                                             f"{fmt(med(inside), 's')}, messages and waking the "
+                                             f"two processes {fmt(med(times) - med(inside), 's')}"))
     return rows
 
 
@@ -267,8 +334,8 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="fewer repetitions and sizes (a few minutes)")
     p.add_argument("--json", default=os.path.join(ROOT, "docs", "bench.json"))
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
-    p.add_argument("--only", default="", help="comma-separated: window,cold,warm,overhead,redraw,export,"
-                   "checks")
+    p.add_argument("--only", default="", help="comma-separated: window,cold,warm,numeric,overhead,"
+                   "redraw,export,checks")
     args = p.parse_args(argv)
     reps = 3 if args.quick else 5
     sizes = [10**3, 10**5, 10**7] if args.quick else [10**3, 10**4, 10**5, 10**6, 10**7]
@@ -279,6 +346,7 @@ def main(argv=None) -> int:
         steps = [("window", lambda: bench_window(env, reps)),
                  ("cold", lambda: bench_cold(env, tmp, reps)),
                  ("warm", lambda: bench_warm(env, reps)),
+                 ("numeric", lambda: bench_numeric(env, reps)),
                  ("overhead", lambda: bench_overhead(env, sizes, reps)),
                  ("redraw", lambda: bench_redraw(env, reps)),
                  ("export", lambda: bench_export(env, tmp, 1 if args.quick else 3)),

@@ -167,9 +167,14 @@ def gui_warm(sizes: list[str], reps: int) -> None:
                 marks[m] = t
     win.show_pair = show_pair           # refresh_view and the grid timer look it up per call
 
+    every_op = list(win.tree.ops)
     out = {"pair": pair, "keys": len(keys), "sizes": {}}
     for spec in sizes:
-        n, _, modes_wanted = spec.partition(":")   # "200" or "200:default+custom"
+        # "200", "200:default+custom", or "200:default+custom+numeric:all" (every op of the tree,
+        # timed to its last result painted)
+        n, _, rest = spec.partition(":")
+        modes_wanted, _, which = rest.partition(":")
+        run_keys = every_op if which == "all" else keys
         if modes_wanted:
             for m, box in win.settings_panel.modes.items():
                 box.setChecked(m in modes_wanted.split("+"))
@@ -185,9 +190,14 @@ def gui_warm(sizes: list[str], reps: int) -> None:
             got_partial = []
             win.bridge.partialPrepared.connect(got_partial.append)
             t0 = time.perf_counter()
-            assert win.run(keys)
+            assert win.run(run_keys)
             (results,) = wait_signal(win.runDone, 600)
             app.processEvents()
+            end = time.monotonic() + 10
+            while "full" not in marks and time.monotonic() < end:   # the grid's debounce
+                app.processEvents()
+                time.sleep(0.001)
+            win.grid.viewport().repaint()
             t_done = time.perf_counter()
             win.bridge.partialPrepared.disconnect(got_partial.append)
             bad = [r.error.one_line() for r in results if r.status != "ok"]
@@ -205,6 +215,7 @@ def gui_warm(sizes: list[str], reps: int) -> None:
                               "full_median_s": statistics.median(full), "full_runs": full,
                               "done_median_s": statistics.median(done), "done_runs": done,
                               "partial_results": partials / reps, "modes": modes,
+                              "ops": len(run_keys),
                               "plots": win.grid.plot_count()}
     out["gui_peak_mib"] = peak_rss_mib()
     out["workers_peak_mib"] = {fw: vm_hwm_mib(worker_pid(w)) for fw, w in win.bridge.engine.workers.items()}

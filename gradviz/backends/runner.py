@@ -28,6 +28,7 @@ class Backend:
 
     def __init__(self, adapter):
         self.adapter = adapter
+        self._discovered: dict[str, tuple] = {}   # path -> (module, {qualname: (info, obj)})
 
     def version(self) -> str:
         return self.adapter.version()
@@ -53,6 +54,16 @@ class Backend:
         return FileCatalog(path, fw, tuple(info for info, _ in found), skipped=tuple(skipped))
 
     # --- runs ----------------------------------------------------------------------------------
+    def _found(self, module, path: str) -> dict:
+        """The module's ops by qualname; kept while load_module returns the same module object
+        (discovery reads the source for line numbers: most of a small run's time otherwise)."""
+        cached = self._discovered.get(path)
+        if cached is not None and cached[0] is module:
+            return cached[1]
+        found = dict((info.qualname, (info, obj)) for info, obj in self.adapter.discover(module, path))
+        self._discovered[path] = (module, found)
+        return found
+
     def run(self, req: RunRequest) -> RunResult:
         t0 = time.perf_counter()
         with capture_output() as cap, own_state(os.path.abspath(req.file)):
@@ -66,7 +77,7 @@ class Backend:
         path = os.path.abspath(req.file)
         try:
             module = load_module(path)
-            found = dict((info.qualname, (info, obj)) for info, obj in ad.discover(module, path))
+            found = self._found(module, path)
         except (Exception, SystemExit) as exc:
             return _error(req, None, error_info(exc, "load", f"{path}:1"))
         if req.qualname not in found:

@@ -131,7 +131,8 @@ def capture_output():
     sys.stdout.flush()
     sys.stderr.flush()
     saved = os.dup(1), os.dup(2)
-    with tempfile.TemporaryFile(mode="w+b") as tmp, warnings.catch_warnings(record=True) as caught:
+    tmp = _capture_file()
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         os.dup2(tmp.fileno(), 1)
         os.dup2(tmp.fileno(), 2)
@@ -146,6 +147,20 @@ def capture_output():
             os.close(saved[1])
             cap.log = _read_capped(tmp)
             cap.warnings = _dedupe([_format_warning(w) for w in caught])
+            _spare_files.append(tmp)
+
+
+_spare_files: list = []   # capture files kept for the next request: making one costs milliseconds
+
+
+def _capture_file():
+    """An empty anonymous file (unlinked at once, so nothing is left behind after a kill)."""
+    if _spare_files:
+        tmp = _spare_files.pop()
+        tmp.seek(0)
+        tmp.truncate()
+        return tmp
+    return tempfile.TemporaryFile(mode="w+b")
 
 
 LOG_HEAD, LOG_TAIL = 48_000, 16_000  # bytes of captured output kept per op (the numeric reference
@@ -215,13 +230,32 @@ _sibling_stamps: dict[str, dict[str, float]] = {}  # per file: each has its own 
                                                    # (backends.user_state)
 
 
+_folder_files: dict[str, tuple[tuple, list[str]]] = {}
+
+
 def _stamps(folder: str) -> dict[str, float]:
     out = {}
-    for name, mod in list(sys.modules.items()):
-        f = getattr(mod, "__file__", None)
-        if f and os.path.dirname(os.path.abspath(f)) == folder and os.path.exists(f):
+    for f in _module_files(folder):
+        if os.path.exists(f):
             out[f] = os.path.getmtime(f)
     return out
+
+
+def _module_files(folder: str) -> list[str]:
+    """Files of the imported modules that live in `folder`. Scanning sys.modules (thousands of
+    entries once TensorFlow is in) took most of a small run's time, so the list is kept until
+    a module is imported or dropped (new modules go to the end of sys.modules)."""
+    key = (len(sys.modules), next(reversed(sys.modules), None))
+    hit = _folder_files.get(folder)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    files = []
+    for mod in list(sys.modules.values()):
+        f = getattr(mod, "__file__", None)
+        if f and os.path.dirname(os.path.abspath(f)) == folder:
+            files.append(f)
+    _folder_files[folder] = (key, files)
+    return files
 
 
 def _siblings_changed(path: str) -> bool:
