@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from gradviz.backends.graphs import rng_for
-from gradviz.backends.numeric_eval import CHUNK, BudgetUsed, Evaluator
+from gradviz.backends.numeric_eval import CHUNK, BudgetUsed, Evaluator, ViaEvaluate
 from gradviz.model import NumericInfo
 
 FULL_MAX = 256          # elements: above this, random-direction projections
@@ -23,7 +23,8 @@ TIME_BUDGET_S = 30.0    # per op: tensors left when it runs out are reported as 
 
 
 def compute(ad, graph, built, device, tensors: dict) -> dict:
-    ev = Evaluator(ad.numeric_kit(device), graph, built)
+    kit = getattr(ad, "numeric_kit", None)
+    ev = Evaluator(kit(device), graph, built) if kit else ViaEvaluate(ad, graph, built, device)
     batched = _batched(ad, graph, built, device, ev.values, tensors)
     out, t0 = {}, time.perf_counter()
     first = [n for n in getattr(graph, "numeric_first", ()) if n in tensors]

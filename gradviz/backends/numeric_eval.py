@@ -65,6 +65,9 @@ class BatchedF:
     def const(self, arr, like):
         return self._consts.const(arr, like)   # unbatched: broadcasts over the batch
 
+    def non_differentiable(self, outs):
+        return self._consts.non_differentiable(outs)   # dtypes and autograd flags: no shapes
+
     def dense(self, x, w, b):
         # x (B, ..., d) @ w (B|1, d, e) + b (B|1, e): the batch dimension of w and b must line up
         # with x's first, not with its middle dimensions.
@@ -228,3 +231,40 @@ class Evaluator:
             return False
         scale = np.max(np.abs(alone)) + np.max(np.abs(alone - alone[0]))
         return bool(np.all(np.abs(together - alone) <= PROBE_RTOL * scale)) and not self.fresh_inputs
+
+
+class ViaEvaluate:
+    """For an adapter with no numeric_kit, only `evaluate(graph, built, leaves, inject, device)`
+    (numpy in, float out): one forward per perturbation, leaves rebuilt each time."""
+
+    def __init__(self, ad, graph, built, device):
+        self.ad, self.graph, self.built, self.device = ad, graph, built, device
+        self.values = {leaf.name: np.asarray(leaf.values, dtype=np.float64) for leaf in graph.leaves}
+        self.params = {n: np.asarray(built.get_param(n), dtype=np.float64)
+                       for n in built.param_names()}
+
+    def batches(self, name, base) -> bool:
+        return False
+
+    def pm_losses(self, name, dirs, scales, base, deadline=float("inf"), now=time.perf_counter):
+        k = dirs.shape[0]
+        plus, minus = np.empty(k), np.empty(k)
+        for i in range(k):
+            if now() > deadline:
+                raise BudgetUsed(name)
+            delta = scales[i] * dirs[i]
+            plus[i], minus[i] = self._loss(name, delta), self._loss(name, -delta)
+        return plus, minus
+
+    def _loss(self, name, delta) -> float:
+        if name in self.values:
+            leaves = {**self.values, name: self.values[name] + delta}
+            return float(self.ad.evaluate(self.graph, self.built, leaves, {}, self.device))
+        if name in self.params:
+            self.built.set_param(name, self.params[name] + delta)
+            try:
+                return float(self.ad.evaluate(self.graph, self.built, self.values, {}, self.device))
+            finally:
+                self.built.set_param(name, self.params[name])
+        return float(self.ad.evaluate(self.graph, self.built, self.values, {name: delta},
+                                      self.device))
