@@ -140,3 +140,39 @@ def test_probe_batches_elementwise_ops_and_refuses_mixing_ones(write_module, mon
         # batches never pass through the op's sum and are fine either way
         assert seen[-1].batch_ok["x"] is expect
         assert seen[-1].batch_ok["out"] is True
+
+
+def test_only_the_apps_second_pass_runs_numeric_at_low_priority(engine, examples_dir,
+                                                                monkeypatch):
+    """On a machine busy with other work a lowered priority made the numeric pass ~3x slower:
+    the command line (one pass) keeps its priority, the app's full pass lowers it."""
+    import contextlib
+
+    from gradviz.backends import load_backend, runner
+    lowered = []
+
+    @contextlib.contextmanager
+    def record():
+        lowered.append(True)
+        yield
+    monkeypatch.setattr(runner, "_background_priority", record)
+    backend = load_backend("torch")
+    req = RunRequest(str(examples_dir / "tutorial_torch.py"), "MulWeights", "torch", F64)
+    assert backend.handle("run", req).status == "ok" and lowered == []
+    assert backend.handle("run:background", req).status == "ok" and lowered == [True]
+
+    worker = engine.workers["torch"]
+    kinds = []
+    real_call = worker.call
+
+    def call(kind, payload, timeout):
+        kinds.append(kind)
+        return real_call(kind, payload, timeout)
+    monkeypatch.setattr(worker, "call", call)
+    engine.run([req])
+    assert kinds == ["run"]
+    kinds.clear()
+    partial = []
+    [res] = engine.run([req], on_partial=partial.append)
+    assert res.status == "ok" and len(partial) == 1
+    assert kinds == ["run", "run:background"]

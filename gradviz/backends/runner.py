@@ -36,8 +36,8 @@ class Backend:
     def handle(self, kind: str, payload):
         if kind == "discover":
             return [self.discover(path) for path in payload]
-        if kind == "run":
-            return self.run(payload)
+        if kind in ("run", "run:background"):
+            return self.run(payload, background=kind == "run:background")
         if kind == "devices":
             return self.adapter.devices()
         raise ValueError(f"unknown request {kind!r}")
@@ -64,15 +64,17 @@ class Backend:
         self._discovered[path] = (module, found)
         return found
 
-    def run(self, req: RunRequest) -> RunResult:
+    def run(self, req: RunRequest, background: bool = False) -> RunResult:
+        """`background`: the numeric pass runs at a lower CPU priority (the app's second pass,
+        while the window paints the first one's results)."""
         t0 = time.perf_counter()
         with capture_output() as cap, own_state(os.path.abspath(req.file)):
-            result = self._run(req)
+            result = self._run(req, background)
         extra = {"log": cap.log, "warnings": tuple(cap.warnings),
                  "elapsed": time.perf_counter() - t0, "framework_version": self.version()}
         return RunResult(**{**vars(result), **extra})
 
-    def _run(self, req: RunRequest) -> RunResult:
+    def _run(self, req: RunRequest, background: bool = False) -> RunResult:
         ad, s = self.adapter, req.settings
         path = os.path.abspath(req.file)
         try:
@@ -144,7 +146,7 @@ class Backend:
             try:
                 built = ad.build(obj, info, "custom", "float64", device, module, meta, plans)
                 _seed_params(built, s.seed, meta)
-                with _background_priority():
+                with _background_priority() if background else contextlib.nullcontext():
                     numeric_infos = numeric.compute(ad, graph, built, device, tensors)
             except (Exception, SystemExit) as exc:
                 mode_errors["numeric"] = error_info(exc, "error", info.where)
@@ -166,7 +168,8 @@ class Backend:
 def _background_priority():
     """Run the numeric reference at a lower CPU priority: in the app it runs while the window
     paints the custom and default gradients the user is waiting for. Only where the priority can
-    be restored afterwards (root, or RLIMIT_NICE allows it)."""
+    be restored afterwards (root, or RLIMIT_NICE allows it), and only for the app's second pass:
+    on a machine busy with other work it made the numeric pass ~3x slower."""
     try:
         old = os.getpriority(os.PRIO_PROCESS, 0)
         floor = 20 - resource.getrlimit(resource.RLIMIT_NICE)[0]

@@ -141,6 +141,9 @@ class Engine:
                     if res.status == "ok":  # a failure shows up again in the full pass
                         on_partial(replace(res, partial=True))
                 self._run_batch(quick, deliver, None)
+                # the full pass runs its numeric reference at low priority: the window is
+                # painting the first pass meanwhile
+                return self._run_batch(requests, on_result, on_start, background=True)
         return self._run_batch(requests, on_result, on_start)
 
     def _run_checks(self, requests, results, on_checks) -> list[RunResult]:
@@ -164,7 +167,7 @@ class Engine:
             self._run_batch(pending, deliver, None)
         return merged
 
-    def _run_batch(self, requests, on_result, on_start) -> list[RunResult]:
+    def _run_batch(self, requests, on_result, on_start, background=False) -> list[RunResult]:
         by_fw: dict[str, list[int]] = {}
         for i, r in enumerate(requests):
             by_fw.setdefault(r.framework, []).append(i)
@@ -178,7 +181,7 @@ class Engine:
                 else:
                     if on_start is not None:
                         on_start(req)
-                    res = self.run_one(req)
+                    res = self.run_one(req, background)
                 results[i] = res
                 if on_result is not None:
                     on_result(res)
@@ -186,13 +189,15 @@ class Engine:
         _in_parallel(work, list(by_fw))
         return [r for r in results if r is not None]
 
-    def run_one(self, req: RunRequest) -> RunResult:
-        """Run one request; a failure of any kind comes back as a RunResult with status error."""
+    def run_one(self, req: RunRequest, background: bool = False) -> RunResult:
+        """Run one request; a failure of any kind comes back as a RunResult with status error.
+        `background`: its numeric reference runs at a lower CPU priority in the worker."""
         if req.framework not in self.workers:
             return _failed(req, ErrorInfo("UnknownFramework", f"no worker for {req.framework!r}"))
         t0 = time.perf_counter()
         try:
-            return self.workers[req.framework].call("run", req, req.settings.timeout)
+            return self.workers[req.framework].call("run:background" if background else "run",
+                                                    req, req.settings.timeout)
         except (WorkerTimeout, Cancelled, WorkerCrashed, WorkerUnavailable, RuntimeError) as exc:
             err = _run_error(exc, req)
         res = _failed(req, err)
