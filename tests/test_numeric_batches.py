@@ -120,46 +120,62 @@ def test_batched_graphs_agree_with_autodiff(engine, write_module, fw, source, qu
     assert checked >= 4
 
 
-def test_probe_batches_elementwise_ops_and_refuses_mixing_ones(write_module, monkeypatch):
-    """In-process (torch only): which tensors went through batched forwards."""
-    from gradviz.backends import load_backend, numeric_eval
-    seen = []
-    original = numeric_eval.Evaluator.__init__
+def in_fresh_process(code: str) -> None:
+    """Run `code` in a python of its own: the test process never imports a framework."""
+    import subprocess
+    import sys
+    import textwrap
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
 
-    def record(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        seen.append(self)
-    monkeypatch.setattr(numeric_eval.Evaluator, "__init__", record)
-    backend = load_backend("torch")
-    for source, qualname, expect in [(ELEMENTWISE_TORCH, "Poly", True),
-                                     (MIXING_TORCH, "TimesTotal", False)]:
-        path = write_module(f"{qualname}.py", source)
-        res = backend.run(RunRequest(path, qualname, "torch", F64.with_(shape=(20,))))
-        assert res.status == "ok" and "numeric" not in res.mode_errors
-        # x goes through the op (which may mix rows); out is perturbed after it, so its
-        # batches never pass through the op's sum and are fine either way
-        assert seen[-1].batch_ok["x"] is expect
-        assert seen[-1].batch_ok["out"] is True
+
+def test_probe_batches_elementwise_ops_and_refuses_mixing_ones(write_module):
+    """torch in a process of its own: which tensors went through batched forwards."""
+    poly = write_module("Poly.py", ELEMENTWISE_TORCH)
+    mixing = write_module("TimesTotal.py", MIXING_TORCH)
+    in_fresh_process(f"""
+        from gradviz.backends import load_backend, numeric_eval
+        from gradviz.model import RunRequest, RunSettings
+        seen = []
+        original = numeric_eval.Evaluator.__init__
+        def record(self, *args, **kwargs):
+            original(self, *args, **kwargs)
+            seen.append(self)
+        numeric_eval.Evaluator.__init__ = record
+        backend = load_backend("torch")
+        settings = RunSettings(dtype="float64", shape=(20,), timeout=300)
+        for path, qualname, expect in [({poly!r}, "Poly", True), ({mixing!r}, "TimesTotal", False)]:
+            res = backend.run(RunRequest(path, qualname, "torch", settings))
+            assert res.status == "ok" and "numeric" not in res.mode_errors, res
+            # x goes through the op (which may mix rows); out is perturbed after it, so its
+            # batches never pass through the op's sum and are fine either way
+            assert seen[-1].batch_ok["x"] is expect, seen[-1].batch_ok
+            assert seen[-1].batch_ok["out"] is True, seen[-1].batch_ok
+    """)
 
 
 def test_only_the_apps_second_pass_runs_numeric_at_low_priority(engine, examples_dir,
                                                                 monkeypatch):
     """On a machine busy with other work a lowered priority made the numeric pass ~3x slower:
     the command line (one pass) keeps its priority, the app's full pass lowers it."""
-    import contextlib
-
-    from gradviz.backends import load_backend, runner
-    lowered = []
-
-    @contextlib.contextmanager
-    def record():
-        lowered.append(True)
-        yield
-    monkeypatch.setattr(runner, "_background_priority", record)
-    backend = load_backend("torch")
     req = RunRequest(str(examples_dir / "tutorial_torch.py"), "MulWeights", "torch", F64)
-    assert backend.handle("run", req).status == "ok" and lowered == []
-    assert backend.handle("run:background", req).status == "ok" and lowered == [True]
+    in_fresh_process(f"""
+        import contextlib
+        from gradviz.backends import load_backend, runner
+        from gradviz.model import RunRequest, RunSettings
+        lowered = []
+        @contextlib.contextmanager
+        def record():
+            lowered.append(True)
+            yield
+        runner._background_priority = record
+        backend = load_backend("torch")
+        req = RunRequest({req.file!r}, "MulWeights", "torch",
+                         RunSettings(dtype="float64", timeout=300))
+        assert backend.handle("run", req).status == "ok" and lowered == []
+        assert backend.handle("run:background", req).status == "ok" and lowered == [True]
+    """)
 
     worker = engine.workers["torch"]
     kinds = []
