@@ -118,7 +118,8 @@ def cmd_run(argv: list[str]) -> int:
         results = label_results(paired, engine.run(requests, on_result=progress))
     from gradviz.compare import compare_result
     comparisons = [compare_result(r) for r in results]
-    written = print_results(results, comparisons, settings, args)
+    failed_files = [cat for cat in catalogs if cat.error is not None]
+    written = print_results(results, comparisons, settings, args, load_errors=failed_files)
     if written != EXIT_OK:                  # a report file could not be written
         return written
     if load_failed or missing:
@@ -192,8 +193,19 @@ def cmd_app(argv: list[str]) -> int:
                     screenshot=args.screenshot)
 
 
+def _printable_anywhere() -> None:
+    """A terminal that cannot show a character (PYTHONIOENCODING=ascii, a C locale) gets '?'
+    for it instead of a UnicodeEncodeError that would end the run."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="replace")
+        except (AttributeError, ValueError, OSError):
+            pass                            # not a text file of our own (a test's capture)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _printable_anywhere()
     command = {"run": cmd_run, "list": cmd_list, "devices": cmd_devices}.get(
         argv[0] if argv else "", None)
     try:

@@ -95,11 +95,15 @@ def _err_num(metrics: dict, key: str) -> str:
     return f"{m['max_abs_err']:.3g}"
 
 
-def print_results(results, comparisons, settings, args, out=sys.stdout) -> int:
-    """Print the summary and write the requested files. Returns 2 when a file could not be
-    written, else 0."""
+def print_results(results, comparisons, settings, args, out=sys.stdout, load_errors=()) -> int:
+    """Write the requested files, then print the summary (a terminal that cannot show a name
+    must not cost the user the report). `load_errors`: catalogs of files that did not load,
+    recorded in the JSON report. Returns 2 when a file could not be written, else 0."""
     from gradviz.compare import parity, summary_counts
     diagnostics = _diagnose(results, comparisons)
+    parity_rows = parity(results)
+    status = _write_outputs(results, settings, args, comparisons, parity_rows, diagnostics,
+                            load_errors)
     rows = []
     for r, c in zip(results, comparisons):
         if r.status != "ok":
@@ -130,7 +134,7 @@ def print_results(results, comparisons, settings, args, out=sys.stdout) -> int:
                 print(f"{r.name} ({r.framework}) {t.name}: {t.verdict}: {t.explanation}", file=out)
     _print_checks(results, out)
     _print_diagnostics(diagnostics, out)
-    rows = parity(results)
+    rows = parity_rows
     bad = [p for p in rows if p.verdict != "match"]
     if rows:
         print(f"\nparity torch vs tf: {len(rows) - len(bad)} of {len(rows)} rows match", file=out)
@@ -140,7 +144,7 @@ def print_results(results, comparisons, settings, args, out=sys.stdout) -> int:
                   file=out)
     counts = summary_counts(comparisons)
     print("\nverdicts: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v), file=out)
-    return _write_outputs(results, settings, args, comparisons, rows, diagnostics)
+    return status
 
 
 FLOW_ROWS_MAX = 12       # deeper stacks show both ends and every layer where a gradient dies
@@ -242,14 +246,15 @@ def _print_diagnostics(diagnostics, out) -> None:
             print(f"      fix: {f.fix}", file=out)
 
 
-def _write_outputs(results, settings, args, comparisons, parity_rows, diagnostics) -> int:
+def _write_outputs(results, settings, args, comparisons, parity_rows, diagnostics,
+                   load_errors=()) -> int:
     from gradviz import report
     status = 0
     jobs = []
     if args.json:
         jobs.append(("JSON", args.json, lambda: report.write_json(
             args.json, results, settings, comparisons=comparisons, parity_rows=parity_rows,
-            diagnostics=diagnostics)))
+            diagnostics=diagnostics, load_errors=load_errors)))
     if args.npz:
         jobs.append(("NPZ", args.npz, lambda: report.write_npz(args.npz, results)))
     if args.plot:

@@ -112,8 +112,10 @@ def _diagnostics_for(diagnostics, i: int, r: RunResult) -> list:
 
 
 def report_dict(results: Iterable[RunResult], settings, comparisons=None, parity_rows=None,
-                diagnostics=None) -> dict:
-    """The JSON report as a Python dict (strict-JSON values)."""
+                diagnostics=None, load_errors=()) -> dict:
+    """The JSON report as a Python dict (strict-JSON values). `load_errors`: FileCatalogs of
+    files that could not be loaded; each is listed and counts once as "error" in the summary,
+    as an op that failed before producing a tensor does."""
     results = list(results)
     comps = list(comparisons) if comparisons is not None else [compare_result(r) for r in results]
     if len(comps) != len(results):
@@ -127,16 +129,28 @@ def report_dict(results: Iterable[RunResult], settings, comparisons=None, parity
         "ops": [_op_dict(r, c, _diagnostics_for(diagnostics, i, r))
                 for i, (r, c) in enumerate(zip(results, comps))],
         "parity": [dataclasses.asdict(p) if isinstance(p, ParityRow) else p for p in rows],
-        "summary": summary_counts(comps),
+        "summary": _summary(comps, load_errors),
+        "load_errors": [_load_error_dict(cat) for cat in load_errors],
     })
 
 
+def _load_error_dict(cat) -> dict:
+    # framework is null when the file failed before any framework saw it (a syntax error)
+    return {"file": cat.file, "framework": cat.framework or None, "error": _error_dict(cat.error)}
+
+
+def _summary(comps, load_errors) -> dict:
+    counts = summary_counts(comps)
+    counts["error"] = counts.get("error", 0) + len(load_errors)
+    return counts
+
+
 def write_json(path, results, settings, comparisons=None, parity_rows=None,
-               diagnostics=None) -> dict:
+               diagnostics=None, load_errors=()) -> dict:
     """Write the JSON report (DESIGN.md's keys plus explanation/metrics/role/dtype/tolerance/log).
     Returns the dict written."""
     try:
-        data = report_dict(results, settings, comparisons, parity_rows, diagnostics)
+        data = report_dict(results, settings, comparisons, parity_rows, diagnostics, load_errors)
         text = json.dumps(data, indent=1, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ReportError(f"cannot write {path}: {exc}") from exc
