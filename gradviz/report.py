@@ -11,7 +11,6 @@ import io
 import json
 import math
 import os
-import tempfile
 from typing import Callable, Iterable, Optional
 
 import numpy as np
@@ -28,25 +27,20 @@ class ReportError(OSError):
 
 # --- atomic writing ----------------------------------------------------------------------------
 def _atomic_write(path: str, write: Callable[[io.IOBase], None], binary: bool) -> None:
+    from gradviz.atomic_file import atomic_path
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise ReportError(f"cannot write {path}: folder {folder} does not exist")
-    tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb" if binary else "w", **({} if binary else
                                                        {"encoding": "utf-8", "newline": ""})) as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-        tmp = None
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
     except Exception as exc:
         raise ReportError(f"cannot write {path}: {type(exc).__name__}: {exc}") from exc
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 # --- JSON ----------------------------------------------------------------------------------------

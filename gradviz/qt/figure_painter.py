@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import tempfile
 from dataclasses import dataclass
 from typing import Iterator, Optional, Sequence
 
@@ -522,23 +521,14 @@ def diverging_rgb(data: np.ndarray, top: float) -> np.ndarray:
 
 @contextlib.contextmanager
 def atomic_output(path: str) -> Iterator[str]:
-    """Yield a temp path in the target's folder; on success it replaces `path` in one step,
-    on any failure it is removed and `path` is left as it was."""
-    path = os.path.abspath(path)
-    folder, name = os.path.split(path)
-    if not os.path.isdir(folder):
-        raise FileNotFoundError(f"folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".part" + os.path.splitext(name)[1], dir=folder)
-    os.close(fd)
-    try:
+    """Yield a temp path in the target's folder; on success it replaces `path` in one step (with
+    the mode a plain write would give, gradviz.atomic_file), on any failure it is removed and
+    `path` is left as it was."""
+    from gradviz.atomic_file import atomic_path
+    with atomic_path(path, suffix=".part" + os.path.splitext(str(path))[1]) as tmp:
         yield tmp
         if os.path.getsize(tmp) == 0:
             raise OSError(f"nothing was written to {path}")
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
 
 
 def _format_of(path: str) -> str:
