@@ -119,3 +119,42 @@ def test_compiled_and_library_frames_are_never_the_users():
     assert not is_user_frame(os.__file__)
     assert not is_user_frame("<frozen importlib._bootstrap>")
     assert is_user_frame("/home/someone/project/ops.py")
+
+
+def test_framework_settings_changed_at_import_stay_with_their_file(engine, tmp_path):
+    changes = write(tmp_path, "float64_no_grad_torch.py", """\
+        import torch
+
+        torch.set_default_dtype(torch.float64)
+        torch.set_grad_enabled(False)
+
+
+        class Doubles(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                assert torch.get_default_dtype() == torch.float64  # its own setting holds
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                return grad_output * 2
+        """)
+    innocent = write(tmp_path, "innocent_dtype_torch.py", """\
+        import torch
+
+
+        class Triples(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                assert torch.get_default_dtype() == torch.float32, torch.get_default_dtype()
+                return x * 3
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                return grad_output * 3
+        """)
+    assert [c.error for c in engine.discover([changes, innocent])] == [None, None]
+    for path, name, factor in ((changes, "Doubles", 2.0), (innocent, "Triples", 3.0)):
+        res = engine.run_one(RunRequest(path, name, "torch", RunSettings(shape=(4,))))
+        assert res.status == "ok", res.error
+        assert res.tensor("x").grads["custom"].tolist() == [factor] * 4

@@ -45,7 +45,7 @@ class Backend:
     # --- discovery -----------------------------------------------------------------------------
     def discover(self, path: str) -> FileCatalog:
         fw = self.adapter.name
-        with capture_output(), own_state(os.path.abspath(path)):
+        with capture_output(), own_state(os.path.abspath(path), self.adapter):
             try:
                 module = load_module(path)
                 found, skipped = self.adapter.discover_all(module, path)
@@ -68,7 +68,7 @@ class Backend:
         """`background`: the numeric pass runs at a lower CPU priority (the app's second pass,
         while the window paints the first one's results)."""
         t0 = time.perf_counter()
-        with capture_output() as cap, own_state(os.path.abspath(req.file)):
+        with capture_output() as cap, own_state(os.path.abspath(req.file), self.adapter):
             result = self._run(req, background)
         extra = {"log": cap.log, "warnings": tuple(cap.warnings),
                  "elapsed": time.perf_counter() - t0, "framework_version": self.version()}

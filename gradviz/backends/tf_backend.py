@@ -218,6 +218,21 @@ class NumericKit:
 class TfAdapter:
     name = "tf"
 
+    # Process-wide settings a file may change at import; each file keeps its own (user_state).
+    def settings(self) -> tuple:
+        config = getattr(keras, "config", None)  # Keras 3; Keras 2 has keras.backend only
+        floatx = config.floatx() if config else keras.backend.floatx()
+        policy = config.dtype_policy().name if config else None
+        return (floatx, policy, tf.config.functions_run_eagerly())
+
+    def apply_settings(self, settings: tuple) -> None:
+        floatx, policy, eager = settings
+        config = getattr(keras, "config", None)
+        (config or keras.backend).set_floatx(floatx)
+        if config and policy is not None:
+            config.set_dtype_policy(policy)
+        tf.config.run_functions_eagerly(eager)
+
     def version(self) -> str:
         return str(tf.__version__)
 

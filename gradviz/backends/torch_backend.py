@@ -153,6 +153,15 @@ class NumericKit:
 class TorchAdapter:
     name = "torch"
 
+    # Process-wide settings a file may change at import; each file keeps its own (user_state).
+    def settings(self) -> tuple:
+        return (torch.get_default_dtype(), torch.is_grad_enabled())
+
+    def apply_settings(self, settings: tuple) -> None:
+        dtype, grad = settings
+        torch.set_default_dtype(dtype)
+        torch.set_grad_enabled(grad)
+
     def version(self) -> str:
         return str(torch.__version__)  # TorchVersion would import torch where unpickled
 

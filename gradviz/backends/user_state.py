@@ -7,10 +7,11 @@ own state before its first import, then whatever the file left itself (its own c
 it), swapped in around each import of and call into that file and swapped out afterwards. Entries
 a file removes from `sys.path` stay behind its own: the worker's code must still import.
 
-What is swapped: `sys.path`, the current folder, `os.environ`, and the modules that came from
+What is swapped: `sys.path`, the current folder, `os.environ`, the modules that came from
 users' files (`sys.modules` entries whose file is the user's own; libraries a file imports stay
-loaded for everyone, as they would in any process). Global framework settings are the backends'
-business (see runner.Backend and the adapters).
+loaded for everyone, as they would in any process), and the framework's process-wide settings the
+adapter names (`settings()` / `apply_settings()`: torch's default dtype and grad mode, Keras'
+floatx and dtype policy, TF's eager switch).
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ class _State:
     cwd: str
     environ: dict[str, str]
     modules: dict[str, object] = field(default_factory=dict)  # users' modules, by name
+    framework: object = None                                    # the adapter's settings()
 
 
 _base: Optional[_State] = None
@@ -37,21 +39,25 @@ _files: dict[str, _State] = {}
 
 
 @contextlib.contextmanager
-def own_state(path: str):
-    """Run the body (an import of, or a call into, the file `path`) with that file's state."""
+def own_state(path: str, adapter=None):
+    """Run the body (an import of, or a call into, the file `path`) with that file's state.
+    `adapter`: the framework adapter whose settings() are swapped too."""
     global _base, _base_modules
+    if not (hasattr(adapter, "settings") and hasattr(adapter, "apply_settings")):
+        adapter = None
     if _base is None:
-        _base, _base_modules = _capture(), frozenset(sys.modules)
-    state = _files.get(path) or _State(list(_base.path), _base.cwd, dict(_base.environ))
+        _base, _base_modules = _capture(adapter), frozenset(sys.modules)
+    state = _files.get(path) or _State(list(_base.path), _base.cwd, dict(_base.environ),
+                                       framework=_base.framework)
     # What the file added to sys.path comes first; what it removed stays importable behind it
     # (gradviz itself and the standard library import lazily while the file's op runs).
     state.path += [p for p in _base.path if p not in state.path]
-    _apply(state)
+    _apply(state, adapter)
     try:
         yield
     finally:
-        _files[path] = _capture(take_user_modules=True)
-        _apply(_base)
+        _files[path] = _capture(adapter, take_user_modules=True)
+        _apply(_base, adapter)
 
 
 def forget(path: str) -> None:
@@ -59,12 +65,14 @@ def forget(path: str) -> None:
     _files.pop(path, None)
 
 
-def _capture(take_user_modules: bool = False) -> _State:
+def _capture(adapter=None, take_user_modules: bool = False) -> _State:
     try:
         cwd = os.getcwd()
     except OSError:  # the folder was removed: keep the one we know
         cwd = _base.cwd if _base else "/"
     state = _State(list(sys.path), cwd, dict(os.environ))
+    if adapter is not None:
+        state.framework = adapter.settings()
     if take_user_modules:
         for name in sys.modules.keys() - _base_modules:
             module = sys.modules.get(name)
@@ -73,7 +81,7 @@ def _capture(take_user_modules: bool = False) -> _State:
     return state
 
 
-def _apply(state: _State) -> None:
+def _apply(state: _State, adapter=None) -> None:
     if sys.path != state.path:
         sys.path[:] = state.path
     try:
@@ -90,6 +98,9 @@ def _apply(state: _State) -> None:
                 os.environ[key] = value
     for name, module in state.modules.items():
         sys.modules[name] = module
+    if adapter is not None and state.framework is not None and \
+            adapter.settings() != state.framework:
+        adapter.apply_settings(state.framework)
 
 
 _verdicts: dict[int, tuple[object, bool]] = {}  # id(module) -> (module, from a user's file?)
