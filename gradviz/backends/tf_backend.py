@@ -218,19 +218,18 @@ class NumericKit:
 class TfAdapter:
     name = "tf"
 
-    # Process-wide settings a file may change at import; each file keeps its own (user_state).
+    # Process-wide settings a file may change at import; each file keeps its own (user_state):
+    # floatx and dtype policy of each keras loaded (Keras 3 and/or Keras 2), TF's eager switch.
     def settings(self) -> tuple:
-        config = getattr(keras, "config", None)  # Keras 3; Keras 2 has keras.backend only
-        floatx = config.floatx() if config else keras.backend.floatx()
-        policy = config.dtype_policy().name if config else None
-        return (floatx, policy, tf.config.functions_run_eagerly())
+        kerases = tuple((name, tuple(g() for g in _keras_switches(sys.modules[name])[0]))
+                        for name in ("keras", "tf_keras") if name in sys.modules)
+        return (kerases, tf.config.functions_run_eagerly())
 
     def apply_settings(self, settings: tuple) -> None:
-        floatx, policy, eager = settings
-        config = getattr(keras, "config", None)
-        (config or keras.backend).set_floatx(floatx)
-        if config and policy is not None:
-            config.set_dtype_policy(policy)
+        kerases, eager = settings
+        for name, values in kerases:
+            for put, value in zip(_keras_switches(sys.modules[name])[1], values):
+                put(value)
         tf.config.run_functions_eagerly(eager)
 
     def version(self) -> str:
@@ -420,12 +419,7 @@ def _build_layer(layer, plans, dtype, device) -> None:
 @contextlib.contextmanager
 def _floatx(dtype: str, keras):
     """Layers built inside use `dtype` for their weights, in the layer's own keras."""
-    if hasattr(keras, "config") and hasattr(keras.config, "set_dtype_policy"):   # Keras 3
-        get = (keras.config.floatx, keras.config.dtype_policy)
-        put = (keras.config.set_floatx, keras.config.set_dtype_policy)
-    else:                                                                       # Keras 2
-        get = (keras.backend.floatx, keras.mixed_precision.global_policy)
-        put = (keras.backend.set_floatx, keras.mixed_precision.set_global_policy)
+    get, put = _keras_switches(keras)
     old = [g() for g in get]
     for p in put:
         p(dtype)
@@ -434,6 +428,15 @@ def _floatx(dtype: str, keras):
     finally:
         for p, value in zip(put, old):
             p(value)
+
+
+def _keras_switches(keras) -> tuple[tuple, tuple]:
+    """(getters, setters) of a keras' floatx and global dtype policy."""
+    if hasattr(keras, "config") and hasattr(keras.config, "set_dtype_policy"):   # Keras 3
+        return ((keras.config.floatx, keras.config.dtype_policy),
+                (keras.config.set_floatx, keras.config.set_dtype_policy))
+    return ((keras.backend.floatx, keras.mixed_precision.global_policy),       # Keras 2
+            (keras.backend.set_floatx, keras.mixed_precision.set_global_policy))
 
 
 def adapter() -> TfAdapter:
