@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
+from gradviz.bundled import EXAMPLES_DIR
 from gradviz.model import FileCatalog, OpInfo, RunRequest, RunSettings
-
-EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "resources" / "examples"
 
 
 def builtin_examples() -> list[str]:

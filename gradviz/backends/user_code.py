@@ -17,9 +17,12 @@ import warnings
 from dataclasses import dataclass, field
 
 import gradviz
+from gradviz.bundled import EXAMPLES_DIR
 from gradviz.model import ErrorInfo
 
 _GRADVIZ_DIR = os.path.dirname(os.path.abspath(gradviz.__file__))
+# The built-in examples are the user's side even when a wheel installs them inside gradviz
+_EXAMPLES_DIR = os.path.abspath(EXAMPLES_DIR)
 _LIBRARY_DIRS = tuple({os.path.abspath(p) for p in (
     sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
     sysconfig.get_paths()["platlib"], sys.prefix, sys.base_prefix) if p})
@@ -32,6 +35,8 @@ def is_user_frame(filename: str) -> bool:
     if not filename or not os.path.isabs(filename) or not filename.endswith(".py"):
         return False
     path = os.path.abspath(filename)
+    if path.startswith(_EXAMPLES_DIR + os.sep):
+        return True
     if path.startswith(_GRADVIZ_DIR + os.sep):
         return False
     if "site-packages" in path or "dist-packages" in path:
