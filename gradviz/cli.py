@@ -182,7 +182,14 @@ def cmd_app(argv: list[str]) -> int:
     p.add_argument("files", nargs="*", help="op modules (built-in examples when none)")
     p.add_argument("--run", action="store_true", help="run all ops once loaded")
     p.add_argument("--screenshot", metavar="PNG", help="save the window image and exit")
+    p.add_argument("--version", action="store_true", help="print gradviz's version and exit")
+    p.add_argument("--install-desktop-entry", action="store_true",
+                   help="add gradviz and its icon to the desktop's launcher (Linux, per user)")
+    p.add_argument("--uninstall-desktop-entry", action="store_true",
+                   help="remove what --install-desktop-entry added")
     args = p.parse_args(argv)
+    if args.version or args.install_desktop_entry or args.uninstall_desktop_entry:
+        return _no_window(args)
     missing = [f for f in args.files if not os.path.exists(f)]
     if missing:
         raise UsageError("no such file: " + ", ".join(missing))
@@ -201,6 +208,29 @@ def _printable_anywhere() -> None:
             stream.reconfigure(errors="replace")
         except (AttributeError, ValueError, OSError):
             pass                            # not a text file of our own (a test's capture)
+
+
+def _no_window(args) -> int:
+    """--version and the desktop entry: answered without Qt or workers."""
+    if args.version:
+        import gradviz
+        print(f"gradviz {gradviz.__version__}")
+        return EXIT_OK
+    from gradviz import desktop_entry
+    try:
+        if args.install_desktop_entry:
+            for path in desktop_entry.install().values():
+                print(f"wrote {path}")
+        else:
+            removed = desktop_entry.uninstall()
+            for path in removed:
+                print(f"removed {path}")
+            if not removed:
+                print(f"no gradviz desktop entry in {desktop_entry.data_home()}")
+    except desktop_entry.DesktopEntryError as exc:
+        print(f"gradviz: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,18 @@
-"""gradviz as users install it: resources found through importlib.resources."""
+"""gradviz as users install it: resources found through importlib.resources, `--version`, the
+desktop entry, and a wheel built by `python -m build` that works from outside the checkout."""
 import importlib.resources
+import json
+import os
+import shutil
+import site
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
+
+import pytest
+
+import gradviz
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -15,3 +27,186 @@ def test_resources_are_the_package_gradviz_resources(examples_dir):
     assert EXAMPLES_DIR.resolve() == examples_dir.resolve()
     assert [Path(p).name for p in builtin_examples()] == ["tutorial_tf.py", "tutorial_torch.py"]
     assert [Path(p).name for p in trap_examples()] == ["traps_tf.py", "traps_torch.py"]
+
+
+def _gradviz(*args, env=None, cwd=None, exe=(sys.executable, "-m", "gradviz"), timeout=300):
+    return subprocess.run([*exe, *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=cwd)
+
+
+def test_version_is_the_package_version():
+    proc = _gradviz("--version")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"gradviz {gradviz.__version__}\n"
+    from importlib.metadata import version
+    assert version("gradviz") == gradviz.__version__     # pyproject reads the same attribute
+
+
+# --- desktop entry -----------------------------------------------------------------------------
+def _desktop_keys(path: Path) -> dict[str, str]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "[Desktop Entry]"
+    return dict(line.split("=", 1) for line in lines[1:] if line)
+
+
+def _exec_argv(exec_value: str) -> list[str]:
+    """The Exec key back to an argv, by the Desktop Entry spec: the string's escapes first, then
+    arguments split on spaces, double quotes with \\ before " ` $ \\; field codes dropped."""
+    text = exec_value.replace("\\\\", "\\").replace("%%", "\0")
+    argv, arg, quoted, i = [], None, False, 0
+    while i < len(text):
+        c = text[i]
+        if quoted and c == "\\" and text[i + 1] in '"`$\\':
+            arg, i = arg + text[i + 1], i + 2
+            continue
+        if c == '"':
+            quoted, arg = not quoted, arg or ""
+        elif c == " " and not quoted:
+            if arg is not None:
+                argv.append(arg)
+            arg = None
+        else:
+            arg = (arg or "") + c
+        i += 1
+    if arg is not None:
+        argv.append(arg)
+    return [a.replace("\0", "%") for a in argv if not a.startswith("%")]
+
+
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="XDG desktop entries are Linux's")
+def test_desktop_entry_install_and_uninstall(tmp_path):
+    data = tmp_path / "xdg data"            # a space: the paths must survive quoting
+    env = dict(os.environ, XDG_DATA_HOME=str(data))
+    proc = _gradviz("--install-desktop-entry", env=env)
+    assert proc.returncode == 0, proc.stderr
+    desktop = data / "applications" / "gradviz.desktop"
+    svg = data / "icons" / "hicolor" / "scalable" / "apps" / "gradviz.svg"
+    png = data / "icons" / "hicolor" / "256x256" / "apps" / "gradviz.png"
+    assert set(proc.stdout.split("\n")) >= {f"wrote {desktop}", f"wrote {svg}", f"wrote {png}"}
+    assert svg.read_bytes() == (ROOT / "resources" / "gradviz.svg").read_bytes()
+    assert png.read_bytes() == (ROOT / "resources" / "gradviz.png").read_bytes()
+    keys = _desktop_keys(desktop)
+    assert (keys["Type"], keys["Name"], keys["Icon"], keys["Terminal"]) == (
+        "Application", "gradviz", "gradviz", "false")
+    assert keys["Exec"].endswith(" %F")
+    # the launcher's command is this installation's gradviz, and it runs
+    argv = _exec_argv(keys["Exec"])
+    launched = _gradviz("--version", exe=argv, env=env)
+    assert launched.stdout == f"gradviz {gradviz.__version__}\n", launched.stderr
+    validate = shutil.which("desktop-file-validate")
+    if validate:                                   # Debian's desktop-file-utils, where installed
+        checked = subprocess.run([validate, str(desktop)], capture_output=True, text=True)
+        assert checked.returncode == 0 and not checked.stdout.strip(), checked.stdout
+
+    proc = _gradviz("--uninstall-desktop-entry", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert not desktop.exists() and not svg.exists() and not png.exists()
+    assert f"removed {desktop}" in proc.stdout
+    again = _gradviz("--uninstall-desktop-entry", env=env)
+    assert again.returncode == 0 and "no gradviz desktop entry" in again.stdout
+
+
+def test_exec_quoting_of_odd_paths():
+    from gradviz.desktop_entry import desktop_file_text
+    odd = ["/opt/my apps/$HOME/100%/gradviz", '/x/"q"/a\\b']
+    [exec_value] = [line[5:] for line in desktop_file_text(odd).splitlines()
+                    if line.startswith("Exec=")]
+    assert exec_value == r'"/opt/my apps/\\$HOME/100%%/gradviz" "/x/\\"q\\"/a\\\\b" %F'
+    assert _exec_argv(exec_value) == odd
+
+
+def test_relative_xdg_data_home_is_ignored(monkeypatch, tmp_path):
+    from gradviz.desktop_entry import data_home
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_DATA_HOME", "relative/share")    # invalid per the XDG spec
+    assert data_home() == tmp_path / ".local" / "share"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "d"))
+    assert data_home() == tmp_path / "d"
+
+
+# --- the wheel ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """`python -m build`: the sdist, then the wheel built from that sdist (so the sdist is
+    complete), with this environment's setuptools (nothing downloaded)."""
+    out = tmp_path_factory.mktemp("dist")
+    proc = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out),
+                           str(ROOT)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    [wheel] = out.glob("gradviz-*.whl")
+    [sdist] = out.glob("gradviz-*.tar.gz")
+    return wheel, sdist
+
+
+@pytest.fixture(scope="module")
+def wheel_venv(built, tmp_path_factory):
+    """A fresh venv holding only the wheel; the heavy dependencies (torch, tensorflow, Qt) come
+    from this test environment's site-packages through a .pth file instead of a download."""
+    wheel, _ = built
+    venv = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=300)
+    python = venv / "bin" / "python"
+    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    # only site-packages: not the checkout, and .pth files there (the editable install) stay unread
+    (Path(purelib) / "test_environment.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    proc = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                           "--force-reinstall", str(wheel)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return venv
+
+
+def _clean_env(**extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "GRADVIZ"))}
+    return dict(env, **extra)
+
+
+def test_wheel_and_sdist_carry_the_resources(built):
+    wheel, sdist = built
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for f in ("tutorial_torch.py", "tutorial_tf.py", "traps_torch.py", "traps_tf.py"):
+        assert f"gradviz/resources/examples/{f}" in names
+    assert {"gradviz/resources/gradviz.svg", "gradviz/resources/gradviz.png"} <= names
+    assert not any(n.startswith(("tests/", "resources/")) for n in names)
+    import tarfile
+    with tarfile.open(sdist) as tar:
+        members = {m.name.split("/", 1)[1] for m in tar.getmembers() if "/" in m.name}
+    assert {"resources/examples/tutorial_torch.py", "resources/gradviz.svg", "setup.py",
+            "constraints.txt", "tests/conftest.py"} <= members
+
+
+def test_installed_wheel_lists_and_runs_builtin_examples(wheel_venv, tmp_path):
+    """From a folder outside the checkout: the examples come from the installed package."""
+    exe = [str(wheel_venv / "bin" / "gradviz")]
+    env = _clean_env()
+    version = _gradviz("--version", exe=exe, env=env, cwd=tmp_path)
+    assert version.stdout == f"gradviz {gradviz.__version__}\n", version.stderr
+
+    listed = _gradviz("list", exe=exe, env=env, cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    for op in ("mul_weights", "mul_layer", "round_ste"):
+        assert op in listed.stdout
+    site_dir = subprocess.run([str(wheel_venv / "bin" / "python"), "-c",
+                               "import gradviz, os; print(os.path.dirname(gradviz.__file__))"],
+                              capture_output=True, text=True, env=env, cwd=tmp_path).stdout.strip()
+    assert site_dir.startswith(str(wheel_venv))      # the wheel's gradviz, not the checkout's
+
+    report = tmp_path / "run.json"
+    ran = _gradviz("run", "--json", report, exe=exe, env=env, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+    ops = json.loads(report.read_text())["ops"]
+    assert {o["framework"] for o in ops} == {"torch", "tf"}
+    assert all(o["file"].startswith(site_dir + os.sep) for o in ops)
+
+    # the traps' findings point at the installed example's line, as in a checkout
+    traps = Path(site_dir) / "resources" / "examples" / "traps_torch.py"
+    trap_report = tmp_path / "traps.json"
+    ran = _gradviz("run", traps, "--op", "trap_too_many_grads", "--framework", "torch",
+                   "--modes", "custom,default",
+                   "--json", trap_report, exe=exe, env=env, cwd=tmp_path)
+    assert ran.returncode == 3, ran.stderr[-2000:]
+    [op] = json.loads(trap_report.read_text())["ops"]
+    [finding] = [d for d in op["diagnostics"] if d["code"] == "GV101-grad-count"]
+    assert finding["where"].startswith(f"{traps}:")

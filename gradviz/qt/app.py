@@ -24,6 +24,11 @@ def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("gradviz")
     app.setOrganizationName("gradviz")
+    import gradviz
+    from gradviz.qt.about import app_icon
+    app.setApplicationVersion(gradviz.__version__)
+    app.setWindowIcon(app_icon())                # window and taskbar
+    app.setDesktopFileName("gradviz")            # ties the window to gradviz.desktop (Wayland)
     from gradviz.qt.main_window import MainWindow
 
     from gradviz.catalog import builtin_examples

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QApplication, QFileDialog, QLabel, QMainWindow, Q
 
 from gradviz.diagnostics import diagnose_load
 from gradviz.model import FRAMEWORKS, MODES, RunRequest, RunResult
+from gradviz.qt.about import app_icon, show_about
 from gradviz.qt.checks_matrix import ChecksMatrix, contract_findings
 from gradviz.qt.diagnostics_panel import DiagnosticsPanel
 from gradviz.qt.engine_bridge import EngineBridge
@@ -47,6 +48,7 @@ class MainWindow(QMainWindow):
                  frameworks=FRAMEWORKS, parent=None):
         super().__init__(parent)
         self.setWindowTitle("gradviz")
+        self.setWindowIcon(app_icon())
         self.qs = qsettings or QSettings("gradviz", "gradviz")
         self.files = [os.path.abspath(f) for f in files]
         self.results: dict[tuple, RunResult] = {}
@@ -606,9 +608,8 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, "gradviz", f"could not write {path}")
 
     def _about(self) -> None:
-        import gradviz
-        QMessageBox.about(self, "gradviz", f"gradviz {gradviz.__version__}\n\nSee every gradient of your "
-                          "custom backward beside the framework's default and a numeric reference.")
+        engine = self.bridge.engine
+        show_about(self, self.bridge.frameworks, engine.states() if engine is not None else {})
 
     def closeEvent(self, ev):
         self.qs.setValue("window/geometry", self.saveGeometry())
