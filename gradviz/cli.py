@@ -182,11 +182,12 @@ def cmd_app(argv: list[str]) -> int:
     p.add_argument("files", nargs="*", help="op modules (built-in examples when none)")
     p.add_argument("--run", action="store_true", help="run all ops once loaded")
     p.add_argument("--screenshot", metavar="PNG", help="save the window image and exit")
-    p.add_argument("--version", action="store_true", help="print gradviz's version and exit")
-    p.add_argument("--install-desktop-entry", action="store_true",
-                   help="add gradviz and its icon to the desktop's launcher (Linux, per user)")
-    p.add_argument("--uninstall-desktop-entry", action="store_true",
-                   help="remove what --install-desktop-entry added")
+    once = p.add_mutually_exclusive_group()      # each answers and exits, no window
+    once.add_argument("--version", action="store_true", help="print gradviz's version and exit")
+    once.add_argument("--install-desktop-entry", action="store_true",
+                      help="add gradviz and its icon to the desktop's launcher (Linux, per user)")
+    once.add_argument("--uninstall-desktop-entry", action="store_true",
+                      help="remove what --install-desktop-entry added")
     args = p.parse_args(argv)
     if args.version or args.install_desktop_entry or args.uninstall_desktop_entry:
         return _no_window(args)

@@ -40,7 +40,7 @@ def launcher_command() -> list[str]:
     PATH), else this Python running the package."""
     script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
     if script is not None and script.name == "gradviz" and script.is_file():
-        return [str(script.resolve())]
+        return [str(script.absolute())]     # pipx's link in ~/.local/bin stays valid on upgrade
     beside = Path(sys.executable).parent / "gradviz"
     if beside.is_file():
         return [str(beside)]
