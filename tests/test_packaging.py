@@ -174,6 +174,8 @@ def _clean_env(**extra):
     return dict(env, **extra)
 
 
+# building, installing and three cold starts of both frameworks: minutes on a loaded machine
+@pytest.mark.timeout(900)
 def test_wheel_and_sdist_carry_the_resources(built):
     wheel, sdist = built
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -188,6 +190,7 @@ def test_wheel_and_sdist_carry_the_resources(built):
             "constraints.txt", "tests/conftest.py"} <= members
 
 
+@pytest.mark.timeout(900)
 def test_installed_wheel_lists_and_runs_builtin_examples(wheel_venv, tmp_path):
     """From a folder outside the checkout: the examples come from the installed package."""
     exe = [str(wheel_venv / "bin" / "gradviz")]
