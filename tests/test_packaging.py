@@ -214,13 +214,15 @@ def test_installed_wheel_lists_and_runs_builtin_examples(wheel_venv, tmp_path):
     assert {o["framework"] for o in ops} == {"torch", "tf"}
     assert all(o["file"].startswith(site_dir + os.sep) for o in ops)
 
-    # the traps' findings point at the installed example's line, as in a checkout
-    traps = Path(site_dir) / "resources" / "examples" / "traps_torch.py"
+    # a trap's error keeps its traceback in the installed example, as in a checkout (installed
+    # inside gradviz, the examples are still the user's frames)
+    traps = Path(site_dir) / "resources" / "examples" / "traps_tf.py"
     trap_report = tmp_path / "traps.json"
-    ran = _gradviz("run", traps, "--op", "trap_too_many_grads", "--framework", "torch",
-                   "--modes", "custom,default",
-                   "--json", trap_report, exe=exe, env=env, cwd=tmp_path)
+    ran = _gradviz("run", traps, "--op", "trap_assign_weights", "--framework", "tf",
+                   "--modes", "custom,default", "--json", trap_report,
+                   exe=exe, env=env, cwd=tmp_path)
     assert ran.returncode == 3, ran.stderr[-2000:]
     [op] = json.loads(trap_report.read_text())["ops"]
-    [finding] = [d for d in op["diagnostics"] if d["code"] == "GV101-grad-count"]
-    assert finding["where"].startswith(f"{traps}:")
+    where = op["error"]["where"]
+    assert where.startswith(f"{traps}:")
+    assert f'File "{traps}", line {where.rpartition(":")[2]}' in op["error"]["traceback"]
