@@ -50,6 +50,8 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("gradviz")
         self.setWindowIcon(app_icon())
         self.qs = qsettings or QSettings("gradviz", "gradviz")
+        from gradviz.qt.settings_guard import drop_pickled_values
+        self._dropped_settings = drop_pickled_values(self.qs)   # before any value is read
         self.files = [os.path.abspath(f) for f in files]
         self.results: dict[tuple, RunResult] = {}
         self.comparisons: dict[tuple, object] = {}
@@ -124,6 +126,11 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(main)
         self._build_actions()
         self._build_status()
+        if self._dropped_settings:
+            note = ("ignored " + ", ".join(self._dropped_settings) +
+                    ": not a plain value (a pickled object is never read); defaults used")
+            self.summary.setText("settings: " + note)
+            self.log.add("settings", note)
         self.setAcceptDrops(True)
 
     def _build_actions(self) -> None:
