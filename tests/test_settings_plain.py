@@ -41,3 +41,18 @@ def test_pickled_setting_is_never_unpickled(qtbot, engine, tmp_path):
     for key in again.allKeys():
         again.value(key)
     assert not marker.exists()
+
+
+def test_unusable_saved_values_fall_back_and_are_named_once(qtbot, engine, tmp_path):
+    ini = tmp_path / "gradviz.ini"
+    ini.write_text("[run]\nseed=banana\ntimeout=abc\nshape=3x7\n\n[window]\ngeometry=garbage\n")
+    from gradviz.qt.main_window import MainWindow
+    win = MainWindow([], engine=engine, qsettings=QSettings(str(ini), QSettings.IniFormat))
+    qtbot.addWidget(win)
+    panel = win.settings_panel
+    assert panel.seed.value() == 0 and panel.timeout.value() == 120.0      # the defaults
+    assert panel.settings("torch").shape == (3, 7)                          # good values kept
+    said = win.summary.text()
+    for key in ("run/seed='banana'", "run/timeout='abc'", "window/geometry='garbage'"):
+        assert key in said, said
+    assert win.log.toPlainText().count("run/seed='banana'") == 1           # said once

@@ -10,7 +10,7 @@ import os
 from dataclasses import replace
 from typing import Optional
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QFileDialog, QLabel, QMainWindow, QMessageBox,
                                QProgressBar, QSplitter, QTabWidget, QToolBar, QVBoxLayout, QWidget)
@@ -34,6 +34,11 @@ from gradviz.qt.theme import FRAMEWORK_LABELS, STATE_COLORS
 
 RECENT_MAX = 10
 PARTIAL, FINAL = 1, 2          # how far a result of the running batch got (0: not yet)
+
+
+def _short_repr(value, n: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _key(req: RunRequest) -> tuple:
@@ -76,8 +81,13 @@ class MainWindow(QMainWindow):
         self.tree.set_catalogs([], tuple(self.files))
         self.resize(1500, 950)
         geo = self.qs.value("window/geometry")
-        if geo is not None:
-            self.restoreGeometry(geo)
+        bad = list(self.settings_panel.fallbacks)
+        if geo is not None and not (isinstance(geo, (QByteArray, bytes)) and self.restoreGeometry(geo)):
+            bad.append(f"window/geometry={_short_repr(geo)}")
+        if bad:                                 # said once, where the user looks first
+            note = "unusable saved settings, defaults used: " + ", ".join(bad)
+            self.summary.setText(note)
+            self.log.add("settings", note)
 
     # --- layout --------------------------------------------------------------------------------
     def _build(self) -> None:

@@ -4,6 +4,8 @@ Persisted in QSettings between sessions; invalid text is shown in red, never sil
 """
 from __future__ import annotations
 
+import math
+
 from typing import Optional
 
 from PySide6.QtCore import QSettings, Qt, Signal
@@ -167,13 +169,14 @@ class SettingsPanel(QWidget):
         self.graph.setCurrentIndex(max(0, self.graph.findData(qs.value("run/graph", "op"))))
         self.shape.setText(str(qs.value("run/shape", "200")))
         self.dtype.setCurrentText(str(qs.value("run/dtype", "float32")))
-        self.seed.setValue(int(qs.value("run/seed", 0)))
+        self.fallbacks: list[str] = []         # saved values that were unusable: defaults used
+        self.seed.setValue(self._number("run/seed", 0, int, self.seed))
         self.upstream.setCurrentText(str(qs.value("run/upstream", "ones")))
         saved = qs.value("run/modes", ",".join(MODES))
         saved = saved.split(",") if isinstance(saved, str) else list(saved or [])
         for m, cb in self.modes.items():
             cb.setChecked(m in saved)
-        self.timeout.setValue(float(qs.value("run/timeout", 120.0)))
+        self.timeout.setValue(self._number("run/timeout", 120.0, float, self.timeout))
         self.depth.setValue(_int_or(qs.value("run/depth", 4), 4))
         chosen = str(qs.value("run/checks", "") or "").split(",")
         for name, cb in self.checks.items():
@@ -184,6 +187,20 @@ class SettingsPanel(QWidget):
                 box.addItem(dev, dev)
             box.setCurrentIndex(box.findData(dev))
         self._loading = False
+
+    def _number(self, key: str, default, kind, box):
+        """The saved number at `key` when it is one the spin box can show, else `default` (the
+        key is then listed in self.fallbacks so the window can say so)."""
+        raw = self.qs.value(key, default)
+        try:
+            value = kind(raw)
+            ok = math.isfinite(value) and box.minimum() <= value <= box.maximum()
+        except (TypeError, ValueError, OverflowError):
+            ok = False
+        if ok:
+            return value
+        self.fallbacks.append(f"{key}={raw!r}")
+        return default
 
     def save(self) -> None:
         qs = self.qs
