@@ -53,6 +53,8 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true",
                    help="exit 1 on differs or non-finite, or a failed contract check")
     p.add_argument("--quiet", action="store_true", help="only the summary table")
+    p.add_argument("--verbose", action="store_true",
+                   help="also show what the workers print themselves (framework start-up log lines)")
     return p
 
 
@@ -100,7 +102,12 @@ def cmd_run(argv: list[str]) -> int:
 
     from gradviz.catalog import label_results, pair_ops, requests_for, select
     from gradviz.engine import Engine
-    with Engine(frameworks) as engine:
+    if args.verbose:  # TensorFlow's informational lines too, unless the user chose a level
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0")
+    with Engine(frameworks, start=False) as engine:
+        if args.verbose:
+            engine.follow_output(_echo_worker_line)
+        engine.start()
         catalogs = engine.discover(files, timeout=settings.timeout)
         load_failed = print_load_errors(catalogs)
         paired = pair_ops(catalogs)
@@ -125,6 +132,10 @@ def cmd_run(argv: list[str]) -> int:
     if load_failed or missing:
         return EXIT_USAGE
     return _exit_code(results, comparisons, args.strict)
+
+
+def _echo_worker_line(framework: str, line: str) -> None:
+    print(f"[{framework} worker] {line}", file=sys.stderr, flush=True)
 
 
 def _progress(total: int):

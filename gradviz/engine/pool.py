@@ -23,6 +23,7 @@ from typing import Callable, Optional
 
 from gradviz.engine import scratch, transport
 from gradviz.engine.launch import worker_command
+from gradviz.engine.worker_output import WorkerOutput, describe_failure
 
 _LIVE: "weakref.WeakSet[Worker]" = weakref.WeakSet()
 _SHUTTING_DOWN = threading.Event()  # set at interpreter exit: no new worker may start after it
@@ -147,6 +148,8 @@ class _Child:
     def __init__(self, popen: subprocess.Popen, conn: Connection, folder: str):
         self.popen, self.conn, self.folder = popen, conn, folder
         self.log = os.path.join(folder, "crash.log")
+        self.reader: Optional[threading.Thread] = None  # drains its stdout/stderr pipe
+        self.output_mark = 0  # Worker.output.count when it started
         self.ready = threading.Event()
         self.failed = ""   # why the framework could not be imported
 
@@ -164,6 +167,7 @@ class Worker:
         self.crash_log = ""    # path of the current process's faulthandler log
         self.memory_limit = memory_limit_from_env() if memory_limit is None else memory_limit
         self._on_state = on_state
+        self.output = WorkerOutput(framework)  # its processes' own stdout/stderr (not the user's)
         self._call_lock = threading.RLock()  # one request at a time
         self._lock = threading.RLock()       # guards _child; never held while waiting on a child
         self._child: Optional[_Child] = None
@@ -200,13 +204,15 @@ class Worker:
                 popen = _start(worker_command(
                     [str(theirs.fileno()), self.framework, str(os.getpid()), folder]),
                     pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env,
-                    start_new_session=True)
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
             except BaseException:
                 scratch.remove(folder)
                 raise
             finally:
                 theirs.close()
             child = _Child(popen, Connection(ours.detach()), folder)
+            child.output_mark = self.output.count
+            child.reader = self.output.follow(popen.stdout)
             self._child, self.crash_log = child, child.log
             self.status.starts += 1
             self.status.pid = popen.pid
@@ -218,7 +224,10 @@ class Worker:
         try:
             kind, info = transport.recv(child.conn, child.folder)
         except (EOFError, OSError):
-            kind, info = "fail", describe_exit(_wait(child.popen, 2))
+            code = _wait(child.popen, 2)
+            if child.reader is not None:
+                child.reader.join(1.0)  # its last words: a traceback in the bootstrap, say
+            kind, info = "fail", describe_failure(describe_exit(code), self.output.since(child.output_mark))
         if kind == "ready":
             if child is self._child:
                 self.status.import_s = info["import_s"]

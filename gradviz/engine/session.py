@@ -35,6 +35,20 @@ class Engine:
         for fw in frameworks or self.frameworks:
             self.workers[fw].start()
 
+    def follow_output(self, listener: Callable[[str, str], None],
+                      replay: bool = False) -> Callable[[], None]:
+        """Call `listener(framework, line)` for each line a worker prints outside the user's calls
+        (framework start-up noise; engine.worker_output); with `replay`, the lines kept so far
+        first. Returns the call that stops it."""
+        outputs = [w.output for w in self.workers.values()]
+        for out in outputs:
+            out.listen(listener, replay)
+
+        def unfollow() -> None:
+            for out in outputs:
+                out.unlisten(listener)
+        return unfollow
+
     def states(self) -> dict[str, WorkerState]:
         return {fw: w.status for fw, w in self.workers.items()}
 

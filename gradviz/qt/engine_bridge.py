@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import queue
 import threading
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Optional
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -31,6 +31,7 @@ class EngineBridge(QObject):
     runFinished = Signal(object)      # list[RunResult], when the whole batch is done
     busyChanged = Signal(bool)
     failed = Signal(str)              # a bug in the engine itself (not user code)
+    workerOutput = Signal(str, str)   # (framework, line) a worker printed outside user calls
 
     def __init__(self, engine=None, frameworks: Iterable[str] = FRAMEWORKS, parent=None):
         super().__init__(parent)
@@ -42,20 +43,34 @@ class EngineBridge(QObject):
         self._poll = QTimer(self)
         self._poll.setInterval(150)
         self._poll.timeout.connect(self._poll_states)
+        self._unfollow: Optional[Callable[[], None]] = None
 
     # --- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
         """Create (or adopt) the engine: the workers spawn and import their framework at once."""
         if self.engine is None:
             from gradviz.engine.session import Engine  # spawn machinery only, no framework
-            self.engine = Engine(self.frameworks)
+            self.engine = Engine(self.frameworks, start=False)
+            self._follow_output()
+            self.engine.start()
         else:
             self.frameworks = tuple(self.engine.frameworks)
+            self._follow_output()
         self._poll.start()
         self._poll_states()
 
+    def _follow_output(self) -> None:
+        # Framework start-up noise goes to the log panel, never the user's terminal. The signal
+        # is emitted from a pipe-reading thread; Qt queues it to this object's thread.
+        follow = getattr(self.engine, "follow_output", None)
+        if follow is not None and self._unfollow is None:
+            self._unfollow = follow(self.workerOutput.emit, replay=True)
+
     def close(self) -> None:
         self._poll.stop()
+        if self._unfollow is not None:
+            self._unfollow()
+            self._unfollow = None
         if self.engine is not None:
             if self._running:
                 self.engine.cancel()

@@ -246,6 +246,7 @@ class MainWindow(QMainWindow):
             lambda n: self.tabs.setTabText(self.tabs.indexOf(self.checks_matrix),
                                            f"Checks ({n} failed)" if n else "Checks"))
         b.busyChanged.connect(self._busy)
+        b.workerOutput.connect(self._worker_output)
         b.failed.connect(lambda msg: self.diagnostics.add("error", "gradviz", "internal error: " + msg.splitlines()[0],
                                                           detail=msg))
         self.tree.pairSelected.connect(self.show_pair)
@@ -262,6 +263,9 @@ class MainWindow(QMainWindow):
         self._grid_timer.setSingleShot(True)
         self._grid_timer.setInterval(30)
         self._grid_timer.timeout.connect(self.refresh_view)
+
+    def _worker_output(self, framework: str, line: str) -> None:
+        self.log.note(f"[{framework} worker] {line}")
 
     # --- start and files -----------------------------------------------------------------------
     def start(self, run: bool = False) -> None:
