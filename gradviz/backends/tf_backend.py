@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from gradviz.backends.introspect import (candidates, defined_at, definition_line,
                                          no_arg_constructible, obj_is_own, tensors_of)
+from gradviz.backends.tf_grad_returns import grad_returns_checked
 from gradviz.backends.tf_overrides import custom_gradients_as_default, is_framework_own
 from gradviz.model import OpInfo
 
@@ -334,7 +335,8 @@ class TfAdapter:
             targets = [(n, t, leaf.role) for leaf, (n, t) in zip(graph.leaves, leaves.items())]
             targets += [(n, v, "param") for n, v in built.params().items()]
             targets += [(n, t, role) for n, (t, role) in recorded.items()]
-            grads = tape.gradient(loss, [_watchable(t) for _, t, _ in targets])
+            with grad_returns_checked():
+                grads = tape.gradient(loss, [_watchable(t) for _, t, _ in targets])
             del tape
         got = {}
         for (name, t, role), g in zip(targets, grads):

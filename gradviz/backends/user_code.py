@@ -47,6 +47,8 @@ def is_user_frame(filename: str) -> bool:
 def error_info(exc: BaseException, kind: str = "error", fallback_where: str = "") -> ErrorInfo:
     """ErrorInfo naming the innermost user frame; the traceback keeps the user's frames only."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if is_user_frame(f.filename)]
+    # a check that found the user's mistake after the user's frame had returned names it itself
+    frames = frames or list(getattr(exc, "user_frames", []))
     where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else fallback_where
     if isinstance(exc, SyntaxError) and exc.filename and is_user_frame(exc.filename):
         where = f"{exc.filename}:{exc.lineno or 0}"
