@@ -11,7 +11,7 @@ import os
 import sys
 
 from gradviz.model import (DEPTH_RANGE, DTYPES, GRAPHS, FRAMEWORKS, RunSettings, parse_checks,
-                           parse_shape, parse_upstream)
+                           parse_range, parse_shape, parse_upstream)
 
 EXIT_OK, EXIT_STRICT, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 SUBCOMMANDS = ("run", "list", "devices")
@@ -40,6 +40,8 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", default="float32", choices=DTYPES)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--upstream", default="ones", help="ones | random | const:K")
+    p.add_argument("--range", default="-3,3", metavar="LO,HI",
+                   help="float inputs are drawn uniformly from [LO, HI) (default -3,3)")
     p.add_argument("--modes", default="default,custom,numeric",
                    help="comma-separated subset of default,custom,numeric")
     p.add_argument("--checks", default="none", metavar="all|none|NAME,...",
@@ -62,6 +64,7 @@ def settings_from(args) -> RunSettings:
     try:
         shape = parse_shape(args.shape)
         upstream = parse_upstream(args.upstream)
+        input_range = parse_range(args.range)
         checks = parse_checks(args.checks)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -81,7 +84,8 @@ def settings_from(args) -> RunSettings:
         raise UsageError(f"--plot {args.plot}: the file must end in .png, .svg or .pdf")
     return RunSettings(graph=args.graph, shape=shape, dtype=args.dtype, seed=args.seed,
                        upstream=args.upstream, device=args.device, modes=modes,
-                       timeout=args.timeout, depth=args.depth, checks=checks)
+                       timeout=args.timeout, depth=args.depth, checks=checks,
+                       input_range=input_range)
 
 
 def _frameworks(choice: str) -> tuple[str, ...]:
@@ -93,9 +97,17 @@ def _files_or_examples(files: list[str]) -> list[str]:
     return [os.path.abspath(f) for f in files] if files else builtin_examples()
 
 
+def joined_range(argv: list[str]) -> list[str]:
+    """`--range -6,6` as `--range=-6,6`: argparse takes a value starting with '-' for an option."""
+    out, it = [], iter(argv)
+    for a in it:
+        out.append(f"--range={next(it, '')}" if a == "--range" else a)
+    return out
+
+
 def cmd_run(argv: list[str]) -> int:
     from gradviz.cli_output import print_load_errors, print_results
-    args = _run_parser().parse_args(argv)
+    args = _run_parser().parse_args(joined_range(argv))
     settings = settings_from(args)
     frameworks = _frameworks(args.framework)
     files = _files_or_examples(args.files)

@@ -72,6 +72,7 @@ class RunSettings:
     timeout: float = 120.0            # seconds per op and framework
     depth: int = 4                    # layers of the stack graph (ignored by the others)
     checks: tuple[str, ...] = ()      # contract checks to run after the modes (see CHECKS)
+    input_range: tuple[float, float] = (-3.0, 3.0)   # float inputs drawn from [lo, hi) (--range)
 
     def with_(self, **changes) -> "RunSettings":
         return replace(self, **changes)
@@ -80,7 +81,19 @@ class RunSettings:
         return {"graph": self.graph, "shape": list(self.shape), "dtype": self.dtype,
                 "seed": self.seed, "upstream": self.upstream, "device": self.device,
                 "modes": list(self.modes), "timeout": self.timeout, "depth": self.depth,
-                "checks": list(self.checks)}
+                "checks": list(self.checks), "range": list(self.input_range)}
+
+
+def parse_range(text: str) -> tuple[float, float]:
+    """'-6,6' -> (-6.0, 6.0). Raises ValueError with a readable message."""
+    parts = [p.strip() for p in str(text).split(",")]
+    try:
+        lo, hi = (float(p) for p in parts)
+    except ValueError:
+        raise ValueError(f"range {text!r}: write LO,HI, e.g. -6,6") from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValueError(f"range {text!r}: LO must be below HI, both finite")
+    return lo, hi
 
 
 def parse_checks(text: str) -> tuple[str, ...]:

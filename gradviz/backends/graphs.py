@@ -8,6 +8,7 @@ holds the few framework functions the graphs need (sum, mean, dense).
 from __future__ import annotations
 
 import inspect
+import re
 import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -43,8 +44,9 @@ def rng_for(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(name.encode())])
 
 
-def input_values(seed: int, name: str, shape: tuple[int, ...]) -> np.ndarray:
-    return rng_for(seed, "input:" + name).uniform(-3.0, 3.0, size=shape)
+def input_values(seed: int, name: str, shape: tuple[int, ...],
+                 bounds: tuple[float, float] = (-3.0, 3.0)) -> np.ndarray:
+    return rng_for(seed, "input:" + name).uniform(bounds[0], bounds[1], size=shape)
 
 
 def param_values(seed: int, name: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -66,16 +68,54 @@ def plan_args(params: list[inspect.Parameter], meta: dict, settings: RunSettings
         if p.name in consts:
             plans.append(ArgPlan(p.name, "const", const=consts[p.name]))
         elif p.name in inputs:
-            spec = inputs[p.name]
-            values = (input_values(settings.seed, p.name, tuple(spec)) if is_shape(spec)
-                      else np.asarray(spec, dtype=np.float64))
-            plans.append(ArgPlan(p.name, "tensor", values=values))
+            plans.append(ArgPlan(p.name, "tensor", values=_spec_values(p.name, inputs[p.name],
+                                                                       settings)))
         elif p.default is not p.empty:
             plans.append(ArgPlan(p.name, "default"))  # not passed: the signature default applies
+        elif is_constant_annotation(p.annotation):
+            raise ValueError(
+                f"argument {p.name!r} is a constant (annotated {_annotation_text(p.annotation)}) "
+                f"without a default: give its value with consts={{{p.name!r}: ...}} in "
+                "@gradviz.op (or gradviz.op(consts=...)(Op) for an imported op)")
         else:
-            plans.append(ArgPlan(p.name, "tensor",
-                                 values=input_values(settings.seed, p.name, settings.shape)))
+            plans.append(ArgPlan(p.name, "tensor", values=input_values(
+                settings.seed, p.name, settings.shape, settings.input_range)))
     return plans
+
+
+_CONSTANT_WORDS = {"int", "float", "bool", "str", "None", "Optional", "Union", "typing", "NoneType"}
+
+
+def _annotation_text(annotation) -> str:
+    return annotation if isinstance(annotation, str) else getattr(
+        annotation, "__name__", None) or str(annotation)
+
+
+def is_constant_annotation(annotation) -> bool:
+    """int, float, bool, str, and Optional/Union of them (also as `from __future__` strings)."""
+    if annotation is inspect.Parameter.empty:
+        return False
+    if annotation in (int, float, bool, str):
+        return True
+    words = set(re.findall(r"[A-Za-z_]\w*", _annotation_text(annotation).replace(".", " ")))
+    return bool(words) and words <= _CONSTANT_WORDS and bool(words & {"int", "float", "bool", "str"})
+
+
+def _spec_values(name: str, spec, settings: RunSettings) -> np.ndarray:
+    """inputs= per argument: a shape, explicit values, or {"shape", "range"} (floats)."""
+    if isinstance(spec, dict):
+        unknown = set(spec) - {"shape", "range", "dtype"}
+        if unknown:
+            raise ValueError(f"inputs[{name!r}]: unknown keys {sorted(unknown)}; use shape, range")
+        if spec.get("dtype", "float") not in ("float", "float32", "float64"):
+            raise ValueError(f"inputs[{name!r}]: dtype {spec['dtype']!r} is not supported yet "
+                             "(float inputs only)")
+        shape = tuple(spec.get("shape", settings.shape))
+        lo, hi = spec.get("range", settings.input_range)
+        return input_values(settings.seed, name, shape, (float(lo), float(hi)))
+    if is_shape(spec):
+        return input_values(settings.seed, name, tuple(spec), settings.input_range)
+    return np.asarray(spec, dtype=np.float64)
 
 
 def upstream_values(settings: RunSettings, name: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -176,7 +216,7 @@ def _mlp_graph(settings, plans):
     d = shape[-1]
     seed = settings.seed
     scale = 1.0 / np.sqrt(d)
-    leaves = [Leaf("x", "input", input_values(seed, "x", shape)),
+    leaves = [Leaf("x", "input", input_values(seed, "x", shape, settings.input_range)),
               Leaf("w1", "param", rng_for(seed, "param:w1").standard_normal((d, d)) * scale),
               Leaf("b1", "param", rng_for(seed, "param:b1").standard_normal((d,)) * 0.1)]
     others = [p for p in plans if p.kind == "tensor" and p is not first]

@@ -35,7 +35,7 @@ def stack_graph(settings, plans) -> Graph:
     shape = tuple(first.values.shape) or (1,)
     d = shape[-1]
     others = [p for p in plans if p.kind == "tensor" and p is not first]
-    leaves = [Leaf("x", "input", input_values(settings.seed, "x", shape))]
+    leaves = [Leaf("x", "input", input_values(settings.seed, "x", shape, settings.input_range))]
     leaves += [Leaf(p.name, "input", p.values) for p in others]
     leaves += stack_weights(settings.seed, depth, d)
     upstream: list[np.ndarray] = []
