@@ -29,7 +29,7 @@ def test_non_tensor_gradient_named_at_the_users_return(engine, write_module):
                                    for q in ("float_grad", "array_grad")])
     for res, kind, line in ((floaty, "float", 8), (arrayish, "ndarray", 16)):
         err = res.mode_errors["custom"]
-        assert err.type == "GradientNotTensor", err
+        assert err.type == "GradReturnedNonTensor", err
         assert err.message.startswith(f"grad returned {kind}; return a tensor"), err.message
         assert err.where == f"{path}:{line}", err.where
         x = res.tensor("x")

@@ -342,10 +342,6 @@ class TfAdapter:
         for (name, t, role), g in zip(targets, grads):
             if isinstance(g, tf.IndexedSlices):
                 g = tf.convert_to_tensor(g)
-            if g is not None and not tf.is_tensor(g):   # TF hands a float or array on as it is
-                from gradviz.backends.user_code import GradientNotTensor
-                raise GradientNotTensor(f"grad returned {type(g).__name__}; return a tensor "
-                                        f"(the gradient of {name!r} is not one)")
             got[name] = {"role": role, "value": np.asarray(t.numpy()), "grad": None if g is None
                          else np.asarray(g.numpy()), "why": "" if g is not None else _NO_PATH}
         return got

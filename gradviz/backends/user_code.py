@@ -62,40 +62,7 @@ def error_info(exc: BaseException, kind: str = "error", fallback_where: str = ""
     message = _strip_framework_noise(message)
     if not frames and "returned an incorrect number of gradients" in message:
         where = _return_statement(where)  # torch checks it in C++: blame the user's return
-    if not frames and isinstance(exc, GradientNotTensor):
-        where = grad_return_statement(where)
     return ErrorInfo(type(exc).__name__, message or type(exc).__name__, where, tb, kind)
-
-
-class GradientNotTensor(TypeError):
-    """A custom gradient function returned something that is not a tensor (a Python float, a
-    numpy array): TensorFlow passes it through, so gradviz names it at the user's return."""
-
-
-def grad_return_statement(where: str) -> str:
-    """For "file:N" at a `@tf.custom_gradient` function (its def or decorator), the `return` line
-    of the gradient function it returns (`return y, grad` -> grad's only `return`); else
-    _return_statement(where)."""
-    import ast
-    path, _, line = where.rpartition(":")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            tree = ast.parse(fh.read())
-        n = int(line)
-    except (OSError, ValueError, SyntaxError):
-        return where
-    for node in ast.walk(tree):
-        if not (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
-                node.lineno == n or any(d.lineno == n for d in node.decorator_list))):
-            continue
-        names = {r.value.elts[-1].id for r in ast.walk(node) if isinstance(r, ast.Return)
-                 and isinstance(r.value, ast.Tuple) and r.value.elts
-                 and isinstance(r.value.elts[-1], ast.Name)}
-        for inner in ast.walk(node):
-            if isinstance(inner, ast.FunctionDef) and inner is not node and inner.name in names:
-                returns = [r for r in ast.walk(inner) if isinstance(r, ast.Return)]
-                return f"{path}:{(returns[0] if len(returns) == 1 else inner).lineno}"
-    return _return_statement(where)
 
 
 def _return_statement(where: str) -> str:
