@@ -541,10 +541,16 @@ def _format_of(path: str) -> str:
 
 def render_image(fig: F.Figure, scale: float = 2.0):
     """The figure as a QImage, `scale` pixels per layout unit (2 = crisp in print at ~190 dpi)."""
+    lay = layout(fig)
+    return white_image(lay.width, lay.height, scale, lambda p: _Painter(p, raster=True).draw(fig, lay))
+
+
+def white_image(width: float, height: float, scale: float, paint):
+    """A white QImage of width x height layout units at `scale` pixels per unit (96 dpi units),
+    painted by paint(painter) in layout units."""
     _ensure_app()
     from PySide6 import QtGui
-    lay = layout(fig)
-    img = QtGui.QImage(int(lay.width * scale), int(lay.height * scale), QtGui.QImage.Format.Format_ARGB32)
+    img = QtGui.QImage(int(width * scale), int(height * scale), QtGui.QImage.Format.Format_ARGB32)
     dpm = int(round(96 * scale / 0.0254))
     img.setDotsPerMeterX(dpm)
     img.setDotsPerMeterY(dpm)
@@ -552,7 +558,7 @@ def render_image(fig: F.Figure, scale: float = 2.0):
     p = QtGui.QPainter(img)
     try:
         p.scale(scale, scale)
-        _Painter(p, raster=True).draw(fig, lay)
+        paint(p)
     finally:
         p.end()
     return img

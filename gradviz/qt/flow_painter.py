@@ -19,7 +19,7 @@ from gradviz.plots import flow as FL
 from gradviz.qt.figure_painter import (GAP_X, LEGEND_H, LEGEND_PX, MARGIN, PANEL_TITLE_H,
                                        SUBTITLE_H, TITLE_H, Rect, _ensure_app, _format_of,
                                        _Painter, _text_w, atomic_output, fmt, nice_ticks,
-                                       value_to_px)
+                                       value_to_px, white_image)
 
 CHART_W, CHART_H = 460, 330            # one chart of an exported figure
 PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 58, 12, 6, 46
@@ -189,22 +189,9 @@ def paint_flow(painter, fig: FL.FlowFigure, width: float, height: float, raster:
 def render_flow_image(fig: FL.FlowFigure, width: Optional[int] = None, height: Optional[int] = None,
                       scale: float = 2.0):
     """The figure as a QImage of width x height logical units (the export size by default)."""
-    _ensure_app()
-    from PySide6 import QtGui
     w0, h0 = export_size(fig)
     width, height = width or w0, height or h0
-    img = QtGui.QImage(int(width * scale), int(height * scale), QtGui.QImage.Format.Format_ARGB32)
-    dpm = int(round(96 * scale / 0.0254))
-    img.setDotsPerMeterX(dpm)
-    img.setDotsPerMeterY(dpm)
-    img.fill(QtGui.QColor("white"))
-    p = QtGui.QPainter(img)
-    try:
-        p.scale(scale, scale)
-        paint_flow(p, fig, width, height)
-    finally:
-        p.end()
-    return img
+    return white_image(width, height, scale, lambda p: paint_flow(p, fig, width, height))
 
 
 def _paint_device(device, fig, width, height, what: str) -> None:

@@ -61,6 +61,22 @@ class CheckContext:
         name = "out" if index == 0 else f"out{index}"
         return upstream_values(self.settings, name, tuple(shape))
 
+    def tf_grads(self, built, names: list[str], xs) -> list:
+        """TF: the gradients of sum(upstream * outputs) of `built` at tensors xs (one per name),
+        zeros where a gradient is None; written to be traced by tf.function and vectorized_map."""
+        import tensorflow as tf
+        xs = list(xs)
+        with tf.GradientTape() as tape:
+            tape.watch(xs)
+            args, kwargs = self.call_args(dict(zip(names, xs)))
+            outs = built.call_op(args, kwargs)
+            loss = tf.add_n([tf.reduce_sum(tf.constant(self.upstream(i, tuple(o.shape)),
+                                                       dtype=o.dtype) * o)
+                             for i, o in enumerate(outs)])
+        got = tape.gradient(loss, xs)
+        return [tf.zeros_like(x) if g is None else tf.convert_to_tensor(g)
+                for x, g in zip(xs, got)]
+
     # --- where to point ------------------------------------------------------------------------
     def backward_where(self) -> str:
         """The `def` line of the user's gradient: a Function's backward, a custom_gradient's
