@@ -9,6 +9,7 @@ import numpy as np
 from gradviz.compare import compare_result
 from gradviz.diagnostics import diagnose
 from gradviz.model import RunRequest, RunSettings
+from op_runs import verdicts
 
 SETTINGS = RunSettings()          # custom, default and numeric
 
@@ -18,9 +19,6 @@ def run(engine, path, qualname, framework, settings=SETTINGS):
     assert res.status == "ok", res.error
     return res
 
-
-def verdicts(res) -> dict:
-    return {t.name: t.verdict for t in compare_result(res).tensors}
 
 
 def write_package(root, files: dict) -> str:

@@ -4,12 +4,8 @@ import numpy as np
 
 from gradviz.compare import compare_result
 from gradviz.model import RunRequest, RunSettings
+from op_runs import run
 
-
-def run(engine, path, qualname, framework, settings=RunSettings()):
-    [res] = engine.run([RunRequest(str(path), qualname, framework, settings)])
-    assert res.status == "ok", res.error
-    return res
 
 
 def test_inputs_dict_gives_shape_and_range(engine, write_module):

@@ -5,16 +5,9 @@ import numpy as np
 from gradviz.compare import compare_result
 from gradviz.diagnostics import diagnose
 from gradviz.model import RunRequest, RunSettings
+from op_runs import run, verdicts
 
 
-def run(engine, path, qualname, framework, settings=RunSettings()):
-    [res] = engine.run([RunRequest(str(path), qualname, framework, settings)])
-    assert res.status == "ok", res.error
-    return res
-
-
-def verdicts(res) -> dict:
-    return {t.name: t.verdict for t in compare_result(res).tensors}
 
 
 def test_input_the_output_ignores_is_a_noted_match(engine, write_module):

@@ -4,15 +4,11 @@ import numpy as np
 
 from gradviz.compare import compare_result
 from gradviz.diagnostics import diagnose
-from gradviz.model import RunRequest, RunSettings
+from gradviz.model import RunSettings
+from op_runs import run
 
 SEED = RunSettings(graph="seed")
 
-
-def run(engine, path, qualname, framework, settings):
-    [res] = engine.run([RunRequest(str(path), qualname, framework, settings)])
-    assert res.status == "ok", res.error
-    return res
 
 
 def test_unnamed_keras_weights_take_their_attribute_names(engine, write_module):

@@ -11,18 +11,10 @@ import os
 import numpy as np
 import pytest
 
-from gradviz.compare import compare_result
-from gradviz.model import RunRequest, RunSettings
+from gradviz.model import RunSettings
+from op_runs import run, verdicts
 
 
-def run(engine, path, qualname, framework, settings=RunSettings()):
-    [res] = engine.run([RunRequest(str(path), qualname, framework, settings)])
-    assert res.status == "ok", res.error
-    return res
-
-
-def verdicts(res) -> dict:
-    return {t.name: t.verdict for t in compare_result(res).tensors}
 
 
 def test_pytorch_revgrad_reverses_and_default_does_not(engine, write_module):
