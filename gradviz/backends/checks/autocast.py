@@ -54,15 +54,22 @@ def _compare(ctx, names, got, ref, what: str, fix: str):
     return None
 
 
+def _not_applicable(ctx):
+    """The skip for an op or run autocast does not apply to, else None."""
+    if not ctx.tensor_plans():
+        return skipped(NAME, f"{ctx.info.name} takes no tensor argument")
+    if ctx.settings.dtype != "float32":
+        return skipped(NAME, f"autocast applies to float32 runs (this run is {ctx.settings.dtype})")
+    return None
+
+
 def torch_check(ctx):
     import torch
     from gradviz.backends.checks import torch_ops as T
 
-    if not ctx.tensor_plans():
-        return skipped(NAME, f"{ctx.info.name} takes no tensor argument")
-    if ctx.settings.dtype != "float32":
-        return skipped(NAME, "autocast applies to float32 runs (this run is "
-                       f"{ctx.settings.dtype})")
+    not_applicable = _not_applicable(ctx)
+    if not_applicable:
+        return not_applicable
     device_type = "cuda" if str(ctx.device).startswith("cuda") else "cpu"
     built = ctx.build("custom")
     xs = T.leaves(ctx, "float32")
@@ -95,11 +102,9 @@ def torch_check(ctx):
 def tf_check(ctx):
     import tensorflow as tf
 
-    if not ctx.tensor_plans():
-        return skipped(NAME, f"{ctx.info.name} takes no tensor argument")
-    if ctx.settings.dtype != "float32":
-        return skipped(NAME, "autocast applies to float32 runs (this run is "
-                       f"{ctx.settings.dtype})")
+    not_applicable = _not_applicable(ctx)
+    if not_applicable:
+        return not_applicable
     values = ctx.arg_values()
     names = list(values)
 
