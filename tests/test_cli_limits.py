@@ -5,7 +5,7 @@ import math
 import pytest
 
 from gradviz.cli import main
-from gradviz.cli_limits import SEED_MAX, memory_bytes, problems
+from gradviz.cli.limits import SEED_MAX, memory_bytes, problems
 
 
 @pytest.mark.parametrize("argv, says", [

@@ -59,7 +59,7 @@ def test_about_names_gradviz_qt_and_the_workers_framework_versions(qtbot, engine
 
 
 def test_about_says_why_a_framework_has_no_version():
-    from gradviz.engine.pool import WorkerState
+    from gradviz.engine.worker import WorkerState
     from gradviz.qt.about import about_text
     states = {"torch": WorkerState("torch", "starting"),
               "tf": WorkerState("tf", "failed", detail="ModuleNotFoundError: tensorflow")}

@@ -8,7 +8,7 @@ HEAVY = ("torch", "tensorflow", "keras", "PySide6", "pyqtgraph")
 
 
 @pytest.mark.parametrize("module", ["gradviz", "gradviz.cli", "gradviz.engine", "gradviz.compare",
-                                    "gradviz.report", "gradviz.catalog", "gradviz.discover",
+                                    "gradviz.report", "gradviz.catalog", "gradviz.import_scan",
                                     "gradviz.plots"])
 def test_import_loads_no_framework_or_qt(module):
     code = (f"import sys, {module}\n"

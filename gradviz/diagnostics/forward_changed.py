@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradviz.compare_metrics import fmt, pair_metrics, tolerances
+from gradviz.compare.metrics import fmt, pair_metrics, tolerances
 from gradviz.diagnostics import source
 from gradviz.diagnostics.context import Context
 

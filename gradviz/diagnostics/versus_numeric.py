@@ -7,7 +7,7 @@ from typing import Optional
 import numpy as np
 
 from gradviz.compare import tensor_metrics
-from gradviz.compare_metrics import close_mask, fmt, tolerances
+from gradviz.compare.metrics import close_mask, fmt, tolerances
 from gradviz.diagnostics.context import Context
 
 

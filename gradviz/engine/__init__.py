@@ -1,4 +1,4 @@
 """Worker processes and the Engine facade (no framework import here)."""
-from gradviz.engine.session import Engine
+from gradviz.engine.engine import Engine
 
 __all__ = ["Engine"]

@@ -31,13 +31,13 @@ spec = spec_from_file_location("gradviz", package + {os.sep + "__init__.py"!r},
                                submodule_search_locations=[package])
 sys.modules["gradviz"] = module = module_from_spec(spec)
 spec.loader.exec_module(module)
-from gradviz.engine.worker import child_main
+from gradviz.engine.child import child_main
 child_main()
 """
 
 
 def worker_command(args: list[str]) -> list[str]:
-    """argv of a worker process; `args` reach worker.child_main as sys.argv[1:]."""
+    """argv of a worker process; `args` reach child.child_main as sys.argv[1:]."""
     return [sys.executable, "-I", "-c", _BOOTSTRAP, PACKAGE_DIR,
             os.pathsep.join(python_path()), os.pathsep.join(user_sites()), *args]
 

@@ -1,4 +1,4 @@
-"""A worker's ties to other processes (Linux; elsewhere these do nothing and the pool's process
+"""A worker's ties to other processes (Linux; elsewhere these do nothing and the Worker's process
 group kill and the worker's parent watch remain).
 
 - it dies with its parent, even while the user's code spins in native code (PR_SET_PDEATHSIG);

@@ -1,114 +1,355 @@
-"""The loop inside a worker process: import one framework once, then serve requests.
+"""Warm worker processes, one per framework: spawned ahead of need, reused, killed and replaced.
 
-Runs only in a spawned child. Messages are (kind, payload) tuples; every reply is ("ok", value)
-or ("fail", ErrorInfo). User code runs under capture.run_captured, so its failures are results.
+The caller never imports torch or tensorflow: each framework lives in its own spawned process.
+A worker that hangs, is cancelled or outgrows its memory limit is killed; one that dies (signal,
+os._exit) is noticed. Either way a fresh one is started at once, so the next run finds it warm.
+Before a kill the worker is asked (SIGUSR1, faulthandler) to dump its Python stack, so a hang or
+a memory hog can be pointed at the user's line like a crash.
 """
 from __future__ import annotations
 
+import atexit
 import os
-import sys
+import signal
+import socket
+import queue
+import subprocess
 import threading
 import time
+import weakref
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Callable, Optional
+
+from gradviz.engine import scratch, transport
+from gradviz.engine.errors import (Cancelled, WorkerCrashed, WorkerOutOfMemory, WorkerTimeout,
+                                   WorkerUnavailable, describe_exit)
+from gradviz.engine.launch import worker_command
+from gradviz.engine.memory import format_bytes, memory_limit_from_env, rss_bytes
+from gradviz.engine.worker_output import WorkerOutput, describe_failure
+
+_LIVE: "weakref.WeakSet[Worker]" = weakref.WeakSet()
+_SHUTTING_DOWN = threading.Event()  # set at interpreter exit: no new worker may start after it
+_POLL_S = 0.05                      # how often a waiting call checks cancel, deadline and memory
 
 
-_real_exit = os._exit
+@dataclass
+class WorkerState:
+    framework: str
+    state: str = "stopped"        # "stopped" | "starting" | "ready" | "busy" | "failed"
+    detail: str = ""              # what it is doing, or why it failed
+    version: str = ""             # the framework's version once imported
+    import_s: float = 0.0
+    pid: int = 0
+    starts: int = 0               # how many processes were started (replacements included)
 
 
-def _watch_parent(parent_pid: int, folder: str) -> None:
-    # A hung op keeps the main thread busy, so EOF on the pipe is not enough to notice a dead parent
-    # (where PR_SET_PDEATHSIG is missing; with it this thread rarely gets the chance).
-    while True:
-        time.sleep(0.5)
-        if os.getppid() != parent_pid:
-            _remove_folder(folder)  # the parent that would read and remove it is gone
-            _real_exit(0)
+class _Child:
+    """One worker process and what belongs to it."""
+
+    def __init__(self, popen: subprocess.Popen, conn: Connection, folder: str):
+        self.popen, self.conn, self.folder = popen, conn, folder
+        self.log = os.path.join(folder, "crash.log")
+        self.reader: Optional[threading.Thread] = None  # drains its stdout/stderr pipe
+        self.output_mark = 0  # Worker.output.count when it started
+        self.ready = threading.Event()
+        self.failed = ""   # why the framework could not be imported
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
 
 
-def _remove_folder(folder: str) -> None:
-    if folder:
-        from gradviz.engine import scratch
-        scratch.remove(folder)
+class Worker:
+    """One framework's worker process. Thread-safe: one request at a time."""
 
+    def __init__(self, framework: str, on_state: Optional[Callable[[WorkerState], None]] = None,
+                 memory_limit: Optional[int] = None):
+        self.framework = framework
+        self.status = WorkerState(framework)
+        self.crash_log = ""    # path of the current process's faulthandler log
+        self.memory_limit = memory_limit_from_env() if memory_limit is None else memory_limit
+        self._on_state = on_state
+        self.output = WorkerOutput(framework)  # its processes' own stdout/stderr (not the user's)
+        self._call_lock = threading.RLock()  # one request at a time
+        self._lock = threading.RLock()       # guards _child; never held while waiting on a child
+        self._child: Optional[_Child] = None
+        self._closed = False
+        self._cancel = threading.Event()
+        _LIVE.add(self)
 
-def _install_crash_reporting(crash_file) -> None:
-    """Leave the Python stack in the crash log whenever the process ends abnormally or is asked.
+    # --- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the process if none is alive; returns at once (the import goes on in the child).
 
-    faulthandler covers fatal signals (SIGSEGV, SIGABRT, ...); SIGUSR1 is how the parent asks for
-    the stack of a hung or memory-hungry op just before killing it; os._exit in user code leaves
-    its stack too, so the parent can point at the user's line."""
-    import faulthandler
-    import signal
-    faulthandler.enable(file=crash_file, all_threads=False)
-    faulthandler.register(signal.SIGUSR1, file=crash_file, all_threads=True, chain=False)
+        A fresh interpreter (not fork: CUDA does not survive it), started with subprocess rather
+        than multiprocessing so the caller's __main__ is never imported again in the worker."""
+        with self._lock:
+            self._closed = False
+            self._spawn_if_needed()
 
-    def exit_with_stack(code):
+    def _spawn_if_needed(self) -> Optional[_Child]:
+        with self._lock:
+            if self._child is not None and self._child.alive():
+                return self._child
+            if self._closed or _SHUTTING_DOWN.is_set():
+                return None
+            if self._child is not None:  # died while idle
+                self._reap(self._child)
+            scratch.sweep_stale()  # what a killed gradviz left (once per process)
+            ours, theirs = socket.socketpair()
+            folder = scratch.new_folder(self.framework)
+            env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
+            try:
+                os.close(scratch.create(os.path.join(folder, "crash.log")))
+                # Its own session (process group): whatever the user's code starts is killed
+                # with the worker (killpg in _reap).
+                popen = _start(worker_command(
+                    [str(theirs.fileno()), self.framework, str(os.getpid()), folder]),
+                    pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env,
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+            except BaseException:
+                scratch.remove(folder)
+                raise
+            finally:
+                theirs.close()
+            child = _Child(popen, Connection(ours.detach()), folder)
+            child.output_mark = self.output.count
+            child.reader = self.output.follow(popen.stdout)
+            self._child, self.crash_log = child, child.log
+            self.status.starts += 1
+            self.status.pid = popen.pid
+            self._set("starting", "loading " + self.framework)
+            threading.Thread(target=self._await_ready, args=(child,), daemon=True).start()
+            return child
+
+    def _await_ready(self, child: _Child) -> None:
         try:
-            crash_file.write(f"gradviz: os._exit({code!r}) called\n")
-            crash_file.flush()
-            faulthandler.dump_traceback(file=crash_file, all_threads=False)
-        except Exception:  # noqa: BLE001 - exiting matters more than the report
+            kind, info = transport.recv(child.conn, child.folder)
+        except (EOFError, OSError):
+            code = _wait(child.popen, 2)
+            if child.reader is not None:
+                child.reader.join(1.0)  # its last words: a traceback in the bootstrap, say
+            kind, info = "fail", describe_failure(describe_exit(code), self.output.since(child.output_mark))
+        if kind == "ready":
+            if child is self._child:
+                self.status.import_s = info["import_s"]
+                self.status.version = info["version"]
+                self._set("ready", "")
+        else:
+            child.failed = str(info) or "the worker could not start"
+            if child is self._child:
+                self._set("failed", child.failed)
+        child.ready.set()
+
+    def wait_ready(self, timeout: Optional[float] = None) -> WorkerState:
+        self.start()
+        child = self._child
+        if child is not None:
+            child.ready.wait(timeout)
+        return self.status
+
+    def stop(self) -> None:
+        """Stop the process for good (until start()); a call in flight ends as crashed."""
+        with self._lock:
+            self._closed = True
+            child, self._child = self._child, None
+        if child is None:
+            return
+        # A worker holds nothing worth a graceful exit, and tearing down torch or TensorFlow takes
+        # a second: kill it (the reaper removes its crash log and shared-memory files).
+        self._reap(child)
+        self._set("stopped", "")
+
+    def cancel(self) -> None:
+        """Abort the request in flight (the process is killed and replaced)."""
+        self._cancel.set()
+
+    def pid(self) -> int:
+        child = self._child
+        return child.popen.pid if child is not None and child.alive() else 0
+
+    # --- requests ------------------------------------------------------------------------------
+    def call(self, kind: str, payload, timeout: float):
+        """Send one request and wait for its reply.
+
+        Raises WorkerTimeout (worker killed), WorkerCrashed / WorkerOutOfMemory (worker died or
+        was killed), Cancelled (worker killed), WorkerUnavailable (framework failed to import).
+        """
+        with self._call_lock:
+            self._cancel.clear()
+            child = self._spawn_if_needed()
+            if child is None:  # stop() was called (engine closed, or gradviz exiting)
+                raise Cancelled("the worker was stopped")
+            # The framework import is not part of the op's time budget, but it can be cancelled.
+            while not child.ready.wait(_POLL_S):
+                if self._cancel.is_set():
+                    self._replace(child, dump=False)
+                    raise Cancelled("cancelled while the worker was starting")
+            if child.failed:
+                with self._lock:
+                    if self._child is child:
+                        self._child = None  # try again next time (the user may have installed it)
+                self._reap(child)
+                raise WorkerUnavailable(child.failed)
+            self._set("busy", kind)
+            try:
+                child.conn.send((kind, payload))
+            except (OSError, ValueError):
+                raise self._died(child) from None
+            deadline = time.monotonic() + timeout
+            while True:
+                if self._cancel.is_set():
+                    raise Cancelled("cancelled", self._replace(child, dump=True))
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise WorkerTimeout(f"no answer within {timeout:g} s",
+                                        self._replace(child, dump=True))
+                if self.memory_limit and rss_bytes(child.popen.pid) > self.memory_limit:
+                    limit = format_bytes(self.memory_limit)
+                    raise WorkerOutOfMemory(f"was killed: it used more than {limit} of memory",
+                                            self.memory_limit, self._replace(child, dump=True))
+                try:
+                    if child.conn.poll(min(left, _POLL_S)):
+                        status, value = transport.recv(child.conn, child.folder)
+                        break
+                except (EOFError, OSError, ValueError):
+                    raise self._died(child) from None
+            self._set("ready", "")
+            if status == "bug":
+                raise RuntimeError(f"internal error in the {self.framework} worker:\n{value}")
+            return value
+
+    def _died(self, child: _Child) -> Exception:
+        code = _wait(child.popen, 2)
+        log = self._replace(child, dump=False)
+        if self._closed and self._child is None:  # stop() killed it: not the user's fault
+            return Cancelled("the worker was stopped", log)
+        return WorkerCrashed(describe_exit(code), code, log)
+
+    def _replace(self, child: _Child, dump: bool) -> str:
+        """Kill `child` (asking it for its stack first when `dump`), start its successor at once,
+        and return what the child wrote to its crash log."""
+        if dump and child.alive():
+            _request_stack(child)
+        log = self._reap(child)
+        with self._lock:
+            if self._child is child:
+                self._child = None
+                self._set("stopped", "replacing")
+                self._spawn_if_needed()
+        return log
+
+    @staticmethod
+    def _reap(child: _Child) -> str:
+        """Kill the process and its process group (what the user's code started), close its pipe,
+        return its crash log and remove its scratch folder (arrays never read, the log)."""
+        _kill_group(child.popen)
+        _wait(child.popen, 5)
+        try:
+            child.conn.close()
+        except OSError:
             pass
-        _real_exit(code)
+        text = _read(child.log)
+        scratch.remove(child.folder)
+        return text
 
-    os._exit = exit_with_stack
-
-
-def child_main() -> None:
-    """Entry point of the isolated interpreter engine.launch starts: argv = fd framework parent
-    folder (its private scratch folder: engine.scratch)."""
-    from multiprocessing.connection import Connection
-    fd, framework, parent_pid, folder = sys.argv[1:5]
-    from gradviz.engine import process_tree, transport
-    process_tree.die_with_parent(int(parent_pid))
-    # No __pycache__ written into users' folders; a stale one could be trusted (user_code).
-    sys.dont_write_bytecode = True
-    transport.use_folder(folder)
-    crash_log = os.path.join(folder, "crash.log")
-    import signal
-    # Ctrl-C in a terminal reaches the whole process group: the parent decides, the worker carries on
-    # until the parent stops or kills it.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # A segfault in user code leaves its Python stack here, for the parent to point at file:line.
-    crash_file = open(crash_log, "w")
-    _install_crash_reporting(crash_file)
-    main(Connection(int(fd)), framework, int(parent_pid), folder)
-    # A clean end (stop, or the parent gone): no crash to report, so no log or array to keep.
-    _remove_folder(folder)
+    def _set(self, state: str, detail: str) -> None:
+        self.status.state, self.status.detail = state, detail
+        if self._on_state is not None:
+            try:
+                self._on_state(WorkerState(**vars(self.status)))
+            except Exception:  # noqa: BLE001 - a listener must not break the worker
+                pass
 
 
-def main(conn, framework: str, parent_pid: int, folder: str = "") -> None:
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-    threading.Thread(target=_watch_parent, args=(parent_pid, folder), daemon=True).start()
-    t0 = time.perf_counter()
-    from gradviz.engine import process_tree
-    from gradviz.engine.transport import send
+def _kill_group(popen: subprocess.Popen) -> None:
+    """SIGKILL the worker's process group (its pgid is its pid: start_new_session)."""
     try:
-        from gradviz.backends import load_backend
-        backend = load_backend(framework)
-    except BaseException as exc:  # noqa: BLE001 - tell the parent why the framework is missing
-        send(conn, ("fail", f"{type(exc).__name__}: {exc}"))
-        return
-    # torch.__version__ is a TorchVersion (a str subclass): unpickling it would import torch in the
-    # parent, so the backends report a plain str; keep this guard for the ready message too.
-    version = str(backend.version())
-    send(conn, ("ready", {"version": version, "import_s": time.perf_counter() - t0,
-                         "pid": os.getpid()}))
+        os.killpg(popen.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # gone already, group and all
+    if popen.poll() is None:
+        try:
+            popen.kill()
+        except OSError:
+            pass
+
+
+_spawn_requests: "queue.SimpleQueue" = queue.SimpleQueue()
+_spawn_lock = threading.Lock()
+_spawner: Optional[threading.Thread] = None
+
+
+def _start(argv: list[str], **kwargs) -> subprocess.Popen:
+    """Popen from one long-lived thread: a worker's PR_SET_PDEATHSIG (child.py) fires when the
+    *thread* that started it ends, and workers are replaced from short-lived run threads."""
+    global _spawner
+    with _spawn_lock:
+        if _spawner is None or not _spawner.is_alive():
+            _spawner = threading.Thread(target=_serve_spawns, name="gradviz-spawner", daemon=True)
+            _spawner.start()
+    done, box = threading.Event(), []
+    _spawn_requests.put((argv, kwargs, box, done))
+    done.wait()
+    if isinstance(box[0], BaseException):
+        raise box[0]
+    return box[0]
+
+
+def _serve_spawns() -> None:
     while True:
+        argv, kwargs, box, done = _spawn_requests.get()
         try:
-            kind, payload = conn.recv()
-        except (EOFError, OSError, KeyboardInterrupt):  # the parent closed the pipe or is gone
+            box.append(subprocess.Popen(argv, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box.append(exc)
+        done.set()
+
+
+def _request_stack(child: _Child, wait_s: float = 1.0) -> None:
+    """SIGUSR1 makes the child's faulthandler write every thread's stack to its log; wait until
+    the log stops growing (the handler runs in C, even while Python code spins)."""
+    try:
+        before = os.path.getsize(child.log)
+        os.kill(child.popen.pid, signal.SIGUSR1)
+    except OSError:
+        return
+    end = time.monotonic() + wait_s
+    last = before
+    while time.monotonic() < end and child.alive():
+        time.sleep(0.02)
+        try:
+            size = os.path.getsize(child.log)
+        except OSError:
             return
-        try:
-            reply = ("ok", backend.handle(kind, payload))
-        except BaseException as exc:  # noqa: BLE001 - a bug in gradviz itself; keep serving
-            import traceback
-            reply = ("bug", "".join(traceback.format_exception(exc)))
-        process_tree.kill_descendants()  # what the user's code started ends with the request
-        try:
-            send(conn, reply)
-        except (BrokenPipeError, OSError):
+        if size > before and size == last:
             return
-        except Exception as exc:  # noqa: BLE001 - pickling failed before anything was written
-            send(conn, ("bug", f"the result could not be sent back: {type(exc).__name__}: {exc}"))
-        sys.stdout.flush()
+        last = size
+
+
+def _wait(proc, timeout: float) -> Optional[int]:
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
+def stop_all() -> None:
+    """Stop every worker of this process (at exit, Ctrl-C included); none may start after it."""
+    _SHUTTING_DOWN.set()
+    for worker in list(_LIVE):
+        try:
+            worker.stop()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+atexit.register(stop_all)

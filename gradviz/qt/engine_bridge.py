@@ -1,4 +1,4 @@
-"""A QObject over gradviz.engine.session.Engine: blocking engine calls run on plain threads and
+"""A QObject over gradviz.engine.engine.Engine: blocking engine calls run on plain threads and
 their answers reach the GUI as queued Qt signals, so the window never waits on a worker.
 
 The engine is created lazily (after the window is shown) unless one is injected (tests reuse a
@@ -17,7 +17,7 @@ from gradviz.model import FRAMEWORKS, RunRequest
 
 
 class EngineBridge(QObject):
-    workerState = Signal(object)      # gradviz.engine.pool.WorkerState (a copy)
+    workerState = Signal(object)      # gradviz.engine.worker.WorkerState (a copy)
     catalogsReady = Signal(object, object)  # (list[FileCatalog], tuple of files asked for)
     devicesReady = Signal(object)     # {fw: {"devices": [...], "error": str|None}}
     runStarted = Signal(object)       # RunRequest, as its worker takes it
@@ -49,7 +49,7 @@ class EngineBridge(QObject):
     def start(self) -> None:
         """Create (or adopt) the engine: the workers spawn and import their framework at once."""
         if self.engine is None:
-            from gradviz.engine.session import Engine  # spawn machinery only, no framework
+            from gradviz.engine.engine import Engine  # spawn machinery only, no framework
             self.engine = Engine(self.frameworks, start=False)
             self._follow_output()
             self.engine.start()

@@ -96,7 +96,7 @@ class ParityWorker(QObject):
             try:
                 rows = self._compute(pair, results)
             except Exception as exc:  # noqa: BLE001 - a bug in compare must not kill the thread
-                from gradviz.compare_parity import ParityRow
+                from gradviz.compare.torch_vs_tf import ParityRow
                 rows = [ParityRow(pair, "", "", "error", None, f"{type(exc).__name__}: {exc}")]
             self.ready.emit(pair, results, rows)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gradviz.backends.checks.outcome import brief, compare, failed, passed, skipped
 from gradviz.backends.user_code import error_info
-from gradviz.compare_metrics import tolerances
+from gradviz.compare.metrics import tolerances
 
 NAME = "compiled"
 TORCH_BACKEND = "aot_eager"

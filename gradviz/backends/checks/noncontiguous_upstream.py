@@ -7,7 +7,7 @@ import numpy as np
 
 from gradviz.backends.checks.outcome import brief, compare, failed, passed, skipped
 from gradviz.backends.user_code import error_info
-from gradviz.compare_metrics import tolerances
+from gradviz.compare.metrics import tolerances
 
 NAME = "noncontiguous_upstream"
 EXPAND_VALUE = 0.75

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradviz.compare_metrics import Tol, fmt, pair_metrics
+from gradviz.compare.metrics import Tol, fmt, pair_metrics
 from gradviz.model import CheckResult, ErrorInfo
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from gradviz.backends import numeric
 from gradviz.backends.checks.outcome import compare, failed, passed, skipped
-from gradviz.compare_metrics import close_mask, tolerances
+from gradviz.compare.metrics import close_mask, tolerances
 
 NAME = "precision"
 _FIX = ("The gradient is wrong in float64 too, so it is not rounding: check the backward's "

@@ -10,7 +10,7 @@ from typing import Iterable, Optional
 
 import numpy as np
 
-from gradviz.compare_metrics import pair_metrics, tolerances
+from gradviz.compare.metrics import pair_metrics, tolerances
 from gradviz.model import MODES, RunResult, TensorResult
 
 

@@ -76,7 +76,7 @@ def settings_from(args) -> RunSettings:
     lo, hi = DEPTH_RANGE
     if not lo <= args.depth <= hi:
         raise UsageError(f"--depth {args.depth}: the stack graph takes {lo} to {hi} layers")
-    from gradviz.cli_limits import problems
+    from gradviz.cli.limits import problems
     wrong = problems(shape, args.dtype, args.seed, args.timeout, upstream)
     if wrong:
         raise UsageError("gradviz run: " + "\n".join(wrong))
@@ -106,7 +106,7 @@ def joined_range(argv: list[str]) -> list[str]:
 
 
 def cmd_run(argv: list[str]) -> int:
-    from gradviz.cli_output import print_load_errors, print_results
+    from gradviz.cli.output import print_load_errors, print_results
     args = _run_parser().parse_args(joined_range(argv))
     settings = settings_from(args)
     frameworks = _frameworks(args.framework)
@@ -128,7 +128,7 @@ def cmd_run(argv: list[str]) -> int:
             print(f"gradviz: no op named {name!r} in the given files", file=sys.stderr)
         requests = requests_for(chosen, frameworks, settings)
         if not requests:
-            from gradviz.cli_output import print_skipped
+            from gradviz.cli.output import print_skipped
             print_skipped(catalogs, sys.stderr)
             print("gradviz: nothing to run: no ops found" + (" (see the errors above)"
                   if load_failed else ""), file=sys.stderr)
@@ -176,7 +176,7 @@ def cmd_list(argv: list[str]) -> int:
     p.add_argument("files", nargs="*")
     p.add_argument("--framework", default="all", choices=("torch", "tf", "all"))
     args = p.parse_args(argv)
-    from gradviz.cli_output import print_load_errors, print_op_list
+    from gradviz.cli.output import print_load_errors, print_op_list
     from gradviz.engine import Engine
     with Engine(_frameworks(args.framework)) as engine:
         catalogs = engine.discover(_files_or_examples(args.files))
@@ -192,7 +192,7 @@ def cmd_devices(argv: list[str]) -> int:
     p = _Parser(prog="gradviz devices", description="Devices per framework.")
     p.add_argument("--framework", default="all", choices=("torch", "tf", "all"))
     args = p.parse_args(argv)
-    from gradviz.cli_output import print_devices
+    from gradviz.cli.output import print_devices
     from gradviz.engine import Engine
     with Engine(_frameworks(args.framework)) as engine:
         print_devices(engine.devices())

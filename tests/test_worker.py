@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from gradviz.engine import Engine
-from gradviz.engine.pool import GIB, describe_exit, memory_limit_from_env
+from gradviz.engine.errors import describe_exit
+from gradviz.engine.memory import GIB, memory_limit_from_env
 from gradviz.model import RunRequest, RunSettings
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "broken"
@@ -73,7 +74,7 @@ def worker_pids(parent_pid: int) -> list[int]:
             continue
         if state == "Z":
             continue  # a zombie has exited; only its parent's wait is missing
-        if any("gradviz.engine.worker" in a for a in argv) and str(parent_pid) in argv[3:]:
+        if any("gradviz.engine.child" in a for a in argv) and str(parent_pid) in argv[3:]:
             found.append(int(entry))
     return found
 

@@ -1,7 +1,8 @@
 """Numbers about gradients: tolerances, per-mode statistics, and how close two gradients are.
 
 numpy only. Every value returned is a plain Python int/float/bool/None (JSON-safe except that a
-float may be NaN/Inf; report.py writes those as strings). `compare.py` builds verdicts on these.
+float may be NaN/Inf; report.py writes those as strings). compare/verdicts.py builds verdicts on
+these.
 """
 from __future__ import annotations
 

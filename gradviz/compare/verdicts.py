@@ -1,8 +1,7 @@
-"""Verdicts per tensor, per-op comparisons, and torch-vs-tf parity (numpy only).
+"""Verdicts per tensor and per-op comparisons (numpy only).
 
-The numbers (tolerances, statistics, pair metrics) live in compare_metrics.py; this module decides
+The numbers (tolerances, statistics, pair metrics) live in compare/metrics.py; this module decides
 what they mean. Verdicts (DESIGN.md): match, surrogate, differs, non-finite, broken, error.
-torch-vs-tf parity lives in compare_parity.py and is re-exported here.
 """
 from __future__ import annotations
 
@@ -12,14 +11,9 @@ from typing import Iterable, Optional
 
 import numpy as np
 
-from gradviz.compare_metrics import (Tol, close_mask, fmt, mode_stats, pair_metrics,
+from gradviz.compare.metrics import (Tol, close_mask, fmt, mode_stats, pair_metrics,
                                      tolerances)
-from gradviz.compare_parity import ParityRow, parity
 from gradviz.model import MODES, OVERRIDE_KEPT, ErrorInfo, RunResult, TensorResult
-
-__all__ = ["VERDICTS", "Tol", "tolerances", "mode_stats", "pair_metrics", "verdict",
-           "compare_result", "parity", "summary_counts", "TensorComparison", "OpComparison",
-           "ParityRow", "tensor_metrics"]
 
 VERDICTS = ("match", "surrogate", "differs", "non-finite", "broken", "error")
 

@@ -11,11 +11,12 @@ import time
 from dataclasses import replace
 from typing import Callable, Iterable, Optional
 
-from gradviz.engine.pool import (Cancelled, Worker, WorkerCrashed, WorkerOutOfMemory, WorkerState,
-                                 WorkerTimeout, WorkerUnavailable)
+from gradviz.engine.errors import (Cancelled, WorkerCrashed, WorkerOutOfMemory, WorkerTimeout,
+                                   WorkerUnavailable)
+from gradviz.engine.worker import Worker, WorkerState
 from gradviz.model import (CHECKS, FRAMEWORKS, CheckResult, ErrorInfo, FileCatalog, RunRequest,
                            RunResult)
-from gradviz.discover import frameworks_used
+from gradviz.import_scan import frameworks_used
 
 DISCOVER_TIMEOUT = 60.0
 

@@ -1,0 +1,114 @@
+"""The loop inside a worker process: import one framework once, then serve requests.
+
+Runs only in a spawned child. Messages are (kind, payload) tuples; every reply is ("ok", value)
+or ("fail", ErrorInfo). User code runs under capture.run_captured, so its failures are results.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+
+
+_real_exit = os._exit
+
+
+def _watch_parent(parent_pid: int, folder: str) -> None:
+    # A hung op keeps the main thread busy, so EOF on the pipe is not enough to notice a dead parent
+    # (where PR_SET_PDEATHSIG is missing; with it this thread rarely gets the chance).
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent_pid:
+            _remove_folder(folder)  # the parent that would read and remove it is gone
+            _real_exit(0)
+
+
+def _remove_folder(folder: str) -> None:
+    if folder:
+        from gradviz.engine import scratch
+        scratch.remove(folder)
+
+
+def _install_crash_reporting(crash_file) -> None:
+    """Leave the Python stack in the crash log whenever the process ends abnormally or is asked.
+
+    faulthandler covers fatal signals (SIGSEGV, SIGABRT, ...); SIGUSR1 is how the parent asks for
+    the stack of a hung or memory-hungry op just before killing it; os._exit in user code leaves
+    its stack too, so the parent can point at the user's line."""
+    import faulthandler
+    import signal
+    faulthandler.enable(file=crash_file, all_threads=False)
+    faulthandler.register(signal.SIGUSR1, file=crash_file, all_threads=True, chain=False)
+
+    def exit_with_stack(code):
+        try:
+            crash_file.write(f"gradviz: os._exit({code!r}) called\n")
+            crash_file.flush()
+            faulthandler.dump_traceback(file=crash_file, all_threads=False)
+        except Exception:  # noqa: BLE001 - exiting matters more than the report
+            pass
+        _real_exit(code)
+
+    os._exit = exit_with_stack
+
+
+def child_main() -> None:
+    """Entry point of the isolated interpreter engine.launch starts: argv = fd framework parent
+    folder (its private scratch folder: engine.scratch)."""
+    from multiprocessing.connection import Connection
+    fd, framework, parent_pid, folder = sys.argv[1:5]
+    from gradviz.engine import process_tree, transport
+    process_tree.die_with_parent(int(parent_pid))
+    # No __pycache__ written into users' folders; a stale one could be trusted (user_code).
+    sys.dont_write_bytecode = True
+    transport.use_folder(folder)
+    crash_log = os.path.join(folder, "crash.log")
+    import signal
+    # Ctrl-C in a terminal reaches the whole process group: the parent decides, the worker carries on
+    # until the parent stops or kills it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A segfault in user code leaves its Python stack here, for the parent to point at file:line.
+    crash_file = open(crash_log, "w")
+    _install_crash_reporting(crash_file)
+    main(Connection(int(fd)), framework, int(parent_pid), folder)
+    # A clean end (stop, or the parent gone): no crash to report, so no log or array to keep.
+    _remove_folder(folder)
+
+
+def main(conn, framework: str, parent_pid: int, folder: str = "") -> None:
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+    threading.Thread(target=_watch_parent, args=(parent_pid, folder), daemon=True).start()
+    t0 = time.perf_counter()
+    from gradviz.engine import process_tree
+    from gradviz.engine.transport import send
+    try:
+        from gradviz.backends import load_backend
+        backend = load_backend(framework)
+    except BaseException as exc:  # noqa: BLE001 - tell the parent why the framework is missing
+        send(conn, ("fail", f"{type(exc).__name__}: {exc}"))
+        return
+    # torch.__version__ is a TorchVersion (a str subclass): unpickling it would import torch in the
+    # parent, so the backends report a plain str; keep this guard for the ready message too.
+    version = str(backend.version())
+    send(conn, ("ready", {"version": version, "import_s": time.perf_counter() - t0,
+                         "pid": os.getpid()}))
+    while True:
+        try:
+            kind, payload = conn.recv()
+        except (EOFError, OSError, KeyboardInterrupt):  # the parent closed the pipe or is gone
+            return
+        try:
+            reply = ("ok", backend.handle(kind, payload))
+        except BaseException as exc:  # noqa: BLE001 - a bug in gradviz itself; keep serving
+            import traceback
+            reply = ("bug", "".join(traceback.format_exception(exc)))
+        process_tree.kill_descendants()  # what the user's code started ends with the request
+        try:
+            send(conn, reply)
+        except (BrokenPipeError, OSError):
+            return
+        except Exception as exc:  # noqa: BLE001 - pickling failed before anything was written
+            send(conn, ("bug", f"the result could not be sent back: {type(exc).__name__}: {exc}"))
+        sys.stdout.flush()

@@ -1,0 +1,54 @@
+"""Why a call to a worker did not return a value: timeout, crash, out of memory, cancel, no framework."""
+from __future__ import annotations
+
+import signal
+from typing import Optional
+
+
+class WorkerTimeout(Exception):
+    def __init__(self, message: str, crash_log: str = ""):
+        super().__init__(message)
+        self.crash_log = crash_log  # the Python stack dumped just before the kill
+
+
+class WorkerCrashed(Exception):
+    def __init__(self, message: str, exitcode: Optional[int], crash_log: str = ""):
+        super().__init__(message)
+        self.exitcode = exitcode
+        self.crash_log = crash_log  # faulthandler's dump of the Python stack, if any
+
+
+class WorkerOutOfMemory(WorkerCrashed):
+    """The worker's resident memory went over its limit; it was killed."""
+
+    def __init__(self, message: str, limit: int, crash_log: str = ""):
+        super().__init__(message, -signal.SIGKILL, crash_log)
+        self.limit = limit
+
+
+class WorkerUnavailable(Exception):
+    """The framework could not be imported in the worker (not installed, broken install)."""
+
+
+class Cancelled(Exception):
+    def __init__(self, message: str = "cancelled", crash_log: str = ""):
+        super().__init__(message)
+        self.crash_log = crash_log
+
+
+_SIGNAL_WORDS = {"SIGSEGV": "segmentation fault", "SIGABRT": "abort", "SIGBUS": "bus error",
+                 "SIGFPE": "floating-point exception", "SIGILL": "illegal instruction",
+                 "SIGKILL": "killed; out of memory?"}
+
+
+def describe_exit(exitcode: Optional[int]) -> str:
+    if exitcode is None:
+        return "the worker stopped answering"
+    if exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        word = _SIGNAL_WORDS.get(name)
+        return f"the worker was killed by {name}" + (f" ({word})" if word else "")
+    return f"the worker process exited with code {exitcode} (os._exit or a fatal error in native code)"
