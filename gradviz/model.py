@@ -1,6 +1,6 @@
 """Plain data that flows between the parts: settings, requests, results (numpy only, picklable).
 
-file -> discovery (OpInfo) -> RunRequest -> worker -> RunResult -> compare -> plots / report.
+file -> load in a worker (OpInfo) -> RunRequest -> worker -> RunResult -> compare -> plots / report.
 """
 from __future__ import annotations
 

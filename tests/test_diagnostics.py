@@ -46,7 +46,7 @@ def runs(engine):
     reqs = [RunRequest(str(f), q, fw) for f, fw, q, _, _ in TRIGGERS]
     for fw in ("torch", "tf"):
         for path in (DIAG / f"clean_{fw}.py", EXAMPLES / f"tutorial_{fw}.py", EXAMPLES / f"traps_{fw}.py"):
-            cats = engine.discover([str(path)])
+            cats = engine.load([str(path)])
             reqs += [RunRequest(str(path), op.qualname, fw) for c in cats for op in c.ops]
     return {(Path(r.request.file).name, r.request.qualname): r for r in engine.run(reqs)}
 

@@ -19,7 +19,7 @@ def by_name(catalogs):
 
 def test_discovers_examples_in_both_frameworks(engine, examples_dir):
     files = [examples_dir / "tutorial_torch.py", examples_dir / "tutorial_tf.py"]
-    catalogs = engine.discover(files)
+    catalogs = engine.load(files)
     assert all(c.error is None for c in catalogs)
     ops = by_name(catalogs)
     for name in ("mul_weights", "mul_layer", "round_ste"):
@@ -93,7 +93,7 @@ def test_numeric_reference_full_and_projected(engine, examples_dir):
 def test_nan_kept_where_default_really_gives_nan(engine, corpus_dir):
     for path, fw in [(corpus_dir / "ok" / "nan_default_torch.py", "torch"),
                      (corpus_dir / "ok" / "nan_default_tf.py", "tf")]:
-        catalogs = engine.discover([path])
+        catalogs = engine.load([path])
         [op] = [o for c in catalogs for o in c.ops]
         res = run(engine, path, op.qualname, fw, RunSettings())
         x = res.tensor("x")
@@ -121,7 +121,7 @@ def test_detached_forward_has_no_default_gradient(engine, write_module):
 
 def test_setup_context_style_and_upstream_const(engine, corpus_dir):
     path = corpus_dir / "ok" / "ste_setup_context_torch.py"
-    [op] = [o for c in engine.discover([path]) for o in c.ops]
+    [op] = [o for c in engine.load([path]) for o in c.ops]
     res = run(engine, path, op.qualname, "torch", FAST.with_(upstream="const:0.5"))
     x = res.tensor("x")
     np.testing.assert_array_equal(x.grads["custom"], np.full(200, 0.5))
@@ -141,7 +141,7 @@ def test_random_upstream_and_float64(engine, examples_dir):
 def test_layer_parameters_get_gradients_in_both_frameworks(engine, corpus_dir):
     for path, fw in [(corpus_dir / "ok" / "layer_with_params_torch.py", "torch"),
                      (corpus_dir / "ok" / "layer_with_params_tf.py", "tf")]:
-        ops = [o for c in engine.discover([path]) for o in c.ops if o.kind in ("module", "layer")]
+        ops = [o for c in engine.load([path]) for o in c.ops if o.kind in ("module", "layer")]
         res = run(engine, path, ops[0].qualname, fw)
         bias = res.tensor("bias")
         assert bias is not None and bias.role == "param"

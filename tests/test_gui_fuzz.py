@@ -115,7 +115,7 @@ def test_switching_views_of_real_results_frees_no_plot_under_the_painter(qtbot, 
     from gradviz.plots.prepared import prepare
     from gradviz.qt.grid_view import GridView
 
-    catalogs = engine.discover([str(examples_dir / "tutorial_torch.py"),
+    catalogs = engine.load([str(examples_dir / "tutorial_torch.py"),
                                 str(examples_dir / "tutorial_tf.py")])
     chosen, _ = select(pair_ops(catalogs), ["mul_weights"])
     results = engine.run(requests_for(chosen, FRAMEWORKS, RunSettings(modes=MODES)))

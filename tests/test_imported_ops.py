@@ -54,7 +54,7 @@ def test_imported_function_is_an_op_at_its_defining_line(engine, tmp_path):
     pkg = write_package(tmp_path, {"layers.py": LIB})
     path = tmp_path / "uses_lib.py"
     path.write_text(f"from {pkg}.layers import SwishFn, swish_tf, Swish\n")
-    [torch_cat, tf_cat] = sorted(engine.discover([str(path)]), key=lambda c: c.framework != "torch")
+    [torch_cat, tf_cat] = sorted(engine.load([str(path)]), key=lambda c: c.framework != "torch")
     ops = {op.qualname: op for op in torch_cat.ops + tf_cat.ops}
     assert set(ops) == {"SwishFn", "swish_tf"}
     lib_file = str(tmp_path / pkg / "layers.py")
@@ -79,7 +79,7 @@ def test_gradviz_op_on_an_imported_module_registers_without_modifying_it(engine,
         gradviz.op(name="swish", inputs={{"x": (8,)}})(Swish)
         assert "__gradviz_op__" not in vars(Swish)      # the library's class is left alone
     """))
-    [cat] = [c for c in engine.discover([str(path)]) if c.framework == "torch"]
+    [cat] = [c for c in engine.load([str(path)]) if c.framework == "torch"]
     assert cat.error is None, cat.error
     [op] = [op for op in cat.ops if op.qualname == "Swish"]
     assert op.name == "swish" and op.kind == "module"

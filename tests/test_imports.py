@@ -36,7 +36,7 @@ def test_running_ops_imports_no_framework_in_the_caller():
         "from gradviz.catalog import builtin_examples, pair_ops, requests_for\n"
         "from gradviz.model import RunSettings\n"
         "with Engine() as e:\n"
-        "    reqs = requests_for(pair_ops(e.discover(builtin_examples())), ('torch', 'tf'),\n"
+        "    reqs = requests_for(pair_ops(e.load(builtin_examples())), ('torch', 'tf'),\n"
         "                        RunSettings(modes=('custom', 'default')))\n"
         "    results = e.run(reqs)\n"
         "    print(len(results), all(r.status == 'ok' for r in results), e.devices() and 'dev')\n"

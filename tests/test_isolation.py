@@ -156,7 +156,7 @@ def test_error_while_building_a_torch_module(engine, write_module):
             def forward(self, x):
                 return x * 2
         """)
-    cats = engine.discover([path])
+    cats = engine.load([path])
     err = cats[0].error if cats[0].error else None
     if err is None:  # discovery kept it; the run reports the construction error
         res = run_op(engine, path, "Scaled")

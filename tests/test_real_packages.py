@@ -95,7 +95,7 @@ def keras2_engine():
 
 def test_larq_keras2_binary_dense_closed_form(keras2_engine, write_module):
     path = write_module("larq_ops.py", LARQ_OPS)
-    [cat] = keras2_engine.discover([path])
+    [cat] = keras2_engine.load([path])
     assert cat.error is None, cat.error
     assert [op.qualname for op in cat.ops if op.kind == "layer"] == ["BinaryDense"]
     res = run(keras2_engine, path, "BinaryDense", "tf")

@@ -25,7 +25,7 @@ def test_both_files_run_and_are_told_apart(engine, tmp_path, write_module):
     (tmp_path / "b").mkdir()
     good = write_module("a/clip_ops.py", CLIP.format(factor="1.0"))
     bad = write_module("b/other_ops.py", CLIP.format(factor="5.0"))
-    paired = pair_ops(engine.discover([good, bad]))
+    paired = pair_ops(engine.load([good, bad]))
     assert sorted(p.name for p in paired) == ["Clip", "Clip (other_ops.py)"]
     chosen, missing = select(paired, ["Clip"])
     assert missing == [] and len(chosen) == 2          # --op Clip selects both

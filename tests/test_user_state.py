@@ -70,7 +70,7 @@ def test_a_file_that_rewrites_the_interpreter_state_breaks_no_other(engine, tmp_
     write(tmp_path / "a", "utils.py", "FACTOR = 3.0\n")
     good = write(tmp_path / "b", "innocent_torch.py", INNOCENT.format(cwd=worker_cwd))
     write(tmp_path / "b", "utils.py", "FACTOR = 5.0\n")
-    cats = engine.discover([bad, good])
+    cats = engine.load([bad, good])
     assert [c.error for c in cats] == [None, None]
     for _ in range(2):  # and again, with both files warm in the worker
         for path, name, factor in ((bad, "Clobberer", 3.0), (good, "Innocent", 5.0)):
@@ -103,7 +103,7 @@ def test_a_tf_file_hiding_every_device_is_named_and_spares_the_others(engine, tm
                 return upstream * 3.0
             return x * 3.0, grad
         """)
-    cats = {c.file: c for c in engine.discover([hides, good])}
+    cats = {c.file: c for c in engine.load([hides, good])}
     err = cats[hides].error
     assert err is not None and err.kind == "load" and err.where == f"{hides}:3"
     assert "Visible devices cannot be modified" in err.message
@@ -153,7 +153,7 @@ def test_framework_settings_changed_at_import_stay_with_their_file(engine, tmp_p
             def backward(ctx, grad_output):
                 return grad_output * 3
         """)
-    assert [c.error for c in engine.discover([changes, innocent])] == [None, None]
+    assert [c.error for c in engine.load([changes, innocent])] == [None, None]
     for path, name, factor in ((changes, "Doubles", 2.0), (innocent, "Triples", 3.0)):
         res = engine.run_one(RunRequest(path, name, "torch", RunSettings(shape=(4,))))
         assert res.status == "ok", res.error

@@ -269,7 +269,7 @@ def test_a_file_that_kills_the_worker_at_import_spares_the_others(torch_engine, 
     hangs = tmp_path / "hangs_at_import.py"
     hangs.write_text("import torch\n\nwhile True:\n    pass\n")
     good = CORPUS / "good_and_bad_torch.py"
-    cats = torch_engine.discover([str(aborts), str(good), str(hangs)], timeout=3)
+    cats = torch_engine.load([str(aborts), str(good), str(hangs)], timeout=3)
     by_file = {c.file: c for c in cats}
     assert [o.qualname for o in by_file[str(good)].ops] == ["GoodRoundSTE", "BadBackward"]
     assert by_file[str(good)].error is None

@@ -1,6 +1,6 @@
 """One op run inside a worker, the same for both frameworks: modes, tensors, numeric reference.
 
-The framework adapter (torch_backend / tf_backend) supplies discovery, building the op per mode,
+The framework adapter (torch_backend / tf_backend) supplies finding ops, building the op per mode,
 differentiation and plain evaluation; this module assembles the RunResult.
 """
 from __future__ import annotations
@@ -28,27 +28,27 @@ class Backend:
 
     def __init__(self, adapter):
         self.adapter = adapter
-        self._discovered: dict[str, tuple] = {}   # path -> (module, {qualname: (info, obj)})
+        self._ops_by_path: dict[str, tuple] = {}   # path -> (module, {qualname: (info, obj)})
 
     def version(self) -> str:
         return self.adapter.version()
 
     def handle(self, kind: str, payload):
-        if kind == "discover":
-            return [self.discover(path) for path in payload]
+        if kind == "load":
+            return [self.load(path) for path in payload]
         if kind in ("run", "run:background"):
             return self.run(payload, background=kind == "run:background")
         if kind == "devices":
             return self.adapter.devices()
         raise ValueError(f"unknown request {kind!r}")
 
-    # --- discovery -----------------------------------------------------------------------------
-    def discover(self, path: str) -> FileCatalog:
+    # --- loading files--------------------------------------------------------------------------
+    def load(self, path: str) -> FileCatalog:
         fw = self.adapter.name
         with capture_output(), own_state(os.path.abspath(path), self.adapter):
             try:
                 module = load_module(path)
-                found, skipped = self.adapter.discover_all(module, path)
+                found, skipped = self.adapter.find_ops(module, path)
             except (Exception, SystemExit) as exc:
                 return FileCatalog(path, fw, (), error_info(exc, "load", f"{path}:1"))
         return FileCatalog(path, fw, tuple(info for info, _ in found), skipped=tuple(skipped))
@@ -56,12 +56,12 @@ class Backend:
     # --- runs ----------------------------------------------------------------------------------
     def _found(self, module, path: str) -> dict:
         """The module's ops by qualname; kept while load_module returns the same module object
-        (discovery reads the source for line numbers: most of a small run's time otherwise)."""
-        cached = self._discovered.get(path)
+        (finding them reads the source for line numbers: most of a small run's time otherwise)."""
+        cached = self._ops_by_path.get(path)
         if cached is not None and cached[0] is module:
             return cached[1]
-        found = dict((info.qualname, (info, obj)) for info, obj in self.adapter.discover(module, path))
-        self._discovered[path] = (module, found)
+        found = dict((info.qualname, (info, obj)) for info, obj in self.adapter.find_ops(module, path)[0])
+        self._ops_by_path[path] = (module, found)
         return found
 
     def run(self, req: RunRequest, background: bool = False) -> RunResult:

@@ -1,4 +1,4 @@
-"""TensorFlow / Keras 3: discover custom_gradient functions and Layers, build per mode,
+"""TensorFlow / Keras 3: find custom_gradient functions and Layers, build per mode,
 differentiate with a GradientTape. Worker-only."""
 from __future__ import annotations
 
@@ -269,11 +269,8 @@ class TfAdapter:
             return f"/GPU:{index}"
         raise ValueError(f"unknown device {spec!r}: use auto, cpu, cuda:N or /GPU:N")
 
-    # --- discovery -----------------------------------------------------------------------------
-    def discover(self, module, path: str) -> list[tuple[OpInfo, object]]:
-        return self.discover_all(module, path)[0]
-
-    def discover_all(self, module, path: str) -> tuple[list, list[str]]:
+    # --- finding ops--------------------------------------------------------------------------
+    def find_ops(self, module, path: str) -> tuple[list, list[str]]:
         """Ops (OpInfo, object) of the file, and "Name: why not" for layers left out."""
         from gradviz.api import meta_of, registered
         out, skipped = [], []

@@ -1,4 +1,4 @@
-"""PyTorch: discover Functions and Modules, build them per mode, differentiate. Worker-only."""
+"""PyTorch: find Functions and Modules, build them per mode, differentiate. Worker-only."""
 from __future__ import annotations
 
 import contextlib
@@ -208,11 +208,8 @@ class TorchAdapter:
             return low
         raise ValueError(f"unknown device {spec!r}: use auto, cpu, cuda:N or /GPU:N")
 
-    # --- discovery -----------------------------------------------------------------------------
-    def discover(self, module, path: str) -> list[tuple[OpInfo, object]]:
-        return self.discover_all(module, path)[0]
-
-    def discover_all(self, module, path: str) -> tuple[list, list[str]]:
+    # --- finding ops--------------------------------------------------------------------------
+    def find_ops(self, module, path: str) -> tuple[list, list[str]]:
         """Ops (OpInfo, object) of the file, and "Name: why not" for classes left out."""
         from gradviz.api import meta_of, registered
         out, skipped = [], []

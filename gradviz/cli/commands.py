@@ -120,7 +120,7 @@ def cmd_run(argv: list[str]) -> int:
         if args.verbose:
             engine.follow_output(_echo_worker_line)
         engine.start()
-        catalogs = engine.discover(files, timeout=settings.timeout)
+        catalogs = engine.load(files, timeout=settings.timeout)
         load_failed = print_load_errors(catalogs)
         paired = pair_ops(catalogs)
         chosen, missing = select(paired, args.op)
@@ -179,7 +179,7 @@ def cmd_list(argv: list[str]) -> int:
     from gradviz.cli.output import print_load_errors, print_op_list
     from gradviz.engine import Engine
     with Engine(_frameworks(args.framework)) as engine:
-        catalogs = engine.discover(_files_or_examples(args.files))
+        catalogs = engine.load(_files_or_examples(args.files))
     failed = print_load_errors(catalogs)
     print_op_list(catalogs, sys.stdout)   # the stdout of now (tests swap it)
     if not any(cat.ops for cat in catalogs):   # as `run` would: nothing to run is an error

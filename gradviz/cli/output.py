@@ -56,7 +56,7 @@ def print_op_list(catalogs, out=sys.stdout) -> None:
 
 
 def print_skipped(catalogs, out=sys.stdout) -> None:
-    """What discovery left out of each file and why (the same in `list` and `run`)."""
+    """What loading left out of each file and why (the same in `list` and `run`)."""
     notes = list(dict.fromkeys(f"{_rel(cat.file)}: skipped {why}"
                                for cat in catalogs for why in cat.skipped))
     for note in notes:

@@ -18,7 +18,7 @@ from gradviz.model import (CHECKS, FRAMEWORKS, CheckResult, ErrorInfo, FileCatal
                            RunResult)
 from gradviz.import_scan import frameworks_used
 
-DISCOVER_TIMEOUT = 60.0
+LOAD_TIMEOUT = 60.0
 
 
 class Engine:
@@ -66,8 +66,8 @@ class Engine:
     def __exit__(self, *exc):
         self.close()
 
-    # --- discovery -----------------------------------------------------------------------------
-    def discover(self, files: Iterable[str], timeout: float = DISCOVER_TIMEOUT) -> list[FileCatalog]:
+    # --- loading files--------------------------------------------------------------------------
+    def load(self, files: Iterable[str], timeout: float = LOAD_TIMEOUT) -> list[FileCatalog]:
         """Ops of each file, per framework it uses. A file that fails to load gives a catalog with
         `error` set. Files are sent only to the workers of the frameworks they import.
         `timeout` bounds importing the files of one framework (a module may hang at import)."""
@@ -85,7 +85,7 @@ class Engine:
         results: dict[str, list[FileCatalog]] = {}
 
         def work(fw: str) -> None:
-            results[fw] = self._discover_in(fw, jobs[fw], timeout) if jobs[fw] else []
+            results[fw] = self._load_in(fw, jobs[fw], timeout) if jobs[fw] else []
 
         _in_parallel(work, self.frameworks)
         for fw in self.frameworks:
@@ -94,11 +94,11 @@ class Engine:
         out.sort(key=lambda c: (order.get(c.file, 0), c.framework))
         return out
 
-    def _discover_in(self, fw: str, files: list[str], timeout: float) -> list[FileCatalog]:
+    def _load_in(self, fw: str, files: list[str], timeout: float) -> list[FileCatalog]:
         """Import `files` in one call; when that kills the worker, blame the file the stack dump
         points at and load the others again (one at a time if the dump names none of them)."""
         try:
-            return self.workers[fw].call("discover", files, timeout)
+            return self.workers[fw].call("load", files, timeout)
         except (WorkerTimeout, WorkerCrashed, WorkerUnavailable, Cancelled, RuntimeError) as exc:
             err = replace(_failure(exc, "loading the file", fw, timeout), kind="load")
             if len(files) == 1 or isinstance(exc, (WorkerUnavailable, Cancelled)) or \
@@ -108,8 +108,8 @@ class Engine:
             if blamed:
                 rest = [f for f in files if f not in blamed]
                 return ([FileCatalog(f, fw, (), err) for f in blamed]
-                        + self._discover_in(fw, rest, timeout))
-            return [c for f in files for c in self._discover_in(fw, [f], timeout)]
+                        + self._load_in(fw, rest, timeout))
+            return [c for f in files for c in self._load_in(fw, [f], timeout)]
 
     def devices(self) -> dict[str, dict]:
         """{framework: {"devices": [{"name", "kind", "available", "reason"}], "error": str|None}}."""

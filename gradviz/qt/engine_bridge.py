@@ -103,7 +103,7 @@ class EngineBridge(QObject):
 
     def discover(self, files: Iterable[str]) -> None:
         files = tuple(files)
-        self._in_thread("discover", lambda: self.catalogsReady.emit(self.engine.discover(files), files))
+        self._in_thread("discover", lambda: self.catalogsReady.emit(self.engine.load(files), files))
 
     def refresh_devices(self) -> None:
         self._in_thread("devices", lambda: self.devicesReady.emit(self.engine.devices()))
