@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gradviz.cli import EXIT_USAGE, main
+from gradviz.cli.commands import EXIT_USAGE, main
 from gradviz.diagnostics import CODES
 from gradviz.diagnostics.contract_checks import CODE_OF, FALLBACK
 from gradviz.model import CHECKS, CheckResult, parse_checks
@@ -65,7 +65,7 @@ def test_run_with_checks_prints_a_line_per_op_writes_json_and_strict_fails(tmp_p
 
 def test_strict_fails_on_a_check_alone(engine):
     """An op whose verdicts all match but which fails a check: --strict exits 1."""
-    from gradviz.cli import _exit_code
+    from gradviz.cli.commands import _exit_code
     from gradviz.compare import compare_result
     from gradviz.model import RunRequest, RunSettings
     res, = engine.run([RunRequest(str(OPS), "OldStyle", "torch", RunSettings(checks=("vmap",)))])

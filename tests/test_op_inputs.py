@@ -72,7 +72,7 @@ def test_range_setting_reaches_the_kinks(engine, write_module):
 def test_range_on_the_command_line():
     import pytest
 
-    from gradviz.cli import UsageError, _run_parser, joined_range, settings_from
+    from gradviz.cli.commands import UsageError, _run_parser, joined_range, settings_from
 
     def settings(*argv):
         return settings_from(_run_parser().parse_args(joined_range(["x.py", *argv])))
