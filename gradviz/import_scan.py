@@ -9,27 +9,26 @@ import ast
 import os
 
 from gradviz.model import ErrorInfo
+from gradviz.module_files import package_module
 
 _ROOTS = {"torch": "torch", "tensorflow": "tf", "keras": "tf", "tf_keras": "tf"}
 
 
 def frameworks_used(path: str) -> tuple[tuple[str, ...], ErrorInfo | None]:
-    """('torch', 'tf') as imported by the file (directly or through a sibling module it imports)."""
+    """('torch', 'tf') as imported by the file (directly or through a helper module it imports:
+    a sibling, or a module of its own package)."""
     try:
         tree = _parse(path)
     except _LoadError as exc:
         return (), exc.info
     found = _imports(tree)
     if not found:
-        # A file importing only its own helpers: look one level into sibling modules.
-        folder = os.path.dirname(path)
-        for name in _imported_names(tree):
-            sibling = os.path.join(folder, name.split(".")[0] + ".py")
-            if os.path.isfile(sibling) and os.path.abspath(sibling) != os.path.abspath(path):
-                try:
-                    found |= _imports(_parse(sibling))
-                except _LoadError:
-                    pass
+        # A file importing only its own helpers: look one level into the modules it imports.
+        for helper in _helper_files(tree, path):
+            try:
+                found |= _imports(_parse(helper))
+            except _LoadError:
+                pass
     if not found:
         found = {"torch", "tf"}  # unknown: let both frameworks look
     return tuple(fw for fw in ("torch", "tf") if fw in found), None
@@ -67,6 +66,36 @@ def _imported_names(tree: ast.AST) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
     return names
+
+
+def _helper_files(tree: ast.AST, path: str) -> list[str]:
+    """Existing files of the user's modules the file imports: siblings by their top-level name,
+    and (for a file inside a package) its package's modules, by relative or absolute name."""
+    folder = os.path.dirname(os.path.abspath(path))
+    package = package_module(path)
+    here = package[1].split(".")[:-1] if package else []
+    if package and os.path.basename(path) == "__init__.py":
+        here = package[1].split(".")
+    candidates = [os.path.join(folder, n.split(".")[0] + ".py") for n in _imported_names(tree)]
+    for node in ast.walk(tree):
+        if package is None or not isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.ImportFrom) and node.level:
+            if node.level - 1 > len(here) - 1:
+                continue
+            base = here[:len(here) - node.level + 1]
+            names = [base + (node.module.split(".") if node.module else [])]
+            if not node.module:
+                names = [base + [a.name] for a in node.names]
+        else:
+            mods = [node.module] if isinstance(node, ast.ImportFrom) else \
+                [a.name for a in node.names]
+            names = [m.split(".") for m in mods if m and m.split(".")[0] == here[0]]
+        for parts in names:
+            stem = os.path.join(package[0], *parts)
+            candidates += [stem + ".py", os.path.join(stem, "__init__.py")]
+    me = os.path.abspath(path)
+    return [c for c in dict.fromkeys(candidates) if os.path.isfile(c) and os.path.abspath(c) != me]
 
 
 def _imports(tree: ast.AST) -> set[str]:

@@ -18,7 +18,8 @@ from gradviz.backends.checks import run_checks, skipped_all
 from gradviz.backends.checks.context import CheckContext
 from gradviz.backends.graphs import GraphMismatch, build_graph, param_values, plan_args
 from gradviz.backends.introspect import OpOutputError, OverrideKept, definition_line
-from gradviz.backends.user_code import capture_output, error_info, load_module
+from gradviz.backends.user_code import capture_output, error_info
+from gradviz.backends.user_modules import load_module
 from gradviz.backends.user_state import own_state
 from gradviz.model import (ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, TensorResult)
 

@@ -1,12 +1,11 @@
-"""Running user code inside a worker: loading modules fresh, capturing output, locating errors.
+"""Running user code inside a worker: capturing output, locating errors (loading the files:
+backends/user_modules.py).
 
 Framework-free; used by both backends.
 """
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import importlib.util
 import os
 import re
 import sys
@@ -196,85 +195,3 @@ def _dedupe(lines: list[str]) -> list[str]:
 def _format_warning(w) -> str:
     where = f"{w.filename}:{w.lineno}: " if is_user_frame(w.filename) else ""
     return f"{where}{w.category.__name__}: {w.message}"
-
-
-# --- loading user modules ------------------------------------------------------------------------
-_loaded: dict[str, tuple[str, object]] = {}  # path -> (content hash, module)
-
-
-def load_module(path: str):
-    """Import a user file under a unique name; a changed file (or sibling) is imported afresh."""
-    path = os.path.abspath(path)
-    with open(path, "rb") as fh:
-        source = fh.read()
-    digest = hashlib.sha1(source).hexdigest()
-    folder = os.path.dirname(path)
-    cached = _loaded.get(path)
-    if cached and cached[0] == digest and not _siblings_changed(path):
-        return cached[1]
-    _forget_user_modules(folder)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
-    name = f"gradviz_user_{stem}_{hashlib.sha1(path.encode()).hexdigest()[:8]}_{digest[:8]}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        # Compiled from the bytes just hashed, never from __pycache__: a .pyc is trusted by the
-        # source's mtime and size, which an edit within the same second can leave unchanged.
-        exec(compile(source, path, "exec", dont_inherit=True), module.__dict__)
-    except BaseException:
-        sys.modules.pop(name, None)
-        _loaded.pop(path, None)
-        raise
-    _loaded[path] = (digest, module)
-    _sibling_stamps[path] = _stamps(folder)
-    return module
-
-
-_sibling_stamps: dict[str, dict[str, float]] = {}  # per file: each has its own helper modules
-                                                   # (backends.user_state)
-
-
-_folder_files: dict[str, tuple[tuple, list[str]]] = {}
-
-
-def _stamps(folder: str) -> dict[str, float]:
-    out = {}
-    for f in _module_files(folder):
-        if os.path.exists(f):
-            out[f] = os.path.getmtime(f)
-    return out
-
-
-def _module_files(folder: str) -> list[str]:
-    """Files of the imported modules that live in `folder`. Scanning sys.modules (thousands of
-    entries once TensorFlow is in) took most of a small run's time, so the list is kept until
-    a module is imported or dropped (new modules go to the end of sys.modules)."""
-    key = (len(sys.modules), next(reversed(sys.modules), None))
-    hit = _folder_files.get(folder)
-    if hit is not None and hit[0] == key:
-        return hit[1]
-    files = []
-    for mod in list(sys.modules.values()):
-        f = getattr(mod, "__file__", None)
-        if f and os.path.dirname(os.path.abspath(f)) == folder:
-            files.append(f)
-    _folder_files[folder] = (key, files)
-    return files
-
-
-def _siblings_changed(path: str) -> bool:
-    return _stamps(os.path.dirname(path)) != _sibling_stamps.get(path)
-
-
-def _forget_user_modules(folder: str) -> None:
-    """Drop modules imported from the user's folder, so helpers they import reload too."""
-    for name, mod in list(sys.modules.items()):
-        f = getattr(mod, "__file__", None)
-        if f and os.path.dirname(os.path.abspath(f)) == folder and is_user_frame(f):
-            del sys.modules[name]
-    for p, (_, mod) in list(_loaded.items()):
-        if os.path.dirname(p) == folder:
-            del _loaded[p]

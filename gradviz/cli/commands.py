@@ -28,7 +28,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _run_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="gradviz run", description="Run ops headless and report their gradients.")
-    p.add_argument("files", nargs="*", help="op modules (built-in examples when none)")
+    p.add_argument("files", nargs="*", help="op files or module names, e.g. ops.py "
+                   "mypkg.quant_ops (built-in examples when none)")
     p.add_argument("--op", action="append", default=[], metavar="NAME",
                    help="only this op (pairing name or Python name); repeatable")
     p.add_argument("--framework", default="all", choices=("torch", "tf", "all"))
@@ -94,7 +95,16 @@ def _frameworks(choice: str) -> tuple[str, ...]:
 
 def _files_or_examples(files: list[str]) -> list[str]:
     from gradviz.catalog import builtin_examples
-    return [os.path.abspath(f) for f in files] if files else builtin_examples()
+    return _op_files(files) if files else builtin_examples()
+
+
+def _op_files(args: list[str]) -> list[str]:
+    """Paths, and dotted module names resolved to their files without importing anything."""
+    from gradviz.module_files import ModuleNameError, op_file
+    try:
+        return [op_file(a) for a in args]
+    except ModuleNameError as exc:
+        raise UsageError(f"gradviz: {exc}") from None
 
 
 def joined_range(argv: list[str]) -> list[str]:
@@ -173,7 +183,7 @@ def _exit_code(results, comparisons, strict: bool) -> int:
 
 def cmd_list(argv: list[str]) -> int:
     p = _Parser(prog="gradviz list", description="List the ops found in op modules.")
-    p.add_argument("files", nargs="*")
+    p.add_argument("files", nargs="*", help="op files or module names")
     p.add_argument("--framework", default="all", choices=("torch", "tf", "all"))
     args = p.parse_args(argv)
     from gradviz.cli.output import print_load_errors, print_op_list
@@ -202,7 +212,8 @@ def cmd_devices(argv: list[str]) -> int:
 def cmd_app(argv: list[str]) -> int:
     p = _Parser(prog="gradviz", description="Desktop gradient-flow inspector. Subcommands: "
                 "run, list, devices (gradviz run --help).")
-    p.add_argument("files", nargs="*", help="op modules (built-in examples when none)")
+    p.add_argument("files", nargs="*", help="op files or module names, e.g. ops.py "
+                   "mypkg.quant_ops (built-in examples when none)")
     p.add_argument("--run", action="store_true", help="run all ops once loaded")
     p.add_argument("--screenshot", metavar="PNG", help="save the window image and exit")
     once = p.add_mutually_exclusive_group()      # each answers and exits, no window
@@ -214,13 +225,14 @@ def cmd_app(argv: list[str]) -> int:
     args = p.parse_args(argv)
     if args.version or args.install_desktop_entry or args.uninstall_desktop_entry:
         return _no_window(args)
-    missing = [f for f in args.files if not os.path.exists(f)]
+    files = _op_files(args.files)
+    missing = [a for a, f in zip(args.files, files) if not os.path.exists(f)]
     if missing:
         raise UsageError("no such file: " + ", ".join(missing))
     if args.screenshot and not os.environ.get("DISPLAY") and not os.environ.get("QT_QPA_PLATFORM"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from gradviz.qt.app import main as app_main
-    return app_main([os.path.abspath(f) for f in args.files], run=args.run,
+    return app_main(files, run=args.run,
                     screenshot=args.screenshot)
 
 
