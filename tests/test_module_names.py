@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from gradviz.discover import frameworks_used
+from gradviz.import_scan import frameworks_used
 from gradviz.module_files import (ModuleNameError, is_module_name, op_file, package_module,
                                   resolve)
 

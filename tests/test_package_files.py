@@ -85,7 +85,7 @@ def test_package_file_by_path_runs_with_relative_imports(engine, tmp_path):
     """Failed before: `attempted relative import with no known parent package`."""
     pkg = write_package(tmp_path)
     torch_file, tf_file = pkg / "layers" / "quant_torch.py", pkg / "layers" / "quant_tf.py"
-    cats = engine.discover([str(torch_file), str(tf_file)])
+    cats = engine.load([str(torch_file), str(tf_file)])
     assert [c.error for c in cats] == [None, None]
     ops = {(op.framework, op.qualname): op for c in cats for op in c.ops}
     assert set(ops) == {("torch", "RoundSTE"), ("tf", "round_ste")}
@@ -132,7 +132,7 @@ def test_package_named_like_an_imported_library_is_a_clear_error(engine, tmp_pat
     (tmp_path / "json" / "__init__.py").write_text("")
     op_file = tmp_path / "json" / "ops.py"
     op_file.write_text("import torch\n")
-    [cat] = engine.discover([str(op_file)])
+    [cat] = engine.load([str(op_file)])
     assert cat.error is not None and cat.error.kind == "load"
     assert "name 'json' is taken" in cat.error.message and str(op_file) in cat.error.message
 
