@@ -13,6 +13,8 @@ FRAMEWORKS = ("torch", "tf")
 MODES = ("default", "custom", "numeric")
 GRAPHS = ("op", "seed", "mlp", "stack")
 DEPTH_RANGE = (1, 64)          # layers of the stack graph (--depth)
+# Input dtypes passed as they are and never differentiated (inputs= "dtype"; DESIGN.md)
+FIXED_DTYPES = ("int64", "bool")
 DTYPES = ("float32", "float64")
 # Contract checks (DESIGN.md "Contract checks"), in the order the terminal and the app show them.
 CHECKS = ("double_backward", "noncontiguous_upstream", "autocast", "vmap", "compiled",

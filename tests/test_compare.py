@@ -215,7 +215,7 @@ def test_compare_result_fields_and_summary():
     assert c.tensors[1].verdict == "match"
     counts = summary_counts([c])
     assert counts == {"match": 1, "surrogate": 1, "differs": 0, "non-finite": 0, "broken": 0,
-                      "error": 0}
+                      "error": 0, "no-gradient": 0}
     assert tuple(counts) == VERDICTS
 
 

@@ -101,21 +101,87 @@ def is_constant_annotation(annotation) -> bool:
     return bool(words) and words <= _CONSTANT_WORDS and bool(words & {"int", "float", "bool", "str"})
 
 
+FLOAT_DTYPES = ("float", "float32", "float64")     # the run's --dtype applies
+FIXED_DTYPES = ("int64", "bool")                   # inputs without a gradient
+
+
+def differentiable(values) -> bool:
+    """Float values are differentiated; int64 and bool inputs are passed as they are."""
+    return np.asarray(values).dtype.kind == "f"
+
+
+def leaf_array(values) -> np.ndarray:
+    """A leaf's values as numpy: float64, or int64 / bool kept as they are."""
+    arr = np.asarray(values)
+    return arr if arr.dtype.kind in "bi" else arr.astype(np.float64)
+
+
 def _spec_values(name: str, spec, settings: RunSettings) -> np.ndarray:
-    """inputs= per argument: a shape, explicit values, or {"shape", "range"} (floats)."""
+    """inputs= per argument: a shape, explicit values, or {"shape", "range", "dtype"}."""
     if isinstance(spec, dict):
-        unknown = set(spec) - {"shape", "range", "dtype"}
-        if unknown:
-            raise ValueError(f"inputs[{name!r}]: unknown keys {sorted(unknown)}; use shape, range")
-        if spec.get("dtype", "float") not in ("float", "float32", "float64"):
-            raise ValueError(f"inputs[{name!r}]: dtype {spec['dtype']!r} is not supported yet "
-                             "(float inputs only)")
-        shape = tuple(spec.get("shape", settings.shape))
-        lo, hi = spec.get("range", settings.input_range)
-        return input_values(settings.seed, name, shape, (float(lo), float(hi)))
+        return _dict_values(name, spec, settings)
     if is_shape(spec):
         return input_values(settings.seed, name, tuple(spec), settings.input_range)
-    return np.asarray(spec, dtype=np.float64)
+    return _explicit_values(spec)
+
+
+def _explicit_values(spec) -> np.ndarray:
+    """Explicit values: bools stay bool; integers stay int64 when they come as an array with a
+    dtype (numpy, torch, tf); a plain list of numbers is float ([0, 1, 2] is usually meant as x)."""
+    arr = np.asarray(spec)
+    if arr.dtype.kind == "b":
+        return arr
+    if arr.dtype.kind in "iu" and hasattr(spec, "dtype"):
+        return arr.astype(np.int64)
+    return arr.astype(np.float64)
+
+
+def _dict_values(name: str, spec: dict, settings: RunSettings) -> np.ndarray:
+    unknown = set(spec) - {"shape", "range", "dtype"}
+    if unknown:
+        raise ValueError(f"inputs[{name!r}]: unknown keys {sorted(unknown)}; use shape, range, "
+                         "dtype")
+    dtype = spec.get("dtype", "float")
+    if dtype not in FLOAT_DTYPES + FIXED_DTYPES:
+        raise ValueError(f"inputs[{name!r}]: unknown dtype {dtype!r}; use \"float\", \"int64\" "
+                         "or \"bool\"")
+    shape = tuple(spec.get("shape", settings.shape))
+    rng = rng_for(settings.seed, "input:" + name)
+    if dtype == "bool":
+        if "range" in spec:
+            raise ValueError(f"inputs[{name!r}]: a bool input takes no range")
+        return rng.random(shape) < 0.5
+    if dtype == "int64":
+        lo, hi = _int_range(name, spec)
+        return rng.integers(lo, hi, size=shape, dtype=np.int64, endpoint=True)
+    lo, hi = spec.get("range", settings.input_range)
+    return input_values(settings.seed, name, shape, (float(lo), float(hi)))
+
+
+def _int_range(name: str, spec: dict) -> tuple[int, int]:
+    """An int64 input needs its range: no default fits both class indices and offsets."""
+    if "range" not in spec:
+        raise ValueError(f"inputs[{name!r}]: an int64 input needs a range (LO, HI), both "
+                         "included, e.g. {\"dtype\": \"int64\", \"range\": (0, 9)}")
+    try:
+        lo, hi = spec["range"]
+        ok = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (lo, hi))
+    except (TypeError, ValueError):
+        ok = False
+    if not ok or lo > hi:
+        raise ValueError(f"inputs[{name!r}]: the range of an int64 input is two integers "
+                         f"LO <= HI, got {spec['range']!r}")
+    return int(lo), int(hi)
+
+
+def require_float_first(settings: RunSettings, first: ArgPlan) -> None:
+    """The seed, mlp and stack graphs feed a float tensor of their own to the first argument."""
+    if not differentiable(first.values):
+        dtype = np.asarray(first.values).dtype
+        raise ValueError(
+            f"the {settings.graph} graph feeds its own float tensor to the op's first tensor "
+            f"argument, but {first.name!r} has dtype {dtype}; use the op graph for this op (or "
+            "put a float argument first)")
 
 
 def upstream_values(settings: RunSettings, name: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -198,6 +264,7 @@ def _op_graph(settings, plans):
 
 def _seed_graph(settings, plans):
     first = next(p for p in plans if p.kind == "tensor")
+    require_float_first(settings, first)
     leaves = [Leaf("a", "param", first.values)]
     leaves += [Leaf(p.name, "input", p.values) for p in plans if p.kind == "tensor" and p is not first]
 
@@ -212,6 +279,7 @@ def _seed_graph(settings, plans):
 
 def _mlp_graph(settings, plans):
     first = next(p for p in plans if p.kind == "tensor")
+    require_float_first(settings, first)
     shape = tuple(first.values.shape) or (1,)
     d = shape[-1]
     seed = settings.seed

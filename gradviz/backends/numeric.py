@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from gradviz.backends.graphs import rng_for
+from gradviz.backends.graphs import differentiable, rng_for
 from gradviz.backends.numeric_eval import CHUNK, BudgetUsed, Evaluator, ViaEvaluate
 from gradviz.model import NumericInfo
 
@@ -30,6 +30,8 @@ def compute(ad, graph, built, device, tensors: dict) -> dict:
     first = [n for n in getattr(graph, "numeric_first", ()) if n in tensors]
     for name in first + [n for n in tensors if n not in first]:
         t = tensors[name]
+        if not differentiable(t["value"]):
+            continue   # int64 / bool inputs: no gradient, nothing to perturb
         if time.perf_counter() - t0 > TIME_BUDGET_S:
             out[name] = _skipped()
             continue
@@ -50,7 +52,7 @@ def _batched(ad, graph, built, device, base_leaves, tensors):
     if make is None:
         return None
     shapes = {n: tuple(np.shape(t["value"])) for n, t in tensors.items()
-              if np.size(t["value"]) <= FULL_MAX}
+              if np.size(t["value"]) <= FULL_MAX and differentiable(t["value"])}
     if not shapes:
         return None
     try:

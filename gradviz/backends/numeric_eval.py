@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from gradviz.backends.graphs import rng_for
+from gradviz.backends.graphs import leaf_array, rng_for
 
 CHUNK = 1 << 20         # elements of one batched tensor: bounds a batch's memory
 PROBE_RTOL = 1e-9       # batched vs one-at-a-time losses of the probe must agree this closely
@@ -85,7 +85,7 @@ class Evaluator:
         self.kit, self.graph, self.built = kit, graph, built
         self.F = CachedConsts(kit.F)
         self.FB = BatchedF(kit, self.F)
-        self.values = {leaf.name: np.asarray(leaf.values, dtype=np.float64) for leaf in graph.leaves}
+        self.values = {leaf.name: leaf_array(leaf.values) for leaf in graph.leaves}
         with kit.scope():
             self.base = {n: kit.tensor(v) for n, v in self.values.items()}
             self.params = {n: kit.param(built, n) for n in built.param_names()}
@@ -239,7 +239,7 @@ class ViaEvaluate:
 
     def __init__(self, ad, graph, built, device):
         self.ad, self.graph, self.built, self.device = ad, graph, built, device
-        self.values = {leaf.name: np.asarray(leaf.values, dtype=np.float64) for leaf in graph.leaves}
+        self.values = {leaf.name: leaf_array(leaf.values) for leaf in graph.leaves}
         self.params = {n: np.asarray(built.get_param(n), dtype=np.float64)
                        for n in built.param_names()}
 

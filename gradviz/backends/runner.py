@@ -16,7 +16,8 @@ from gradviz.api import meta_of
 from gradviz.backends import numeric
 from gradviz.backends.checks import run_checks, skipped_all
 from gradviz.backends.checks.context import CheckContext
-from gradviz.backends.graphs import GraphMismatch, build_graph, param_values, plan_args
+from gradviz.backends.graphs import (GraphMismatch, build_graph, differentiable, param_values,
+                                     plan_args)
 from gradviz.backends.introspect import OpOutputError, OverrideKept, definition_line
 from gradviz.backends.user_code import capture_output, error_info
 from gradviz.backends.user_modules import load_module
@@ -127,6 +128,8 @@ class Backend:
                                                   "grads": {}, "absent": {}})
                 if mode == "custom" or entry["value"] is None:
                     entry["value"] = t["value"]
+                if not differentiable(entry["value"]):
+                    continue   # int64 / bool input: a value, no gradient columns at all
                 if t["grad"] is not None:
                     entry["grads"][mode] = t["grad"]
                 else:
@@ -136,7 +139,8 @@ class Backend:
 
         if kept:
             for entry in tensors.values():
-                entry["absent"]["default"] = kept
+                if differentiable(entry["value"]):
+                    entry["absent"]["default"] = kept
         if "custom" in mode_errors:
             return _error(req, info, mode_errors["custom"], device=device, mode_errors=mode_errors,
                           tensors=_tensor_results(tensors, {}, s.dtype),
@@ -152,7 +156,11 @@ class Backend:
             except (Exception, SystemExit) as exc:
                 mode_errors["numeric"] = error_info(exc, "error", info.where)
         checks = ()
-        if s.checks:
+        fixed = [p.name for p in plans if p.kind == "tensor" and not differentiable(p.values)]
+        if s.checks and fixed:
+            checks = skipped_all(s.checks, f"the op takes int64 / bool inputs ({', '.join(fixed)}); "
+                                 "the contract checks feed float inputs only")
+        elif s.checks:
             # The plain gradients reach the caller first (the app's quick pass); checks come after
             # and reuse them, so only what a check adds is paid for.
             ctx = CheckContext(ad, obj, info, module, meta, plans, graph, s, device,
@@ -227,7 +235,9 @@ def _tensor_results(tensors: dict, numeric_infos: dict, dtype: str) -> tuple[Ten
             absent["numeric"] = info["why"]
         value = t["value"]
         shape = tuple(value.shape) if value is not None else ()
-        out.append(TensorResult(name=name, role=t["role"], shape=shape, dtype=dtype, value=value,
+        own = str(np.asarray(value).dtype) if value is not None and not differentiable(value) \
+            else dtype   # int64 / bool inputs keep theirs
+        out.append(TensorResult(name=name, role=t["role"], shape=shape, dtype=own, value=value,
                                 grads=grads, absent=absent,
                                 numeric=info["info"] if info is not None else None))
     return tuple(out)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradviz.backends.graphs import (Graph, GraphMismatch, Leaf, _args_from, input_values,
-                                     rng_for, upstream_values)
+from gradviz.backends.graphs import (Graph, GraphMismatch, Leaf, _args_from, require_float_first,
+                                     input_values, rng_for, upstream_values)
 from gradviz.model import DEPTH_RANGE
 
 
@@ -32,6 +32,7 @@ def stack_graph(settings, plans) -> Graph:
     if not lo <= depth <= hi:
         raise ValueError(f"depth {depth}: the stack graph takes {lo} to {hi} layers")
     first = next(p for p in plans if p.kind == "tensor")
+    require_float_first(settings, first)
     shape = tuple(first.values.shape) or (1,)
     d = shape[-1]
     others = [p for p in plans if p.kind == "tensor" and p is not first]

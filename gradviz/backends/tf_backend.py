@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import tensorflow as tf
 
+from gradviz.backends.graphs import differentiable, leaf_array
 from gradviz.backends.introspect import (candidates, defined_at, definition_line,
                                          no_arg_constructible, obj_is_own, tensors_of)
 from gradviz.backends.tf_grad_returns import grad_returns_checked
@@ -177,7 +178,7 @@ class NumericKit:
         return tf.device(self.device)
 
     def tensor(self, arr, copy=True):
-        return tf.constant(np.asarray(arr, dtype=np.float64))
+        return tf.constant(leaf_array(arr))   # float64; int64 / bool inputs as they are
 
     def numbers(self, t) -> np.ndarray:
         return np.asarray(t.numpy() if tf.is_tensor(t) else t, dtype=np.float64).reshape(-1)
@@ -324,12 +325,17 @@ class TfAdapter:
             return t
 
         with tf.device(device):
-            leaves = {leaf.name: tf.constant(leaf.values, dtype=tdtype) for leaf in graph.leaves}
+            fixed = [leaf.name for leaf in graph.leaves if not differentiable(leaf.values)]
+            # int64 / bool inputs keep their dtype and are not watched (DESIGN.md "Op modules")
+            leaves = {leaf.name: tf.constant(leaf.values) if leaf.name in fixed else
+                      tf.constant(leaf.values, dtype=tdtype) for leaf in graph.leaves}
             with tf.GradientTape(persistent=True) as tape:
-                for t in leaves.values():
-                    tape.watch(t)
+                for n, t in leaves.items():
+                    if n not in fixed:
+                        tape.watch(t)
                 loss = graph.forward(leaves, built.call_op, rec, F)
-            targets = [(n, t, leaf.role) for leaf, (n, t) in zip(graph.leaves, leaves.items())]
+            targets = [(n, t, leaf.role) for leaf, (n, t) in zip(graph.leaves, leaves.items())
+                       if n not in fixed]
             targets += [(n, v, "param") for n, v in built.params().items()]
             targets += [(n, t, role) for n, (t, role) in recorded.items()]
             with grad_returns_checked():
@@ -341,6 +347,9 @@ class TfAdapter:
                 g = tf.convert_to_tensor(g)
             got[name] = {"role": role, "value": np.asarray(t.numpy()), "grad": None if g is None
                          else np.asarray(g.numpy()), "why": "" if g is not None else _NO_PATH}
+        for name in fixed:
+            got[name] = {"role": "input", "value": np.asarray(leaves[name].numpy()), "grad": None,
+                         "why": ""}
         return got
 
     def numeric_kit(self, device) -> NumericKit:
@@ -353,7 +362,7 @@ class TfAdapter:
             return t
 
         with tf.device(device):
-            tensors = {n: tf.constant(v, dtype=tf.float64) for n, v in leaves.items()}
+            tensors = {n: tf.constant(leaf_array(v)) for n, v in leaves.items()}
             return float(graph.forward(tensors, built.call_op, rec, F))
 
 
@@ -386,7 +395,7 @@ class TfAdapter:
                 return tf.identity(out)
 
         with tf.device(device):
-            base = {n: tf.constant(v, dtype=tf.float64) for n, v in base_leaves.items()}
+            base = {n: tf.constant(leaf_array(v)) for n, v in base_leaves.items()}
             base_vars = {n: tf.constant(v.numpy()) for n, v in variables.items()}
 
         def losses(name: str, deltas: np.ndarray) -> np.ndarray:
@@ -405,7 +414,8 @@ def _watchable(t):
 
 def _build_layer(layer, plans, dtype, device) -> None:
     """Layers that create weights in build() get them by one call on inputs of the run's shape."""
-    args = [tf.constant(p.values, dtype=_DTYPES[dtype]) for p in plans if p.kind == "tensor"]
+    args = [tf.constant(p.values, dtype=_DTYPES[dtype]) if differentiable(p.values) else
+            tf.constant(p.values) for p in plans if p.kind == "tensor"]
     kwargs = {p.name: p.const for p in plans if p.kind == "const"}
     with tf.device(device), _floatx(dtype, keras_of(type(layer))):
         layer(*args, **kwargs)

@@ -7,6 +7,7 @@ import inspect
 import numpy as np
 import torch
 
+from gradviz.backends.graphs import differentiable, leaf_array
 from gradviz.backends.introspect import (candidates, defined_at, definition_line,
                                          no_arg_constructible, obj_is_own, tensors_of)
 from gradviz.backends.torch_overrides import (OverrideKept, StandInCtx, default_apply,  # noqa: F401
@@ -111,7 +112,7 @@ class NumericKit:
             torch.set_num_threads(threads)
 
     def tensor(self, arr, copy=True):
-        arr = np.asarray(arr, dtype=np.float64)
+        arr = leaf_array(arr)   # float64; int64 / bool inputs as they are
         return (torch.tensor if copy else torch.as_tensor)(arr, device=self.device)
 
     def numbers(self, t) -> np.ndarray:
@@ -273,8 +274,11 @@ class TorchAdapter:
 
     def differentiate(self, graph, built, dtype, device) -> dict:
         tdtype = _DTYPES[dtype]
-        leaves = {leaf.name: torch.tensor(leaf.values, dtype=tdtype, device=device,
-                                          requires_grad=True) for leaf in graph.leaves}
+        fixed = [leaf.name for leaf in graph.leaves if not differentiable(leaf.values)]
+        # int64 / bool inputs keep their dtype and need no gradient (DESIGN.md "Op modules")
+        leaves = {leaf.name: torch.tensor(leaf.values, device=device) if leaf.name in fixed else
+                  torch.tensor(leaf.values, dtype=tdtype, device=device, requires_grad=True)
+                  for leaf in graph.leaves}
         recorded: dict[str, tuple] = {}
         # Values as they were before the op ran: an in-place forward would otherwise show its
         # result as the input while numeric was taken at the original (DESIGN.md, GV605).
@@ -295,7 +299,7 @@ class TorchAdapter:
         if kept:
             raise OverrideKept(kept_message(kept))
         targets = [(n, t, "input" if leaf.role == "input" else "param")
-                   for leaf, (n, t) in zip(graph.leaves, leaves.items())]
+                   for leaf, (n, t) in zip(graph.leaves, leaves.items()) if n not in fixed]
         targets += [(n, p, "param") for n, p in built.params().items()]
         targets += [(n, t, role) for n, (t, role) in recorded.items()]
         live = [t for _, t, _ in targets if t.requires_grad]
@@ -316,6 +320,9 @@ class TorchAdapter:
             got[name] = {"role": role, "value": before.get(name, _np(t)),
                          "grad": None if g is None else _np(g),
                          "why": "" if g is not None else _NO_PATH, "inplace": name in written}
+        for name in fixed:
+            got[name] = {"role": "input", "value": before[name], "grad": None, "why": "",
+                         "inplace": name in written}
         return got
 
     def numeric_kit(self, device) -> NumericKit:
@@ -323,8 +330,7 @@ class TorchAdapter:
 
     def evaluate(self, graph, built, leaves: dict, inject: dict, device) -> float:
         # a copy: an in-place forward must not write into the values gradviz reports
-        tensors = {n: torch.tensor(v, dtype=torch.float64, device=device)
-                   for n, v in leaves.items()}
+        tensors = {n: torch.tensor(leaf_array(v), device=device) for n, v in leaves.items()}
 
         def rec(name, t, role):
             if name in inject:

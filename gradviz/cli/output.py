@@ -6,7 +6,8 @@ import sys
 import textwrap
 
 VERDICT_MARK = {"match": "match", "surrogate": "surrogate", "differs": "DIFFERS",
-                "non-finite": "NON-FINITE", "broken": "broken", "error": "ERROR"}
+                "non-finite": "NON-FINITE", "broken": "broken", "error": "ERROR",
+                "no-gradient": "no gradient"}
 
 
 def _rel(path: str) -> str:

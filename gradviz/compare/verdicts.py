@@ -1,7 +1,8 @@
 """Verdicts per tensor and per-op comparisons (numpy only).
 
 The numbers (tolerances, statistics, pair metrics) live in compare/metrics.py; this module decides
-what they mean. Verdicts (DESIGN.md): match, surrogate, differs, non-finite, broken, error.
+what they mean. Verdicts (DESIGN.md): match, surrogate, differs, non-finite, broken, error, and
+no-gradient for int64 / bool inputs, which are not differentiated (nothing was compared).
 """
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ import numpy as np
 
 from gradviz.compare.metrics import (Tol, close_mask, fmt, mode_stats, pair_metrics,
                                      tolerances)
-from gradviz.model import MODES, OVERRIDE_KEPT, ErrorInfo, RunResult, TensorResult
+from gradviz.model import FIXED_DTYPES, MODES, OVERRIDE_KEPT, ErrorInfo, RunResult, TensorResult
 
-VERDICTS = ("match", "surrogate", "differs", "non-finite", "broken", "error")
+VERDICTS = ("match", "surrogate", "differs", "non-finite", "broken", "error", "no-gradient")
 
 
 @dataclass(frozen=True)
@@ -204,6 +205,11 @@ def _one_mode_vs_numeric(t: TensorResult, mode: str, metrics: dict) -> tuple[str
 
 def _judge(t: TensorResult, op_status: str, mode_errors: dict, error: Optional[ErrorInfo],
            metrics: dict) -> tuple[str, str]:
+    if t.dtype in FIXED_DTYPES:
+        kind = "integer" if t.dtype == "int64" else "bool"
+        return "no-gradient", (f"{kind} input: no gradient ({t.dtype} inputs are passed as they "
+                               "are, not differentiated and not perturbed by the numeric "
+                               "reference; nothing was compared)")
     if op_status == "error":
         return "error", f"the op raised: {error.one_line()}" if error else "the op raised an error"
     if "custom" in mode_errors:
@@ -250,6 +256,8 @@ def verdict(tensor: TensorResult, op_status: str = "ok", mode_errors: Optional[d
 # --- per op ----------------------------------------------------------------------------------
 def _stats(t: TensorResult, mode_errors: dict) -> dict:
     out = {}
+    if t.dtype in FIXED_DTYPES:
+        return out   # no mode differentiates an int64 / bool input
     for mode in MODES:
         if mode in t.grads:
             out[mode] = mode_stats(t.grads[mode])

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from gradviz.model import FRAMEWORKS, MODES, ROLES, RunResult, TensorResult
+from gradviz.model import FIXED_DTYPES, FRAMEWORKS, MODES, ROLES, RunResult, TensorResult
 from gradviz.plots import series as S
 
 VIEWS = ("values", "histogram", "scatter", "heatmap", "vs_input")
@@ -28,7 +28,8 @@ MODE_COLORS = {"default": "#3467b0", "custom": "#e07b00", "numeric": "#2a9d4b"}
 FRAMEWORK_DASH = {"torch": "solid", "tf": "dash"}
 FRAMEWORK_LABEL = {"torch": "PyTorch", "tf": "TensorFlow"}
 VERDICT_COLORS = {"match": "#2a9d4b", "surrogate": "#3467b0", "differs": "#c62828",
-                  "non-finite": "#d1495b", "broken": "#6d6d6d", "error": "#8e1b1b"}
+                  "non-finite": "#d1495b", "broken": "#6d6d6d", "error": "#8e1b1b",
+                  "no-gradient": "#555555"}
 # Scatter panels compare two modes: (y mode, x mode).
 SCATTER_PAIRS = (("custom", "default"), ("custom", "numeric"))
 
@@ -195,6 +196,8 @@ def _missing_note(r: Optional[RunResult], t: Optional[TensorResult], mode: str) 
         return "not run"
     if r.status != "ok" and r.error is not None:
         return f"error: {r.error.one_line()}"
+    if t is not None and t.dtype in FIXED_DTYPES:
+        return f"{t.dtype} input: no gradient"
     if mode in r.mode_errors:
         return f"{mode} raised: {r.mode_errors[mode].one_line()}"
     if t is None:

@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy,
                                QVBoxLayout, QWidget)
 
-from gradviz.model import FRAMEWORKS, MODES, ROLES, RunResult, TensorResult
+from gradviz.model import FIXED_DTYPES, FRAMEWORKS, MODES, ROLES, RunResult, TensorResult
 from gradviz.plots import series as ps
 from gradviz.qt.theme import (FRAMEWORK_LABELS, INF_COLOR, MODE_COLORS, NAN_COLOR, VERDICT_TEXT,
                               verdict_color)
@@ -404,6 +404,8 @@ class GridView(QScrollArea):
             return "not run"
         if r.status != "ok" and r.error is not None:
             return f"run failed\n{r.error.type}: {_short(r.error.message)}"
+        if t is not None and t.dtype in FIXED_DTYPES:
+            return f"{t.dtype} input: no gradient"
         if getattr(r, "partial", False) and mode == "numeric" and (t is None or t.grad(mode) is None):
             return COMPUTING
         if mode in r.mode_errors:

@@ -8,10 +8,12 @@ VERDICT_COLORS = {           # background tints for tables and row headers
     "non-finite": "#f7d0d0",
     "broken": "#e4d9f2",
     "error": "#f4b6b6",
+    "no-gradient": "#eeeeee",   # int64 / bool inputs: nothing compared, nothing to alarm
 }
 VERDICT_TEXT = {
     "match": "#1b6e1b", "surrogate": "#1f4fa3", "differs": "#a3560d",
     "non-finite": "#b01c1c", "broken": "#6b3fa0", "error": "#9a0d0d",
+    "no-gradient": "#555555",
 }
 
 # Plot pens per mode: custom is the user's, drawn strongest.
