@@ -1,5 +1,5 @@
-"""Run settings: devices per framework, graph, shape, dtype, seed, upstream, modes, contract
-checks, timeout.
+"""Run settings: devices per framework, graph, shape, dtype, range, seed, upstream, modes,
+contract checks, timeout.
 Persisted in QSettings between sessions; invalid text is shown in red, never silently replaced.
 """
 from __future__ import annotations
@@ -15,7 +15,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout
                                QLabel, QLineEdit, QSpinBox, QWidget)
 
 from gradviz.model import CHECKS
-from gradviz.model import DEPTH_RANGE, DTYPES, FRAMEWORKS, GRAPHS, MODES, RunSettings, parse_shape, parse_upstream
+from gradviz.model import (DEPTH_RANGE, DTYPES, FRAMEWORKS, GRAPHS, MODES, RunSettings, parse_range,
+                           parse_shape, parse_upstream)
 from gradviz.qt.theme import FRAMEWORK_LABELS
 
 GRAPH_HELP = {
@@ -34,6 +35,9 @@ CHECK_HELP = {
     "compiled": "torch.compile (aot_eager) / tf.function against eager (slow: compiles)",
     "precision": "float32 vs numeric disagreement: rounding or a bug? (re-run in float64)",
 }
+
+
+DEFAULT_RANGE = "-3,3"     # as --range's default
 
 
 class SettingsPanel(QWidget):
@@ -77,6 +81,11 @@ class SettingsPanel(QWidget):
         self.dtype.addItems(list(DTYPES))
         self.dtype.currentIndexChanged.connect(self._changed)
         form.addRow("dtype", self.dtype)
+        self.range = QLineEdit(DEFAULT_RANGE)
+        self.range.setToolTip("float inputs are drawn from LO,HI (as --range): -6,6 reaches "
+                              "hard-sigmoid's kinks at ±3; an inputs= range in the op wins")
+        self.range.textChanged.connect(self._changed)
+        form.addRow("range", self.range)
         self.seed = QSpinBox()
         self.seed.setRange(0, 2**31 - 1)
         self.seed.valueChanged.connect(self._changed)
@@ -118,6 +127,7 @@ class SettingsPanel(QWidget):
     def settings(self, framework: Optional[str] = None) -> RunSettings:
         """The RunSettings for one framework's requests. Raises ValueError on invalid text."""
         shape = parse_shape(self.shape.text())
+        input_range = parse_range(self.range.text())
         upstream = self.upstream.currentText().strip()
         parse_upstream(upstream)
         modes = tuple(m for m in MODES if self.modes[m].isChecked())
@@ -127,7 +137,7 @@ class SettingsPanel(QWidget):
         return RunSettings(graph=self.graph.currentData(), shape=shape, dtype=self.dtype.currentText(),
                            seed=self.seed.value(), upstream=upstream, device=device or "auto",
                            modes=modes, timeout=float(self.timeout.value()),
-                           depth=self.depth.value(),
+                           depth=self.depth.value(), input_range=input_range,
                            checks=tuple(c for c in CHECKS if self.checks[c].isChecked()))
 
     def validate(self) -> str:
@@ -171,6 +181,7 @@ class SettingsPanel(QWidget):
         self.dtype.setCurrentText(str(qs.value("run/dtype", "float32")))
         self.fallbacks: list[str] = []         # saved values that were unusable: defaults used
         self.seed.setValue(self._number("run/seed", 0, int, self.seed))
+        self.range.setText(self._range_text())
         self.upstream.setCurrentText(str(qs.value("run/upstream", "ones")))
         saved = qs.value("run/modes", ",".join(MODES))
         saved = saved.split(",") if isinstance(saved, str) else list(saved or [])
@@ -202,12 +213,27 @@ class SettingsPanel(QWidget):
         self.fallbacks.append(f"{key}={raw!r}")
         return default
 
+    def _range_text(self) -> str:
+        """The saved range when it parses, else the default (named in self.fallbacks)."""
+        raw = self.qs.value("run/range", DEFAULT_RANGE)
+        if isinstance(raw, list) and all(isinstance(p, str) for p in raw):
+            raw = ",".join(raw)   # a hand-written `range=-6,6` reads back as a list of two
+        try:
+            if not isinstance(raw, str):
+                raise ValueError(raw)
+            parse_range(raw)
+            return raw
+        except ValueError:
+            self.fallbacks.append(f"run/range={raw!r}")
+            return DEFAULT_RANGE
+
     def save(self) -> None:
         qs = self.qs
         qs.setValue("run/graph", self.graph.currentData())
         qs.setValue("run/shape", self.shape.text())
         qs.setValue("run/dtype", self.dtype.currentText())
         qs.setValue("run/seed", self.seed.value())
+        qs.setValue("run/range", self.range.text())
         qs.setValue("run/upstream", self.upstream.currentText())
         qs.setValue("run/modes", ",".join(m for m, cb in self.modes.items() if cb.isChecked()))
         qs.setValue("run/timeout", self.timeout.value())
@@ -237,6 +263,7 @@ class SettingsPanel(QWidget):
         problem = self.validate()
         self.problem.setText(problem)
         self.shape.setStyleSheet("" if "shape" not in problem else "background: #f7d0d0")
+        self.range.setStyleSheet("" if "range" not in problem else "background: #f7d0d0")
         if not self._loading:
             self.save()
             self.changed.emit()

@@ -1,0 +1,78 @@
+"""The settings panel's range field (issue 10 item 4): `--range` in the app, validated and saved
+as a plain value, and it reaches the run."""
+import numpy as np
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QSettings  # noqa: E402
+
+from gradviz.qt.main_window import MainWindow  # noqa: E402
+
+pytestmark = pytest.mark.gui
+RUN_TIMEOUT_MS = 120_000
+
+SRC = """\
+import torch
+
+
+class HardSigmoid(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.hardsigmoid(x)
+"""
+
+
+def _window(qtbot, engine, ini, files=(), start=True):
+    qs = QSettings(str(ini), QSettings.IniFormat)
+    win = MainWindow(list(files), engine=engine, qsettings=qs)
+    qtbot.addWidget(win)
+    win.show()
+    if start:
+        with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
+            win.start(run=False)
+    return win
+
+
+def test_range_field_reaches_the_run(qtbot, engine, tmp_path, write_module):
+    path = write_module("hardsig.py", SRC)
+    ini = tmp_path / "gradviz.ini"
+    win = _window(qtbot, engine, ini, [path])
+    panel = win.settings_panel
+    assert panel.range.text() == "-3,3" and panel.settings("torch").input_range == (-3.0, 3.0)
+    panel.modes["numeric"].setChecked(False)
+    panel.range.setText("5,7")
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as blocker:
+        assert win.run()
+    [res] = [r for r in blocker.args[0] if r.framework == "torch" and r.status == "ok"]
+    x = res.tensor("x").value
+    assert res.request.settings.input_range == (5.0, 7.0)
+    assert x.min() >= 5.0 and x.max() < 7.0 and x.max() - x.min() > 1.5
+    np.testing.assert_array_equal(res.tensor("x").grads["custom"], np.zeros_like(x))  # flat above 3
+
+
+def test_bad_range_is_refused_and_saved_one_falls_back(qtbot, engine, tmp_path, write_module):
+    ini = tmp_path / "gradviz.ini"
+    win = _window(qtbot, engine, ini, [write_module("hardsig.py", SRC)])
+    panel = win.settings_panel
+    for bad in ("6,-6", "a,b", "1", "nan,2"):
+        panel.range.setText(bad)
+        assert "range" in panel.validate(), bad
+        assert "f7d0d0" in panel.range.styleSheet()
+        assert not win.run()
+    panel.range.setText("-6, 6")
+    assert panel.validate() == "" and panel.range.styleSheet() == ""
+    assert panel.settings("tf").input_range == (-6.0, 6.0)
+    win.close()
+    again = _window(qtbot, engine, ini, start=False)
+    assert again.settings_panel.settings("torch").input_range == (-6.0, 6.0)   # saved
+
+    # a file written by hand (fresh paths: Qt caches a settings file per process)
+    bad = tmp_path / "bad.ini"
+    bad.write_text("[run]\nrange=banana\n")
+    third = _window(qtbot, engine, bad, start=False)
+    assert third.settings_panel.range.text() == "-3,3"
+    assert "run/range='banana'" in third.summary.text()
+    listed = tmp_path / "listed.ini"
+    listed.write_text("[run]\nrange=-1.5,2\n")         # unquoted: Qt reads a list of two
+    fourth = _window(qtbot, engine, listed, start=False)
+    assert fourth.settings_panel.settings("torch").input_range == (-1.5, 2.0)
