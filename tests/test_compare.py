@@ -233,17 +233,40 @@ def test_custom_mode_error_gives_error_verdict():
 
 
 # --- parity ------------------------------------------------------------------------------------
-def test_parity_none_vs_zeros_is_match_with_note():
+def test_parity_none_vs_zeros_is_not_a_match():
+    """DESIGN.md: absent is not zero (issue 13 item 8): TF's None against torch's zeros differs."""
     torch_r = result("round_ste", "torch", [tensor("x", custom=np.ones(3), default=np.zeros(3),
                                                    value=np.arange(3.0))])
     tf_r = result("round_ste", "tf", [tensor("x", custom=np.ones(3), absent={"default": "None"},
                                              value=np.arange(3.0))])
     rows = {r.mode: r for r in parity([torch_r, tf_r])}
     assert set(rows) == {"value", "default", "custom"}
-    assert rows["default"].verdict == "match"
-    assert rows["default"].note == "tf: no gradient (None), torch: zeros"
+    assert rows["default"].verdict == "differs" and rows["default"].max_abs_err == 0.0
+    assert rows["default"].note == "tf: no gradient (None), torch: zeros (absent is not zero)"
     assert rows["custom"].verdict == "match" and rows["custom"].max_abs_err == 0.0
     assert rows["value"].verdict == "match"
+    # the other way round, and both absent (an input the output does not use): a match
+    swapped = {r.mode: r for r in parity([result("round_ste", "torch", [tensor(
+        "x", custom=np.ones(3), absent={"default": "no path"}, value=np.arange(3.0))]),
+        result("round_ste", "tf", [tensor("x", custom=np.ones(3), default=np.zeros(3),
+                                          value=np.arange(3.0))])])}
+    assert swapped["default"].verdict == "differs"
+    assert swapped["default"].note.startswith("torch: no gradient (no path), tf: zeros")
+    both = {r.mode: r for r in parity([
+        result("op", "torch", [tensor("x", custom=np.ones(2), absent={"default": "no path"})]),
+        result("op", "tf", [tensor("x", custom=np.ones(2), absent={"default": "None"})])])}
+    assert both["default"].verdict == "match"
+
+
+def test_max_rel_err_where_the_reference_is_zero():
+    """Issue 13 item 8: a numeric 0 against a gradient of 1 read 1000 (1 / atol); it is 100%."""
+    tol = tolerances("float32", numeric=True)
+    m = pair_metrics(np.array([1.0, 2.0, 0.0]), np.array([0.0, 2.0, 0.0]), tol)
+    assert m["max_rel_err"] == 1.0 and m["n_differ"] == 1
+    assert pair_metrics(np.array([1.0]), np.array([-1.0]), tol)["max_rel_err"] == 2.0
+    # both within the absolute tolerance of zero: no relative error to speak of
+    assert pair_metrics(np.array([1e-4, 3.0]), np.array([0.0, 3.0]), tol)["max_rel_err"] == 0.0
+    assert pair_metrics(np.zeros(3), np.zeros(3), tol)["max_rel_err"] == 0.0
 
 
 def test_parity_differs_missing_and_unpaired_ops():

@@ -85,7 +85,10 @@ def pair_metrics(a: np.ndarray, b: np.ndarray, tol: Tol) -> dict:
 
     max_abs_err / max_rel_err / cosine / norm_ratio are taken over elements finite in both;
     n_differ counts every element that is not close (a NaN in one only counts as differing).
-    max_rel_err is |a-b| / max(|b|, atol): bounded where the reference is ~0.
+    max_rel_err is |a-b| / max(|a|, |b|) per element, over the elements where either side is
+    above the absolute tolerance (both at zero within it: no relative error to speak of). It is
+    at most 2 (opposite signs) and exactly 1 where one side is 0 and the other is not: a numeric
+    reference of 0 no longer turns a gradient of 1 into an "error" of 1/atol.
     cosine and norm_ratio are None where undefined (one side all zeros).
     """
     a = np.asarray(a, dtype=np.float64)
@@ -105,7 +108,9 @@ def pair_metrics(a: np.ndarray, b: np.ndarray, tol: Tol) -> dict:
     err = np.abs(fa - fb)
     max_abs = float(err.max()) if err.size else 0.0
     worst = int(np.flatnonzero(both)[int(err.argmax())]) if err.size and max_abs > 0 else None
-    rel = err / np.maximum(np.abs(fb), atol) if atol > 0 else err / np.maximum(np.abs(fb), 1e-300)
+    scale = np.maximum(np.abs(fa), np.abs(fb))
+    live = scale > atol
+    rel = err[live] / scale[live]
     na, nb = float(np.sqrt(np.sum(fa * fa))), float(np.sqrt(np.sum(fb * fb)))
     if na == 0.0 and nb == 0.0:
         cosine, ratio = 1.0, 1.0

@@ -1,7 +1,9 @@
 """torch vs tf: the same op's tensors compared across frameworks, per mode (numpy only).
 
-A TF `None` gradient and torch zeros are different data; here they are normalised to zeros for the
-comparison only, and the row's note says what each framework gave.
+A TF `None` gradient and torch zeros are different data (DESIGN.md: absent is not zero): a row
+where one framework has a gradient and the other none is `differs`, whatever the values; the
+error is measured against zeros only to show how far apart they are, and the note says what
+each framework gave.
 """
 from __future__ import annotations
 
@@ -53,7 +55,9 @@ def _parity_row(op: str, name: str, mode: str, a: TensorResult, b: TensorResult)
         if g is None:
             o = np.asarray(other)
             desc = "zeros" if not np.any(o) else "nonzero"
-            notes.append(f"{fw}: no gradient ({_why(t, mode)}), {'tf' if fw == 'torch' else 'torch'}: {desc}")
+            notes.append(f"{fw}: no gradient ({_why(t, mode)}), {'tf' if fw == 'torch' else 'torch'}: "
+                         f"{desc} (absent is not zero)")
+    one_absent = (ga is None) != (gb is None)
     ga = np.zeros_like(np.asarray(gb, dtype=np.float64)) if ga is None else ga
     gb = np.zeros_like(np.asarray(ga, dtype=np.float64)) if gb is None else gb
     dtype = "float32" if "float32" in (a.dtype, b.dtype) else "float64"
@@ -62,7 +66,8 @@ def _parity_row(op: str, name: str, mode: str, a: TensorResult, b: TensorResult)
         notes.append(f"shape {m['shape_mismatch']}")
     elif not m["allclose"]:
         notes.append(f"differs at {m['n_differ']} of {m['n']} elements")
-    return ParityRow(op, name, mode, "match" if m["allclose"] else "differs", m["max_abs_err"],
+    same = m["allclose"] and not one_absent
+    return ParityRow(op, name, mode, "match" if same else "differs", m["max_abs_err"],
                      "; ".join(notes))
 
 
