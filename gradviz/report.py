@@ -91,6 +91,7 @@ def _op_dict(r: RunResult, comp: OpComparison, diagnostics: list) -> dict:
             "file": r.op.file if r.op else r.request.file,
             "line": r.op.line if r.op else None,
             "mode_errors": {m: _error_dict(e) for m, e in r.mode_errors.items()},
+            "settings": r.request.settings.as_dict(),
             "checks": [c.as_dict() for c in r.checks],
             "warnings": list(r.warnings), "log": r.log, "elapsed": r.elapsed,
             "framework_version": r.framework_version}
@@ -119,13 +120,32 @@ def report_dict(results: Iterable[RunResult], settings, comparisons=None, parity
         settings = settings.as_dict()
     return _jsonable({
         "gradviz": gradviz.__version__,
-        "settings": settings,
+        "settings": shared_settings(settings, results),
         "ops": [_op_dict(r, c, _diagnostics_for(diagnostics, i, r))
                 for i, (r, c) in enumerate(zip(results, comps))],
         "parity": [dataclasses.asdict(p) if isinstance(p, ParityRow) else p for p in rows],
         "summary": _summary(comps, load_errors),
         "load_errors": [_load_error_dict(cat) for cat in load_errors],
     })
+
+
+def shared_settings(settings: dict, results: list) -> dict:
+    """The top-level settings: only what every op ran with. A key whose value differs between
+    ops (a whole-run export of the app mixes runs) is left out and named in `varies_by_op`;
+    each op's own settings are in its entry. A key all ops agree on takes their value."""
+    out = dict(settings or {})
+    varies = []
+    per_op = [r.request.settings.as_dict() for r in results]
+    for key in dict.fromkeys(k for d in per_op for k in d):
+        values = {json.dumps(_jsonable(d.get(key)), sort_keys=True) for d in per_op}
+        if len(values) == 1:
+            out[key] = per_op[0].get(key)
+        else:
+            out.pop(key, None)
+            varies.append(key)
+    if varies:
+        out["varies_by_op"] = varies
+    return out
 
 
 def _load_error_dict(cat) -> dict:

@@ -27,7 +27,7 @@ def make_results():
                                                           "custom": np.array([1.0, 2.0])}))
 
     def res(fw, tensors, status="ok", error=None, name="round_ste"):
-        req = RunRequest("/u/ops.py", "RoundSTE", fw, RunSettings())
+        req = RunRequest("/u/ops.py", "RoundSTE", fw, RunSettings(seed=3))
         return RunResult(req, OpInfo(name, fw, "function", "RoundSTE", "/u/ops.py", 7), "cpu",
                          status, error, tuple(tensors), log="hello\n")
 
@@ -63,10 +63,37 @@ def test_json_has_design_shape_and_is_strict(tmp_path):
     crash = data["ops"][2]
     assert crash["error"]["type"] == "ZeroDivisionError" and crash["error"]["where"] == "/u/ops.py:30"
     assert crash["diagnostics"] == ["check line 30"]
-    assert {"op": "round_ste", "tensor": "x", "mode": "default", "verdict": "match",
-            "max_abs_err": 0.0, "note": "tf: no gradient (None), torch: zeros"} in data["parity"]
+    assert {"op": "round_ste", "tensor": "x", "mode": "default", "verdict": "differs",
+            "max_abs_err": 0.0,
+            "note": "tf: no gradient (None), torch: zeros (absent is not zero)"} in data["parity"]
+    assert op["settings"] == RunSettings(seed=3).as_dict() and "varies_by_op" not in data["settings"]
     assert data["summary"]["error"] == 1
     assert read_json(path) == data
+
+
+def test_whole_run_settings_claim_only_what_every_op_ran_with(tmp_path):
+    """Issue 13 item 10: an app export mixes runs; the top level must not claim one op's shape."""
+    x = TensorResult("x", "input", (3,), "float32", np.zeros(3, np.float32),
+                     {"custom": np.ones(3, np.float32)}, {})
+
+    def res(name, settings):
+        return RunResult(RunRequest("/u/ops.py", name, "torch", settings),
+                         OpInfo(name, "torch", "function", name, "/u/ops.py", 7), "cpu", "ok", None,
+                         (x,))
+    big = RunSettings(shape=(1000000,), seed=1)
+    results = [res("a", big), res("b", RunSettings(graph="mlp", seed=1)),
+               res("c", RunSettings(graph="stack", depth=8, seed=1))]
+    data = write_json(tmp_path / "r.json", results, big)     # the app passed the first op's
+    top = data["settings"]
+    assert top["varies_by_op"] == ["graph", "shape", "depth"]
+    assert "graph" not in top and "shape" not in top and "depth" not in top
+    assert top["seed"] == 1 and top["dtype"] == "float32" and top["range"] == [-3.0, 3.0]
+    assert [o["settings"]["shape"] for o in data["ops"]] == [[1000000], [200], [200]]
+    assert [o["settings"]["graph"] for o in data["ops"]] == ["op", "mlp", "stack"]
+    assert data["ops"][2]["settings"]["depth"] == 8
+    # a value the caller passed that no op ran with is replaced by theirs
+    same = write_json(tmp_path / "s.json", results[1:2], big)["settings"]
+    assert same == RunSettings(graph="mlp", seed=1).as_dict()
 
 
 def test_json_nonfinite_numbers_become_strings(tmp_path):
