@@ -203,8 +203,32 @@ def _one_mode_vs_numeric(t: TensorResult, mode: str, metrics: dict) -> tuple[str
     return "differs", f"{only}; {_numeric_clause(metrics, mode)}"
 
 
+def _no_default_gradient(t: TensorResult, c, metrics: dict) -> tuple[str, str]:
+    """Default gives no gradient (its path is cut), custom gives a finite one: custom stands in
+    for a missing gradient (`surrogate`), unless numeric shows it wrong where the true derivative
+    is not zero (`differs`): a detached forward with a wrong backward is not a surrogate."""
+    text = (f"default gives no gradient to {t.name} ({_why(t, 'default')}); custom gives one "
+            f"(l2 norm {fmt(mode_stats(c)['l2'])}); {_numeric_clause(metrics, 'custom')}")
+    m = metrics.get("custom~numeric")
+    if m is None or _agrees_with_numeric(metrics) or m.get("shape_mismatch"):
+        return ("differs" if m is not None and m.get("shape_mismatch") else "surrogate"), text
+    tol = tolerances(t.dtype, numeric=True)
+    if m["method"] == "full":
+        g = np.asarray(c, dtype=np.float64).reshape(-1)
+        n = np.asarray(t.grads["numeric"], dtype=np.float64).reshape(-1)
+        wrong = int((~close_mask(g, n, tol) & (n != 0)).sum())
+        if wrong <= max(1, int(KINK_FRACTION * n.size)):   # a step straddled, as at a kink
+            return "surrogate", f"{text}, where numeric is 0"
+        return "differs", f"{text}; {wrong} of them where numeric is not 0: custom is wrong there"
+    n = np.asarray(t.numeric.projections["numeric"], dtype=np.float64)
+    if np.all(np.abs(n) <= tol.atol_for(n)):
+        return "surrogate", f"{text}, along which numeric is 0"
+    return "differs", f"{text}, along which numeric is not 0: custom is wrong there"
+
+
 def _judge(t: TensorResult, op_status: str, mode_errors: dict, error: Optional[ErrorInfo],
-           metrics: dict) -> tuple[str, str]:
+           metrics: dict, inplace: tuple = ()) -> tuple[str, str]:
+    """`inplace`: tensors the op's forward wrote into in place (RunResult.inplace_inputs)."""
     if t.dtype in FIXED_DTYPES:
         kind = "integer" if t.dtype == "int64" else "bool"
         return "no-gradient", (f"{kind} input: no gradient ({t.dtype} inputs are passed as they "
@@ -214,6 +238,11 @@ def _judge(t: TensorResult, op_status: str, mode_errors: dict, error: Optional[E
         return "error", f"the op raised: {error.one_line()}" if error else "the op raised an error"
     if "custom" in mode_errors:
         return "error", f"the custom mode raised: {mode_errors['custom'].one_line()}"
+    if t.name in inplace and "default" in mode_errors:
+        return "error", (f"the forward writes into {t.name} in place and the framework's own "
+                         f"autodiff refused it (default raised {mode_errors['default'].one_line()}); "
+                         f"{_numeric_clause(metrics, 'custom')}, at the values before the call, "
+                         f"which a graph that reads {t.name} again would not see")
     c, d = t.grads.get("custom"), t.grads.get("default")
     c_ran, d_ran = _ran(t, "custom"), _ran(t, "default") and "default" not in mode_errors
     if c is None and d is None and _independent(t):
@@ -231,9 +260,7 @@ def _judge(t: TensorResult, op_status: str, mode_errors: dict, error: Optional[E
         return "non-finite", _nonfinite_text(t, "custom", c)
     if c_ran and d_ran:
         if d is None:
-            return "surrogate", (f"default gives no gradient to {t.name} ({_why(t, 'default')}); "
-                                 f"custom gives one (l2 norm {fmt(mode_stats(c)['l2'])}); "
-                                 f"{_numeric_clause(metrics, 'custom')}")
+            return _no_default_gradient(t, c, metrics)
         return _custom_vs_default(t, metrics)
     mode = "custom" if c_ran else "default" if d_ran else None
     if mode is None:
@@ -248,9 +275,9 @@ def _judge(t: TensorResult, op_status: str, mode_errors: dict, error: Optional[E
 
 
 def verdict(tensor: TensorResult, op_status: str = "ok", mode_errors: Optional[dict] = None,
-            error: Optional[ErrorInfo] = None) -> tuple[str, str]:
+            error: Optional[ErrorInfo] = None, inplace: tuple = ()) -> tuple[str, str]:
     """(verdict, one-sentence explanation with numbers) for one tensor."""
-    return _judge(tensor, op_status, mode_errors or {}, error, tensor_metrics(tensor))
+    return _judge(tensor, op_status, mode_errors or {}, error, tensor_metrics(tensor), inplace)
 
 
 # --- per op ----------------------------------------------------------------------------------
@@ -272,10 +299,10 @@ def _stats(t: TensorResult, mode_errors: dict) -> dict:
 
 
 def compare_tensor(t: TensorResult, op_status: str = "ok", mode_errors: Optional[dict] = None,
-                   error: Optional[ErrorInfo] = None) -> TensorComparison:
+                   error: Optional[ErrorInfo] = None, inplace: tuple = ()) -> TensorComparison:
     mode_errors = mode_errors or {}
     metrics = tensor_metrics(t)
-    v, why = _judge(t, op_status, mode_errors, error, metrics)
+    v, why = _judge(t, op_status, mode_errors, error, metrics, inplace)
     method = None
     if t.grads.get("numeric") is not None:
         method = "full"
@@ -286,7 +313,8 @@ def compare_tensor(t: TensorResult, op_status: str = "ok", mode_errors: Optional
 
 
 def compare_result(result: RunResult) -> OpComparison:
-    tensors = tuple(compare_tensor(t, result.status, result.mode_errors, result.error)
+    tensors = tuple(compare_tensor(t, result.status, result.mode_errors, result.error,
+                                   tuple(result.inplace_inputs))
                     for t in result.tensors)
     return OpComparison(result.name, result.framework, result.device, result.status, result.error,
                         tensors)

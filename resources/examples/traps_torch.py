@@ -31,7 +31,9 @@ class DetachedForward(torch.autograd.Function):
 
     Inside Fn.apply this is fine (your backward supplies the gradient), but the *default*
     mode (torch's own autodiff of this forward) has no path: the output does not require
-    grad, and gradviz reports the default gradient as `broken`.
+    grad. gradviz shows "no gradient path" in the default column (GV501 names the numpy line)
+    and the verdict `surrogate`: custom stands in for a gradient autodiff cannot give, and is
+    checked against numeric (it matches here; a wrong backward would turn it into differs).
     """
 
     @staticmethod
@@ -55,6 +57,9 @@ class InPlaceNoMarkDirty(torch.autograd.Function):
     so a graph that also uses x elsewhere fails at backward with "one of the variables needed
     for gradient computation has been modified by an inplace operation". The fix is
     `ctx.mark_dirty(x)` before returning x (or, simpler, not working in place).
+    torch's own autodiff refuses this forward ("a leaf Variable that requires grad is being
+    used in an in-place operation"), so gradviz gives `x` the verdict `error` (the custom
+    gradient agrees with numeric only at the values before the call) and warns GV605.
     """
 
     @staticmethod

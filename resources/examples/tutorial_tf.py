@@ -45,7 +45,9 @@ def round_ste(x):
     """Straight-through estimator: tf.round forward, identity gradient backward.
 
     TF registers no gradient for tf.round (its default gradient is None, not zero), so without
-    the custom gradient nothing would flow back at all; gradviz shows that as `broken`.
+    the custom gradient nothing would flow back at all: gradviz shows "no gradient" in the
+    default column and the verdict `surrogate` (custom gives a gradient where the true
+    derivative is 0 or missing).
     """
     def grad(upstream):
         return upstream
