@@ -145,6 +145,8 @@ class MainWindow(QMainWindow):
 
     def _build_actions(self) -> None:
         self.act_open = QAction("&Open op files…", self, shortcut=QKeySequence.Open, triggered=self.open_dialog)
+        self.act_open_module = QAction("Open &module…", self, triggered=self.open_module_dialog)
+        self.act_open_module.setToolTip("open a module by its dotted name, e.g. mypkg.quant_ops")
         self.act_reload = QAction("Re&load files", self, shortcut=QKeySequence("F5"), triggered=self.reload)
         self.act_run = QAction("▶ Run", self, shortcut=QKeySequence("Ctrl+R"), triggered=lambda: self.run())
         self.act_run.setToolTip("run the checked ops in every framework (Ctrl+R)")
@@ -160,6 +162,7 @@ class MainWindow(QMainWindow):
         menu = self.menuBar()
         fm = menu.addMenu("&File")
         fm.addAction(self.act_open)
+        fm.addAction(self.act_open_module)
         self.recent_menu = fm.addMenu("Open &recent")
         fm.addAction(self.act_reload)
         fm.addSeparator()
@@ -309,6 +312,13 @@ class MainWindow(QMainWindow):
         if paths:
             self.qs.setValue("files/last_dir", os.path.dirname(paths[0]))
             self.open_files(paths)
+
+    def open_module_dialog(self) -> None:
+        from gradviz.qt.open_module import ask_module_file
+        path, name = ask_module_file(self, str(self.qs.value("files/last_module", "")))
+        if path:
+            self.qs.setValue("files/last_module", name)
+            self.open_files([path])
 
     def _catalogs(self, catalogs, files) -> None:
         self._loading = max(0, self._loading - 1)
