@@ -76,3 +76,42 @@ def test_bad_range_is_refused_and_saved_one_falls_back(qtbot, engine, tmp_path, 
     listed.write_text("[run]\nrange=-1.5,2\n")         # unquoted: Qt reads a list of two
     fourth = _window(qtbot, engine, listed, start=False)
     assert fourth.settings_panel.settings("torch").input_range == (-1.5, 2.0)
+
+
+NLL = """\
+import gradviz
+import torch
+
+
+@gradviz.op(inputs={"x": (20, 10), "target": {"shape": (20,), "dtype": "int64", "range": (0, 9)},
+                    "mask": {"shape": (20,), "dtype": "bool"}})
+class MaskedNLL(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, target, mask):
+        ctx.save_for_backward(target, mask)
+        return -x.gather(1, target[:, None])[:, 0] * mask
+
+    @staticmethod
+    def backward(ctx, g):
+        target, mask = ctx.saved_tensors
+        onehot = torch.nn.functional.one_hot(target, 10).to(g.dtype)
+        return -(g * mask)[:, None] * onehot, None, None
+"""
+
+
+def test_integer_inputs_in_the_window(qtbot, engine, tmp_path, write_module):
+    """int64 / bool inputs reach the window as values without gradient columns, said plainly."""
+    win = _window(qtbot, engine, tmp_path / "gradviz.ini", [write_module("nll.py", NLL)])
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as blocker:
+        assert win.run()
+    [res] = [r for r in blocker.args[0] if r.status == "ok"]
+    assert res.tensor("target").value.dtype == np.int64
+    table = win.numbers.table
+    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    rows = {table.item(r, 0).text(): r for r in range(table.rowCount())}
+    target = rows["target"]
+    assert table.item(target, headers.index("verdict")).text() == "no-gradient"
+    assert table.item(target, headers.index("custom NaN/Inf")).text() == "—"   # nothing ran
+    assert table.item(target, headers.index("explanation")).text().startswith(
+        "integer input: no gradient")
+    assert table.item(rows["x"], headers.index("verdict")).text() == "match"

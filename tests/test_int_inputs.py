@@ -210,3 +210,57 @@ def test_integer_inputs_pass_through_the_other_graphs(engine, write_module, grap
     out = "out" if graph == "mlp" else "o2"
     np.testing.assert_allclose(res.tensor(h).grads["custom"],
                                res.tensor(out).grads["custom"] * gate, rtol=1e-6)
+
+
+EMBED_INPUTS = '{"x": (30,), "idx": {"shape": (30,), "dtype": "int64", "range": (0, 4)}}'
+EMBED_TORCH = f"""\
+import gradviz
+import torch
+
+
+@gradviz.op(name="embed_scale", inputs={EMBED_INPUTS})
+class EmbedScale(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = torch.nn.Parameter(torch.ones(5))
+
+    def forward(self, x, idx):
+        return x * self.table[idx]
+"""
+EMBED_TF = f"""\
+import gradviz
+import keras
+import tensorflow as tf
+
+
+@gradviz.op(name="embed_scale", inputs={EMBED_INPUTS})
+class EmbedScale(keras.layers.Layer):
+    def __init__(self):
+        super().__init__()
+        self.table = self.add_weight(shape=(5,), initializer="ones")
+
+    def call(self, x, idx):
+        return x * tf.gather(self.table, idx)
+"""
+
+
+def test_layer_parameter_gathered_by_an_integer_input(engine, write_module):
+    """A Module / Keras Layer whose weight is indexed by an int64 input: the weight's gradient
+    is a scatter-add over the indices, the same in both frameworks (TF's IndexedSlices too)."""
+    results = {"torch": run(engine, write_module("embed_torch.py", EMBED_TORCH), "EmbedScale",
+                            "torch"),
+               "tf": run(engine, write_module("embed_tf.py", EMBED_TF), "EmbedScale", "tf")}
+    for fw, res in results.items():
+        idx, x = res.tensor("idx").value, res.tensor("x").value.astype(np.float64)
+        table = res.tensor("table").value.astype(np.float64)
+        assert idx.dtype == np.int64 and set(idx) <= set(range(5))
+        want_table = np.bincount(idx, weights=x, minlength=5)
+        for mode in ("custom", "default", "numeric"):
+            np.testing.assert_allclose(res.tensor("x").grads[mode], table[idx], rtol=1e-5,
+                                       err_msg=f"{fw} {mode}")
+            np.testing.assert_allclose(res.tensor("table").grads[mode], want_table, rtol=1e-5,
+                                       atol=1e-6, err_msg=f"{fw} {mode}")
+        assert verdicts(res) == {"x": "match", "idx": "no-gradient", "table": "match",
+                                 "out": "match"}, fw
+    rows = {(r.tensor, r.mode): r.verdict for r in parity(results.values())}
+    assert rows[("table", "custom")] == rows[("x", "custom")] == rows[("idx", "value")] == "match"

@@ -162,6 +162,8 @@ class NumbersTable(QWidget):
             return getattr(tc, key, "")
         if src in MODES:
             st = tc.stats.get(src) or {}
+            if not st:
+                return None   # the mode gave nothing here (not run, an int input): not "0 NaN"
             if st.get("absent"):
                 return "absent" if key == "min" else None
             if key == "nonfinite":
