@@ -137,6 +137,22 @@ def test_package_named_like_an_imported_library_is_a_clear_error(engine, tmp_pat
     assert "name 'json' is taken" in cat.error.message and str(op_file) in cat.error.message
 
 
+def test_library_module_by_name_runs_as_the_library_imports_it(engine):
+    """A file of an installed package (site-packages) is imported under its own name, once."""
+    from gradviz.module_files import ModuleNameError, resolve
+    try:
+        path = resolve("pytorch_revgrad.functional")
+    except ModuleNameError:
+        pytest.skip("pytorch-revgrad is not installed (the thirdparty extra)")
+    [cat] = engine.load([path])
+    assert [(op.qualname, op.where) for op in cat.ops] == [("RevGrad", f"{path}:4")]
+    res = run(engine, path, "RevGrad", "torch")
+    alpha = res.tensor("alpha_").value
+    np.testing.assert_allclose(res.tensor("input_").grads["custom"], -alpha, rtol=1e-6)
+    np.testing.assert_array_equal(res.tensor("input_").grads["default"], np.ones(200))
+    assert verdicts(res)["input_"] == "differs"
+
+
 def gradviz_in(cwd, *args, timeout=400):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "gradviz", *map(str, args)], cwd=cwd, env=env,
@@ -173,3 +189,17 @@ def test_unknown_module_name_exits_2_with_message(command, tmp_path, monkeypatch
     err = capsys.readouterr().err
     assert "no such file or module: qpkg.layers.nothere" in err
     assert "no module named 'qpkg.layers.nothere' in package qpkg.layers" in err
+
+
+def test_app_command_line_takes_module_names(tmp_path, monkeypatch, capsys):
+    """`gradviz mypkg.mod` opens the module's file (the window itself: test_gui_open_module)."""
+    import gradviz.qt.app
+    from gradviz.cli import main
+    pkg = write_package(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    opened = []
+    monkeypatch.setattr(gradviz.qt.app, "main", lambda files, **kw: opened.append(files) or 0)
+    assert main(["qpkg.layers.quant_torch", "qpkg/util.py"]) == 0
+    assert opened == [[str(pkg / "layers" / "quant_torch.py"), str(pkg / "util.py")]]
+    assert main(["qpkg.nothere"]) == 2 and not opened[1:]
+    assert "no such file or module: qpkg.nothere" in capsys.readouterr().err
