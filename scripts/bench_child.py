@@ -138,10 +138,10 @@ def gui_warm(sizes: list[str], reps: int) -> None:
     win.show()
     win.start()
     wait_signal(win.catalogsLoaded, 120)
-    while win._loading:
+    while win.state.loading:
         wait_signal(win.catalogsLoaded, 120)
     pair = "mul_weights"
-    keys = [k for k in win.tree.ops if win.tree.pair_name(k) == pair]
+    keys = [k for k in win.state.loaded.ops if win.state.loaded.pair_name(k) == pair]
     frameworks = {k[0] for k in keys}
     win.tree.select_pair(pair)
 
@@ -167,7 +167,7 @@ def gui_warm(sizes: list[str], reps: int) -> None:
                 marks[m] = t
     win.show_pair = show_pair           # refresh_view and the grid timer look it up per call
 
-    every_op = list(win.tree.ops)
+    every_op = list(win.state.loaded.ops)
     out = {"pair": pair, "keys": len(keys), "sizes": {}}
     for spec in sizes:
         # "200", "200:default+custom", or "200:default+custom+numeric:all" (every op of the tree,
@@ -185,10 +185,11 @@ def gui_warm(sizes: list[str], reps: int) -> None:
         for i in range(reps + 1):          # the first run warms this size up; not counted
             marks.clear()
             # the previous results stay referenced, so no new result can reuse their id()
-            run_state["alive"] = list(win.results.values()) + list(win.grid.results.values())
+            run_state["alive"] = ([a.result for a in win.state.results.analyses().values()]
+                                  + list(win.grid.results.values()))
             run_state["before"] = {id(r) for r in run_state["alive"]}
             got_partial = []
-            win.bridge.partialPrepared.connect(got_partial.append)
+            win.bridge.resultReady.connect(got_partial.append)
             t0 = time.perf_counter()
             assert win.run(run_keys)
             (results,) = wait_signal(win.runDone, 600)
@@ -199,7 +200,7 @@ def gui_warm(sizes: list[str], reps: int) -> None:
                 time.sleep(0.001)
             win.grid.viewport().repaint()
             t_done = time.perf_counter()
-            win.bridge.partialPrepared.disconnect(got_partial.append)
+            win.bridge.resultReady.disconnect(got_partial.append)
             bad = [r.error.one_line() for r in results if r.status != "ok"]
             if bad:
                 raise RuntimeError("; ".join(bad))
@@ -210,7 +211,7 @@ def gui_warm(sizes: list[str], reps: int) -> None:
                 first.append(marks["first"] - t0)
                 full.append(marks["full"] - t0)
                 done.append(t_done - t0)
-                partials += len(got_partial)
+                partials += sum(1 for a in got_partial if a.result.partial)
         out["sizes"][spec] = {"first_median_s": statistics.median(first), "first_runs": first,
                               "full_median_s": statistics.median(full), "full_runs": full,
                               "done_median_s": statistics.median(done), "done_runs": done,
@@ -247,7 +248,7 @@ def synthetic_results(n: int, tensors: int, modes=("default", "custom"), seed: i
 
 def redraw(reps: int) -> None:
     """4 columns (2 frameworks x default, custom) x 4 tensors x 1M elements, as the window gets a
-    re-run's results: gradviz.plots.prepared.prepare() (verdicts and decimated curves) runs in the
+    re-run's results: gradviz.app.analysis.analyze() (verdicts and decimated curves) runs in the
     engine bridge's own thread, so it is timed apart; the GUI thread's part is grid.set_data with
     those series and the paint. The torch-vs-tf parity of big arrays runs in the window's
     ParityWorker thread and the numbers table is filled on the GUI thread: both timed apart (no
@@ -256,7 +257,7 @@ def redraw(reps: int) -> None:
     from dataclasses import replace
     from PySide6.QtWidgets import QApplication
     from gradviz.compare import parity
-    from gradviz.plots.prepared import prepare
+    from gradviz.app.analysis import analyze
     from gradviz.qt.grid_view import GridView
     from gradviz.qt.numbers_table import NumbersTable
     app = QApplication(sys.argv[:1])
@@ -272,7 +273,7 @@ def redraw(reps: int) -> None:
         # fresh result objects each time: the grid skips results it already shows
         results = {fw: replace(r) for fw, r in sets[i % 2].items()}
         t0 = time.perf_counter()
-        prepared = {fw: prepare(r) for fw, r in results.items()}
+        prepared = {fw: analyze(r) for fw, r in results.items()}
         t1 = time.perf_counter()
         comps = {fw: p.comparison for fw, p in prepared.items()}
         series = {fw: p.series for fw, p in prepared.items()}

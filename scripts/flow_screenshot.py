@@ -30,7 +30,7 @@ def main(out: str) -> int:
         if code["ran"]:
             return
         code["ran"] = True
-        keys = [k for k in win.tree.ops if win.tree.pair_name(k) == "sign_ste"]
+        keys = [k for k in win.state.loaded.ops if win.state.loaded.pair_name(k) == "sign_ste"]
         win.run(keys)
 
     def done(_results):

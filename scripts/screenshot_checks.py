@@ -34,7 +34,7 @@ def main(png: str) -> int:
     code = {"rc": 3}
 
     def run(*_):
-        keys = [k for k in win.tree.ops if k[2] in SHOWN.get(k[0], ())]
+        keys = [k for k in win.state.loaded.ops if k[2] in SHOWN.get(k[0], ())]
         win.run(keys)
 
     def shoot(*_):

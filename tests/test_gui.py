@@ -108,15 +108,15 @@ def run_keys(qtbot, win, keys):
 
 
 def keys_of(win, pair):
-    return [k for k in win.tree.ops if win.tree.pair_name(k) == pair]
+    return [k for k in win.state.loaded.ops if win.state.loaded.pair_name(k) == pair]
 
 
 def test_tutorials_run_fill_grid_and_table(qtbot, make_window, examples_dir):
     files = [str(examples_dir / "tutorial_torch.py"), str(examples_dir / "tutorial_tf.py")]
     win = make_window(files)
-    names = {win.tree.pair_name(k) for k in win.tree.ops}
+    names = {win.state.loaded.pair_name(k) for k in win.state.loaded.ops}
     assert {"mul_weights", "mul_layer", "round_ste"} <= names
-    pairs = win.tree.pairs()
+    pairs = win.state.loaded.pairs()
     assert set(pairs["mul_weights"]) == {"torch", "tf"}
 
     results = run_keys(qtbot, win, keys_of(win, "mul_weights"))
@@ -213,12 +213,12 @@ def test_cancel_hanging_then_crash_then_run_again(qtbot, make_window, write_modu
     hang = ("torch", path, "Hangs")
     with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as blocker:
         assert win.run([hang])
-        qtbot.waitUntil(lambda: win.tree.progress.get(hang) == "running", timeout=RUN_TIMEOUT_MS)
+        qtbot.waitUntil(lambda: win.state.progress.states.get(hang) == "running", timeout=RUN_TIMEOUT_MS)
         assert win.act_cancel.isEnabled() and not win.act_run.isEnabled()
         win.cancel()
     (res,) = blocker.args[0]
     assert res.status == "error" and res.error.kind == "cancelled"
-    assert win.tree.progress[hang] == "cancelled"
+    assert win.state.progress.states[hang] == "cancelled"
     assert win.act_run.isEnabled()
 
     (crash,) = run_keys(qtbot, win, [("torch", path, "Crashes")])
@@ -282,9 +282,9 @@ def test_manual_pairing_and_gui_imports_no_framework(qtbot, make_window, example
     win = make_window([torch_file, tf_file])
     a, b = ("torch", torch_file, "Scale"), ("tf", tf_file, "mul_weights")
     win.tree.pair_with(b, a)
-    assert set(win.tree.pairs()["mul_weights"]) == {"torch", "tf"}
+    assert set(win.state.loaded.pairs()["mul_weights"]) == {"torch", "tf"}
     win.tree.unpair(a)
-    assert set(win.tree.pairs()["mul_weights"]) == {"tf"}
+    assert set(win.state.loaded.pairs()["mul_weights"]) == {"tf"}
     # (the decisive check runs in a fresh process: test_scripted_run_writes_screenshot)
     for name in ("torch", "tensorflow"):
         assert name not in sys.modules or name in imported_before
@@ -326,8 +326,8 @@ def test_open_files_adds_recent_and_reloads(qtbot, make_window, settings, write_
     other = write_module("two.py", SCALE_SRC.format(factor=5.0).replace("Scale", "Scale5"))
     with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
         win.open_files([other])
-    assert ("torch", other, "Scale5") in win.tree.ops
-    assert win.tree.files == [first, other]
+    assert ("torch", other, "Scale5") in win.state.loaded.ops
+    assert win.state.loaded.files == [first, other]
     assert settings.value("files/recent")[0] == other
     assert win.recent_menu.actions()[0].text() == other
 

@@ -46,7 +46,8 @@ def test_matrix_fills_after_the_plain_results_and_explains_a_cell(qtbot, window)
     for name in ("double_backward", "precision"):
         panel.checks[name].setChecked(True)
     events = []
-    window.bridge.resultPrepared.connect(lambda p: events.append(("result", p.result.name)))
+    window.bridge.resultReady.connect(
+        lambda a: a.result.partial or events.append(("result", a.result.name)))
     window.bridge.checksReady.connect(
         lambda r: events.append(("checks", r.name, window.grid.isVisible() and
                                  bool(window.grid.rows))))
@@ -75,5 +76,5 @@ def test_matrix_fills_after_the_plain_results_and_explains_a_cell(qtbot, window)
                 if "class CubeOnce" in ln)
     assert f"torch_ops.py:{line + 9}" in text       # its `def backward`
     # the results the window keeps (and exports) carry the checks too
-    assert [c.status for c in window.results[key("CubeOnce")].checks] == ["fail", "pass"]
+    assert [c.status for c in window.state.results.result(key("CubeOnce")).checks] == ["fail", "pass"]
     assert any(c.status == "fail" for r in done.args[0] for c in r.checks)

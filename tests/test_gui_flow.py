@@ -51,7 +51,7 @@ def test_flow_view_shows_each_framework_and_marks_the_dead_default(qtbot, stack_
     view = win.flow_view
     assert view.isVisible()
     fig = view.figure
-    assert fig == build_flow_figure(list(win.pair_results("sign_ste").values()), "sign_ste")
+    assert fig == build_flow_figure([a.result for a in win.state.pair_analyses("sign_ste").values()], "sign_ste")
     assert [c.title for c in fig.charts] == ["PyTorch · sign_ste", "TensorFlow · sign_ste"]
     for chart in fig.charts:
         assert chart.depth == 3

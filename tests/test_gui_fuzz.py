@@ -45,7 +45,7 @@ def _step(win, rng: random.Random, log: list) -> None:
     row = rng.choice(rows) if rows else None
     log.append((action, row.name if row else None))
     if row is None or action == 0:
-        pairs = list(win.tree.pairs())
+        pairs = list(win.state.loaded.pairs())
         win.tree.select_pair(rng.choice(pairs))
     elif action in (1, 2) and row.plots:
         plot = rng.choice(row.plots)
@@ -84,13 +84,13 @@ def test_random_interaction_never_crashes_and_values_stay_true(qtbot, engine, ex
     log: list = []
     for _ in range(STEPS):
         _step(win, rng, log)
-    while win.bridge.running or win._pending_keys is not None:
+    while win.bridge.running or win.state.pending is not None:
         with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
             pass
     assert len(log) == STEPS and {a for a, _ in log} == set(range(10))
 
     # still a working window: a fresh run of one pair draws its true gradients
-    keys = [k for k in win.tree.ops if win.tree.pair_name(k) == "mul_weights"]
+    keys = [k for k in win.state.loaded.ops if win.state.loaded.pair_name(k) == "mul_weights"]
     with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as done:
         assert win.run(keys)
     win.tree.select_pair("mul_weights")
@@ -112,14 +112,14 @@ def test_switching_views_of_real_results_frees_no_plot_under_the_painter(qtbot, 
     freeing them made Qt crash in the next paint (within ~40 switches with seed 0)."""
     from gradviz.catalog import pair_ops, requests_for, select
     from gradviz.model import FRAMEWORKS, MODES, RunSettings
-    from gradviz.plots.prepared import prepare
+    from gradviz.app.analysis import analyze
     from gradviz.qt.grid_view import GridView
 
     catalogs = engine.load([str(examples_dir / "tutorial_torch.py"),
                                 str(examples_dir / "tutorial_tf.py")])
     chosen, _ = select(pair_ops(catalogs), ["mul_weights"])
     results = engine.run(requests_for(chosen, FRAMEWORKS, RunSettings(modes=MODES)))
-    prepared = {r.framework: prepare(r) for r in results}
+    prepared = {r.framework: analyze(r) for r in results}
     grid = GridView()
     grid.resize(1000, 700)
     qtbot.addWidget(grid)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gradviz.model import MODES
-from gradviz.plots.prepared import prepare, values_series
+from gradviz.app.analysis import analyze, values_series
 from gradviz.plots.samples import ste_result
 
 pytest.importorskip("PySide6")
@@ -109,7 +109,7 @@ def test_reused_plot_loses_old_notes_menu_entries_and_message_state(grid):
 
 def test_prepared_curves_are_drawn_as_given(grid):
     res = ste_result("torch", n=100_000, spike_at=777)
-    ready = prepare(res)
+    ready = analyze(res)
     assert ready.comparison is not None and ready.problem == ""
     marker = ready.series[("x", "custom")]
     grid.set_data("round_ste", {"torch": res}, MODES, {"torch": ready.comparison},

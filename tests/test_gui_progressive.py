@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from gradviz.model import FileCatalog, OpInfo, RunRequest
-from gradviz.plots.prepared import Prepared
+from gradviz.app.analysis import Analysis
 from gradviz.plots.samples import ste_result
 
 TIMEOUT_MS = 10_000
@@ -33,7 +33,7 @@ class FakeEngine:
         r = ste_result("torch", spike_at=7)
         return replace(r, request=req, op=replace(r.op, file=req.file))
 
-    def run(self, requests, on_result=None, on_start=None):
+    def run(self, requests, on_result=None, on_start=None, on_partial=None, on_checks=None):
         out = []
         for req in requests:
             on_start(req)
@@ -41,7 +41,7 @@ class FakeEngine:
             on_result(out[-1])
         return out
 
-    def _run_partial(self, requests, on_result=None, on_start=None, on_partial=None):
+    def _run_partial(self, requests, on_result=None, on_start=None, on_partial=None, on_checks=None):
         for req in requests:
             full = self._full(req)
             quick = replace(req, settings=req.settings.with_(modes=("default", "custom")))
@@ -63,7 +63,7 @@ def window(qtbot, tmp_path, write_module):
                          qsettings=QSettings(str(tmp_path / "g.ini"), QSettings.IniFormat))
         qtbot.addWidget(win)
         op = OpInfo("round_ste", "torch", "function", "RoundSTE", path, 1, ("x",))
-        win._catalogs([FileCatalog(path, "torch", (op,))], (path,))
+        win.state.catalogs_arrived([FileCatalog(path, "torch", (op,))], (path,))
         win.settings_panel.modes["numeric"].setChecked(True)
         made.append(win)
         return win, ("torch", path, "RoundSTE")
@@ -79,9 +79,8 @@ def _cell(win, mode):
 def test_partial_results_show_custom_default_first_then_numeric(qtbot, window):
     engine = FakeEngine(partial_first=True)
     win, key = window(engine)
-    partials, prepared = [], []
-    win.bridge.partialReady.connect(partials.append)
-    win.bridge.resultPrepared.connect(prepared.append)
+    delivered = []
+    win.bridge.resultReady.connect(delivered.append)
     with qtbot.waitSignal(win.runDone, timeout=TIMEOUT_MS):
         assert win.run([key])
         qtbot.waitUntil(lambda: "x" in win.grid.rows and
@@ -89,22 +88,22 @@ def test_partial_results_show_custom_default_first_then_numeric(qtbot, window):
         assert _cell(win, "custom").data["y"].max() == pytest.approx(50.0)
         assert win.numbers.value("x", "torch", "verdict") == "surrogate"
         engine.release.set()
-    assert len(partials) == 1 and partials[0].partial
-    assert len(prepared) == 1 and isinstance(prepared[0], Prepared)
-    assert prepared[0].comparison is not None
+    # each result delivered once, analysed: the partial one, then the final one
+    assert [a.result.partial for a in delivered] == [True, False]
+    assert all(isinstance(a, Analysis) and a.comparison is not None for a in delivered)
     numeric = _cell(win, "numeric")
     assert numeric.has_data
     np.testing.assert_array_equal(numeric.data["y"], np.zeros(200))
-    assert not win.results[key].partial
+    assert not win.state.results.result(key).partial
 
 
 def test_engine_without_on_partial_still_runs(qtbot, window):
     win, key = window(FakeEngine(partial_first=False))
-    partials = []
-    win.bridge.partialReady.connect(partials.append)
+    delivered = []
+    win.bridge.resultReady.connect(delivered.append)
     with qtbot.waitSignal(win.runDone, timeout=TIMEOUT_MS):
         assert win.run([key])
-    assert partials == []
+    assert [a.result.partial for a in delivered] == [False]
     assert _cell(win, "numeric").has_data and _cell(win, "custom").has_data
     assert win.numbers.value("x", "torch", "verdict") == "surrogate"
 
@@ -122,4 +121,4 @@ def test_trap_examples_menu_opens_the_traps_and_start_opens_tutorials_only(qtbot
     assert win.act_traps.text() == "Open trap examples"
     win.act_traps.trigger()
     assert asked == [tuple(traps)]
-    assert set(traps) <= set(win.files)
+    assert set(traps) <= set(win.state.loaded.files)

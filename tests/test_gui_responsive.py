@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QSettings
 
+from gradviz.app.analysis import analyze
 from gradviz.model import MODES, FileCatalog, OpInfo, RunRequest, RunSettings
-from gradviz.plots.prepared import Prepared
 from gradviz.plots.samples import ste_result
 
 TIMEOUT_MS = 20_000
@@ -111,14 +111,15 @@ def pair_window(qtbot, tmp_path, write_module):
                      qsettings=QSettings(str(tmp_path / "g.ini"), QSettings.IniFormat))
     qtbot.addWidget(win)
     ops = {fw: OpInfo("round_ste", fw, "function", "RoundSTE", path, 1, ("x",)) for fw in ("torch", "tf")}
-    win._catalogs([FileCatalog(path, fw, (op,)) for fw, op in ops.items()], (path,))
+    # what the engine would answer, given to the window's model as the bridge gives it
+    win.state.catalogs_arrived([FileCatalog(path, fw, (op,)) for fw, op in ops.items()], (path,))
     win.tree.select_pair("round_ste")
 
     def deliver(res, partial=False):
         req = RunRequest(path, "RoundSTE", res.framework, RunSettings(shape=(res.tensors[0].value.size,)))
         res = replace(res, request=req, op=replace(res.op, file=path))
-        win._done_in_batch = 0
-        (win._partial if partial else win._result)(Prepared(res))
+        assert res.partial == partial
+        win.state.arrived(analyze(res))
         return res
     return win, deliver
 
@@ -197,6 +198,8 @@ def test_parity_worker_answers_only_the_newest_request(qtbot):
     worker.accept(*answers[1])
     assert worker.rows("c", big) == ["c"]            # cached: no third computation
     assert seen == ["a", "c"]
+    assert worker.close()                            # its thread is joined
+    assert worker.rows("d", big) is None and seen == ["a", "c"]   # closed: nothing more starts
 
 
 def test_parity_cache_does_not_keep_old_results_alive(qtbot):
@@ -224,7 +227,7 @@ class PairEngine:
     def cancel(self):
         pass
 
-    def run(self, requests, on_result=None, on_start=None, on_partial=None):
+    def run(self, requests, on_result=None, on_start=None, on_partial=None, on_checks=None):
         fulls = []
         for req in requests:
             on_start(req)
@@ -236,26 +239,27 @@ class PairEngine:
         return fulls
 
 
-def test_bridge_prepares_partials_together_and_each_before_its_full_result(qtbot, monkeypatch):
-    import gradviz.plots.prepared as prepared_mod
+def test_bridge_analyzes_partials_together_and_each_before_its_full_result(qtbot, monkeypatch):
+    import gradviz.app.analysis as analysis_mod
     from gradviz.qt.engine_bridge import EngineBridge
-    real = prepared_mod.prepare
+    real = analysis_mod.analyze
     both_in = threading.Barrier(2, timeout=5)
 
-    def prepare(res):
+    def analyze(res):
         if res.partial:
             both_in.wait()                   # returns only when the other partial is being prepared too
         return real(res)
-    monkeypatch.setattr(prepared_mod, "prepare", prepare)
+    monkeypatch.setattr(analysis_mod, "analyze", analyze)
     bridge = EngineBridge(PairEngine())
     bridge.start()
     order = []
-    bridge.partialPrepared.connect(lambda p: order.append(("partial", p.result.framework, p.problem)))
-    bridge.resultPrepared.connect(lambda p: order.append(("full", p.result.framework, p.problem)))
+    bridge.resultReady.connect(lambda a: order.append(
+        ("partial" if a.result.partial else "full", a.result.framework, a.problem)))
     reqs = [RunRequest("/op.py", "RoundSTE", fw, RunSettings()) for fw in ("torch", "tf")]
     with qtbot.waitSignal(bridge.runFinished, timeout=TIMEOUT_MS):
         assert bridge.run(reqs)
-    bridge.close()
+    assert bridge.close() == []                      # every thread it started has ended
+    assert not [t for t in threading.enumerate() if t.name.startswith(("gradviz-run", "gradviz-analyze"))]
     assert len(order) == 4 and all(problem == "" for _s, _fw, problem in order)
     for fw in ("torch", "tf"):
         assert order.index(("partial", fw, "")) < order.index(("full", fw, ""))

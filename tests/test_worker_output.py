@@ -74,7 +74,7 @@ def test_worker_output_is_kept_and_shown_in_the_log_panel(qtbot, engine, write_m
     with qtbot.waitSignal(win.catalogsLoaded, timeout=120_000):
         win.start(run=False)
     with qtbot.waitSignal(win.runDone, timeout=120_000) as done:
-        assert win.run(list(win.tree.ops))
+        assert win.run(list(win.state.loaded.ops))
     assert [r.status for r in done.args[0]] == ["ok"]
     # the log panel shows it, marked as the worker's; the worker keeps it
     qtbot.waitUntil(lambda: "[torch worker] written after the call" in win.log.toPlainText(),

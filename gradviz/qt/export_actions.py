@@ -4,7 +4,7 @@ writes atomically (figure_painter.atomic_output, report.py's own atomic writes),
 shows a message box that says why; nothing half-written is left behind.
 
 How the window uses it:
-    install(window, menu)                  fills File ▸ Export (main_window._hook_exports calls it)
+    install(window, menu)                  fills File ▸ Export (window_menus.hook_exports calls it)
     add_plot_actions(menu, window, tensor, framework=None, mode=None)
                                            adds "Export this plot/row/grid…, CSV…" to a plot's
                                            context menu (QMenu) built by the grid
@@ -232,20 +232,20 @@ def _current_tensor(window) -> Optional[str]:
 
 def _run_results(window) -> list[RunResult]:
     """Everything the window holds (the whole run), else what the grid shows."""
-    held = getattr(window, "results", None)
-    if isinstance(held, dict) and held:
-        return list(held.values())
-    return list(getattr(window, "last_batch", []) or []) or _as_list(_grid_state(window)[0])
+    state = getattr(window, "state", None)
+    held = [a.result for a in state.results.analyses().values()] if state is not None else []
+    return held or _as_list(_grid_state(window)[0])
 
 
 def _run_comparisons(window, results: list[RunResult]):
-    comps = getattr(window, "comparisons", None)
-    if not isinstance(comps, dict):
+    state = getattr(window, "state", None)
+    if state is None:
         return None
     out = []
     for r in results:
         key = (r.request.framework, os.path.abspath(r.request.file), r.request.qualname)
-        c = comps.get(key)
+        held = state.results.get(key)
+        c = held.comparison if held is not None else None
         if c is None:
             return None                                # report.py computes them all
         out.append(c)

@@ -32,15 +32,6 @@ class FileWatcher(QObject):
             if os.path.exists(p) and p not in self._watcher.files():
                 self._watcher.addPath(p)
 
-    def unwatch(self, path: str) -> None:
-        path = os.path.abspath(path)
-        self._stamps.pop(path, None)
-        if path in self._watcher.files():
-            self._watcher.removePath(path)
-
-    def files(self) -> list[str]:
-        return sorted(self._stamps)
-
     def _on_change(self, path: str) -> None:
         if path not in self._stamps:
             return

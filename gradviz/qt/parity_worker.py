@@ -1,9 +1,9 @@
 """torch-vs-tf parity of the shown pair, computed off the GUI thread.
 
 compare.parity runs pair_metrics over every tensor and mode of both frameworks: ~0.2 s per
-10^6-element tensor, which froze the window when it ran in show_pair. Here one daemon thread takes
+10^6-element tensor, which froze the window when it ran in show_pair. Here one thread takes
 the newest request only (a request superseded while waiting is dropped) and hands the rows back
-through a queued signal; the last few answers are cached by the identity of the results they were
+through a queued signal; its owner stops and joins it with close(); the last few answers are cached by the identity of the results they were
 made from (weak references: the cache never keeps an old run's arrays alive), so showing a pair
 again costs nothing.
 """
@@ -51,6 +51,7 @@ class ParityWorker(QObject):
         self._wanted: Optional[tuple[str, tuple]] = None  # newest request not yet answered
         self._wake = threading.Event()
         self._thread: Optional[threading.Thread] = None
+        self._closed = False
 
     def cached(self, pair: str, results: tuple) -> Optional[list]:
         for p, refs, rows in reversed(self._cache):
@@ -70,6 +71,8 @@ class ParityWorker(QObject):
             return rows
         with self._lock:
             self._wanted = (pair, results)
+        if self._closed:
+            return None
         if self._thread is None:
             self._thread = threading.Thread(target=self._loop, name="gradviz-gui-parity", daemon=True)
             self._thread.start()
@@ -84,10 +87,21 @@ class ParityWorker(QObject):
         live = [e for e in self._cache if all(ref() is not None for ref in e[1])]
         self._cache = (live + [(pair, refs, rows)])[-CACHE_SIZE:]
 
+    def close(self, timeout: float = 10.0) -> bool:
+        """Stop the thread after the computation under way (if any); True once it has ended."""
+        self._closed = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            return not self._thread.is_alive()
+        return True
+
     def _loop(self) -> None:
         while True:
             self._wake.wait()
             self._wake.clear()
+            if self._closed:
+                return
             with self._lock:
                 job, self._wanted = self._wanted, None
             if job is None:

@@ -8,7 +8,7 @@ import math
 
 from typing import Optional
 
-from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGridLayout,
                                QHBoxLayout,
@@ -41,7 +41,6 @@ DEFAULT_RANGE = "-3,3"     # as --range's default
 
 
 class SettingsPanel(QWidget):
-    changed = Signal()
 
     def __init__(self, qsettings: QSettings, frameworks=FRAMEWORKS, parent=None):
         super().__init__(parent)
@@ -266,7 +265,6 @@ class SettingsPanel(QWidget):
         self.range.setStyleSheet("" if "range" not in problem else "background: #f7d0d0")
         if not self._loading:
             self.save()
-            self.changed.emit()
 
 
 def _int_or(value, default: int) -> int:

@@ -1,9 +1,9 @@
-"""A run result made ready to draw, off the GUI thread: its verdicts and the decimated curves of
-the default view, computed once where the result arrives (numpy only, no Qt).
+"""The analysis of one run result: its verdicts, diagnostics and the decimated curves of the
+default view, computed once where the result arrives (numpy only, no Qt).
 
 A 1M-element tensor costs ~0.35 s to compare and ~0.03 s per curve to decimate; doing that on the
-thread that paints would freeze the window, so the engine bridge calls prepare() in its own
-thread and the grid only hands the finished arrays to its plots.
+thread that paints would freeze the window, so the window's run task calls analyze() off the GUI
+thread; the command line calls it for the same verdicts and diagnostics.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from gradviz.plots import series as ps
 
 
 @dataclass(frozen=True)
-class Prepared:
+class Analysis:
     result: RunResult
     comparison: Optional[object] = None        # gradviz.compare.OpComparison
     # (tensor name, mode) -> the values-by-index curve of that gradient
@@ -35,10 +35,10 @@ def values_series(result: RunResult) -> dict:
     return out
 
 
-def prepare(result: RunResult) -> Prepared:
-    """Verdicts, diagnostics and curves of one result; a comparison that fails is reported, never
-    raised (the result itself must still reach the window). A partial result (numeric still
-    running) gets no diagnostics yet: several of them need the numeric reference."""
+def analyze(result: RunResult, curves: bool = True) -> Analysis:
+    """Verdicts, diagnostics and (with `curves`) plot curves of one result; a comparison that
+    fails is reported, never raised (the result itself must still be shown). A partial result
+    (numeric still running) gets no diagnostics yet: several of them need the numeric reference."""
     findings: tuple = ()
     try:
         from gradviz.compare import compare_result
@@ -48,4 +48,4 @@ def prepare(result: RunResult) -> Prepared:
             findings = tuple(f.as_dict() for f in diagnose(result, comp))
     except Exception as exc:  # noqa: BLE001 - a bug in compare must not lose the result
         comp, problem = None, f"{type(exc).__name__}: {exc}"
-    return Prepared(result, comp, values_series(result), problem, findings)
+    return Analysis(result, comp, values_series(result) if curves else {}, problem, findings)

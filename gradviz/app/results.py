@@ -1,0 +1,70 @@
+"""Results by op: the newest analysis of each (framework, file, qualname), partial (custom and
+default in, numeric still running) or final, and the request each was asked with."""
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Optional
+
+from gradviz.app.analysis import Analysis
+from gradviz.model import RunRequest, RunResult
+
+PARTIAL, FINAL = "partial", "final"
+
+
+def request_key(req: RunRequest) -> tuple:
+    return (req.framework, os.path.abspath(req.file), req.qualname)
+
+
+class Results:
+    def __init__(self) -> None:
+        self._by_key: dict[tuple, Analysis] = {}
+        self._asked: dict[tuple, RunRequest] = {}
+
+    def asked(self, requests) -> None:
+        """Remember each request as asked for: a partial result comes back under a request
+        without the numeric mode, and is stored under the one asked (its numeric column then
+        says "computing…" rather than vanishing)."""
+        self._asked.update((request_key(r), r) for r in requests)
+
+    def put(self, analysis: Analysis) -> tuple:
+        res = analysis.result
+        key = request_key(res.request)
+        asked = self._asked.get(key)
+        if res.partial and asked is not None:
+            analysis = replace(analysis, result=replace(res, request=asked))
+        self._by_key[key] = analysis
+        return key
+
+    def add_checks(self, result: RunResult) -> Optional[tuple]:
+        """An op's contract checks, which arrive after its result."""
+        key = request_key(result.request)
+        held = self._by_key.get(key)
+        if held is None:
+            return None
+        self._by_key[key] = replace(held, result=replace(held.result, checks=result.checks))
+        return key
+
+    def get(self, key) -> Optional[Analysis]:
+        return self._by_key.get(key)
+
+    def result(self, key) -> Optional[RunResult]:
+        a = self._by_key.get(key)
+        return a.result if a is not None else None
+
+    def stage(self, key) -> Optional[str]:
+        a = self._by_key.get(key)
+        return None if a is None else (PARTIAL if a.result.partial else FINAL)
+
+    def forget_file(self, file: str) -> None:
+        self._by_key = {k: v for k, v in self._by_key.items() if k[1] != file}
+        self._asked = {k: v for k, v in self._asked.items() if k[1] != file}
+
+    def analyses(self) -> dict[tuple, Analysis]:
+        return dict(self._by_key)
+
+    def __contains__(self, key) -> bool:
+        return key in self._by_key
+
+    def __len__(self) -> int:
+        return len(self._by_key)

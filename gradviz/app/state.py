@@ -1,0 +1,158 @@
+"""The app's state, the one place run state lives: the loaded files and their pairs, results by
+op, the running batch, a run asked for while one goes on (pending), files to re-run when they
+are reloaded. The window sends it commands (what the user and the engine did) and renders what
+it reports to its observers:
+
+  "files"         ()                       files, ops, pairs or load errors changed
+  "file_removed"  (file)
+  "run_started"   (requests)
+  "progress"      (key)                    an op's state changed (self.progress.states[key])
+  "result"        (key, Analysis)          a partial or final result, analysed
+  "checks"        (key, RunResult)         an op's contract checks
+  "run_finished"  (results)
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable, Iterable, Optional
+
+from gradviz.app.analysis import Analysis
+from gradviz.app.loaded import LoadedFiles
+from gradviz.app.observers import Observers
+from gradviz.app.progress import CANCELLED, ERROR, RunProgress, final_state
+from gradviz.app.results import PARTIAL, Results, request_key
+from gradviz.model import RunRequest, RunResult, RunSettings
+
+
+class AppState:
+    def __init__(self, files: Iterable[str] = ()) -> None:
+        self.loaded = LoadedFiles(files)
+        self.results = Results()
+        self.progress = RunProgress()
+        self.events = Observers()
+        self.loading = 0                      # discoveries under way
+        self.running = False
+        self.run_when_loaded = False          # run every checked op once the files are in
+        self.pending: Optional[list] = None   # keys asked for while a batch ran (latest wins)
+        self.rerun_files: set[str] = set()    # changed on disk: re-run their ops once reloaded
+        self.last_batch: list[RunResult] = []
+
+    def subscribe(self, event: str, listener: Callable) -> Callable[[], None]:
+        return self.events.subscribe(event, listener)
+
+    # --- files ---------------------------------------------------------------------------------
+    def open(self, paths: Iterable[str]) -> list[str]:
+        """Add files; returns those not loaded before (to be discovered)."""
+        new = self.loaded.add(paths)
+        if new:
+            self.events.emit("files")
+        return new
+
+    def loading_started(self) -> None:
+        self.loading += 1
+
+    def catalogs_arrived(self, catalogs, files) -> tuple[Optional[list], bool]:
+        """A discovery's answer. Returns (keys to run now or None, whether that is the first
+        run asked for at start)."""
+        self.loading = max(0, self.loading - 1)
+        self.loaded.set_catalogs(list(catalogs), files)
+        self.events.emit("files")
+        files = {os.path.abspath(f) for f in files}
+        rerun = [k for k in self.loaded.checked_keys() if k[1] in self.rerun_files & files]
+        self.rerun_files -= files
+        if self.run_when_loaded and self.loading == 0:
+            self.run_when_loaded = False
+            return self.loaded.checked_keys(), True
+        return (rerun or None), False
+
+    def files_changed(self, files: Iterable[str]) -> None:
+        self.rerun_files.update(os.path.abspath(f) for f in files)
+
+    def remove_file(self, file: str) -> None:
+        file = os.path.abspath(file)
+        self.loaded.remove(file)
+        self.results.forget_file(file)
+        self.rerun_files.discard(file)
+        self.events.emit("file_removed", file)
+        self.events.emit("files")
+
+    # --- runs ----------------------------------------------------------------------------------
+    def requests(self, keys, settings_for: Callable[[str], RunSettings]) -> list[RunRequest]:
+        return [RunRequest(file, qualname, fw, settings_for(fw)) for fw, file, qualname in keys]
+
+    def defer(self, keys) -> None:
+        """A run asked for while one goes on: it starts when that one ends (the latest wins)."""
+        self.pending = list(keys)
+
+    def run_started(self, requests: list[RunRequest]) -> None:
+        self.running = True
+        self.results.asked(requests)
+        self.progress.begin(request_key(r) for r in requests)
+        self.events.emit("run_started", requests)
+        for r in requests:
+            self.events.emit("progress", request_key(r))
+
+    def op_started(self, request: RunRequest) -> None:
+        key = request_key(request)
+        self.progress.running(key)
+        self.events.emit("progress", key)
+
+    def arrived(self, analysis: Analysis) -> tuple:
+        """A result, analysed: stored, and its op's progress moves on (a partial one keeps
+        running: its numeric pass is still going)."""
+        key = self.results.put(analysis)
+        if analysis.result.partial:
+            self.progress.running(key)
+        else:
+            self.progress.finished(key, final_state(analysis.result))
+        self.events.emit("progress", key)
+        self.events.emit("result", key, self.results.get(key))
+        return key
+
+    def checks_arrived(self, result: RunResult) -> None:
+        key = self.results.add_checks(result) or request_key(result.request)
+        self.events.emit("checks", key, result)
+
+    def run_finished(self, results: list[RunResult]) -> Optional[list]:
+        """The batch ended; returns the keys of a run asked for meanwhile, to start now."""
+        self.running = False
+        self.last_batch = list(results)
+        self.events.emit("run_finished", self.last_batch)
+        keys, self.pending = self.pending, None
+        return keys
+
+    def cancel(self) -> None:
+        self.pending = None
+
+    # --- what the views read -------------------------------------------------------------------
+    def pair_analyses(self, pair: str) -> dict[str, Analysis]:
+        out = {}
+        for fw, op in self.loaded.pairs().get(pair, {}).items():
+            a = self.results.get((fw, op.file, op.qualname))
+            if a is not None:
+                out[fw] = a
+        return out
+
+    def pair_in_step(self, pair: str) -> bool:
+        """Whether every op of `pair` in the running batch has a result at the same stage (both
+        partial or both final): then they can be drawn together at once."""
+        keys = [k for k in self.progress.keys if self.loaded.pair_name(k) == pair]
+        return len({self.results.stage(k) for k in keys}) <= 1
+
+    def summary(self, results: list[RunResult]) -> str:
+        """One line for the status bar: tensors per verdict, failed and cancelled runs apart."""
+        from gradviz.compare import summary_counts
+        comps = [a.comparison for a in (self.results.get(request_key(r.request)) for r in results)
+                 if a is not None and a.comparison is not None]
+        counts = {k: v for k, v in summary_counts(comps).items() if v}
+        text = f"{len(results)} run(s): " + (", ".join(f"{v} {k}" for k, v in counts.items()) or "no tensors")
+        states = [final_state(r) for r in results]
+        failed, cancelled = states.count(ERROR), states.count(CANCELLED)
+        if failed:
+            text += f" — {failed} failed (see Diagnostics)"
+        if cancelled:
+            text += f" — {cancelled} cancelled"
+        return text
+
+
+__all__ = ["AppState", "PARTIAL"]

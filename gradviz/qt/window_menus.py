@@ -1,0 +1,106 @@
+"""The main window's actions, menus, tool bar and recent-files list: what each item is called,
+its shortcut, and which window command it sends."""
+from __future__ import annotations
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QToolBar
+
+RECENT_MAX = 10
+VIEWS = (("values", "Values by index"), ("histogram", "Histograms"),
+         ("scatter", "Custom vs default"), ("vs_input", "Gradient vs input"))
+
+
+def build_menus(win) -> None:
+    """Create win.act_* actions, the menu bar and the run tool bar of MainWindow `win`."""
+    win.act_open = QAction("&Open op files…", win, shortcut=QKeySequence.Open, triggered=win.open_dialog)
+    win.act_open_module = QAction("Open &module…", win, triggered=win.open_module_dialog)
+    win.act_open_module.setToolTip("open a module by its dotted name, e.g. mypkg.quant_ops")
+    win.act_reload = QAction("Re&load files", win, shortcut=QKeySequence("F5"), triggered=win.reload)
+    win.act_run = QAction("▶ Run", win, shortcut=QKeySequence("Ctrl+R"), triggered=lambda: win.run())
+    win.act_run.setToolTip("run the checked ops in every framework (Ctrl+R)")
+    win.act_run_one = QAction("Run selected op", win, shortcut=QKeySequence("Ctrl+Shift+R"),
+                              triggered=win.run_current)
+    win.act_cancel = QAction("■ Cancel", win, shortcut=QKeySequence("Esc"), triggered=win.cancel)
+    win.act_cancel.setEnabled(False)
+    win.act_watch = QAction("Watch files and re-run", win, checkable=True)
+    win.act_watch.setChecked(str(win.qs.value("run/watch", "true")).lower() == "true")
+    win.act_screenshot = QAction("Save window image…", win, triggered=win.screenshot_dialog)
+    win.act_quit = QAction("&Quit", win, shortcut=QKeySequence.Quit, triggered=win.close)
+    menu = win.menuBar()
+    fm = menu.addMenu("&File")
+    fm.addAction(win.act_open)
+    fm.addAction(win.act_open_module)
+    win.recent_menu = fm.addMenu("Open &recent")
+    fm.addAction(win.act_reload)
+    fm.addSeparator()
+    win.export_menu = fm.addMenu("&Export")
+    fm.addAction(win.act_screenshot)
+    fm.addSeparator()
+    fm.addAction(win.act_quit)
+    rm = menu.addMenu("&Run")
+    for a in (win.act_run, win.act_run_one, win.act_cancel):
+        rm.addAction(a)
+    rm.addSeparator()
+    rm.addAction(win.act_watch)
+    win.view_menu = menu.addMenu("&View")
+    for view, label in VIEWS:
+        win.view_menu.addAction(f"All rows: {label}", lambda v=view: win.set_all_views(v))
+    hm = menu.addMenu("&Help")
+    win.act_traps = hm.addAction("Open trap examples", win.open_trap_examples)
+    win.act_traps.setToolTip("ops that go wrong on purpose: every diagnostic gradviz gives")
+    hm.addSeparator()
+    hm.addAction("About gradviz", win.about)
+    tb = QToolBar("Run")
+    tb.setObjectName("runToolbar")
+    tb.setMovable(False)
+    for a in (win.act_open, win.act_run, win.act_cancel):
+        tb.addAction(a)
+    tb.addSeparator()
+    tb.addAction(win.act_watch)
+    win.addToolBar(tb)
+
+
+class RecentFiles:
+    """The File ▸ Open recent menu over the "files/recent" setting (newest first)."""
+
+    def __init__(self, qsettings, menu, open_files) -> None:
+        self.qs, self.menu, self._open = qsettings, menu, open_files
+        self.refresh()
+
+    def add(self, path: str) -> None:
+        recent = [p for p in self.paths() if p != path]
+        self.qs.setValue("files/recent", [path] + recent[: RECENT_MAX - 1])
+        self.refresh()
+
+    def paths(self) -> list[str]:
+        v = self.qs.value("files/recent", [])
+        return [v] if isinstance(v, str) else list(v or [])
+
+    def refresh(self) -> None:
+        self.menu.clear()
+        recent = self.paths()
+        for p in recent:
+            self.menu.addAction(p, lambda p=p: self._open([p]))
+        self.menu.setEnabled(bool(recent))
+
+
+def hook_exports(win) -> None:
+    """Export actions come from export_actions.py (another module's job); absent: disabled."""
+    try:
+        from gradviz.qt import export_actions
+    except ImportError:
+        win.export_menu.setEnabled(False)
+        win.export_menu.setToolTip("exporters not available")
+        return
+    hook = getattr(export_actions, "install", None) or getattr(export_actions, "add_export_actions", None)
+    if hook is None:
+        win.export_menu.setEnabled(False)
+        return
+    try:
+        hook(win, win.export_menu)
+        plot_hook = getattr(export_actions, "add_plot_actions", None)
+        if plot_hook is not None:
+            win.grid.plot_menu_hook = lambda menu, tensor, fw, mode: plot_hook(menu, win, tensor, fw, mode)
+    except Exception as exc:  # noqa: BLE001 - the window must come up without exporters
+        win.export_menu.setEnabled(False)
+        win.export_menu.setToolTip(f"exporters failed to load: {exc}")
