@@ -117,7 +117,7 @@ def test_trap_examples_menu_opens_the_traps_and_start_opens_tutorials_only(qtbot
     assert sorted(os.path.basename(f) for f in traps) == ["traps_tf.py", "traps_torch.py"]
     win, _ = window(FakeEngine(partial_first=False))
     asked = []
-    win.bridge.discover = lambda files: asked.append(tuple(files))
+    win.bridge.load = lambda files: asked.append(tuple(files))
     assert win.act_traps.text() == "Open trap examples"
     win.act_traps.trigger()
     assert asked == [tuple(traps)]

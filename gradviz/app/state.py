@@ -30,7 +30,7 @@ class AppState:
         self.results = Results()
         self.progress = RunProgress()
         self.events = Observers()
-        self.loading = 0                      # discoveries under way
+        self.loading = 0                      # file loads under way
         self.running = False
         self.run_when_loaded = False          # run every checked op once the files are in
         self.pending: Optional[list] = None   # keys asked for while a batch ran (latest wins)
@@ -42,7 +42,7 @@ class AppState:
 
     # --- files ---------------------------------------------------------------------------------
     def open(self, paths: Iterable[str]) -> list[str]:
-        """Add files; returns those not loaded before (to be discovered)."""
+        """Add files; returns those not loaded before (to be loaded)."""
         new = self.loaded.add(paths)
         if new:
             self.events.emit("files")
@@ -52,7 +52,7 @@ class AppState:
         self.loading += 1
 
     def catalogs_arrived(self, catalogs, files) -> tuple[Optional[list], bool]:
-        """A discovery's answer. Returns (keys to run now or None, whether that is the first
+        """The answer of a load. Returns (keys to run now or None, whether that is the first
         run asked for at start)."""
         self.loading = max(0, self.loading - 1)
         self.loaded.set_catalogs(list(catalogs), files)
@@ -142,11 +142,13 @@ class AppState:
     def summary(self, results: list[RunResult]) -> str:
         """One line for the status bar: tensors per verdict, failed and cancelled runs apart."""
         from gradviz.compare import summary_counts
-        comps = [a.comparison for a in (self.results.get(request_key(r.request)) for r in results)
-                 if a is not None and a.comparison is not None]
+        states = [final_state(r) for r in results]
+        # a cancelled run is counted as cancelled, not as the "error" verdict of a failed one
+        kept = [self.results.get(request_key(r.request))
+                for r, st in zip(results, states) if st != CANCELLED]
+        comps = [a.comparison for a in kept if a is not None and a.comparison is not None]
         counts = {k: v for k, v in summary_counts(comps).items() if v}
         text = f"{len(results)} run(s): " + (", ".join(f"{v} {k}" for k, v in counts.items()) or "no tensors")
-        states = [final_state(r) for r in results]
         failed, cancelled = states.count(ERROR), states.count(CANCELLED)
         if failed:
             text += f" — {failed} failed (see Diagnostics)"

@@ -155,7 +155,7 @@ class Engine:
                 def deliver(res: RunResult) -> None:
                     if res.status == "ok":  # a failure shows up again in the full pass
                         on_partial(replace(res, partial=True))
-                self._run_batch(quick, deliver, None)
+                self._run_batch(quick, deliver, on_start)   # an op is "running" from its first pass
                 # the full pass runs its numeric reference at low priority: the window is
                 # painting the first pass meanwhile
                 return self._run_batch(requests, on_result, on_start, background=True)

@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from gradviz.model import FRAMEWORKS, RunRequest, RunResult
 from gradviz.qt.tasks import TaskGroup
 
-CLOSE_TIMEOUT_S = 15.0     # a cancelled run ends within a worker kill; discovery within its timeout
+CLOSE_TIMEOUT_S = 15.0     # a cancelled run ends within a worker kill; a load within its timeout
 
 
 class EngineBridge(QObject):
@@ -97,9 +97,9 @@ class EngineBridge(QObject):
                 self.workerState.emit(replace(st))
 
     # --- calls ---------------------------------------------------------------------------------
-    def discover(self, files: Iterable[str]) -> None:
+    def load(self, files: Iterable[str]) -> None:
         files = tuple(files)
-        self.tasks.start("discover", lambda: self.engine.load(files),
+        self.tasks.start("load", lambda: self.engine.load(files),
                          lambda catalogs: self.catalogsReady.emit(catalogs, files))
 
     def refresh_devices(self) -> None:

@@ -42,7 +42,7 @@ def _short_repr(value, n: int = 40) -> str:
 
 
 class MainWindow(QMainWindow):
-    catalogsLoaded = Signal()          # a discovery finished and the tree shows it
+    catalogsLoaded = Signal()          # a load finished and the tree shows it
     runDone = Signal(object)           # list[RunResult] of the batch
 
     def __init__(self, files=(), engine=None, qsettings: Optional[QSettings] = None,
@@ -178,30 +178,30 @@ class MainWindow(QMainWindow):
         self.state.run_when_loaded = run
         self.bridge.start()
         self.bridge.refresh_devices()
-        self._discover(self.state.loaded.files)
+        self._load(self.state.loaded.files)
 
-    def _discover(self, files) -> None:
+    def _load(self, files) -> None:
         if not files:
             if self.state.run_when_loaded:
                 QTimer.singleShot(0, lambda: self._catalogs([], ()))
             return
         self.state.loading_started()
         self.summary.setText(f"loading {len(files)} file(s)…")
-        self.bridge.discover(files)
+        self.bridge.load(files)
 
     def open_files(self, paths) -> None:
         for p in paths:
             self.recent.add(os.path.abspath(p))
         new = self.state.open(paths)
         if new:
-            self._discover(new)
+            self._load(new)
 
     def open_trap_examples(self) -> None:
         from gradviz.catalog import trap_examples
         self.open_files(trap_examples())
 
     def reload(self) -> None:
-        self._discover(self.state.loaded.files)
+        self._load(self.state.loaded.files)
 
     def open_dialog(self) -> None:
         start = self.qs.value("files/last_dir", os.getcwd())
@@ -242,7 +242,7 @@ class MainWindow(QMainWindow):
     def _files_changed(self, files) -> None:
         self.log.note(f"changed: {', '.join(os.path.basename(f) for f in files)} — reloading and re-running")
         self.state.files_changed(files)
-        self._discover(files)
+        self._load(files)
 
     def _watch_toggled(self, on: bool) -> None:
         self.qs.setValue("run/watch", "true" if on else "false")

@@ -1,0 +1,218 @@
+"""The Qt-free app state (gradviz.app): loaded files and pairs, results by op with partial and
+final stages, run progress, pending re-runs, and analyze(). Real engine runs feed it the way the
+window's bridge does; no display, no PySide6."""
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from gradviz.app.analysis import analyze
+from gradviz.app.loaded import LoadedFiles
+from gradviz.app.state import AppState
+from gradviz.catalog import pair_ops
+from gradviz.model import ErrorInfo, FileCatalog, OpInfo, RunRequest, RunSettings, RunResult
+from gradviz.plots.samples import ste_result
+
+SCALE_SRC = '''
+import torch
+
+class {name}(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * {factor}
+'''
+
+
+def _op(name, fw, qualname, file, line=1):
+    return OpInfo(name, fw, "function", qualname, file, line, ("x",))
+
+
+def _record(state):
+    events = []
+    for name in ("files", "run_started", "progress", "result", "checks", "run_finished",
+                 "file_removed"):
+        state.subscribe(name, lambda *args, name=name: events.append((name, *args)))
+    return events
+
+
+# --- pairs -----------------------------------------------------------------------------------
+def test_pairs_are_the_cli_pairs_and_a_second_same_name_op_has_its_qualified_pair():
+    a, b = "/w/a_ops.py", "/w/b_ops.py"
+    cats = [FileCatalog(a, "torch", (_op("clip", "torch", "Clip", a),)),
+            FileCatalog(b, "torch", (_op("clip", "torch", "Clip", b),)),
+            FileCatalog(b, "tf", (_op("clip", "tf", "clip_tf", b, 5),))]
+    loaded = LoadedFiles([a, b])
+    loaded.set_catalogs(cats, [a, b])
+    pairs = loaded.pairs()
+    assert {name: set(impls) for name, impls in pairs.items()} == \
+        {p.name: set(p.impls) for p in pair_ops(cats)} == {"clip": {"torch", "tf"},
+                                                            "clip (b_ops.py)": {"torch"}}
+    # each op names the pair it is shown in (the second torch Clip is not "clip")
+    assert loaded.pair_name(("torch", a, "Clip")) == "clip"
+    assert loaded.pair_name(("torch", b, "Clip")) == "clip (b_ops.py)"
+    assert loaded.keys_of("clip (b_ops.py)") == [("torch", b, "Clip")]
+
+
+def test_hand_made_pair_and_undo():
+    t, f = "/w/t.py", "/w/f.py"
+    loaded = LoadedFiles([t, f])
+    loaded.set_catalogs([FileCatalog(t, "torch", (_op("Scale", "torch", "Scale", t),)),
+                         FileCatalog(f, "tf", (_op("mul", "tf", "mul", f),))])
+    assert set(loaded.pairs()) == {"Scale", "mul"}
+    assert loaded.pair_with(("tf", f, "mul"), ("torch", t, "Scale")) == "mul"
+    assert set(loaded.pairs()) == {"mul"} and set(loaded.pairs()["mul"]) == {"torch", "tf"}
+    assert loaded.pair_name(("torch", t, "Scale")) == "mul"
+    loaded.unpair(("torch", t, "Scale"))
+    assert set(loaded.pairs()) == {"Scale", "mul"}
+
+
+def test_reload_with_fewer_ops_and_a_load_error_and_remove():
+    f = "/w/ops.py"
+    loaded = LoadedFiles([f])
+    loaded.set_catalogs([FileCatalog(f, "torch", (_op("a", "torch", "A", f), _op("b", "torch", "B", f, 9)))])
+    loaded.check(("torch", f, "A"), False)
+    assert loaded.checked_keys() == [("torch", f, "B")]
+    err = ErrorInfo("SyntaxError", "invalid syntax", f"{f}:3", kind="load")
+    loaded.set_catalogs([FileCatalog(f, "torch", (), err)], [f])
+    assert loaded.ops == {} and loaded.errors[f] is err and loaded.pairs() == {}
+    loaded.remove(f)
+    assert loaded.files == [] and loaded.errors == {}
+
+
+# --- runs, with fake results -------------------------------------------------------------------
+def _as_run(res: RunResult, file: str, qualname: str = "RoundSTE", **settings) -> RunResult:
+    req = RunRequest(file, qualname, res.framework, RunSettings(**settings))
+    return replace(res, request=req, op=replace(res.op, file=file))
+
+
+def _state_with_ste(tmp_path):
+    path = str(tmp_path / "ste.py")
+    state = AppState([path])
+    state.catalogs_arrived([FileCatalog(path, fw, (_op("round_ste", fw, "RoundSTE", path),))
+                            for fw in ("torch", "tf")], [path])
+    return state, path
+
+
+def test_partial_then_final_result_and_progress(tmp_path):
+    state, path = _state_with_ste(tmp_path)
+    events = _record(state)
+    keys = state.loaded.checked_keys()
+    reqs = state.requests(keys, lambda fw: RunSettings())
+    state.run_started(reqs)
+    assert all(state.progress.states[k] == "queued" for k in keys) and state.running
+    torch_key = ("torch", path, "RoundSTE")
+    state.op_started(next(r for r in reqs if r.framework == "torch"))
+    assert state.progress.states[torch_key] == "running"
+    full = _as_run(ste_result("torch"), path)
+    partial = replace(full, partial=True, request=replace(
+        full.request, settings=full.request.settings.with_(modes=("default", "custom"))))
+    state.arrived(analyze(partial))
+    # stored under the request as asked (numeric included: the grid says "computing…")
+    assert state.results.stage(torch_key) == "partial"
+    assert "numeric" in state.results.result(torch_key).request.settings.modes
+    assert state.progress.states[torch_key] == "running" and state.progress.done == 0
+    assert not state.pair_in_step("round_ste")       # tf has no result yet
+    state.arrived(analyze(full))
+    assert state.results.stage(torch_key) == "final" and state.progress.states[torch_key] == "ok"
+    assert state.progress.done == 1
+    assert [e[0] for e in events if e[0] in ("result", "run_started")] == ["run_started", "result", "result"]
+    # the model's analysis: the STE's custom gradient is a surrogate for x
+    comp = state.results.get(torch_key).comparison
+    assert {t.name: t.verdict for t in comp.tensors}["x"] == "surrogate"
+
+
+def test_run_asked_while_running_waits_and_the_latest_wins(tmp_path):
+    state, path = _state_with_ste(tmp_path)
+    keys = state.loaded.checked_keys()
+    state.run_started(state.requests(keys, lambda fw: RunSettings()))
+    state.defer(keys[:1])
+    state.defer(keys[1:])
+    assert state.run_finished([]) == keys[1:]
+    assert state.pending is None and not state.running
+    state.defer(keys)
+    state.cancel()                                   # Cancel drops a run waiting its turn
+    assert state.run_finished([]) is None
+
+
+def test_summary_counts_cancelled_apart_from_failed(tmp_path):
+    state, path = _state_with_ste(tmp_path)
+    ok = _as_run(ste_result("torch"), path)
+    failed = replace(_as_run(ste_result("tf"), path), status="error", tensors=(),
+                     error=ErrorInfo("ValueError", "bad", f"{path}:3"))
+    cancelled = replace(_as_run(ste_result("tf"), path, seed=1), status="error", tensors=(),
+                        error=ErrorInfo("Cancelled", "the run was cancelled", kind="cancelled"))
+    for r in (ok, failed):
+        state.arrived(analyze(r))
+    text = state.summary([ok, failed])
+    assert "1 failed" in text and "cancelled" not in text
+    state.arrived(analyze(cancelled))
+    text = state.summary([ok, cancelled])
+    assert "1 cancelled" in text and "failed" not in text and "error" not in text
+    assert state.progress.states[("tf", path, "RoundSTE")] == "cancelled"
+
+
+def test_changed_file_is_run_again_once_reloaded(tmp_path):
+    state, path = _state_with_ste(tmp_path)
+    state.files_changed([path])
+    state.loading_started()
+    keys, first = state.catalogs_arrived([FileCatalog(path, "torch", (_op("round_ste", "torch", "RoundSTE", path),))],
+                                         [path])
+    assert keys == [("torch", path, "RoundSTE")] and not first
+    assert state.loading == 0
+    keys, _ = state.catalogs_arrived([], [path])     # reloaded again without a change: no re-run
+    assert keys is None
+
+
+def test_remove_file_forgets_its_results(tmp_path):
+    state, path = _state_with_ste(tmp_path)
+    events = _record(state)
+    state.arrived(analyze(_as_run(ste_result("torch"), path)))
+    state.remove_file(path)
+    assert state.loaded.files == [] and len(state.results) == 0
+    assert ("file_removed", path) in events
+
+
+# --- with the real engine ------------------------------------------------------------------------
+def test_real_engine_run_moves_the_state_as_the_bridge_would(engine, write_module):
+    path = write_module("scale_ops.py", SCALE_SRC.format(name="Scale", factor=3.0))
+    state = AppState()
+    state.open([path])
+    state.run_when_loaded = True
+    state.loading_started()
+    keys, first = state.catalogs_arrived(engine.load([path]), [path])
+    assert first and keys == [("torch", path, "Scale")]
+    events = _record(state)
+    reqs = state.requests(keys, lambda fw: RunSettings(modes=("default", "custom", "numeric")))
+    state.run_started(reqs)
+    results = engine.run(reqs, on_start=state.op_started,
+                         on_result=lambda r: state.arrived(analyze(r)),
+                         on_partial=lambda r: state.arrived(analyze(r)))
+    assert state.run_finished(results) is None
+    kinds = [e[0] for e in events]
+    assert kinds[0] == "run_started" and kinds[-1] == "run_finished"
+    stages = [e[2].result.partial for e in events if e[0] == "result"]
+    assert stages == [True, False]                   # custom+default first, then with numeric
+    key = keys[0]
+    assert state.progress.states[key] == "ok" and state.progress.done == 1
+    a = state.results.get(key)
+    x = a.result.tensor("x")
+    np.testing.assert_allclose(x.grads["custom"], 3.0)
+    np.testing.assert_allclose(x.grads["default"], 2.0)
+    assert {t.name: t.verdict for t in a.comparison.tensors}["x"] == "differs"
+    assert state.summary(results).startswith("1 run(s): ")
+    assert ("x", "custom") in a.series                # plot curves for the grid
+
+
+@pytest.mark.parametrize("module", ["gradviz.app.state", "gradviz.app.analysis"])
+def test_app_imports_no_qt_and_no_framework(module):
+    code = (f"import sys, {module}; "
+            "print([m for m in ('PySide6', 'torch', 'tensorflow', 'pyqtgraph') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
