@@ -21,7 +21,7 @@ class Analysis:
     # (tensor name, mode) -> the values-by-index curve of that gradient
     series: dict = field(default_factory=dict)
     problem: str = ""                           # why the comparison could not be made
-    findings: tuple = ()                        # diagnostics, as dicts (Finding.as_dict())
+    findings: tuple = ()                        # gradviz.diagnostics.Finding of the result
 
 
 def values_series(result: RunResult) -> dict:
@@ -45,7 +45,7 @@ def analyze(result: RunResult, curves: bool = True) -> Analysis:
         comp, problem = compare_result(result), ""
         if not result.partial:
             from gradviz.diagnostics import diagnose
-            findings = tuple(f.as_dict() for f in diagnose(result, comp))
+            findings = tuple(diagnose(result, comp))
     except Exception as exc:  # noqa: BLE001 - a bug in compare must not lose the result
         comp, problem = None, f"{type(exc).__name__}: {exc}"
     return Analysis(result, comp, values_series(result) if curves else {}, problem, findings)

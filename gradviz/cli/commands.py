@@ -145,10 +145,16 @@ def cmd_run(argv: list[str]) -> int:
             return EXIT_USAGE
         progress = None if args.quiet else _progress(len(requests))
         results = label_results(paired, engine.run(requests, on_result=progress))
-    from gradviz.compare import compare_result
-    comparisons = [compare_result(r) for r in results]
+    # the app's analysis: the verdicts and diagnostics the window shows for the same results
+    from gradviz.app.analysis import analyze
+    analyses = [analyze(r, curves=False) for r in results]
+    for a in analyses:
+        if a.problem:                       # a bug in gradviz's comparison: say so, loudly
+            raise RuntimeError(f"comparing {a.result.name} ({a.result.framework}): {a.problem}")
+    comparisons = [a.comparison for a in analyses]
     failed_files = [cat for cat in catalogs if cat.error is not None]
-    written = print_results(results, comparisons, settings, args, load_errors=failed_files)
+    written = print_results(results, comparisons, settings, args, load_errors=failed_files,
+                            diagnostics=[list(a.findings) for a in analyses])
     if written != EXIT_OK:                  # a report file could not be written
         return written
     if load_failed or missing:

@@ -96,12 +96,13 @@ def _err_num(metrics: dict, key: str) -> str:
     return f"{m['max_abs_err']:.3g}"
 
 
-def print_results(results, comparisons, settings, args, out=sys.stdout, load_errors=()) -> int:
+def print_results(results, comparisons, settings, args, out=sys.stdout, load_errors=(), *,
+                  diagnostics) -> int:
     """Write the requested files, then print the summary (a terminal that cannot show a name
     must not cost the user the report). `load_errors`: catalogs of files that did not load,
-    recorded in the JSON report. Returns 2 when a file could not be written, else 0."""
+    recorded in the JSON report; `diagnostics`: the findings of each result (app.analysis).
+    Returns 2 when a file could not be written, else 0."""
     from gradviz.compare import parity, summary_counts
-    diagnostics = _diagnose(results, comparisons)
     parity_rows = parity(results)
     status = _write_outputs(results, settings, args, comparisons, parity_rows, diagnostics,
                             load_errors)
@@ -213,11 +214,6 @@ def _flow_plot_jobs(results, plot: str) -> list:
             save_flow_figure(build_flow_figure(rs, op), flow_plot_path(plot, op))
         jobs.append((f"flow chart of {op}", flow_plot_path(plot, op), job))
     return jobs
-
-
-def _diagnose(results, comparisons) -> list:
-    from gradviz.diagnostics import diagnose
-    return [diagnose(r, c) for r, c in zip(results, comparisons)]
 
 
 def check_summary(checks) -> str:

@@ -3,9 +3,13 @@ findings, each with the user's file:line. Clicking a row copies its location to 
 """
 from __future__ import annotations
 
+import os
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QGuiApplication
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
+
+from gradviz.diagnostics import diagnose_load
 
 SEVERITY_COLORS = {"error": "#9a0d0d", "warning": "#a3560d", "info": "#1f4fa3"}
 
@@ -77,3 +81,36 @@ class DiagnosticsPanel(QTreeWidget):
         text = item.data(3, Qt.UserRole) or item.text(2)
         QGuiApplication.clipboard().setText(text)
         self.copied.emit(text)
+
+    # --- what the window hands over --------------------------------------------------------------
+    def show_load(self, catalogs, files) -> bool:
+        """The load errors of `files` (replacing earlier ones); True when there is one."""
+        for f in files:
+            self.clear_for(f"load:{f}")
+        failed = False
+        for cat in catalogs:
+            if cat.error is not None:
+                failed = True
+                name = os.path.basename(cat.file) + (f" ({cat.framework})" if cat.framework else "")
+                self.add_error(name, cat.error, key=f"load:{cat.file}")
+                for f in diagnose_load(cat.error, cat.file, cat.framework):
+                    self.add_finding(name, f.as_dict(), key=f"load:{cat.file}")
+        return failed
+
+    def show_result(self, key, analysis) -> None:
+        """A result's errors, findings and warnings (a partial result: only a comparison bug;
+        the rest comes with the final result)."""
+        res = analysis.result
+        label, tag = f"{res.name} ({res.framework})", f"run:{key}"
+        if analysis.problem:
+            self.add("error", label, "internal error while comparing: " + analysis.problem, key=tag)
+        if res.partial:
+            return
+        if res.error is not None and res.error.kind != "cancelled":
+            self.add_error(label, res.error, key=tag)
+        for mode, err in res.mode_errors.items():
+            self.add_error(f"{label} · {mode}", err, key=tag)
+        for f in analysis.findings:
+            self.add_finding(label, f.as_dict(), key=tag)
+        for w in res.warnings:
+            self.add("warning", label, w, key=tag)

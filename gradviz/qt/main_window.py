@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (QApplication, QFileDialog, QLabel, QMainWindow, Q
 
 from gradviz.app.results import request_key
 from gradviz.app.state import AppState
-from gradviz.diagnostics import diagnose_load
 from gradviz.model import FRAMEWORKS, MODES
 from gradviz.plots.flow import build_flow_figure, is_stack
 from gradviz.qt.about import app_icon, show_about
@@ -29,7 +28,7 @@ from gradviz.qt.grid_view import GridView
 from gradviz.qt.log_panel import LogPanel
 from gradviz.qt.numbers_table import NumbersTable
 from gradviz.qt.op_tree import OpTree
-from gradviz.qt.parity_worker import ParityWorker
+from gradviz.qt.pair_numbers import PairNumbers
 from gradviz.qt.settings_panel import SettingsPanel
 from gradviz.qt.theme import FRAMEWORK_LABELS
 from gradviz.qt.window_menus import RecentFiles, build_menus, hook_exports
@@ -55,8 +54,6 @@ class MainWindow(QMainWindow):
         self._dropped_settings = drop_pickled_values(self.qs)   # before any value is read
         self.state = AppState(files)
         self.bridge = EngineBridge(engine, frameworks, self)
-        self.parity_worker = ParityWorker(parent=self)
-        self._numbers_args: Optional[tuple] = None    # (pair, results, comps, modes) in the table
         self._build()
         self._connect()
         self.tree.refresh()
@@ -78,6 +75,7 @@ class MainWindow(QMainWindow):
         left.setSizes([520, 380])
         self.grid = GridView()
         self.numbers = NumbersTable()
+        self.pair_numbers = PairNumbers(self.numbers, self)
         self.diagnostics = DiagnosticsPanel()
         self.log = LogPanel()
         self.checks_matrix = ChecksMatrix()
@@ -146,7 +144,6 @@ class MainWindow(QMainWindow):
         s.subscribe("progress", self.tree.show_progress)
         s.subscribe("result", self._show_result)
         s.subscribe("checks", self._show_checks)
-        self.parity_worker.ready.connect(self._parity_ready)
         self.tree.pairSelected.connect(self.show_pair)
         self.tree.runRequested.connect(lambda keys: self.run(keys))
         self.grid.tensorClicked.connect(self._tensor_clicked)
@@ -219,15 +216,8 @@ class MainWindow(QMainWindow):
 
     def _catalogs(self, catalogs, files) -> None:
         self.watcher.watch(files)
-        for f in files:
-            self.diagnostics.clear_for(f"load:{f}")
-        for cat in catalogs:
-            if cat.error is not None:
-                name = os.path.basename(cat.file) + (f" ({cat.framework})" if cat.framework else "")
-                self.diagnostics.add_error(name, cat.error, key=f"load:{cat.file}")
-                for f in diagnose_load(cat.error, cat.file, cat.framework):
-                    self.diagnostics.add_finding(name, f.as_dict(), key=f"load:{cat.file}")
-                self.tabs.setCurrentWidget(self.diagnostics)
+        if self.diagnostics.show_load(catalogs, files):
+            self.tabs.setCurrentWidget(self.diagnostics)
         keys, first = self.state.catalogs_arrived(catalogs, files)
         loaded = self.state.loaded
         self.summary.setText(f"{len(loaded.files)} file(s), {len(loaded.ops)} op(s)")
@@ -306,21 +296,11 @@ class MainWindow(QMainWindow):
 
     def _show_result(self, key, analysis) -> None:
         res = analysis.result
-        label = f"{res.name} ({res.framework})"
-        if analysis.problem:
-            self.diagnostics.add("error", label, "internal error while comparing: " + analysis.problem,
-                                 key=f"run:{key}")
+        self.diagnostics.show_result(key, analysis)
         if not res.partial:
             self.progress.setValue(self.state.progress.done)
-            if res.error is not None and res.error.kind != "cancelled":
-                self.diagnostics.add_error(label, res.error, key=f"run:{key}")
-            for mode, err in res.mode_errors.items():
-                self.diagnostics.add_error(f"{label} · {mode}", err, key=f"run:{key}")
-            for f in analysis.findings:
-                self.diagnostics.add_finding(label, f, key=f"run:{key}")
-            for w in res.warnings:
-                self.diagnostics.add("warning", label, w, key=f"run:{key}")
-            self.log.add(f"{label} on {res.device or res.request.settings.device}", res.log)
+            self.log.add(f"{res.name} ({res.framework}) on {res.device or res.request.settings.device}",
+                         res.log)
         self._schedule_grid(key)
 
     def _schedule_grid(self, key) -> None:
@@ -370,8 +350,7 @@ class MainWindow(QMainWindow):
                 self.grid.show_message("No op files. Open one with File ▸ Open or drop .py files here.")
             else:
                 self.grid.show_message("No ops found in the loaded files (see Diagnostics).")
-            self._numbers_args = None
-            self.numbers.set_data({})
+            self.pair_numbers.clear()
             self.pair_label.setText("")
             self.flow_view.set_figure(None)
             return
@@ -388,27 +367,7 @@ class MainWindow(QMainWindow):
                                   if is_stack(list(results.values())) else None)
         if not self.grid.set_data(pair, results, modes, comps, series=series):
             return                              # the same results as shown: nothing to redo
-        self._numbers_args = (pair, tuple(results.values()), comps, modes)
-        self._fill_numbers()
-
-    def _fill_numbers(self) -> None:
-        """The numbers table of what the grid shows. Parity (torch vs tf) waits for the numeric
-        pass (a partial result would give rows that change a moment later) and runs off the GUI
-        thread when the arrays are big: the table shows its rows when they come."""
-        pair, results, comps, modes = self._numbers_args
-        if any(r.partial for r in results):
-            rows, note = (), "waiting for the numeric pass…"
-        else:
-            rows = self.parity_worker.rows(pair, results)
-            note = "computing…" if rows is None else ""
-        self.numbers.set_data(comps, rows or (), modes, parity_note=note)
-
-    def _parity_ready(self, pair: str, results: tuple, rows: list) -> None:
-        self.parity_worker.accept(pair, results, rows)
-        shown = self._numbers_args
-        if shown and shown[0] == pair and len(shown[1]) == len(results) and \
-                all(a is b for a, b in zip(shown[1], results)):
-            self.numbers.set_parity(rows)
+        self.pair_numbers.show(pair, tuple(results.values()), comps, modes)
 
     def refresh_view(self) -> None:
         self.show_pair(self.tree.current_pair())
@@ -450,5 +409,5 @@ class MainWindow(QMainWindow):
         self.settings_panel.save()
         self.qs.sync()
         self.bridge.close()
-        self.parity_worker.close()
+        self.pair_numbers.close()
         super().closeEvent(ev)
