@@ -216,3 +216,25 @@ def test_app_imports_no_qt_and_no_framework(module):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_op_and_file_marks_are_the_worst_verdict(tmp_path):
+    state, path = _state_with_ste(tmp_path)
+    torch_key, tf_key = ("torch", path, "RoundSTE"), ("tf", path, "RoundSTE")
+    assert state.op_mark(torch_key) == "" and state.file_mark(path) == ""
+    state.run_started(state.requests([torch_key, tf_key], lambda fw: RunSettings()))
+    assert state.op_mark(torch_key) == "queued" and state.file_mark(path) == "running"
+    state.arrived(analyze(_as_run(ste_result("torch"), path)))
+    # the STE's x is a surrogate, its output matches: the op shows its worst, surrogate
+    assert state.op_mark(torch_key) == "surrogate"
+    assert state.file_mark(path) == "running"        # tf still queued
+    cancelled = replace(_as_run(ste_result("tf"), path), status="error", tensors=(),
+                        error=ErrorInfo("Cancelled", "the run was cancelled", kind="cancelled"))
+    state.arrived(analyze(cancelled))
+    assert state.op_mark(tf_key) == "cancelled" and state.file_mark(path) == "surrogate"
+    nan = ste_result("tf", nan_at=(3,))
+    state.arrived(analyze(_as_run(nan, path)))
+    assert state.op_mark(tf_key) == "non-finite" and state.file_mark(path) == "non-finite"
+    err = ErrorInfo("SyntaxError", "invalid syntax", f"{path}:3", kind="load")
+    state.catalogs_arrived([FileCatalog(path, "torch", (), err)], [path])
+    assert state.file_mark(path) == "error"

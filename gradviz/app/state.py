@@ -19,9 +19,13 @@ from typing import Callable, Iterable, Optional
 from gradviz.app.analysis import Analysis
 from gradviz.app.loaded import LoadedFiles
 from gradviz.app.observers import Observers
-from gradviz.app.progress import CANCELLED, ERROR, RunProgress, final_state
+from gradviz.app.progress import CANCELLED, ERROR, OK, QUEUED, RUNNING, RunProgress, final_state
 from gradviz.app.results import PARTIAL, Results, request_key
+from gradviz.compare import VERDICTS
 from gradviz.model import RunRequest, RunResult, RunSettings
+
+# the op tree's marks, least to most worrying: the verdicts in compare's order, a failed run last
+MARK_ORDER = ("", CANCELLED, OK) + tuple(VERDICTS)
 
 
 class AppState:
@@ -132,6 +136,32 @@ class AppState:
             if a is not None:
                 out[fw] = a
         return out
+
+    def op_mark(self, key) -> str:
+        """What the op tree shows for an op: "queued" or "running" while it runs, then the worst
+        verdict of its tensors ("error" when it failed, "cancelled"), "" before any run. An op
+        that did not raise but whose gradient differs is "differs", never a plain ok."""
+        state = self.progress.states.get(key, "")
+        if state in ("", QUEUED, RUNNING, CANCELLED):
+            return state
+        a = self.results.get(key)
+        if a is None or a.result.partial:
+            return state
+        if a.comparison is None:                  # the comparison itself failed
+            return ERROR
+        verdicts = [t.verdict for t in a.comparison.tensors]
+        if a.result.status != "ok" or not verdicts:
+            return ERROR if a.result.status != "ok" else OK
+        return max(verdicts, key=MARK_ORDER.index)
+
+    def file_mark(self, file: str) -> str:
+        """The worst mark of a file's ops ("running" while any runs; "error" if it did not load)."""
+        if file in self.loaded.errors:
+            return ERROR
+        marks = [self.op_mark(k) for k in self.loaded.ops if k[1] == file]
+        if any(m in (QUEUED, RUNNING) for m in marks):
+            return RUNNING
+        return max(marks, key=MARK_ORDER.index, default="")
 
     def pair_in_step(self, pair: str) -> bool:
         """Whether every op of `pair` in the running batch has a result at the same stage (both

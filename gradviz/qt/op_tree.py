@@ -1,6 +1,6 @@
 """The op browser, a view of the app state's loaded files (gradviz.app.loaded): files, their
-ops with framework badges and file:line, a check box per op (what Run runs), per-framework
-progress marks, and hand-made torch<->tf pairs. Selecting any op shows its pair in the grid.
+ops with framework badges and file:line, a check box per op (what Run runs), a mark per op and
+per file (queued, running, then the worst verdict, icon and colour), and hand-made torch<->tf pairs. Selecting any op shows its pair in the grid.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QHeaderView, QInputDialog, QMenu, QTreeWidget, QTr
 
 from gradviz.app.loaded import OpKey
 from gradviz.app.state import AppState
-from gradviz.qt.theme import FRAMEWORK_COLORS, PROGRESS_MARKS
+from gradviz.qt.theme import FRAMEWORK_COLORS, OP_MARKS
 
 COL_NAME, COL_FW, COL_STATE, COL_WHERE = range(4)
 ROLE_KEY = Qt.UserRole + 1
@@ -57,9 +57,22 @@ class OpTree(QTreeWidget):
                 return
 
     def show_progress(self, key: OpKey) -> None:
+        """Paint an op's mark again, and its file's (the worst of the file's ops)."""
         item = self._items.get(key)
         if item is not None:
-            self._paint_progress(item, key)
+            self._paint_mark(item, self.state.op_mark(key), self._op_tip(key))
+            if item.parent() is not None:
+                self._paint_file(item.parent(), key[1])
+
+    def shown_mark(self, key_or_file) -> tuple[str, str, str]:
+        """(glyph, colour, tooltip) the mark column shows for an op key or a file path."""
+        item = self._items.get(key_or_file) if isinstance(key_or_file, tuple) else next(
+            (self.topLevelItem(i) for i in range(self.topLevelItemCount())
+             if self.topLevelItem(i).toolTip(COL_NAME) == key_or_file), None)
+        if item is None:
+            return ("", "", "")
+        return (item.text(COL_STATE), item.foreground(COL_STATE).color().name(),
+                item.toolTip(COL_STATE))
 
     def pair_with(self, a: OpKey, b: OpKey) -> None:
         """Show two ops of different frameworks as one op (names differ in the files)."""
@@ -87,7 +100,6 @@ class OpTree(QTreeWidget):
             top.setFont(COL_NAME, bold)
             err = self.loaded.errors.get(f)
             if err is not None:
-                top.setText(COL_STATE, "✗")
                 top.setForeground(COL_NAME, QBrush(QColor("#9a0d0d")))
                 msg = QTreeWidgetItem([f"{err.type}: {err.message.splitlines()[0] if err.message else ''}",
                                        "", "", err.where])
@@ -98,6 +110,7 @@ class OpTree(QTreeWidget):
             for key in keys:
                 if key[1] == f:
                     top.addChild(self._op_item(key, bold))
+            self._paint_file(top, f)
             top.setExpanded(True)
         self._filling = False
         if current:
@@ -117,15 +130,27 @@ class OpTree(QTreeWidget):
         item.setToolTip(COL_WHERE, op.where)
         item.setForeground(COL_FW, QBrush(QColor(FRAMEWORK_COLORS.get(op.framework, "#333"))))
         item.setFont(COL_FW, bold)
-        self._paint_progress(item, key)
+        self._paint_mark(item, self.state.op_mark(key), self._op_tip(key))
         self._items[key] = item
         return item
 
-    def _paint_progress(self, item: QTreeWidgetItem, key: OpKey) -> None:
-        state = self.state.progress.states.get(key, "")
-        item.setText(COL_STATE, PROGRESS_MARKS.get(state, ""))
-        item.setToolTip(COL_STATE, state)
-        color = {"ok": "#1b6e1b", "error": "#9a0d0d", "running": "#1f4fa3"}.get(state, "#666")
+    def _op_tip(self, key: OpKey) -> str:
+        mark = self.state.op_mark(key)
+        held = self.state.results.get(key)
+        if held is None or held.comparison is None or mark in ("queued", "running"):
+            return mark
+        per_tensor = ", ".join(f"{t.name}: {t.verdict}" for t in held.comparison.tensors)
+        return f"worst: {mark}" + (f" ({per_tensor})" if per_tensor else "")
+
+    def _paint_file(self, item: QTreeWidgetItem, file: str) -> None:
+        mark = self.state.file_mark(file)
+        self._paint_mark(item, mark, f"worst of its ops: {mark}" if mark else "")
+
+    @staticmethod
+    def _paint_mark(item: QTreeWidgetItem, mark: str, tip: str) -> None:
+        glyph, color = OP_MARKS.get(mark, ("", "#666666"))
+        item.setText(COL_STATE, glyph)
+        item.setToolTip(COL_STATE, tip)
         item.setForeground(COL_STATE, QBrush(QColor(color)))
 
     def _current_changed(self, item, _prev) -> None:

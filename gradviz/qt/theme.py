@@ -24,8 +24,13 @@ FRAMEWORK_LABELS = {"torch": "PyTorch", "tf": "TensorFlow"}
 STATE_COLORS = {"starting": "#8a6d00", "ready": "#1b6e1b", "busy": "#1f4fa3",
                 "failed": "#9a0d0d", "stopped": "#666666"}
 
-# Progress of one op in one framework, as the op tree shows it.
-PROGRESS_MARKS = {"queued": "…", "running": "▶", "ok": "✓", "error": "✗", "cancelled": "⊘"}
+# Progress of one op in one framework, then its worst verdict, as the op tree shows it
+# (gradviz.app.state.AppState.op_mark): a glyph and its colour.
+OP_MARKS = {"queued": ("…", "#666666"), "running": ("▶", "#1f4fa3"), "cancelled": ("⊘", "#666666"),
+            "ok": ("✓", "#1b6e1b"), "match": ("✓", VERDICT_TEXT["match"]),
+            "surrogate": ("≈", VERDICT_TEXT["surrogate"]), "differs": ("≠", VERDICT_TEXT["differs"]),
+            "non-finite": ("∞", VERDICT_TEXT["non-finite"]), "broken": ("⚠", VERDICT_TEXT["broken"]),
+            "error": ("✗", VERDICT_TEXT["error"])}
 
 # Contract checks (--checks), as the checks matrix shows them: (icon, text colour, background).
 CHECK_STYLES = {"pass": ("✓", "#1b6e1b", "#d8f0d8"), "fail": ("✗", "#9a0d0d", "#f7d0d0"),

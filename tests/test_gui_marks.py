@@ -1,0 +1,117 @@
+"""The op tree shows each op's and each file's worst verdict (icon and colour), not a green tick
+for "did not raise"; the status bar counts cancelled runs apart from failed ones."""
+import pytest
+from PySide6.QtCore import QSettings
+
+from gradviz.qt.theme import OP_MARKS
+
+RUN_TIMEOUT_MS = 180_000
+
+OPS_SRC = '''
+import time
+import torch
+
+class Right(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2.0
+
+class Wrong(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3.0
+
+class Raises(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, g):
+        raise ValueError("my backward is broken")
+
+class Hangs(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        time.sleep(3600)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+'''
+
+GOOD_SRC = OPS_SRC.split("class Wrong")[0]
+
+
+@pytest.fixture
+def window(qtbot, engine, tmp_path, write_module):
+    from gradviz.qt.main_window import MainWindow
+    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
+    qs.setValue("run/modes", "default,custom")
+    ops = write_module("ops.py", OPS_SRC)
+    good = write_module("good.py", GOOD_SRC)
+    win = MainWindow([ops, good], engine=engine, qsettings=qs)
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
+        win.start()
+    yield win, ops, good
+    if win.bridge.running:
+        with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
+            win.cancel()
+
+
+def _run(qtbot, win, keys):
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as done:
+        assert win.run(keys)
+    return done.args[0]
+
+
+def test_tree_marks_show_the_worst_verdict_of_each_op_and_file(qtbot, window):
+    win, ops, good = window
+    right, wrong, raises = (("torch", ops, n) for n in ("Right", "Wrong", "Raises"))
+    good_right = ("torch", good, "Right")
+    results = _run(qtbot, win, [right, wrong, raises, good_right])
+    assert [r.status for r in results] == ["ok", "ok", "error", "ok"]
+    tree = win.tree
+    glyph, color, tip = tree.shown_mark(right)
+    assert (glyph, color) == OP_MARKS["match"] and "x: match" in tip
+    # Wrong did not raise, but its custom gradient (3) is not the default's (2): not a tick
+    glyph, color, tip = tree.shown_mark(wrong)
+    assert (glyph, color) == OP_MARKS["differs"] and glyph != "✓" and "x: differs" in tip
+    assert tree.shown_mark(raises)[:2] == OP_MARKS["error"]
+    # a file shows its worst op; a file of matching ops shows the match mark
+    glyph, color, tip = tree.shown_mark(ops)
+    assert (glyph, color) == OP_MARKS["error"] and "error" in tip
+    assert tree.shown_mark(good)[:2] == OP_MARKS["match"]
+    assert "1 failed" in win.summary.text() and "cancelled" not in win.summary.text()
+
+    # the failing op fixed by hand-picking only the good ones: the file's mark follows its ops
+    _run(qtbot, win, [right])
+    assert tree.shown_mark(ops)[:2] == OP_MARKS["error"]      # Raises still failed last time
+
+
+def test_status_bar_counts_cancelled_apart_from_failed(qtbot, window):
+    win, ops, _good = window
+    hangs, raises = ("torch", ops, "Hangs"), ("torch", ops, "Raises")
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as done:
+        assert win.run([raises, hangs])
+        qtbot.waitUntil(lambda: win.state.progress.states.get(hangs) == "running",
+                        timeout=RUN_TIMEOUT_MS)
+        assert win.tree.shown_mark(hangs)[:2] == OP_MARKS["running"]
+        win.cancel()
+    statuses = {r.request.qualname: r.error.kind for r in done.args[0]}
+    assert statuses == {"Raises": "error", "Hangs": "cancelled"}
+    text = win.summary.text()
+    assert "1 failed" in text and "1 cancelled" in text
+    assert win.tree.shown_mark(hangs)[:2] == OP_MARKS["cancelled"]
+    assert win.tree.shown_mark(raises)[:2] == OP_MARKS["error"]
