@@ -61,8 +61,8 @@ def test_open_module_by_name_loads_and_runs_it(qtbot, window, tmp_path, monkeypa
         window.act_open_module.trigger()
     assert "no module named 'qpkg.layers.nothere'" in seen[1]   # the dialog said why, stayed open
     op_file = str(pkg / "layers" / "quant_torch.py")
-    assert window.files == [op_file]
-    assert [k for k in window.tree.ops] == [("torch", op_file, "RoundSTE")]
+    assert window.state.loaded.files == [op_file]
+    assert [k for k in window.state.loaded.ops] == [("torch", op_file, "RoundSTE")]
     res = run_all(qtbot, window)["torch"]
     assert res.status == "ok", res.error
     np.testing.assert_array_equal(res.tensor("x").grads["custom"], np.ones(200))
@@ -78,7 +78,7 @@ def test_dropped_package_file_loads_and_runs(qtbot, window, tmp_path):
     drop = QDropEvent(QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
     with qtbot.waitSignal(window.catalogsLoaded, timeout=TIMEOUT_MS):
         window.dropEvent(drop)
-    assert window.files == [str(op_file)]
+    assert window.state.loaded.files == [str(op_file)]
     res = run_all(qtbot, window)["tf"]
     assert res.status == "ok", res.error
     np.testing.assert_array_equal(res.tensor("x").grads["custom"], np.full(200, 4.0))
