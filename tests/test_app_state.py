@@ -238,3 +238,20 @@ def test_op_and_file_marks_are_the_worst_verdict(tmp_path):
     err = ErrorInfo("SyntaxError", "invalid syntax", f"{path}:3", kind="load")
     state.catalogs_arrived([FileCatalog(path, "torch", (), err)], [path])
     assert state.file_mark(path) == "error"
+
+
+def test_in_flight_is_the_op_each_worker_has_now(tmp_path):
+    state, path = _state_with_ste(tmp_path)
+    torch_key, tf_key = ("torch", path, "RoundSTE"), ("tf", path, "RoundSTE")
+    reqs = state.requests([torch_key, tf_key], lambda fw: RunSettings())
+    state.run_started(reqs)
+    assert state.in_flight() == []
+    for r in reqs:
+        state.op_started(r)
+    assert sorted(state.in_flight()) == sorted([torch_key, tf_key])
+    assert state.in_flight("round_ste") and state.in_flight("other") == []
+    partial = replace(_as_run(ste_result("torch"), path), partial=True)
+    state.arrived(analyze(partial))
+    # back from its first pass: still "running" (numeric to come) but no worker has it now
+    assert state.progress.states[torch_key] == "running" and state.in_flight() == [tf_key]
+    assert state.progress.elapsed(torch_key) is not None

@@ -19,18 +19,30 @@ class RunProgress:
         self.keys: list[tuple] = []                  # ops of the running (or last) batch
         self.states: dict[tuple, str] = {}           # every op ever run: its latest state
         self.started_at: dict[tuple, float] = {}     # time.monotonic() its run began
+        self.in_flight: dict[str, tuple] = {}        # framework -> the op its worker runs now
         self._done: set = set()
 
     def begin(self, keys) -> None:
         self.keys = list(keys)
         self._done = set()
+        self.in_flight = {}
         for k in self.keys:
             self.states[k] = QUEUED
             self.started_at.pop(k, None)
 
-    def running(self, key) -> None:
+    def running(self, key, restart: bool = False) -> None:
+        """`restart`: its worker has just taken it (each pass has its own timeout)."""
         self.states[key] = RUNNING
-        self.started_at.setdefault(key, time.monotonic())
+        if restart:
+            self.started_at[key] = time.monotonic()
+            self.in_flight[key[0]] = key
+        else:
+            self.started_at.setdefault(key, time.monotonic())
+
+    def returned(self, key) -> None:
+        """Its worker gave a result (partial or final): it is no longer in flight."""
+        if self.in_flight.get(key[0]) == key:
+            del self.in_flight[key[0]]
 
     def finished(self, key, state: str) -> None:
         self.states[key] = state

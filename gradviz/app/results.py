@@ -27,6 +27,9 @@ class Results:
         says "computing…" rather than vanishing)."""
         self._asked.update((request_key(r), r) for r in requests)
 
+    def asked_for(self, key) -> Optional[RunRequest]:
+        return self._asked.get(key)
+
     def put(self, analysis: Analysis) -> tuple:
         res = analysis.result
         key = request_key(res.request)

@@ -98,13 +98,14 @@ class AppState:
 
     def op_started(self, request: RunRequest) -> None:
         key = request_key(request)
-        self.progress.running(key)
+        self.progress.running(key, restart=True)
         self.events.emit("progress", key)
 
     def arrived(self, analysis: Analysis) -> tuple:
         """A result, analysed: stored, and its op's progress moves on (a partial one keeps
         running: its numeric pass is still going)."""
         key = self.results.put(analysis)
+        self.progress.returned(key)
         if analysis.result.partial:
             self.progress.running(key)
         else:
@@ -162,6 +163,11 @@ class AppState:
         if any(m in (QUEUED, RUNNING) for m in marks):
             return RUNNING
         return max(marks, key=MARK_ORDER.index, default="")
+
+    def in_flight(self, pair: Optional[str] = None) -> list:
+        """Ops a worker runs now (one per framework at most), of `pair` only when given."""
+        return [k for k in self.progress.in_flight.values()
+                if pair is None or self.loaded.pair_name(k) == pair]
 
     def pair_in_step(self, pair: str) -> bool:
         """Whether every op of `pair` in the running batch has a result at the same stage (both

@@ -28,6 +28,9 @@ class Engine:
         self.workers = {fw: Worker(fw, on_state) for fw in self.frameworks}
         self._stop = threading.Event()   # skip the rest of the run (cancel, close)
         self._closed = False
+        self._skipped: set[tuple] = set()          # ops skipped in this run: no later pass runs them
+        self._in_flight: dict[str, tuple] = {}     # framework -> the op its worker runs now
+        self._flight_lock = threading.Lock()
         if start:
             self.start()
 
@@ -144,6 +147,7 @@ class Engine:
         merged into the results returned. Without it, checks run inside each op's request."""
         requests = list(requests)
         self._stop.clear()
+        self._skipped.clear()
         if on_checks is not None and on_partial is not None and \
                 any(r.settings.checks for r in requests):
             results = self.run([_without_checks(r) for r in requests], on_result, on_start,
@@ -191,12 +195,23 @@ class Engine:
         def work(fw: str) -> None:
             for i in by_fw[fw]:
                 req = requests[i]
+                key = _op_key(req)
+                with self._flight_lock:
+                    skipped = key in self._skipped
+                    if not skipped:
+                        self._in_flight[fw] = key
                 if self._stop.is_set():
                     res = _failed(req, ErrorInfo("Cancelled", "the run was cancelled", kind="cancelled"))
+                elif skipped:
+                    res = _failed(req, ErrorInfo("Cancelled", "skipped by the user", kind="cancelled"))
                 else:
                     if on_start is not None:
                         on_start(req)
                     res = self.run_one(req, background)
+                with self._flight_lock:
+                    self._in_flight.pop(fw, None)
+                    if key in self._skipped and res.error is not None and res.error.kind == "cancelled":
+                        res = replace(res, error=replace(res.error, message="skipped by the user"))
                 results[i] = res
                 if on_result is not None:
                     on_result(res)
@@ -218,11 +233,30 @@ class Engine:
         res = _failed(req, err)
         return RunResult(**{**vars(res), "elapsed": time.perf_counter() - t0})
 
+    def skip(self, key: tuple, wait: float = 10.0) -> None:
+        """Skip one op, key (framework, file, qualname), of the run going on: if its worker runs
+        it now, that worker is killed and replaced; no later pass runs it; the rest of the run
+        goes on. Returns once the op is no longer running (at most `wait` s)."""
+        deadline = time.monotonic() + wait
+        with self._flight_lock:
+            self._skipped.add(key)
+        while time.monotonic() < deadline:
+            with self._flight_lock:
+                if self._in_flight.get(key[0]) != key:
+                    return
+                # set again while it runs: a call just starting clears an earlier cancel
+                self.workers[key[0]].cancel()
+            time.sleep(0.05)
+
     def cancel(self) -> None:
         """Stop the runs in flight (their workers are killed and replaced) and skip the rest."""
         self._stop.set()
         for w in self.workers.values():
             w.cancel()
+
+
+def _op_key(req: RunRequest) -> tuple:
+    return (req.framework, os.path.abspath(req.file), req.qualname)
 
 
 def _without_numeric(req: RunRequest) -> RunRequest:

@@ -160,3 +160,9 @@ class EngineBridge(QObject):
     def cancel(self) -> None:
         if self.engine is not None and self._running:
             self.engine.cancel()
+
+    def skip(self, keys) -> None:
+        """Skip these ops of the running batch (Engine.skip, which waits for each to stop)."""
+        if self.engine is not None and self._running:
+            keys = list(keys)
+            self.tasks.start("skip", lambda: [self.engine.skip(k) for k in keys])

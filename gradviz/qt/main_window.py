@@ -28,6 +28,7 @@ from gradviz.qt.grid_view import GridView
 from gradviz.qt.log_panel import LogPanel
 from gradviz.qt.numbers_table import NumbersTable
 from gradviz.qt.op_tree import OpTree
+from gradviz.qt.pair_header import PairHeader
 from gradviz.qt.pair_numbers import PairNumbers
 from gradviz.qt.settings_panel import SettingsPanel
 from gradviz.qt.theme import FRAMEWORK_LABELS
@@ -83,9 +84,7 @@ class MainWindow(QMainWindow):
         for widget, title in ((self.numbers, "Numbers"), (self.diagnostics, "Diagnostics"),
                               (self.checks_matrix, "Checks"), (self.log, "Log")):
             self.tabs.addTab(widget, title)
-        self.pair_label = QLabel("")
-        self.pair_label.setStyleSheet("font-size: 14px; padding: 2px 4px")
-        self.pair_label.setTextFormat(Qt.RichText)
+        self.pair_label = PairHeader(self.state)
         center = QWidget()
         cl = QVBoxLayout(center)
         cl.setContentsMargins(0, 0, 0, 0)
@@ -290,9 +289,20 @@ class MainWindow(QMainWindow):
         self.bridge.cancel()
         self.summary.setText("cancelling…")
 
+    def skip(self) -> None:
+        """Skip the running op of the shown pair (else every running op): its worker is
+        replaced, the rest of the queue goes on."""
+        keys = self.state.in_flight(self.tree.current_pair()) or self.state.in_flight()
+        if not keys:
+            self.summary.setText("nothing running to skip")
+            return
+        self.bridge.skip(keys)
+        self.summary.setText("skipping " + ", ".join(f"{k[2]} ({k[0]})" for k in keys) + "…")
+
     def _busy(self, busy: bool) -> None:
         self.act_run.setEnabled(not busy)
         self.act_cancel.setEnabled(busy)
+        self.act_skip.setEnabled(busy)
 
     def _show_result(self, key, analysis) -> None:
         res = analysis.result
@@ -351,7 +361,7 @@ class MainWindow(QMainWindow):
             else:
                 self.grid.show_message("No ops found in the loaded files (see Diagnostics).")
             self.pair_numbers.clear()
-            self.pair_label.setText("")
+            self.pair_label.show_pair(None)
             self.flow_view.set_figure(None)
             return
         analyses = self.state.pair_analyses(pair)
@@ -359,10 +369,7 @@ class MainWindow(QMainWindow):
         comps = {fw: a.comparison for fw, a in analyses.items()}
         series = {fw: a.series for fw, a in analyses.items()}
         modes = next((r.request.settings.modes for r in results.values()), MODES)
-        ops = self.state.loaded.pairs().get(pair, {})
-        where = " · ".join(f"<span style='color:#888'>{fw}</span> {os.path.basename(o.file)}:{o.line}"
-                           for fw, o in ops.items())
-        self.pair_label.setText(f"<b>{pair}</b> &nbsp; {where}")
+        self.pair_label.show_pair(pair)
         self.flow_view.set_figure(build_flow_figure(list(results.values()), pair)
                                   if is_stack(list(results.values())) else None)
         if not self.grid.set_data(pair, results, modes, comps, series=series):

@@ -20,8 +20,13 @@ def build_menus(win) -> None:
     win.act_run.setToolTip("run the checked ops in every framework (Ctrl+R)")
     win.act_run_one = QAction("Run selected op", win, shortcut=QKeySequence("Ctrl+Shift+R"),
                               triggered=win.run_current)
-    win.act_cancel = QAction("■ Cancel", win, shortcut=QKeySequence("Esc"), triggered=win.cancel)
+    win.act_cancel = QAction("■ Cancel all", win, shortcut=QKeySequence("Esc"), triggered=win.cancel)
+    win.act_cancel.setToolTip("stop the run: the op running now and every op still queued (Esc)")
     win.act_cancel.setEnabled(False)
+    win.act_skip = QAction("⏭ Skip this op", win, shortcut=QKeySequence("Shift+Esc"), triggered=win.skip)
+    win.act_skip.setToolTip("stop the op a worker runs now (the shown pair's, else each worker's) and "
+                            "go on with the rest of the queue (Shift+Esc)")
+    win.act_skip.setEnabled(False)
     win.act_watch = QAction("Watch files and re-run", win, checkable=True)
     win.act_watch.setChecked(str(win.qs.value("run/watch", "true")).lower() == "true")
     win.act_screenshot = QAction("Save window image…", win, triggered=win.screenshot_dialog)
@@ -38,7 +43,7 @@ def build_menus(win) -> None:
     fm.addSeparator()
     fm.addAction(win.act_quit)
     rm = menu.addMenu("&Run")
-    for a in (win.act_run, win.act_run_one, win.act_cancel):
+    for a in (win.act_run, win.act_run_one, win.act_skip, win.act_cancel):
         rm.addAction(a)
     rm.addSeparator()
     rm.addAction(win.act_watch)
@@ -53,7 +58,7 @@ def build_menus(win) -> None:
     tb = QToolBar("Run")
     tb.setObjectName("runToolbar")
     tb.setMovable(False)
-    for a in (win.act_open, win.act_run, win.act_cancel):
+    for a in (win.act_open, win.act_run, win.act_skip, win.act_cancel):
         tb.addAction(a)
     tb.addSeparator()
     tb.addAction(win.act_watch)

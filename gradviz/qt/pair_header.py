@@ -1,0 +1,58 @@
+"""The line above the grid: the shown pair's name and file:line per framework, and while its ops
+run, each one's elapsed time against its timeout (redrawn twice a second)."""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QLabel
+
+from gradviz.app.progress import QUEUED, RUNNING
+from gradviz.app.state import AppState
+
+
+class PairHeader(QLabel):
+    def __init__(self, state: AppState, parent=None):
+        super().__init__("", parent)
+        self.state = state
+        self.pair: Optional[str] = None
+        self.setStyleSheet("font-size: 14px; padding: 2px 4px")
+        self.setTextFormat(Qt.RichText)
+        self._tick = QTimer(self)
+        self._tick.setInterval(500)
+        self._tick.timeout.connect(self._draw)
+        state.subscribe("progress", self._progress)
+
+    def show_pair(self, pair: Optional[str]) -> None:
+        self.pair = pair
+        self._draw()
+
+    def _progress(self, key) -> None:
+        if self.pair is not None and self.state.loaded.pair_name(key) == self.pair:
+            self._draw()
+
+    def _draw(self) -> None:
+        if not self.pair:
+            self.setText("")
+            self._tick.stop()
+            return
+        parts, running = [], False
+        for fw, op in self.state.loaded.pairs().get(self.pair, {}).items():
+            text = f"<span style='color:#888'>{fw}</span> {os.path.basename(op.file)}:{op.line}"
+            key = (fw, op.file, op.qualname)
+            st = self.state.progress.states.get(key)
+            if st == RUNNING:
+                running = True
+                asked = self.state.results.asked_for(key)
+                limit = f" / {asked.settings.timeout:g} s timeout" if asked is not None else ""
+                text += (f" <span style='color:#1f4fa3'>running "
+                         f"{self.state.progress.elapsed(key) or 0:.1f} s{limit}</span>")
+            elif st == QUEUED:
+                text += " <span style='color:#666'>queued</span>"
+            parts.append(text)
+        self.setText(f"<b>{self.pair}</b> &nbsp; " + " · ".join(parts))
+        if running:
+            self._tick.start()
+        else:
+            self._tick.stop()

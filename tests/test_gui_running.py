@@ -1,0 +1,72 @@
+"""While an op runs the header above the grid shows its elapsed time against its timeout; "Skip
+this op" stops that op alone (its worker is replaced) and the rest of the queue runs: one hanging
+op no longer holds up Run all for the full timeout."""
+import re
+
+import numpy as np
+from PySide6.QtCore import QSettings
+
+RUN_TIMEOUT_MS = 180_000
+
+OPS_SRC = '''
+import time
+import torch
+
+class Hangs(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        time.sleep(3600)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+class Right(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2.0
+'''
+
+
+def test_running_op_shows_elapsed_and_skip_goes_on_with_the_queue(qtbot, engine, tmp_path,
+                                                                   write_module):
+    from gradviz.qt.main_window import MainWindow
+    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
+    qs.setValue("run/modes", "default,custom,numeric")   # two passes: Hangs must run in neither
+    qs.setValue("run/timeout", 90)
+    path = write_module("ops.py", OPS_SRC)
+    win = MainWindow([path], engine=engine, qsettings=qs)
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
+        win.start()
+    hangs, right = ("torch", path, "Hangs"), ("torch", path, "Right")
+    win.tree.select_pair("Hangs")
+    assert not win.act_skip.isEnabled()
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as done:
+        assert win.run([hangs, right])
+        assert win.act_skip.isEnabled() and win.act_cancel.text() == "■ Cancel all"
+        qtbot.waitUntil(lambda: win.state.in_flight() == [hangs], timeout=RUN_TIMEOUT_MS)
+        # the header counts the elapsed time up against the timeout
+        pattern = r"running (\d+\.\d) s / 90 s timeout"
+        qtbot.waitUntil(lambda: bool(re.search(pattern, win.pair_label.text())), timeout=RUN_TIMEOUT_MS)
+        first = float(re.search(pattern, win.pair_label.text()).group(1))
+        qtbot.waitUntil(lambda: float(re.search(pattern, win.pair_label.text()).group(1)) > first,
+                        timeout=RUN_TIMEOUT_MS)
+        win.act_skip.trigger()
+    by_name = {r.request.qualname: r for r in done.args[0]}
+    skipped = by_name["Hangs"]
+    assert skipped.error.kind == "cancelled" and skipped.error.message == "skipped by the user"
+    ok = by_name["Right"]                            # the queue went on, in both passes
+    assert ok.status == "ok" and not ok.partial
+    np.testing.assert_allclose(ok.tensor("x").grads["custom"], 2.0)
+    assert "numeric" in ok.tensor("x").grads
+    assert win.state.progress.states[hangs] == "cancelled"
+    assert win.state.op_mark(right) == "match"
+    assert "1 cancelled" in win.summary.text() and "failed" not in win.summary.text()
+    assert "running" not in win.pair_label.text() and not win.act_skip.isEnabled()
