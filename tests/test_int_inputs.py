@@ -264,3 +264,26 @@ def test_layer_parameter_gathered_by_an_integer_input(engine, write_module):
                                  "out": "match"}, fw
     rows = {(r.tensor, r.mode): r.verdict for r in parity(results.values())}
     assert rows[("table", "custom")] == rows[("x", "custom")] == rows[("idx", "value")] == "match"
+
+
+@pytest.mark.parametrize("framework", ["torch", "tf"])
+def test_no_gradient_inputs_never_hide_the_ops_worst_verdict(nll_results, framework):
+    """The op tree shows an op's worst verdict: an int input's no-gradient says nothing about
+    the op, so a matching op reads match and a differing one differs (not no-gradient)."""
+    from dataclasses import replace
+
+    from gradviz.app.analysis import analyze
+    from gradviz.app.state import AppState
+    from gradviz.model import FileCatalog
+    res = nll_results[framework]
+    key = (framework, res.op.file, res.op.qualname)
+    state = AppState([res.op.file])
+    state.catalogs_arrived([FileCatalog(res.op.file, framework, (res.op,))], [res.op.file])
+    state.run_started([res.request])
+    state.arrived(analyze(res))
+    assert state.op_mark(key) == "match"
+    x = res.tensor("x")
+    wrong = replace(x, grads={**x.grads, "custom": x.grads["custom"] * 2})
+    state.arrived(analyze(replace(res, tensors=tuple(wrong if t.name == "x" else t
+                                                     for t in res.tensors))))
+    assert state.op_mark(key) == "differs"

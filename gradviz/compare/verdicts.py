@@ -16,7 +16,9 @@ from gradviz.compare.metrics import (Tol, close_mask, fmt, mode_stats, pair_metr
                                      tolerances)
 from gradviz.model import FIXED_DTYPES, MODES, OVERRIDE_KEPT, ErrorInfo, RunResult, TensorResult
 
-VERDICTS = ("match", "surrogate", "differs", "non-finite", "broken", "error", "no-gradient")
+# Least severe first: the app's marks take the worst as the last of these (app/state.py).
+# no-gradient (an int64 / bool input) says nothing about the op, so it never hides another.
+VERDICTS = ("no-gradient", "match", "surrogate", "differs", "non-finite", "broken", "error")
 
 
 @dataclass(frozen=True)
