@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QSettings  # noqa: E402
+from PySide6.QtCore import QSettings, Qt  # noqa: E402
 
 from gradviz.qt.main_window import MainWindow  # noqa: E402
 
@@ -185,17 +185,20 @@ def test_user_error_nan_and_absent_gradients(qtbot, make_window, write_module):
     # the custom mode raised: listed in diagnostics with the user's own file:line
     msgs = win.diagnostics.messages()
     assert any("my backward is broken" in m for m in msgs), msgs
-    wheres = [win.diagnostics.topLevelItem(i).data(3, 0x0100)
-              for i in range(win.diagnostics.topLevelItemCount())]
+    wheres = [win.diagnostics.list.topLevelItem(i).data(3, 0x0100)
+              for i in range(win.diagnostics.list.topLevelItemCount())]
     assert f"{path}:{line}" in wheres
     win.tree.select_pair("Raises")
     custom = next(c for c in win.grid.rows["x"].cells if c.mode == "custom")
     assert not custom.has_data and "ValueError" in custom.message
     assert raises.mode_errors or raises.error
     # clicking a diagnostic copies its location
-    item = next(win.diagnostics.topLevelItem(i) for i in range(win.diagnostics.topLevelItemCount())
-                if win.diagnostics.topLevelItem(i).data(3, 0x0100) == f"{path}:{line}")
-    win.diagnostics.itemClicked.emit(item, 2)
+    item = next(win.diagnostics.list.topLevelItem(i) for i in range(win.diagnostics.list.topLevelItemCount())
+                if win.diagnostics.list.topLevelItem(i).data(3, 0x0100) == f"{path}:{line}")
+    win.tabs.setCurrentWidget(win.diagnostics)
+    lst = win.diagnostics.list
+    lst.scrollToItem(item)
+    qtbot.mouseClick(lst.viewport(), Qt.LeftButton, pos=lst.visualItemRect(item).center())
     from PySide6.QtGui import QGuiApplication
     assert QGuiApplication.clipboard().text() == f"{path}:{line}"
 
@@ -370,7 +373,7 @@ def test_diagnostics_panel_names_traps_with_fix_and_line(qtbot, make_window, exa
     assert any(m.startswith("[GV101-grad-count]") for m in msgs), msgs
     assert any(m.startswith("[GV605-inplace-no-mark-dirty]") for m in msgs), msgs
     src = (examples_dir / "traps_torch.py").read_text().splitlines()
-    items = [win.diagnostics.topLevelItem(i) for i in range(win.diagnostics.topLevelItemCount())]
+    items = [win.diagnostics.list.topLevelItem(i) for i in range(win.diagnostics.list.topLevelItemCount())]
     gv101 = next(i for i in items if i.text(2).startswith("[GV101"))
     line = int(gv101.data(3, 0x0100).rpartition(":")[2])
     assert "return" in src[line - 1]                       # the backward's return, in the user's file

@@ -1,88 +1,116 @@
 """Errors of user code (failed runs, modes that raised, files that did not load) and diagnostic
-findings, each with the user's file:line. Clicking a row copies its location to the clipboard.
+findings: one entry per problem (gradviz.app.problems), a detail pane with the message, the fix
+and the user's file:line, "Open in editor", and a filter to the op shown in the grid. Clicking an
+entry shows its detail, copies its location and selects its op and tensor in the window.
 """
 from __future__ import annotations
 
+import html
 import os
+from typing import Optional
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QGuiApplication
-from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
+from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSplitter,
+                               QTextBrowser, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
+from gradviz.app.problems import Problem, problems
 from gradviz.diagnostics import diagnose_load
 
 SEVERITY_COLORS = {"error": "#9a0d0d", "warning": "#a3560d", "info": "#1f4fa3"}
+SEVERITY_MARKS = {"error": "✗", "warning": "!", "info": "i"}
+ROLE_INDEX = Qt.UserRole + 1
 
 
-class DiagnosticsPanel(QTreeWidget):
+class DiagnosticsPanel(QWidget):
     copied = Signal(str)
     countChanged = Signal(int)
+    problemSelected = Signal(object)     # the Problem clicked: the window shows its op and tensor
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.setColumnCount(4)
-        self.setHeaderLabels(["", "op", "message", "where"])
-        self.setRootIsDecorated(False)
-        self.setAlternatingRowColors(True)
-        self.setWordWrap(True)
-        self.itemClicked.connect(self._copy)
-        self.setToolTip("click a row to copy its file:line")
-        from PySide6.QtWidgets import QHeaderView
-        head = self.header()
+        self.list = QTreeWidget()
+        self.list.setColumnCount(4)
+        self.list.setHeaderLabels(["", "op", "message", "where"])
+        self.list.setRootIsDecorated(False)
+        self.list.setAlternatingRowColors(True)
+        self.list.setToolTip("click an entry: its detail, its op in the grid, its file:line copied")
+        head = self.list.header()
         head.setStretchLastSection(False)
-        head.setSectionResizeMode(0, QHeaderView.ResizeToContents)
-        head.setSectionResizeMode(1, QHeaderView.ResizeToContents)
-        head.setSectionResizeMode(2, QHeaderView.Stretch)
-        head.setSectionResizeMode(3, QHeaderView.ResizeToContents)
+        for c, mode in ((0, QHeaderView.ResizeToContents), (1, QHeaderView.ResizeToContents),
+                        (2, QHeaderView.Stretch), (3, QHeaderView.ResizeToContents)):
+            head.setSectionResizeMode(c, mode)
+        self.list.itemClicked.connect(lambda item, _c: self._clicked(item))
+        self.list.currentItemChanged.connect(lambda item, _p: self._show_detail(item))
+        self.detail = QTextBrowser()
+        self.detail.setOpenLinks(False)
+        self.only_selected = QCheckBox("Only the selected op")
+        self.only_selected.toggled.connect(lambda _on: self._apply_filter())
+        self.open_button = QPushButton("Open in editor")
+        self.open_button.setToolTip("$VISUAL or $EDITOR at the line, else the desktop's editor")
+        self.open_button.clicked.connect(self.open_current)
+        self.open_button.setEnabled(False)
+        self.status = QLabel("")
+        bar = QHBoxLayout()
+        bar.setContentsMargins(2, 2, 2, 2)
+        for w in (self.only_selected, self.status):
+            bar.addWidget(w)
+        bar.addStretch(1)
+        bar.addWidget(self.open_button)
+        split = QSplitter(Qt.Horizontal)
+        split.addWidget(self.list)
+        split.addWidget(self.detail)
+        split.setSizes([700, 400])
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(bar)
+        lay.addWidget(split, 1)
+        self._entries: list[tuple[Problem, str]] = []   # (problem, its clearing tag), by index
+        self._focus: Optional[set] = None                 # op keys of the selected op
 
-    def clear_for(self, key_prefix: str | None = None) -> None:
-        if key_prefix is None:
-            self.clear()
-        else:
-            for i in reversed(range(self.topLevelItemCount())):
-                if str(self.topLevelItem(i).data(0, Qt.UserRole)).startswith(key_prefix):
-                    self.takeTopLevelItem(i)
-        self.countChanged.emit(self.topLevelItemCount())
+    # --- entries -------------------------------------------------------------------------------
+    def add_problem(self, p: Problem, tag: str = "") -> QTreeWidgetItem:
+        path, _, line = p.where.rpartition(":")
+        short = f"{os.path.basename(path)}:{line}" if path else p.where
+        text = (f"[{p.code}] " if p.code else "") + (p.message.splitlines()[0] if p.message else "")
+        item = QTreeWidgetItem([SEVERITY_MARKS.get(p.severity, "·"), p.op, text, short])
+        item.setData(0, Qt.UserRole, tag)
+        item.setData(0, ROLE_INDEX, len(self._entries))
+        item.setData(3, Qt.UserRole, p.where)
+        tip = p.message + (f"\n\nfix: {p.fix}" if p.fix else "")
+        for c in range(4):
+            item.setToolTip(c, tip)
+        color = QBrush(QColor(SEVERITY_COLORS.get(p.severity, "#333")))
+        item.setForeground(0, color)
+        item.setForeground(2, color)
+        self._entries.append((p, tag))
+        self.list.addTopLevelItem(item)
+        item.setHidden(not self._passes(p))
+        if not item.isHidden():
+            self.list.scrollToItem(item)          # a new entry is in sight, not below the fold
+        self._count()
+        return item
 
     def add(self, severity: str, op: str, message: str, where: str = "", detail: str = "",
             key: str = "") -> QTreeWidgetItem:
-        mark = {"error": "✗", "warning": "!", "info": "i"}.get(severity, "·")
-        import os
-        path, _, line = where.rpartition(":")
-        short = f"{os.path.basename(path)}:{line}" if path else where
-        item = QTreeWidgetItem([mark, op, message.splitlines()[0] if message else "", short])
-        item.setData(0, Qt.UserRole, key)
-        item.setData(3, Qt.UserRole, where)
-        tip = message + (("\n\n" + detail) if detail else "")
-        for c in range(4):
-            item.setToolTip(c, tip)
-        item.setForeground(0, QBrush(QColor(SEVERITY_COLORS.get(severity, "#333"))))
-        item.setForeground(2, QBrush(QColor(SEVERITY_COLORS.get(severity, "#333"))))
-        self.addTopLevelItem(item)
-        self.countChanged.emit(self.topLevelItemCount())
-        return item
+        return self.add_problem(Problem(severity, op, message, where=where, detail=detail), key)
 
     def add_error(self, op: str, err, key: str = "") -> QTreeWidgetItem:
         """err: gradviz.model.ErrorInfo."""
         return self.add("error", op, f"{err.type}: {err.message}", err.where, err.traceback, key)
 
-    def add_finding(self, op: str, finding: dict, key: str = "") -> QTreeWidgetItem:
-        msg = finding.get("message", "")
-        if finding.get("code"):
-            msg = f"[{finding['code']}] {msg}"
-        fix = finding.get("fix", "")
-        return self.add(finding.get("severity", "info"), op, msg, finding.get("where", ""),
-                        f"fix: {fix}" if fix else "", key)
+    def add_finding(self, op: str, finding: dict, key: str = "", run_key: tuple = ()) -> QTreeWidgetItem:
+        return self.add_problem(Problem(finding.get("severity", "info"), op, finding.get("message", ""),
+                                        finding.get("fix", ""), finding.get("where", ""),
+                                        code=finding.get("code", ""), tensor=finding.get("tensor", ""),
+                                        key=run_key), key)
 
-    def messages(self) -> list[str]:
-        return [self.topLevelItem(i).text(2) for i in range(self.topLevelItemCount())]
+    def clear_for(self, key_prefix: str | None = None) -> None:
+        for i in reversed(range(self.list.topLevelItemCount())):
+            if key_prefix is None or str(self.list.topLevelItem(i).data(0, Qt.UserRole)).startswith(key_prefix):
+                self.list.takeTopLevelItem(i)
+        self._count()
 
-    def _copy(self, item: QTreeWidgetItem, _column: int) -> None:
-        text = item.data(3, Qt.UserRole) or item.text(2)
-        QGuiApplication.clipboard().setText(text)
-        self.copied.emit(text)
-
-    # --- what the window hands over --------------------------------------------------------------
     def show_load(self, catalogs, files) -> bool:
         """The load errors of `files` (replacing earlier ones); True when there is one."""
         for f in files:
@@ -98,19 +126,88 @@ class DiagnosticsPanel(QTreeWidget):
         return failed
 
     def show_result(self, key, analysis) -> None:
-        """A result's errors, findings and warnings (a partial result: only a comparison bug;
-        the rest comes with the final result)."""
-        res = analysis.result
-        label, tag = f"{res.name} ({res.framework})", f"run:{key}"
-        if analysis.problem:
-            self.add("error", label, "internal error while comparing: " + analysis.problem, key=tag)
-        if res.partial:
+        """A result's problems, one entry each (a partial result: only a comparison bug)."""
+        for p in problems(key, analysis):
+            self.add_problem(p, f"run:{key}")
+
+    # --- what is shown -------------------------------------------------------------------------
+    def set_selected_op(self, keys) -> None:
+        """The op the window shows (its keys, one per framework): the filter's choice."""
+        self._focus = set(map(tuple, keys))
+        self._apply_filter()
+
+    def entries(self) -> list[Problem]:
+        """The problems listed now, top to bottom (hidden ones left out)."""
+        out = []
+        for i in range(self.list.topLevelItemCount()):
+            item = self.list.topLevelItem(i)
+            if not item.isHidden():
+                out.append(self._entries[item.data(0, ROLE_INDEX)][0])
+        return out
+
+    def messages(self) -> list[str]:
+        return [self.list.topLevelItem(i).text(2) for i in range(self.list.topLevelItemCount())
+                if not self.list.topLevelItem(i).isHidden()]
+
+    def item_for(self, where: str) -> Optional[QTreeWidgetItem]:
+        for i in range(self.list.topLevelItemCount()):
+            item = self.list.topLevelItem(i)
+            if item.data(3, Qt.UserRole) == where and not item.isHidden():
+                return item
+        return None
+
+    def _passes(self, p: Problem) -> bool:
+        return not (self.only_selected.isChecked() and self._focus is not None and p.key
+                    and tuple(p.key) not in self._focus)
+
+    def _apply_filter(self) -> None:
+        for i in range(self.list.topLevelItemCount()):
+            item = self.list.topLevelItem(i)
+            item.setHidden(not self._passes(self._entries[item.data(0, ROLE_INDEX)][0]))
+        self._count()
+
+    def _count(self) -> None:
+        shown = sum(1 for i in range(self.list.topLevelItemCount())
+                    if not self.list.topLevelItem(i).isHidden())
+        total = self.list.topLevelItemCount()
+        self.status.setText(f"{shown} of {total}" if shown != total else "")
+        self.countChanged.emit(total)
+
+    # --- one entry -----------------------------------------------------------------------------
+    def current(self) -> Optional[Problem]:
+        item = self.list.currentItem()
+        return self._entries[item.data(0, ROLE_INDEX)][0] if item is not None else None
+
+    def _show_detail(self, item) -> None:
+        p = self._entries[item.data(0, ROLE_INDEX)][0] if item is not None else None
+        self.open_button.setEnabled(bool(p and p.where))
+        if p is None:
+            self.detail.clear()
             return
-        if res.error is not None and res.error.kind != "cancelled":
-            self.add_error(label, res.error, key=tag)
-        for mode, err in res.mode_errors.items():
-            self.add_error(f"{label} · {mode}", err, key=tag)
-        for f in analysis.findings:
-            self.add_finding(label, f.as_dict(), key=tag)
-        for w in res.warnings:
-            self.add("warning", label, w, key=tag)
+        parts = [f"<p><b>{html.escape(p.code or p.severity)}</b> · {html.escape(p.op)}</p>",
+                 f"<p>{html.escape(p.message)}</p>"]
+        if p.fix:
+            parts.append(f"<p><b>Fix:</b> {html.escape(p.fix)}</p>")
+        if p.where:
+            parts.append(f"<p><b>At:</b> <code>{html.escape(p.where)}</code></p>")
+        if p.detail:
+            parts.append(f"<pre>{html.escape(p.detail)}</pre>")
+        self.detail.setHtml("".join(parts))
+
+    def _clicked(self, item) -> None:
+        self._show_detail(item)
+        p = self.current()
+        if p is None:
+            return
+        text = p.where or item.text(2)
+        QGuiApplication.clipboard().setText(text)
+        self.copied.emit(text)
+        self.problemSelected.emit(p)
+
+    def open_current(self) -> Optional[str]:
+        """Open the current entry's file at its line; returns why not, or None."""
+        from gradviz.qt.open_editor import open_in_editor
+        p = self.current()
+        why = open_in_editor(p.where) if p is not None and p.where else "no file:line to open"
+        self.status.setText(why or f"opened {os.path.basename(p.where)}")
+        return why

@@ -147,6 +147,7 @@ class MainWindow(QMainWindow):
         self.tree.runRequested.connect(lambda keys: self.run(keys))
         self.grid.tensorClicked.connect(self._tensor_clicked)
         self.numbers.tensorSelected.connect(self.grid.highlight)
+        self.diagnostics.problemSelected.connect(self._problem_selected)
         self.diagnostics.copied.connect(lambda t: self.statusBar().showMessage(f"copied {t}", 3000))
         self.diagnostics.countChanged.connect(lambda n: self._tab_count(self.diagnostics, "Diagnostics", n))
         self.checks_matrix.failuresChanged.connect(
@@ -331,7 +332,7 @@ class MainWindow(QMainWindow):
         label = f"{res.name} ({res.framework})"
         self.checks_matrix.set_checks(key, label, res.checks)
         for f in contract_findings(res):
-            self.diagnostics.add_finding(label, f, key=f"run:{key}")
+            self.diagnostics.add_finding(label, f, key=f"run:{key}", run_key=key)
         self.summary.setText(f"contract checks: {label} done")
 
     def _run_finished(self, results) -> None:
@@ -353,6 +354,7 @@ class MainWindow(QMainWindow):
     # --- view ----------------------------------------------------------------------------------
     def show_pair(self, pair: Optional[str]) -> None:
         self._grid_timer.stop()
+        self.diagnostics.set_selected_op(self.state.loaded.keys_of(pair) if pair else ())
         if not pair:
             if self.state.loading:
                 self.grid.show_message("loading op files… (frameworks start in their own processes)")
@@ -383,6 +385,13 @@ class MainWindow(QMainWindow):
         for name, row in self.grid.rows.items():
             if row.view_box.findData(view) >= 0:
                 self.grid.set_view(name, view)
+
+    def _problem_selected(self, p) -> None:
+        """A diagnostic clicked: show its op, and its tensor when it names one."""
+        if p.key and p.key in self.state.loaded.ops:
+            self.tree.select_pair(self.state.loaded.pair_name(p.key))
+        if p.tensor and p.tensor in self.grid.rows:
+            self._tensor_clicked(p.tensor)
 
     def _tensor_clicked(self, name: str) -> None:
         self.grid.highlight(name)

@@ -1,0 +1,68 @@
+"""One entry per problem of a run, for the diagnostics list: a user's exception that several
+modes hit (and the op-level error it caused) is one entry naming the modes, and an exception a
+diagnostic rewrote in plain words (GV101-GV106, or any finding at the same file:line) is that
+finding, with the exception kept as its detail. A cancelled run is not a problem."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gradviz.app.analysis import Analysis
+
+
+@dataclass(frozen=True)
+class Problem:
+    severity: str            # "error" | "warning" | "info"
+    op: str                  # what the list shows in its op column: "name (framework)"
+    message: str
+    fix: str = ""
+    where: str = ""          # "file:line" in the user's file, or ""
+    detail: str = ""         # traceback, or the exception a finding rewrote
+    code: str = ""           # GVnnn-..., for findings
+    tensor: str = ""         # the tensor it is about, when it is about one
+    key: tuple = ()          # (framework, file, qualname) of the run
+
+
+def _error_text(err) -> str:
+    return f"{err.type}: {err.message}"
+
+
+def problems(key: tuple, analysis: Analysis) -> list[Problem]:
+    res = analysis.result
+    label = f"{res.name} ({res.framework})"
+    out: list[Problem] = []
+    if analysis.problem:
+        out.append(Problem("error", label, "internal error while comparing: " + analysis.problem,
+                           key=key))
+    if res.partial:
+        return out                            # the rest comes with the final result
+    findings = list(analysis.findings)
+    rewritten = [f for f in findings if f.code[:5] in ("GV101", "GV102", "GV103", "GV104",
+                                                       "GV105", "GV106")]
+    details: dict[int, list[str]] = {}        # finding index -> exceptions it stands for
+    groups: dict[tuple, list[str]] = {}       # (type, message, where) -> modes that raised it
+    errors: dict[tuple, object] = {}
+    if res.error is not None and res.error.kind != "cancelled":
+        k = (res.error.type, res.error.message, res.error.where)
+        groups.setdefault(k, [])
+        errors[k] = res.error
+    for mode, err in res.mode_errors.items():
+        k = (err.type, err.message, err.where)
+        groups.setdefault(k, []).append(mode)
+        errors.setdefault(k, err)
+    for k, modes in groups.items():
+        err = errors[k]
+        at_line = [i for i, f in enumerate(findings) if err.where and f.where == err.where]
+        by_code = [findings.index(f) for f in rewritten] if modes and "default" not in modes else []
+        covering = at_line or by_code
+        if covering:
+            details.setdefault(covering[0], []).append(_error_text(err) + "\n" + (err.traceback or ""))
+            continue
+        where_modes = f" · {', '.join(modes)}" if modes else ""
+        out.append(Problem("error", label + where_modes, _error_text(err), where=err.where,
+                           detail=err.traceback, key=key))
+    for i, f in enumerate(findings):
+        out.append(Problem(f.severity, label, f.message, f.fix, f.where,
+                           "\n".join(details.get(i, ())), f.code, f.tensor, key))
+    for w in res.warnings:
+        out.append(Problem("warning", label, w, key=key))
+    return out

@@ -1,0 +1,93 @@
+"""Diagnostics in the window: one entry per problem, a detail pane with message, fix and
+file:line, a click selects the op (and its tensor) in the grid, "Open in editor" runs $VISUAL at
+the line, and a filter to the selected op."""
+import os
+import stat
+import sys
+
+from PySide6.QtCore import QSettings, Qt
+
+RUN_TIMEOUT_MS = 180_000
+
+NAN_SRC = '''
+import torch
+
+class NanGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, g):
+        out = g.clone()
+        out[:3] = float("nan")
+        return out
+'''
+
+
+def _click(qtbot, panel, item):
+    panel.list.scrollToItem(item)
+    qtbot.mouseClick(panel.list.viewport(), Qt.LeftButton, pos=panel.list.visualItemRect(item).center())
+
+
+def test_diagnostics_entry_detail_selection_editor_and_filter(qtbot, engine, tmp_path, examples_dir,
+                                                              write_module, monkeypatch):
+    from gradviz.qt.main_window import MainWindow
+    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
+    qs.setValue("run/modes", "default,custom")
+    traps = str(examples_dir / "traps_torch.py")
+    nan = write_module("nan_ops.py", NAN_SRC)
+    win = MainWindow([traps, nan], engine=engine, qsettings=qs)
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
+        win.start()
+    too_many, nan_key = ("torch", traps, "TooManyGrads"), ("torch", nan, "NanGrad")
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
+        assert win.run([too_many, nan_key])
+    panel = win.diagnostics
+    win.tabs.setCurrentWidget(panel)
+    entries = panel.entries()
+    # torch's "incorrect number of gradients" is one entry: GV101, the exception as its detail
+    mine = [p for p in entries if p.key == too_many]
+    assert [p.code for p in mine] == ["GV101-grad-count"]
+    assert "incorrect number of gradients" in mine[0].detail
+
+    # a click: the detail pane says what, how to fix, where; the op is shown in the grid
+    win.tree.select_pair(win.state.loaded.pair_name(nan_key))
+    gv101 = panel.item_for(mine[0].where)
+    _click(qtbot, panel, gv101)
+    assert win.tree.current_pair() == win.state.loaded.pair_name(too_many)
+    text = panel.detail.toPlainText()
+    assert mine[0].message in text and "Fix: " + mine[0].fix in text and mine[0].where in text
+
+    # a finding about a tensor selects that tensor's row too
+    nan_entry = next(p for p in panel.entries() if p.key == nan_key and p.tensor)
+    _click(qtbot, panel, next(panel.list.topLevelItem(i) for i in range(panel.list.topLevelItemCount())
+                              if panel.list.topLevelItem(i).text(2).startswith(f"[{nan_entry.code}]")))
+    assert win.tree.current_pair() == win.state.loaded.pair_name(nan_key)
+    assert win.grid.rows[nan_entry.tensor].highlighted
+
+    # Open in editor: $VISUAL with +LINE and the file
+    args_file = tmp_path / "editor_args.txt"
+    editor = tmp_path / "fake_editor.py"
+    editor.write_text(f"import sys\nopen({str(args_file)!r}, 'w').write('\\n'.join(sys.argv[1:]))\n")
+    editor.chmod(editor.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("VISUAL", f"{sys.executable} {editor}")
+    _click(qtbot, panel, gv101)
+    assert panel.open_button.isEnabled()
+    qtbot.mouseClick(panel.open_button, Qt.LeftButton)
+    qtbot.waitUntil(args_file.exists, timeout=30_000)
+    qtbot.waitUntil(lambda: args_file.read_text().count("\n") == 1, timeout=30_000)
+    path, _, line = mine[0].where.rpartition(":")
+    assert args_file.read_text().splitlines() == [f"+{line}", path]
+
+    # the filter: only the selected op's entries
+    assert {p.key for p in panel.entries()} >= {too_many, nan_key}
+    panel.only_selected.setChecked(True)
+    assert {p.key for p in panel.entries()} == {too_many}
+    win.tree.select_pair(win.state.loaded.pair_name(nan_key))
+    assert {p.key for p in panel.entries()} == {nan_key}
+    panel.only_selected.setChecked(False)
+    assert {p.key for p in panel.entries()} >= {too_many, nan_key}
+    assert os.path.exists(traps)
