@@ -1,5 +1,6 @@
-"""One atomic writer for every file gradviz hands the user (reports, figures): a temp file in the
-target's folder, os.replace on success, removed on any failure. The result has the mode a plain
+"""One atomic writer for every file gradviz hands the user (reports in gradviz/report.py, figures
+in gradviz/qt/export/files.py): a temp file in the target's folder, flushed to disk, os.replace on
+success, removed on any failure. The result has the mode a plain
 open() would give: a new file follows the umask, a replaced file keeps its old mode (mkstemp's
 private 0600 is for the temp file only)."""
 from __future__ import annotations
@@ -36,9 +37,9 @@ def final_mode(path: str) -> int:
 
 @contextlib.contextmanager
 def atomic_path(path: str, suffix: str = ".tmp") -> Iterator[str]:
-    """Yield a temp path beside `path`; when the block ends normally the temp file gets
-    final_mode(path) and replaces `path` in one step; on any failure it is removed and `path` is
-    left as it was."""
+    """Yield a temp path beside `path`; when the block ends normally the temp file is synced to
+    disk, gets final_mode(path) and replaces `path` in one step; on any failure it is removed and
+    `path` is left as it was."""
     path = os.path.abspath(os.fspath(path))
     folder, name = os.path.split(path)
     if not os.path.isdir(folder):
@@ -47,9 +48,19 @@ def atomic_path(path: str, suffix: str = ".tmp") -> Iterator[str]:
     os.close(fd)
     try:
         yield tmp
+        _sync(tmp)
         os.chmod(tmp, final_mode(path))
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.remove(tmp)
         raise
+
+
+def _sync(path: str) -> None:
+    """Data on disk before the rename, so a crash never leaves a renamed but empty file."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

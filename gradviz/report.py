@@ -1,7 +1,7 @@
 """Reports on disk: JSON (DESIGN.md's shape, strict JSON), NPZ (every array), CSV (one tensor).
 
-Every write is atomic: a temp file in the target folder, fsync, os.replace. A failed write leaves
-no file behind (neither partial target nor temp) and raises ReportError naming the path.
+Every write is atomic (gradviz.atomic_file, the writer figures use too): a temp file in the
+target folder, fsync, os.replace. A failed write leaves no file behind (neither partial target nor temp) and raises ReportError naming the path.
 """
 from __future__ import annotations
 
@@ -29,16 +29,13 @@ class ReportError(OSError):
 def _atomic_write(path: str, write: Callable[[io.IOBase], None], binary: bool) -> None:
     from gradviz.atomic_file import atomic_path
     path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise ReportError(f"cannot write {path}: folder {folder} does not exist")
     try:
         with atomic_path(path) as tmp:
             with open(tmp, "wb" if binary else "w", **({} if binary else
                                                        {"encoding": "utf-8", "newline": ""})) as f:
                 write(f)
-                f.flush()
-                os.fsync(f.fileno())
+    except FileNotFoundError as exc:           # the folder is missing: atomic_path says which
+        raise ReportError(f"cannot write {path}: {exc}") from exc
     except Exception as exc:
         raise ReportError(f"cannot write {path}: {type(exc).__name__}: {exc}") from exc
 

@@ -258,7 +258,7 @@ def redraw(reps: int) -> None:
     from PySide6.QtWidgets import QApplication
     from gradviz.compare import parity
     from gradviz.app.analysis import analyze
-    from gradviz.qt.grid_view import GridView
+    from gradviz.qt.grid import GridView
     from gradviz.qt.numbers_table import NumbersTable
     app = QApplication(sys.argv[:1])
     numbers = NumbersTable()
@@ -305,7 +305,7 @@ def redraw(reps: int) -> None:
 def export(reps: int, outdir: str) -> None:
     """save_grid of one op at 1M elements (both frameworks, default and custom, x/weights/out)."""
     from gradviz.compare import compare_result
-    from gradviz.qt.figure_painter import save_grid
+    from gradviz.qt.export import save_grid
     results = list(synthetic_results(1_000_000, 3).values())
     comps = [compare_result(r) for r in results]
     out = {}

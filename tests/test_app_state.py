@@ -13,7 +13,7 @@ from gradviz.app.loaded import LoadedFiles
 from gradviz.app.state import AppState
 from gradviz.catalog import pair_ops
 from gradviz.model import ErrorInfo, FileCatalog, OpInfo, RunRequest, RunSettings, RunResult
-from gradviz.plots.samples import ste_result
+from samples import ste_result
 
 SCALE_SRC = '''
 import torch

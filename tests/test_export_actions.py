@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QMainWindow, QMenu
+from samples import broken_tf_result, ste_result
 
 from gradviz import report
 from gradviz.compare import compare_result
-from gradviz.plots.samples import broken_tf_result, ste_result
 from gradviz.qt import export_actions as EA
 
 
@@ -37,31 +37,22 @@ class FakeDialogs(EA.Dialogs):
         self.done_msgs.append(text)
 
 
-class _Row:
-    def __init__(self, view, highlighted=False):
-        self._view, self.highlighted = view, highlighted
-
-    def view(self):
-        return self._view
-
-
-class _Grid:
-    def __init__(self, results, comps):
-        self.results = results
-        self.comparisons = comps
-        self.pair = "round_ste"
-        self.rows = {"x": _Row("values"), "out": _Row("histogram", highlighted=True)}
-
-
 class FakeWindow(QMainWindow):
-    """What export_actions reads from the real MainWindow: grid state and the held results."""
+    """What export_actions reads from the real MainWindow: its real grid (row `out` as a
+    histogram, selected) and the held results."""
 
     def __init__(self, big=False):
         super().__init__()
         n = 1_000_000 if big else 300
         rs = {"torch": ste_result("torch", n=n, spike_at=50, nan_at=(120,)), "tf": broken_tf_result(300)}
         comps = {fw: compare_result(r) for fw, r in rs.items()}
-        self.grid = _Grid(rs, comps)
+        from gradviz.model import MODES
+        from gradviz.qt.grid import GridView
+        self.grid = GridView()
+        self.setCentralWidget(self.grid)
+        self.grid.set_data("round_ste", rs, MODES, comps)
+        self.grid.set_view("out", "histogram")
+        self.grid.highlight("out")
         self.results = {(r.request.framework, os.path.abspath(r.request.file), r.request.qualname): r
                         for r in rs.values()}
         self.comparisons = {k: comps[k[0]] for k in self.results}
@@ -159,16 +150,16 @@ def test_cancelled_dialog_writes_nothing(window, tmp_path):
 
 
 def test_failure_says_why_and_leaves_nothing(window, tmp_path, monkeypatch):
-    from gradviz.qt import figure_painter as FP
+    from gradviz.qt.export import pdf
     d = FakeDialogs([str(tmp_path / "grid.pdf"), str(tmp_path / "missing" / "grid.png"),
                      str(tmp_path / "grid.gif")])
 
-    def broken(fig, tmp, ext, scale):
-        open(tmp, "wb").write(b"%PDF-1.4 half")
+    def broken(path, *args):
+        open(path, "wb").write(b"%PDF-1.4 half")
         raise OSError("no space left on device")
 
     with monkeypatch.context() as m:
-        m.setattr(FP, "_write", broken)
+        m.setattr(pdf, "write", broken)
         assert EA.grid_image(window, dialogs=d) is None
     assert EA.grid_image(window, dialogs=d) is None
     assert EA.grid_image(window, dialogs=d) is None

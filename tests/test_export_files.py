@@ -9,10 +9,12 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from samples import broken_tf_result, ste_result
 
 from gradviz.plots import figure as F
-from gradviz.plots.samples import broken_tf_result, ste_result
-from gradviz.qt import figure_painter as FP
+from gradviz.plots.palette import NAN_COLOR
+from gradviz.qt.export import FORMATS, save_figure, save_grid
+from gradviz.qt.export.layout import layout, value_to_px
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 SPIKE_AT, NAN_AT = 123_457, (10, 500_000)
@@ -46,8 +48,8 @@ def _svg_shapes(path):
 def test_png_dimensions_and_pixels(small, tmp_path, qapp):
     from PySide6.QtGui import QImage
     fig = F.build_figure(small, "values")
-    lay = FP.layout(fig)
-    out = FP.save_figure(fig, str(tmp_path / "grid.png"))
+    lay = layout(fig)
+    out = save_figure(fig, str(tmp_path / "grid.png"))
     img = QImage(out)
     assert not img.isNull()
     assert (img.width(), img.height()) == (2 * lay.width, 2 * lay.height)
@@ -65,15 +67,15 @@ def test_png_dimensions_and_pixels(small, tmp_path, qapp):
 def test_big_svg_is_small_fast_and_keeps_spike_and_nan(big, tmp_path, qapp):
     fig = F.build_figure(big, "values")
     path = tmp_path / "big.svg"
-    FP.save_figure(fig, str(path))
+    save_figure(fig, str(path))
     assert path.stat().st_size <= 2 * 1024 * 1024
     root = _svg_shapes(path)
-    lay = FP.layout(fig)
+    lay = layout(fig)
     assert root.get("viewBox") == f"0 0 {lay.width} {lay.height}"
     plot = lay.plot[0][1]                          # row x, torch custom
     lo, hi = fig.panels[0][1].y_range
-    spike_y = float(FP.value_to_px(50.0, lo, hi, plot.bottom, plot.y))
-    spike_x = float(FP.value_to_px(SPIKE_AT, 0, 999_999, plot.x, plot.right))
+    spike_y = float(value_to_px(50.0, lo, hi, plot.bottom, plot.y))
+    spike_x = float(value_to_px(SPIKE_AT, 0, 999_999, plot.x, plot.right))
     curves = [_points(el) for el in root.iter(SVG_NS + "polyline")]
     inside = [p for p in curves if p.size and p[:, 0].min() >= plot.x - 1 and p[:, 0].max() <= plot.right + 1
               and p[:, 1].min() >= plot.y - 1 and p[:, 1].max() <= plot.bottom + 1 and len(p) > 100]
@@ -84,11 +86,11 @@ def test_big_svg_is_small_fast_and_keeps_spike_and_nan(big, tmp_path, qapp):
     assert top[k, 0] == pytest.approx(spike_x, abs=0.01)
     assert len(top) <= 2 * 800
     # NaN markers: red crosses centred on the NaN element positions, at the plot's bottom band
-    red = [_points(el) for g in root.iter(SVG_NS + "g") if g.get("stroke") == FP.NONFINITE_COLOR
+    red = [_points(el) for g in root.iter(SVG_NS + "g") if g.get("stroke") == NAN_COLOR
            for el in g.iter(SVG_NS + "polyline")]
     centres = {round(float(p[:, 0].mean()), 2) for p in red if len(p) == 2 and plot.y < p[:, 1].mean() < plot.bottom}
     for i in NAN_AT:
-        assert round(float(FP.value_to_px(i, 0, 999_999, plot.x, plot.right)), 2) in centres
+        assert round(float(value_to_px(i, 0, 999_999, plot.x, plot.right)), 2) in centres
     texts = "".join(t.text or "" for t in root.iter(SVG_NS + "text"))
     for s in ("round_ste", "torch · custom", "element index", "NaN 2", "default", "TensorFlow",
               "1,000,000 elements"):
@@ -97,9 +99,9 @@ def test_big_svg_is_small_fast_and_keeps_spike_and_nan(big, tmp_path, qapp):
 
 def test_pdf_is_a_pdf_of_the_right_page_size(small, tmp_path, qapp):
     fig = F.build_figure(small, "histogram")
-    lay = FP.layout(fig)
+    lay = layout(fig)
     path = tmp_path / "grid.pdf"
-    FP.save_figure(fig, str(path))
+    save_figure(fig, str(path))
     data = path.read_bytes()
     assert data.startswith(b"%PDF-") and data.rstrip().endswith(b"%%EOF")
     box = re.search(rb"/MediaBox \[\s*0 0 ([\d.]+) ([\d.]+)\s*\]", data)
@@ -113,26 +115,26 @@ def test_pdf_renders_with_poppler(big, tmp_path, qapp):
     from PySide6.QtGui import QImage
     fig = F.build_figure(big, "values")
     path = tmp_path / "big.pdf"
-    FP.save_figure(fig, str(path))
+    save_figure(fig, str(path))
     subprocess.run(["pdftoppm", "-png", "-r", "96", "-singlefile", str(path), str(tmp_path / "page")],
                    check=True, timeout=60)
     img = QImage(str(tmp_path / "page.png"))
-    lay = FP.layout(fig)
+    lay = layout(fig)
     assert abs(img.width() - lay.width) <= 2 and abs(img.height() - lay.height) <= 2
 
 
 @pytest.mark.parametrize("view", F.VIEWS)
 def test_every_view_in_every_format(view, tmp_path, qapp):
     rs = [ste_result("torch", shape=(40, 50), spike_at=7, nan_at=(3,)), ste_result("tf", shape=(40, 50))]
-    for ext in FP.FORMATS:
-        out = FP.save_grid(rs, str(tmp_path / f"g{ext}"), view)
+    for ext in FORMATS:
+        out = save_grid(rs, str(tmp_path / f"g{ext}"), comparisons=None, view=view)
         assert os.path.getsize(out) > 2000
     ET.parse(tmp_path / "g.svg")
 
 
 def test_unknown_suffix_lists_allowed(small, tmp_path):
     with pytest.raises(ValueError, match=r"\.png, \.svg, \.pdf"):
-        FP.save_grid(small, str(tmp_path / "grid.jpg"))
+        save_grid(small, str(tmp_path / "grid.jpg"), comparisons=None)
     assert not os.listdir(tmp_path)
 
 
@@ -140,29 +142,30 @@ def test_failed_write_leaves_old_file_and_no_temp(small, tmp_path, monkeypatch, 
     target = tmp_path / "grid.svg"
     target.write_text("old")
 
-    def broken(fig, tmp, ext, scale):
-        with open(tmp, "w") as f:
+    def broken(path, *args):
+        with open(path, "w") as f:
             f.write("<svg half")
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(FP, "_write", broken)
+    from gradviz.qt.export import svg
+    monkeypatch.setattr(svg, "write", broken)
     with pytest.raises(RuntimeError, match="disk on fire"):
-        FP.save_grid(small, str(target))
+        save_grid(small, str(target), comparisons=None)
     assert target.read_text() == "old"
     assert os.listdir(tmp_path) == ["grid.svg"]
 
 
 def test_missing_folder_is_reported(small, tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        FP.save_grid(small, str(tmp_path / "nope" / "grid.png"))
+        save_grid(small, str(tmp_path / "nope" / "grid.png"), comparisons=None)
 
 
 def test_headless_without_app_or_platform_variable(tmp_path):
     """The CLI path: no QApplication, no DISPLAY, QT_QPA_PLATFORM unset."""
     env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")}
-    code = ("import sys; from gradviz.plots.samples import ste_result; "
-            "from gradviz.qt.figure_painter import save_grid; "
-            "[save_grid([ste_result('torch', n=50)], sys.argv[1] + e) for e in ('.png', '.svg', '.pdf')]")
+    code = ("import sys; from samples import ste_result; "
+            "from gradviz.qt.export import save_grid; "
+            "[save_grid([ste_result('torch', n=50)], sys.argv[1] + e, comparisons=None) for e in ('.png', '.svg', '.pdf')]")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "g")], env=env, check=True, timeout=120,
-                   cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                   cwd=os.path.dirname(os.path.abspath(__file__)))        # where samples.py is
     assert sorted(os.listdir(tmp_path)) == ["g.pdf", "g.png", "g.svg"]

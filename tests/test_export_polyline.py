@@ -2,18 +2,19 @@
 import numpy as np
 import pytest
 
-from gradviz.qt import figure_painter as fp
+from gradviz.qt.export import painter as fp
+from gradviz.qt.export.app import ensure_app
 
 
 def _draw(chunked: bool, dash: str, n: int = 600):
-    fp._ensure_app()
+    ensure_app()
     from PySide6 import QtGui
     img = QtGui.QImage(400, 300, QtGui.QImage.Format.Format_ARGB32)
     img.fill(QtGui.QColor("white"))
     p = QtGui.QPainter(img)
     try:
         p.scale(2, 2)
-        painter = fp._Painter(p, raster=chunked)
+        painter = fp.Painter(p, raster=chunked)
         rng = np.random.default_rng(1)
         painter.pen("#1f77b4", 1.4, dash)
         painter.polyline(np.linspace(5, 195, n), 75 + 40 * np.sin(np.linspace(0, 20, n))
@@ -36,13 +37,13 @@ def test_chunked_polyline_looks_like_one_call(dash):
 
 def test_raster_painter_draws_in_pieces_and_vector_in_one(monkeypatch):
     calls = []
-    fp._ensure_app()
+    ensure_app()
     from PySide6 import QtGui
     img = QtGui.QImage(100, 100, QtGui.QImage.Format.Format_ARGB32)
     for raster, expected in ((True, -(-(100 - 1) // (fp.POLY_CHUNK - 1))), (False, 1)):
         calls.clear()
         p = QtGui.QPainter(img)
-        painter = fp._Painter(p, raster=raster)
+        painter = fp.Painter(p, raster=raster)
         real = p.drawPolyline
         painter.p = type("Spy", (), {"drawPolyline": lambda self, poly: (calls.append(poly.size()), real(poly)),
                                      "pen": lambda self: p.pen(), "setPen": lambda self, x: p.setPen(x)})()

@@ -6,7 +6,7 @@ import stat
 import pytest
 
 from gradviz import report
-from gradviz.plots.samples import ste_result
+from samples import ste_result
 from gradviz.model import RunSettings
 
 
@@ -26,8 +26,8 @@ def _write_all(folder):
     report.write_json(folder / "r.json", [r], RunSettings())
     report.write_npz(folder / "r.npz", [r])
     report.write_csv(folder / "x.csv", r.tensor("x"))
-    from gradviz.qt.figure_painter import save_grid
-    save_grid([r], str(folder / "g.png"))
+    from gradviz.qt.export import save_grid
+    save_grid([r], str(folder / "g.png"), comparisons=None)
     return ["r.json", "r.npz", "x.csv", "g.png"]
 
 

@@ -164,8 +164,8 @@ def test_views_ste_shape_histogram_heatmap_scatter(qtbot, make_window, examples_
     assert cells["custom"].data["counts"].sum() == 200
     np.testing.assert_array_equal(cells["custom"].data["edges"], cells["default"].data["edges"])
     grid.set_view("x", "scatter")
-    (scatter,) = grid.rows["x"].cells
-    assert scatter.mode == "scatter" and scatter.data["n"] == 200
+    scatter = grid.rows["x"].cells[0]              # custom vs default, then custom vs numeric
+    assert scatter.mode == "custom~default" and scatter.data["n"] == 200
     assert "heatmap" not in [grid.rows["x"].view_box.itemData(i) for i in range(grid.rows["x"].view_box.count())]
 
     win.settings_panel.shape.setText("4x50")
@@ -348,7 +348,7 @@ def _hand_made_result(n, fw="torch"):
 
 
 def test_grid_decimates_a_million_elements_and_marks_nonfinite(qtbot):
-    from gradviz.qt.grid_view import GridView
+    from gradviz.qt.grid import GridView
     grid = GridView()
     qtbot.addWidget(grid)
     n = 1_000_000

@@ -48,10 +48,10 @@ def _step(win, rng: random.Random, log: list) -> None:
         pairs = list(win.state.loaded.pairs())
         win.tree.select_pair(rng.choice(pairs))
     elif action in (1, 2) and row.plots:
-        plot = rng.choice(row.plots)
+        plot = rng.choice(row.plots).item
         _wheel(row.canvas.viewport(), _plot_center(row, plot), rng.random() < 0.5)
     elif action == 3 and row.plots:
-        rng.choice(row.plots).autoBtnClicked()
+        rng.choice(row.plots).item.autoBtnClicked()
     elif action == 4:
         _wheel(row, QPoint(20, 20), rng.random() < 0.5)       # the row header
     elif action == 5:
@@ -113,7 +113,7 @@ def test_switching_views_of_real_results_frees_no_plot_under_the_painter(qtbot, 
     from gradviz.catalog import pair_ops, requests_for, select
     from gradviz.model import FRAMEWORKS, MODES, RunSettings
     from gradviz.app.analysis import analyze
-    from gradviz.qt.grid_view import GridView
+    from gradviz.qt.grid import GridView
 
     catalogs = engine.load([str(examples_dir / "tutorial_torch.py"),
                                 str(examples_dir / "tutorial_tf.py")])

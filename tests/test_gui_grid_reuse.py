@@ -7,14 +7,14 @@ import pytest
 
 from gradviz.model import MODES
 from gradviz.app.analysis import analyze, values_series
-from gradviz.plots.samples import ste_result
+from samples import ste_result
 
 pytest.importorskip("PySide6")
 
 
 @pytest.fixture
 def grid(qtbot):
-    from gradviz.qt.grid_view import GridView
+    from gradviz.qt.grid import GridView
     g = GridView()
     g.resize(1000, 700)
     qtbot.addWidget(g)
@@ -83,17 +83,17 @@ def test_reused_plot_loses_old_notes_menu_entries_and_message_state(grid):
     big = {"torch": ste_result("torch", n=5000, nan_at=(3,))}
     grid.set_data("round_ste", big, MODES)
     custom = _cell(grid, "x", "torch", "custom")
-    assert len(custom.plot._gv_corners) == 2          # "decimated" note and NaN warning
+    assert len(custom.slot.corners) == 2              # the panel's info note and NaN warning
     n_actions = len(custom.plot.vb.menu.actions())
     for seed in (1, 2):
         grid.set_data("round_ste", {"torch": ste_result("torch", n=5000, nan_at=(3,), seed=seed)}, MODES)
         custom = _cell(grid, "x", "torch", "custom")
-        assert len(custom.plot._gv_corners) == 2
+        assert len(custom.slot.corners) == 2
         assert len(custom.plot.vb.menu.actions()) == n_actions
     small = {"torch": ste_result("torch", n=50)}
     grid.set_data("round_ste", small, MODES)
     custom = _cell(grid, "x", "torch", "custom")
-    assert custom.plot._gv_corners == []
+    assert [label.textItem.toPlainText() for label, _ in custom.slot.corners] == ["50 elements"]
     # a cell that showed a message becomes a normal plot again when it has data
     broken = {"torch": replace(ste_result("torch"), mode_errors={})}
     t_x, t_out = broken["torch"].tensors

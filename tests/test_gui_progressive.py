@@ -9,7 +9,7 @@ from PySide6.QtCore import QSettings
 
 from gradviz.model import FileCatalog, OpInfo, RunRequest
 from gradviz.app.analysis import Analysis
-from gradviz.plots.samples import ste_result
+from samples import ste_result
 
 TIMEOUT_MS = 10_000
 

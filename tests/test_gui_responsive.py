@@ -10,7 +10,7 @@ from PySide6.QtCore import QSettings
 
 from gradviz.app.analysis import analyze
 from gradviz.model import MODES, FileCatalog, OpInfo, RunRequest, RunSettings
-from gradviz.plots.samples import ste_result
+from samples import ste_result
 
 TIMEOUT_MS = 20_000
 
@@ -23,7 +23,7 @@ def _partial(full):
 # --- grid: the numeric cell while it computes ---------------------------------------------------
 @pytest.fixture
 def grid(qtbot):
-    from gradviz.qt.grid_view import GridView
+    from gradviz.qt.grid import GridView
     g = GridView()
     g.resize(1000, 700)
     qtbot.addWidget(g)
@@ -36,27 +36,27 @@ def _cell(grid, tensor, fw, mode):
 
 
 def test_rerun_keeps_the_numeric_plot_under_a_computing_note(grid, monkeypatch):
-    from gradviz.qt import grid_view
+    from gradviz.qt.grid.cell import CellPlot
     grid.set_data("round_ste", {"torch": ste_result("torch", seed=0)}, MODES)
     numeric = _cell(grid, "x", "torch", "numeric")
-    plot, curve = numeric.plot, numeric.plot._gv_curve
+    slot, curve = numeric.slot, numeric.slot.curve
     assert curve is not None and curve.isVisible()
     resets = []
-    monkeypatch.setattr(grid_view, "_reset", lambda p: resets.append(p))
+    monkeypatch.setattr(CellPlot, "reset", lambda self: resets.append(self))
 
     second = ste_result("torch", seed=1)
     grid.set_data("round_ste", {"torch": _partial(second)}, MODES)
     waiting = _cell(grid, "x", "torch", "numeric")
     assert not waiting.has_data and waiting.message == "numeric: computing…"
-    assert waiting.plot is plot and plot._gv_curve is curve
-    assert not curve.isVisible() and plot._gv_wait.isVisible()
-    assert plot.getAxis("left").isVisible()          # no switch to a message cell
+    assert waiting.slot is slot and slot.curve is curve
+    assert not curve.isVisible() and slot.wait_note.isVisible()
+    assert slot.item.getAxis("left").isVisible()     # no switch to a message cell
     assert _cell(grid, "x", "torch", "custom").has_data
 
     grid.set_data("round_ste", {"torch": second}, MODES)
     filled = _cell(grid, "x", "torch", "numeric")
-    assert filled.has_data and filled.plot is plot and plot._gv_curve is curve
-    assert curve.isVisible() and not plot._gv_wait.isVisible()
+    assert filled.has_data and filled.slot is slot and slot.curve is curve
+    assert curve.isVisible() and not slot.wait_note.isVisible()
     np.testing.assert_array_equal(filled.data["y"], np.zeros(200))
     assert resets == []                              # setData only, all the way
 
@@ -64,22 +64,22 @@ def test_rerun_keeps_the_numeric_plot_under_a_computing_note(grid, monkeypatch):
 def test_computing_note_goes_when_the_plot_is_reused_for_something_else(grid):
     grid.set_data("round_ste", {"torch": ste_result("torch")}, MODES)
     grid.set_data("round_ste", {"torch": _partial(ste_result("torch", seed=1))}, MODES)
-    plot = _cell(grid, "x", "torch", "numeric").plot
-    assert plot._gv_wait is not None
+    slot = _cell(grid, "x", "torch", "numeric").slot
+    assert slot.wait_note is not None
     grid.set_view("x", "histogram")                  # the plot is reset and drawn anew
-    assert getattr(plot, "_gv_wait", None) is None
+    assert slot.wait_note is None
     assert _cell(grid, "x", "torch", "numeric").message == "numeric: computing…"
 
 
 def test_same_row_again_keeps_links_and_restores_a_zoomed_range(grid, monkeypatch):
-    from gradviz.qt import grid_view
+    from gradviz.qt.grid import links
     res = {"torch": ste_result("torch", seed=0), "tf": ste_result("tf", seed=0)}
     grid.set_data("round_ste", res, MODES)
     row = grid.rows["x"]
     first = row.cells[0].plot
     drawn = first.vb.viewRange()
     synced = []
-    monkeypatch.setattr(grid_view, "_sync_y", lambda plots: synced.append(plots))
+    monkeypatch.setattr(links, "sync_y", lambda plots: synced.append(plots))
     # the same data as new result objects, as a re-run gives: nothing to re-link
     grid.set_data("round_ste", {fw: replace(r) for fw, r in res.items()}, MODES)
     assert synced == []

@@ -210,7 +210,7 @@ def _flow_plot_jobs(results, plot: str) -> list:
     for op, rs in by_op.items():
         def job(rs=rs, op=op):
             from gradviz.plots.flow import build_flow_figure
-            from gradviz.qt.flow_painter import save_flow_figure
+            from gradviz.qt.export import save_flow_figure
             save_flow_figure(build_flow_figure(rs, op), flow_plot_path(plot, op))
         jobs.append((f"flow chart of {op}", flow_plot_path(plot, op), job))
     return jobs
@@ -256,7 +256,7 @@ def _write_outputs(results, settings, args, comparisons, parity_rows, diagnostic
         jobs.append(("NPZ", args.npz, lambda: report.write_npz(args.npz, results)))
     if args.plot:
         def plot():
-            from gradviz.qt.figure_painter import save_grid
+            from gradviz.qt.export import save_grid
             save_grid(results, args.plot, comparisons=comparisons)
         jobs.append(("plot", args.plot, plot))
         if settings.graph == "stack":

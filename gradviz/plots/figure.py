@@ -1,126 +1,65 @@
 """A grid figure described as plain data: what to draw, not how (numpy only, no Qt).
 
 Rows are tensors (per op, in graph order: inputs, params, intermediates, output); columns are the
-(framework, mode) pairs present: torch default, torch custom, torch numeric, tf default, ...
-Every panel holds already-reduced data (see series.py), its title, axis labels, a note when there
-is nothing to draw ("no gradient: ..."), its non-finite counts and the verdict of its row and
-framework. Panels of one row share their value range, so equal things look equal.
+(framework, mode) pairs asked for or present: torch default, torch custom, torch numeric, tf
+default, ... Every panel holds already-reduced data (see series.py), its title, axis labels, a
+note when there is nothing to draw ("no gradient: ..."), its non-finite counts and the verdict of
+its row and framework. Panels of one row share their value range, so equal things look equal.
 
-The window draws these with pyqtgraph or the figure painter; the exporters (gradviz/qt/
-figure_painter.py) draw them to PNG/SVG/PDF. Select the whole grid, a row or a panel with
-`select_row` / `select_panel`.
+This description is the only one: the window's grid (gradviz/qt/grid/) draws its rows with
+pyqtgraph and the exporters (gradviz/qt/export/) draw the whole figure to PNG/SVG/PDF, so what
+the window shows is what a file gets. Select the whole grid, a row or a panel with `select_row` /
+`select_panel`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-import numpy as np
-
-from gradviz.model import FIXED_DTYPES, FRAMEWORKS, MODES, ROLES, RunResult, TensorResult
+from gradviz.model import FRAMEWORKS, MODES, ROLES, RunResult, TensorResult
 from gradviz.plots import series as S
+from gradviz.plots.description import (
+    COMPUTING,
+    SCATTER_PAIRS,
+    VIEW_NAMES,
+    VIEWS,
+    Column,
+    Figure,
+    LegendEntry,
+    Panel,
+    PointSet,
+    Row,
+)
+from gradviz.plots.palette import (
+    FRAMEWORK_DASH,
+    FRAMEWORK_LABEL,
+    MODE_COLORS,
+    OTHER_COLOR,
+    VERDICT_TEXT,
+)
+from gradviz.plots.panels import row_panels
 
-VIEWS = ("values", "histogram", "scatter", "heatmap", "vs_input")
-
-# Fixed colours per mode (readable in print and by most colour-blind readers).
-MODE_COLORS = {"default": "#3467b0", "custom": "#e07b00", "numeric": "#2a9d4b"}
-# Frameworks: column header and line style.
-FRAMEWORK_DASH = {"torch": "solid", "tf": "dash"}
-FRAMEWORK_LABEL = {"torch": "PyTorch", "tf": "TensorFlow"}
-VERDICT_COLORS = {"match": "#2a9d4b", "surrogate": "#3467b0", "differs": "#c62828",
-                  "non-finite": "#d1495b", "broken": "#6d6d6d", "error": "#8e1b1b",
-                  "no-gradient": "#555555"}
-# Scatter panels compare two modes: (y mode, x mode).
-SCATTER_PAIRS = (("custom", "default"), ("custom", "numeric"))
-
-
-@dataclass(frozen=True)
-class Column:
-    framework: str
-    mode: str                       # a mode, or "custom~default" style pair in the scatter view
-    label: str                      # "torch · custom"
-
-    @property
-    def color(self) -> str:
-        return MODE_COLORS.get(self.mode.split("~")[0], "#444444")
-
-    @property
-    def dash(self) -> str:
-        return FRAMEWORK_DASH.get(self.framework, "solid")
-
-
-@dataclass(frozen=True)
-class Row:
-    op: str
-    tensor: str
-    role: str
-    shape: tuple
-    dtype: str
-    label: str                      # "x · input · (200,) float32" (op prefixed when several ops)
-    verdicts: Mapping[str, str] = field(default_factory=dict)   # framework -> verdict
-    view: str = "values"            # how this row is drawn (rows may differ, as in the window)
-
-
-@dataclass(frozen=True)
-class Panel:
-    kind: str                       # one of VIEWS
-    title: str
-    xlabel: str
-    ylabel: str
-    color: str
-    dash: str
-    framework: str
-    mode: str
-    series: Optional[S.Series] = None
-    hist: Optional[S.Histogram] = None
-    scatter: Optional[S.Scatter] = None
-    heatmap: Optional[S.Heatmap] = None
-    note: str = ""                  # shown instead of data, e.g. "no gradient: graph cut by detach"
-    nonfinite_text: str = ""        # "NaN 3 · +Inf 1"
-    info: str = ""                  # e.g. "1,000,000 elements, min/max of 800 buckets"
-    verdict: Optional[str] = None
-    x_range: Optional[tuple[float, float]] = None
-    y_range: Optional[tuple[float, float]] = None   # heatmap: the colour range
-
-    @property
-    def empty(self) -> bool:
-        return all(d is None for d in (self.series, self.hist, self.scatter, self.heatmap))
-
-
-@dataclass(frozen=True)
-class LegendEntry:
-    label: str
-    color: str
-    dash: str = "solid"
-
-
-@dataclass(frozen=True)
-class Figure:
-    title: str
-    subtitle: str
-    view: str                                      # the view of every row, or "mixed"
-    columns: tuple[Column, ...]                    # of the main view
-    rows: tuple[Row, ...]
-    panels: tuple[tuple[Panel, ...], ...]          # [row][panel]; a scatter row has fewer panels
-    legend: tuple[LegendEntry, ...]
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        """(rows, panels in the widest row)."""
-        return len(self.rows), max([len(p) for p in self.panels] or [len(self.columns)])
+__all__ = ["COMPUTING", "SCATTER_PAIRS", "VIEW_NAMES", "VIEWS", "Column", "Figure", "LegendEntry",
+           "Panel", "PointSet", "Row", "FRAMEWORK_DASH", "FRAMEWORK_LABEL", "MODE_COLORS",
+           "VERDICT_TEXT", "verdicts_from", "explanations_from", "grid_rows", "grid_columns",
+           "row_panels", "build_figure", "select_row", "select_panel", "views_for"]
 
 
 # --- verdicts ------------------------------------------------------------------------------------
 
+def _comparison_items(comparisons) -> list:
+    if comparisons is None or isinstance(comparisons, Mapping):
+        return []
+    return [c for c in comparisons if c is not None]
+
+
 def verdicts_from(comparisons: Optional[Iterable[Any]]) -> dict[tuple[str, str, str], str]:
     """{(framework, op, tensor): verdict} from compare.OpComparison-like objects (duck-typed:
     .framework, .name, .tensors[i].name/.verdict) or from such a dict passed through."""
-    if comparisons is None:
-        return {}
     if isinstance(comparisons, Mapping):
         return {tuple(k): str(v) for k, v in comparisons.items()}
     out = {}
-    for c in comparisons:
+    for c in _comparison_items(comparisons):
         for t in getattr(c, "tensors", ()):
             v = getattr(t, "verdict", None)
             if v:
@@ -128,13 +67,27 @@ def verdicts_from(comparisons: Optional[Iterable[Any]]) -> dict[tuple[str, str, 
     return out
 
 
+def explanations_from(comparisons) -> dict[tuple[str, str, str], str]:
+    """{(framework, op, tensor): why that verdict} where a comparison says why."""
+    out = {}
+    for c in _comparison_items(comparisons):
+        for t in getattr(c, "tensors", ()):
+            why = getattr(t, "explanation", "")
+            if why:
+                out[(c.framework, c.name, t.name)] = str(why)
+    return out
+
+
 # --- building ------------------------------------------------------------------------------------
 
-def _modes_present(results: Sequence[RunResult], fw: str) -> list[str]:
+def _modes_of(results: Sequence[RunResult], fw: str) -> list[str]:
+    """The modes of framework `fw`: those its runs asked for and those they returned, so a
+    column stays in place while its mode is still computing or after its mode failed."""
     seen = set()
     for r in results:
         if r.framework != fw:
             continue
+        seen.update(r.request.settings.modes)
         for t in r.tensors:
             seen.update(t.grads)
             seen.update(t.absent)
@@ -142,212 +95,107 @@ def _modes_present(results: Sequence[RunResult], fw: str) -> list[str]:
     return [m for m in MODES if m in seen]
 
 
-def _columns(results: Sequence[RunResult], view: str) -> list[Column]:
+def grid_columns(results: Sequence[RunResult], view: str, modes: Optional[Sequence[str]] = None
+                 ) -> list[Column]:
+    """The (framework, mode) columns of `view`, or (framework, mode pair) in the scatter view;
+    `modes` keeps only those modes (the window's mode settings)."""
     cols = []
     fws = [fw for fw in FRAMEWORKS if any(r.framework == fw for r in results)]
     fws += sorted({r.framework for r in results} - set(fws))
     for fw in fws:
-        modes = _modes_present(results, fw)
+        have = [m for m in _modes_of(results, fw) if modes is None or m in modes]
         if view == "scatter":
             for a, b in SCATTER_PAIRS:
-                if a in modes and b in modes:
+                if a in have and b in have:
                     cols.append(Column(fw, f"{a}~{b}", f"{fw} · {a} vs {b}"))
         else:
-            cols.extend(Column(fw, m, f"{fw} · {m}") for m in modes)
+            cols.extend(Column(fw, m, f"{fw} · {m}") for m in have)
     return cols
 
 
-def _rows(results: Sequence[RunResult], verdicts: Mapping) -> list[Row]:
-    ops = []
-    for r in results:
-        if r.name not in ops:
-            ops.append(r.name)
+def shape_text(shape) -> str:
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def grid_rows(results: Sequence[RunResult], comparisons=None) -> list[Row]:
+    """One row per tensor of each op, in role order (inputs, params, ...), then first appearance."""
+    verdicts = verdicts_from(comparisons)
+    whys = explanations_from(comparisons)
+    ops = list(dict.fromkeys(r.name for r in results))
     several = len(ops) > 1
+    rank = {role: i for i, role in enumerate(ROLES)}
     rows = []
     for op in ops:
         found: dict[str, TensorResult] = {}
-        for r in results:
-            if r.name == op:
-                for t in r.tensors:
-                    found.setdefault(t.name, t)
-        rank = {role: i for i, role in enumerate(ROLES)}
+        for fw in [*FRAMEWORKS, *sorted({r.framework for r in results} - set(FRAMEWORKS))]:
+            for r in results:
+                if r.name == op and r.framework == fw:
+                    for t in r.tensors:
+                        found.setdefault(t.name, t)
         first = {n: i for i, n in enumerate(found)}
         names = sorted(found, key=lambda n: (rank.get(found[n].role, len(ROLES)), first[n]))
         for n in names:
             t = found[n]
-            shape = "(" + ", ".join(str(s) for s in t.shape) + ("," if len(t.shape) == 1 else "") + ")"
-            label = f"{t.name} · {t.role} · {shape} {t.dtype}"
-            v = {r.framework: verdicts[(r.framework, op, n)] for r in results
-                 if r.name == op and (r.framework, op, n) in verdicts}
+            label = f"{t.name} · {t.role} · {shape_text(t.shape)} {t.dtype}"
+            keys = [(r.framework, op, n) for r in results if r.name == op]
+            v = {k[0]: verdicts[k] for k in keys if k in verdicts}
+            why = {k[0]: whys[k] for k in keys if k in whys}
             rows.append(Row(op, n, t.role, tuple(t.shape), t.dtype,
-                            f"{op}: {label}" if several else label, v))
+                            f"{op}: {label}" if several else label, v, explanations=why))
     return rows
 
 
-def _find(results: Sequence[RunResult], fw: str, op: str, tensor: str):
-    for r in results:
-        if r.framework == fw and r.name == op:
-            return r, r.tensor(tensor)
-    return None, None
-
-
-def _missing_note(r: Optional[RunResult], t: Optional[TensorResult], mode: str) -> str:
-    if r is None:
-        return "not run"
-    if r.status != "ok" and r.error is not None:
-        return f"error: {r.error.one_line()}"
-    if t is not None and t.dtype in FIXED_DTYPES:
-        return f"{t.dtype} input: no gradient"
-    if mode in r.mode_errors:
-        return f"{mode} raised: {r.mode_errors[mode].one_line()}"
-    if t is None:
-        return "no such tensor"
-    if mode in t.absent:
-        return f"no gradient: {t.absent[mode]}"
-    if mode == "numeric" and t.numeric is not None and t.numeric.method != "full":
-        return f"numeric: {t.numeric.method} (no per-element values)"
-    return "no gradient"
-
-
-def _grad_label(tensor: str) -> str:
-    return f"∂loss/∂{tensor}"
-
-
-def _panel(view: str, col: Column, row: Row, r, t, buckets: int, edges, verdict) -> Panel:
-    common = dict(kind=view, title=col.label, color=col.color, dash=col.dash,
-                  framework=col.framework, mode=col.mode, verdict=verdict)
-    ylabel = _grad_label(row.tensor)
-    if view == "scatter":
-        a, b = col.mode.split("~")
-        ga = t.grad(a) if t is not None else None
-        gb = t.grad(b) if t is not None else None
-        labels = dict(xlabel=f"{b} {ylabel}", ylabel=f"{a} {ylabel}")
-        if ga is None or gb is None or np.size(ga) != np.size(gb):
-            missing = a if ga is None else b
-            return Panel(note=_missing_note(r, t, missing), **labels, **common)
-        sc = S.scatter(gb, ga)
-        info = f"{sc.shown:,} of {sc.n:,} points" if sc.shown < sc.n else f"{sc.n:,} points"
-        nf = f"not finite: {sc.nonfinite:,}" if sc.nonfinite else ""
-        return Panel(scatter=sc, info=info, nonfinite_text=nf, **labels, **common)
-
-    g = t.grad(col.mode) if t is not None else None
-    if g is None:
-        xl = {"values": "element index", "histogram": ylabel, "heatmap": "column",
-              "vs_input": f"value of {row.tensor}"}[view]
-        yl = {"histogram": "count", "heatmap": "row"}.get(view, ylabel)
-        return Panel(note=_missing_note(r, t, col.mode), xlabel=xl, ylabel=yl, **common)
-    n = int(np.size(g))
-    if view == "values":
-        s = S.minmax_decimate(g, buckets=buckets)
-        info = f"{n:,} elements" + (f", min/max of {buckets} buckets" if s.decimated else "")
-        return Panel(series=s, xlabel="element index", ylabel=ylabel, info=info,
-                     nonfinite_text=s.nonfinite.text(), x_range=(0.0, max(n - 1, 1)), **common)
-    if view == "histogram":
-        h = S.histogram(g, edges)
-        return Panel(hist=h, xlabel=ylabel, ylabel="count", info=f"{n:,} elements",
-                     nonfinite_text=h.nonfinite.text(), x_range=(edges[0], edges[-1]), **common)
-    if view == "heatmap":
-        hm = S.heatmap(g)
-        if hm is None:
-            return Panel(note=f"heatmap needs a 2-D tensor (shape {tuple(np.shape(g))})",
-                         xlabel="column", ylabel="row", **common)
-        info = f"{hm.shape}" + (f", max |g| per {hm.block[0]}x{hm.block[1]} block"
-                                if hm.block != (1, 1) else "")
-        return Panel(heatmap=hm, xlabel="column", ylabel="row", info=info,
-                     nonfinite_text=hm.nonfinite.text(), **common)
-    # vs_input
-    value = t.value
-    xl = f"value of {row.tensor}"
-    if value is None or np.size(value) != n:
-        return Panel(note="no forward value of the same size to plot against", xlabel=xl,
-                     ylabel=ylabel, **common)
-    s = S.vs_input(value, g, buckets=buckets)
-    info = f"{n:,} elements, sorted by value" + (f"; {s.dropped:,} with non-finite value not drawn"
-                                                   if s.dropped else "")
-    return Panel(series=s, xlabel=xl, ylabel=ylabel, info=info,
-                 nonfinite_text=s.nonfinite.text(), **common)
-
-
-def _link_row(panels: list[Panel], view: str) -> list[Panel]:
-    """One value range for the whole row (and the scatter's x = y range)."""
-    if view in ("values", "vs_input"):
-        ys = S.finite_range([p.series.y for p in panels if p.series is not None])
-        yr = S.padded_range(*ys) if ys else (-1.0, 1.0)
-        out = []
-        for p in panels:
-            xr = p.x_range
-            if p.series is not None and view == "vs_input":
-                xs = S.finite_range([p.series.x])
-                xr = S.padded_range(*xs, pad=0.02) if xs else (-1.0, 1.0)
-            out.append(replace(p, y_range=yr, x_range=xr))
-        return out
-    if view == "histogram":
-        top = max([int(p.hist.counts.max()) for p in panels if p.hist is not None and p.hist.counts.size]
-                  or [1])
-        return [replace(p, y_range=(0.0, max(top, 1) * 1.08)) for p in panels]
-    if view == "scatter":
-        rng = S.finite_range([a for p in panels if p.scatter is not None
-                              for a in (p.scatter.x, p.scatter.y)])
-        r = S.padded_range(*rng) if rng else (-1.0, 1.0)
-        return [replace(p, x_range=r, y_range=r) for p in panels]
-    if view == "heatmap":
-        m = S.finite_range([np.abs(p.heatmap.data) for p in panels if p.heatmap is not None])
-        top = m[1] if m and m[1] > 0 else 1.0
-        return [replace(p, y_range=(-top, top)) for p in panels]
-    return panels
+def views_for(row: Row) -> list[str]:
+    """The views that make sense for a row (a heatmap needs 2-D)."""
+    return [v for v in VIEWS if v != "heatmap" or len(row.shape) >= 2]
 
 
 def build_figure(results: Sequence[RunResult], view: str = "values", comparisons=None,
                  title: Optional[str] = None, buckets: int = S.DEFAULT_BUCKETS,
-                 row_views: Optional[Mapping] = None) -> Figure:
+                 row_views: Optional[Mapping] = None, curves: Optional[Mapping] = None,
+                 modes: Optional[Sequence[str]] = None) -> Figure:
     """The grid of all tensors x (framework, mode) of `results` (one or several ops).
 
     `comparisons`: compare.OpComparison objects, or {(framework, op, tensor): verdict}; optional.
     `row_views`: {tensor name or (op, tensor): view} for rows drawn differently from `view`.
+    `curves`: {(framework, tensor, mode): Series} values curves already decimated (reused).
+    `modes`: only these modes get columns (default: those the runs asked for or returned).
     """
     row_views = dict(row_views or {})
     for v in [view, *row_views.values()]:
         if v not in VIEWS:
             raise ValueError(f"view {v!r}: use one of {', '.join(VIEWS)}")
     results = list(results)
-    verdicts = verdicts_from(comparisons)
-    columns = {}
-    rows = []
-    panels = []
-    for row in _rows(results, verdicts):
+    columns: dict[str, list[Column]] = {}
+    rows, panels = [], []
+    for row in grid_rows(results, comparisons):
         rv = row_views.get((row.op, row.tensor), row_views.get(row.tensor, view))
         row = replace(row, view=rv)
         if rv not in columns:
-            columns[rv] = _columns(results, rv)
-        edges = None
-        if rv == "histogram":
-            arrays = []
-            for col in columns[rv]:
-                _, t = _find(results, col.framework, row.op, row.tensor)
-                arrays.append(t.grad(col.mode) if t is not None else None)
-            edges = S.shared_edges(arrays)
-        line = []
-        for col in columns[rv]:
-            r, t = _find(results, col.framework, row.op, row.tensor)
-            line.append(_panel(rv, col, row, r, t, buckets, edges, row.verdicts.get(col.framework)))
+            columns[rv] = grid_columns(results, rv, modes)
         rows.append(row)
-        panels.append(tuple(_link_row(line, rv)))
+        panels.append(row_panels(results, row, rv, columns[rv], buckets, curves))
     ops = list(dict.fromkeys(r.name for r in results))
     views = list(dict.fromkeys(r.view for r in rows)) or [view]
     fig_view = views[0] if len(views) == 1 else "mixed"
     if title is None:
-        what = fig_view.replace("_", " ") if fig_view != "mixed" else ", ".join(v.replace("_", " ") for v in views)
-        title = f"{', '.join(ops) or 'no op'} — gradients ({what})"
+        title = figure_title(ops, views)
     legend = []
     for v in views:
-        for e in _legend(columns.get(v) or _columns(results, v), v):
+        for e in legend_for(columns.get(v) or grid_columns(results, v, modes), v):
             if e not in legend:
                 legend.append(e)
-    return Figure(title, _subtitle(results), fig_view, tuple(columns.get(view) or _columns(results, view)),
+    return Figure(title, subtitle(results), fig_view,
+                  tuple(columns.get(view) or grid_columns(results, view, modes)),
                   tuple(rows), tuple(panels), tuple(legend))
 
 
-def _subtitle(results: Sequence[RunResult]) -> str:
+def figure_title(ops: Sequence[str], views: Sequence[str]) -> str:
+    what = ", ".join(v.replace("_", " ") for v in views)
+    return f"{', '.join(ops) or 'no op'} — gradients ({what})"
+
+
+def subtitle(results: Sequence[RunResult]) -> str:
     parts = []
     for r in results:
         s = r.request.settings
@@ -361,12 +209,13 @@ def _subtitle(results: Sequence[RunResult]) -> str:
     return " · ".join(parts)
 
 
-def _legend(columns: Sequence[Column], view: str) -> tuple[LegendEntry, ...]:
+def legend_for(columns: Sequence[Column], view: str) -> tuple[LegendEntry, ...]:
     modes = list(dict.fromkeys(c.mode.split("~")[0] for c in columns))
     fws = list(dict.fromkeys(c.framework for c in columns))
-    out = [LegendEntry(m if view != "scatter" else f"{m} (y) vs other mode (x)", MODE_COLORS.get(m, "#444444"))
-           for m in modes]
-    if view in ("values", "vs_input"):
+    marker = "dot" if view in ("scatter", "vs_input") else "line"
+    out = [LegendEntry(m if view != "scatter" else f"{m} (y) vs other mode (x)",
+                       MODE_COLORS.get(m, OTHER_COLOR), marker=marker) for m in modes]
+    if view == "values":
         out += [LegendEntry(FRAMEWORK_LABEL.get(f, f), "#333333", FRAMEWORK_DASH.get(f, "solid")) for f in fws]
     return tuple(out)
 

@@ -6,7 +6,7 @@ that dies (zero or absent at a layer: nothing reaches the layers below) is marke
 Zero, absent and non-finite norms have no place on a log axis: they are not drawn as points; the
 death marker and the chart's note say what happened there.
 
-The window (gradviz/qt/flow_view.py) and the exporter (gradviz/qt/flow_painter.py) draw this same
+The window (gradviz/qt/flow_view.py) and the exporter (gradviz/qt/export/flow.py) draw this same
 description with the same painter.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Export from the app: images of the grid / a row / a plot (PNG, SVG, PDF) and data (CSV of one
 tensor, NPZ and JSON of the whole run). Each export asks for a path, asks before overwriting,
-writes atomically (figure_painter.atomic_output, report.py's own atomic writes), and on failure
+writes atomically (gradviz.atomic_file, for figures and reports alike), and on failure
 shows a message box that says why; nothing half-written is left behind.
 
 How the window uses it:
@@ -127,8 +127,8 @@ def build_export_figure(results, tensor: Optional[str] = None, panel=None, view:
         if pair:
             comparisons = [replace(c, name=pair) for c in comparisons]
     if comparisons is None or not comparisons:
-        from gradviz.qt.figure_painter import _compare
-        comparisons = _compare(rs)
+        from gradviz.compare import compare_result
+        comparisons = [compare_result(r) for r in rs]
     fig = F.build_figure(rs, view, comparisons, row_views=row_views)
     if tensor is None:
         return fig
@@ -140,7 +140,7 @@ def build_export_figure(results, tensor: Optional[str] = None, panel=None, view:
 def export_image(parent, results, path: Optional[str] = None, tensor: Optional[str] = None,
                  panel=None, view: str = "values", row_views=None, comparisons=None,
                  pair: Optional[str] = None, dialogs: Optional[Dialogs] = None) -> Optional[str]:
-    from gradviz.qt.figure_painter import save_figure
+    from gradviz.qt.export import save_figure
     rs = _as_list(results)
     if not rs:
         (dialogs or globals()["dialogs"]).error(parent, "Nothing to export", "Run an op first.")
@@ -161,7 +161,7 @@ def export_flow(parent, results=None, path: Optional[str] = None, pair: Optional
                 figure=None, dialogs: Optional[Dialogs] = None) -> Optional[str]:
     """The flow chart of a stack run: `figure` as the window shows it, else built from `results`."""
     from gradviz.plots.flow import build_flow_figure, is_stack
-    from gradviz.qt.flow_painter import save_flow_figure
+    from gradviz.qt.export import save_flow_figure
     rs = _as_list(results or [])
     if figure is None and not (rs and is_stack(rs)):
         (dialogs or globals()["dialogs"]).error(
@@ -253,9 +253,17 @@ def _run_comparisons(window, results: list[RunResult]):
 
 
 def grid_image(window, path=None, tensor=None, panel=None, dialogs=None):
-    results, comps, pair, views = _grid_state(window)
-    return export_image(window, results, path, tensor, panel, "values", views, comps, pair,
-                        dialogs=dialogs)
+    """The grid, a row or a plot as the window draws it: the grid's own figure description."""
+    grid = getattr(window, "grid", None)
+    if grid is None or not getattr(grid, "rows", None):
+        (dialogs or globals()["dialogs"]).error(window, "Nothing to export", "Run an op first.")
+        return None
+    from gradviz.qt.export import save_figure
+    what = "grid" if tensor is None else (f"row {tensor}" if panel is None else f"plot {tensor}")
+    parts = [grid.pair or "gradviz"] + ([tensor] if tensor else []) + \
+        (["_".join(map(str, panel))] if isinstance(panel, tuple) else [])
+    return _run_export(window, f"Export {what} as image", _safe_name("_".join(parts)) + ".png",
+                       IMAGE_FILTERS, path, lambda p: save_figure(grid.figure(tensor, panel), p), dialogs)
 
 
 def tensor_csv(window, tensor: Optional[str] = None, framework: Optional[str] = None, path=None,
@@ -289,10 +297,10 @@ def install(window, menu) -> None:
 
 def add_plot_actions(menu, window, tensor: str, framework: Optional[str] = None,
                      mode: Optional[str] = None) -> None:
-    """Add export entries to a plot's context menu. `mode` "scatter" means the row's first
-    custom-vs-other panel of that framework."""
+    """Add export entries to a plot's context menu; `mode` is the panel's ("custom~default" in the
+    scatter view)."""
     if framework and mode:
-        panel = (framework, "custom~default") if mode == "scatter" else (framework, mode)
+        panel = (framework, mode)
         menu.addAction("Export this plot…", lambda: grid_image(window, tensor=tensor, panel=panel))
     menu.addAction(f"Export row {tensor}…", lambda: grid_image(window, tensor=tensor))
     menu.addAction("Export grid…", lambda: grid_image(window))

@@ -1,5 +1,5 @@
 """The window's flow chart of a `stack` run: the flow figure description (gradviz.plots.flow)
-drawn by flow_painter at the widget's size, the same code that writes the exported files."""
+drawn by gradviz.qt.export.flow at the widget's size, the same code that writes the exported files."""
 from __future__ import annotations
 
 from typing import Optional
@@ -8,7 +8,7 @@ from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from gradviz.plots.flow import FlowFigure
-from gradviz.qt.flow_painter import paint_flow
+from gradviz.qt.export.flow import paint_flow
 
 
 class FlowView(QWidget):

@@ -24,7 +24,7 @@ from gradviz.qt.diagnostics_panel import DiagnosticsPanel
 from gradviz.qt.engine_bridge import EngineBridge
 from gradviz.qt.file_watcher import FileWatcher
 from gradviz.qt.flow_view import FlowView
-from gradviz.qt.grid_view import GridView
+from gradviz.qt.grid import GridView
 from gradviz.qt.log_panel import LogPanel
 from gradviz.qt.numbers_table import NumbersTable
 from gradviz.qt.op_tree import OpTree

@@ -1,25 +1,22 @@
-"""Colours and labels shared by the views, so a verdict or a mode looks the same everywhere."""
+"""The window's names for the palette (gradviz/plots/palette.py, shared with every export), and
+the marks only widgets use (worker states, op progress, the checks matrix)."""
 from __future__ import annotations
 
-VERDICT_COLORS = {           # background tints for tables and row headers
-    "match": "#d8f0d8",
-    "surrogate": "#dde8fb",
-    "differs": "#fbe3c8",
-    "non-finite": "#f7d0d0",
-    "broken": "#e4d9f2",
-    "error": "#f4b6b6",
-    "no-gradient": "#eeeeee",   # int64 / bool inputs: nothing compared, nothing to alarm
-}
-VERDICT_TEXT = {
-    "match": "#1b6e1b", "surrogate": "#1f4fa3", "differs": "#a3560d",
-    "non-finite": "#b01c1c", "broken": "#6b3fa0", "error": "#9a0d0d",
-    "no-gradient": "#555555",
-}
+from gradviz.plots.palette import (
+    FRAMEWORK_COLORS,
+    INF_COLOR,
+    MODE_COLORS,
+    NAN_COLOR,
+    VERDICT_TEXT,
+    VERDICT_TINT,
+)
+from gradviz.plots.palette import FRAMEWORK_LABEL as FRAMEWORK_LABELS
 
-# Plot pens per mode: custom is the user's, drawn strongest.
-MODE_COLORS = {"default": "#3b7dd8", "custom": "#e0622a", "numeric": "#3a9a4a"}
-FRAMEWORK_COLORS = {"torch": "#ee4c2c", "tf": "#ff8f00"}
-FRAMEWORK_LABELS = {"torch": "PyTorch", "tf": "TensorFlow"}
+VERDICT_COLORS = VERDICT_TINT        # background tints for tables and row headers
+
+__all__ = ["FRAMEWORK_COLORS", "FRAMEWORK_LABELS", "INF_COLOR", "MODE_COLORS", "NAN_COLOR",
+           "VERDICT_COLORS", "VERDICT_TEXT", "STATE_COLORS", "PROGRESS_MARKS", "CHECK_STYLES",
+           "verdict_color"]
 
 STATE_COLORS = {"starting": "#8a6d00", "ready": "#1b6e1b", "busy": "#1f4fa3",
                 "failed": "#9a0d0d", "stopped": "#666666"}
@@ -36,9 +33,6 @@ OP_MARKS = {"queued": ("…", "#666666"), "running": ("▶", "#1f4fa3"), "cancel
 CHECK_STYLES = {"pass": ("✓", "#1b6e1b", "#d8f0d8"), "fail": ("✗", "#9a0d0d", "#f7d0d0"),
                 "skip": ("–", "#666666", "#eeeeee"), "pending": ("…", "#8a6d00", "#fff6d6")}
 
-NAN_COLOR = "#d01010"
-INF_COLOR = "#8000c0"
-
 
 def verdict_color(verdict: str) -> str:
-    return VERDICT_COLORS.get(verdict, "#ffffff")
+    return VERDICT_TINT.get(verdict, "#ffffff")

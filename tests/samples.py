@@ -1,4 +1,4 @@
-"""Hand-made RunResults (numpy only) for tests, previews and demos of the plots and exports:
+"""Hand-made RunResults (numpy only) for the tests of the plots, the grid and the exports:
 a straight-through rounding op in both frameworks, with an optional spike and NaNs, any size."""
 from __future__ import annotations
 
@@ -6,7 +6,14 @@ from typing import Optional
 
 import numpy as np
 
-from gradviz.model import (NumericInfo, OpInfo, RunRequest, RunResult, RunSettings, TensorResult)
+from gradviz.model import (
+    NumericInfo,
+    OpInfo,
+    RunRequest,
+    RunResult,
+    RunSettings,
+    TensorResult,
+)
 
 
 def ste_result(framework: str = "torch", n: int = 200, shape: Optional[tuple] = None, seed: int = 0,
@@ -37,7 +44,8 @@ def ste_result(framework: str = "torch", n: int = 200, shape: Optional[tuple] = 
                        {k: v.reshape(shape) for k, v in grads_x.items()}, numeric=info)
     t_out = TensorResult("out", "output", shape, "float32", np.round(x).reshape(shape),
                          {k: v.reshape(shape) for k, v in grads_out.items()}, numeric=info)
-    settings = RunSettings(shape=shape)
+    settings = RunSettings(shape=shape, modes=("default", "custom", "numeric") if numeric
+                           else ("default", "custom"))
     req = RunRequest("/examples/ste.py", "RoundSTE", framework, settings)
     opinfo = OpInfo(op, framework, "function", "RoundSTE", "/examples/ste.py", 10, ("x",))
     return RunResult(req, opinfo, device="cpu", tensors=(t_x, t_out),

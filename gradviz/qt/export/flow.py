@@ -11,15 +11,27 @@ Public:
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from typing import Optional
 
 from gradviz.plots import flow as FL
-from gradviz.qt.figure_painter import (GAP_X, LEGEND_H, LEGEND_PX, MARGIN, PANEL_TITLE_H,
-                                       SUBTITLE_H, TITLE_H, Rect, _ensure_app, _format_of,
-                                       _Painter, _text_w, atomic_output, fmt, nice_ticks,
-                                       value_to_px, white_image)
+from gradviz.qt.export.files import write_painted
+from gradviz.qt.export.layout import (
+    GAP_X,
+    LEGEND_H,
+    LEGEND_PX,
+    MARGIN,
+    PANEL_TITLE_H,
+    SUBTITLE_H,
+    TITLE_H,
+    Rect,
+    fmt,
+    nice_ticks,
+    text_w,
+    value_to_px,
+)
+from gradviz.qt.export.painter import Painter
+from gradviz.qt.export.png import white_image
 
 CHART_W, CHART_H = 460, 330            # one chart of an exported figure
 PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 58, 12, 6, 46
@@ -62,13 +74,13 @@ def layer_ticks(depth: int) -> list[int]:
     return sorted({1, depth} | {int(t) for t in nice_ticks(1, depth, target=6) if t >= 1})
 
 
-class _FlowPainter(_Painter):
+class _FlowPainter(Painter):
     def draw_flow(self, fig: FL.FlowFigure, lay: FlowLayout) -> None:
         QtCore, QtGui = self.QtCore, self.QtGui
         self.p.fillRect(QtCore.QRectF(0, 0, lay.width, lay.height), QtGui.QColor("white"))
         room = lay.width - 2 * MARGIN
         px = 15.0
-        while px > 10 and _text_w(fig.title, px, True) > room:
+        while px > 10 and text_w(fig.title, px, True) > room:
             px -= 0.5
         self.font(px, bold=True)
         self.text(MARGIN, MARGIN, room, TITLE_H, fig.title)
@@ -194,46 +206,9 @@ def render_flow_image(fig: FL.FlowFigure, width: Optional[int] = None, height: O
     return white_image(width, height, scale, lambda p: paint_flow(p, fig, width, height))
 
 
-def _paint_device(device, fig, width, height, what: str) -> None:
-    from PySide6 import QtGui
-    p = QtGui.QPainter()
-    if not p.begin(device):
-        raise OSError(f"could not start drawing the {what}")
-    try:
-        paint_flow(p, fig, width, height, raster=False)
-    finally:
-        p.end()
-
-
 def save_flow_figure(fig: FL.FlowFigure, path: str, scale: float = 2.0) -> str:
     """Write the flow figure to `path` (.png, .svg or .pdf), atomically. Returns the path."""
-    ext = _format_of(path)
-    _ensure_app()
-    from PySide6 import QtCore, QtGui
     width, height = export_size(fig)
-    with atomic_output(str(path)) as tmp:
-        if ext == ".png":
-            if not render_flow_image(fig, scale=scale).save(tmp, "PNG"):
-                raise OSError("Qt could not write the PNG")
-        elif ext == ".svg":
-            from PySide6.QtSvg import QSvgGenerator
-            gen = QSvgGenerator()
-            gen.setFileName(tmp)
-            gen.setSize(QtCore.QSize(width, height))
-            gen.setViewBox(QtCore.QRect(0, 0, width, height))
-            gen.setResolution(96)
-            gen.setTitle(fig.title)
-            gen.setDescription(f"gradviz flow chart: {fig.subtitle}")
-            _paint_device(gen, fig, width, height, "SVG")
-        else:
-            pdf = QtGui.QPdfWriter(tmp)
-            pdf.setResolution(96)
-            pdf.setPageSize(QtGui.QPageSize(QtCore.QSizeF(width * 0.75, height * 0.75),
-                                            QtGui.QPageSize.Unit.Point, "gradviz",
-                                            QtGui.QPageSize.SizeMatchPolicy.ExactMatch))
-            pdf.setPageMargins(QtCore.QMarginsF(0, 0, 0, 0))
-            pdf.setTitle(fig.title)
-            pdf.setCreator("gradviz")
-            _paint_device(pdf, fig, width, height, "PDF")
-            del pdf                                   # flush and close the file
-    return os.path.abspath(path)
+    return write_painted(path, width, height,
+                         lambda p, raster: paint_flow(p, fig, width, height, raster=raster),
+                         fig.title, f"gradviz flow chart: {fig.subtitle}", scale)

@@ -1,0 +1,113 @@
+"""The parts of a grid figure, as plain frozen data (numpy only, no Qt): what to draw, not how.
+
+A Figure has rows (tensors), and per row its panels ((framework, mode) columns, or mode pairs in
+the scatter view). The window's grid (gradviz/qt/grid/) and every exporter (gradviz/qt/export/)
+draw these same objects; only the painter differs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
+
+import numpy as np
+
+from gradviz.plots import series as S
+from gradviz.plots.palette import FRAMEWORK_DASH, mode_color
+
+VIEWS = ("values", "histogram", "scatter", "heatmap", "vs_input")
+VIEW_NAMES = {"values": "values by index", "histogram": "histogram", "scatter": "custom vs other mode",
+              "heatmap": "heatmap (2-D)", "vs_input": "gradient vs input"}
+# Scatter panels compare two modes: (y mode, x mode).
+SCATTER_PAIRS = (("custom", "default"), ("custom", "numeric"))
+COMPUTING = "numeric: computing…"
+
+
+@dataclass(frozen=True)
+class Column:
+    framework: str
+    mode: str                       # a mode, or "custom~default" style pair in the scatter view
+    label: str                      # "torch · custom"
+
+    @property
+    def color(self) -> str:
+        return mode_color(self.mode)
+
+    @property
+    def dash(self) -> str:
+        return FRAMEWORK_DASH.get(self.framework, "solid")
+
+
+@dataclass(frozen=True)
+class Row:
+    op: str
+    tensor: str
+    role: str
+    shape: tuple
+    dtype: str
+    label: str                      # "x · input · (200,) float32" (op prefixed when several ops)
+    verdicts: Mapping[str, str] = field(default_factory=dict)   # framework -> verdict
+    view: str = "values"            # how this row is drawn (rows may differ, as in the window)
+    explanations: Mapping[str, str] = field(default_factory=dict)   # framework -> why that verdict
+
+
+@dataclass(frozen=True)
+class PointSet:
+    """Dots of one colour, e.g. one mode's g·v against numeric g·v on random directions."""
+    label: str
+    color: str
+    x: np.ndarray
+    y: np.ndarray
+
+
+@dataclass(frozen=True)
+class Panel:
+    kind: str                       # one of VIEWS, or "projection" (numeric on random directions)
+    title: str
+    xlabel: str
+    ylabel: str
+    color: str
+    dash: str
+    framework: str
+    mode: str
+    series: Optional[S.Series] = None
+    hist: Optional[S.Histogram] = None
+    scatter: Optional[S.Scatter] = None
+    heatmap: Optional[S.Heatmap] = None
+    points: tuple[PointSet, ...] = ()
+    note: str = ""                  # shown instead of data, e.g. "no gradient: graph cut by detach"
+    nonfinite_text: str = ""        # "NaN 3 · +Inf 1"
+    info: str = ""                  # e.g. "1,000,000 elements, min/max of 800 buckets"
+    verdict: Optional[str] = None
+    x_range: Optional[tuple[float, float]] = None
+    y_range: Optional[tuple[float, float]] = None   # heatmap: the colour range
+    dots: bool = False              # a series drawn as dots only (unordered points)
+    waiting: bool = False           # its data is still being computed (a partial result)
+
+    @property
+    def empty(self) -> bool:
+        return not self.points and all(d is None for d in (self.series, self.hist, self.scatter,
+                                                           self.heatmap))
+
+
+@dataclass(frozen=True)
+class LegendEntry:
+    label: str
+    color: str
+    dash: str = "solid"
+    marker: str = "line"            # "line" | "dot"
+
+
+@dataclass(frozen=True)
+class Figure:
+    title: str
+    subtitle: str
+    view: str                                      # the view of every row, or "mixed"
+    columns: tuple[Column, ...]                    # of the main view
+    rows: tuple[Row, ...]
+    panels: tuple[tuple[Panel, ...], ...]          # [row][panel]; rows of other views differ
+    legend: tuple[LegendEntry, ...]
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(rows, panels in the widest row)."""
+        return len(self.rows), max([len(p) for p in self.panels] or [len(self.columns)])

@@ -1,0 +1,62 @@
+"""The one palette: every colour the window, the exports and the CLI's figures use (no Qt).
+
+The window's grid, tables and tree read these through gradviz/qt/theme.py; the exporters read the
+figure description, which takes its colours from here. A colour changed here changes everywhere.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+# Plot colours per mode (readable in print and by most colour-blind readers).
+MODE_COLORS = {"default": "#3467b0", "custom": "#e07b00", "numeric": "#2a9d4b"}
+OTHER_COLOR = "#444444"            # a series of no known mode
+FRAMEWORK_DASH = {"torch": "solid", "tf": "dash"}
+FRAMEWORK_LABEL = {"torch": "PyTorch", "tf": "TensorFlow"}
+FRAMEWORK_COLORS = {"torch": "#ee4c2c", "tf": "#ff8f00"}
+
+# Verdicts: text (and plot badges), and a light tint for table cells and row headers.
+VERDICT_TEXT = {"match": "#1b6e1b", "surrogate": "#1f4fa3", "differs": "#a3560d",
+                "non-finite": "#b01c1c", "broken": "#6b3fa0", "error": "#9a0d0d",
+                "no-gradient": "#555555"}
+# int64 / bool inputs ("no-gradient"): nothing compared, nothing to alarm
+VERDICT_TINT = {"match": "#d8f0d8", "surrogate": "#dde8fb", "differs": "#fbe3c8",
+                "non-finite": "#f7d0d0", "broken": "#e4d9f2", "error": "#f4b6b6",
+                "no-gradient": "#eeeeee"}
+# Worst first: the verdict a row or an op is marked with when its frameworks disagree.
+VERDICT_ORDER = ("error", "non-finite", "broken", "differs", "surrogate", "match", "no-gradient")
+
+NAN_COLOR = "#c62828"              # NaN markers and non-finite counts
+INF_COLOR = "#8000c0"              # +Inf / -Inf markers
+ZERO_LINE = "#bbbbbb"
+DIAGONAL = "#8a8a8a"               # y = x in scatter panels
+NOTE_TEXT = "#666666"              # notes and info lines under a plot
+EMPTY_BACKGROUND = "#f3f3f3"       # a panel with nothing to draw
+
+
+def mode_color(mode: str) -> str:
+    """The colour of a mode, or of a "custom~default" pair (its first mode)."""
+    return MODE_COLORS.get(mode.split("~")[0], OTHER_COLOR)
+
+
+def worst_verdict(verdicts) -> str | None:
+    present = set(verdicts)
+    return next((v for v in VERDICT_ORDER if v in present), None)
+
+
+# Heatmaps: blue (negative), white (zero), red (positive); NaN black, +Inf/-Inf saturated.
+_NEG, _ZERO, _POS = np.array([33, 102, 172.0]), np.array([247, 247, 247.0]), np.array([178, 24, 43.0])
+
+
+def diverging_rgb(data, top: float) -> np.ndarray:
+    """uint8 RGB of `data` on the diverging map, |value| = top at full colour."""
+    d = np.asarray(data, dtype=np.float64)
+    t = np.clip(np.nan_to_num(d / (top or 1.0), nan=0.0, posinf=1.0, neginf=-1.0), -1, 1)
+    a = np.abs(t)[..., None]
+    col = np.where(t[..., None] >= 0, _ZERO + (_POS - _ZERO) * a, _ZERO + (_NEG - _ZERO) * a)
+    col[np.isnan(d)] = (0, 0, 0)
+    return col.round().astype(np.uint8)
+
+
+def diverging_lut(points: int = 256) -> np.ndarray:
+    """The same map as a lookup table from -top (index 0) to +top (last), for image items."""
+    return diverging_rgb(np.linspace(-1.0, 1.0, points), 1.0)

@@ -1,0 +1,200 @@
+"""The panels of one grid row: what each (framework, mode) column shows, or why it shows nothing.
+
+numpy only. The notes here are the only wording of "no gradient", "run failed", "computing…": the
+window and the exporters show them as they are.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+from gradviz.model import FIXED_DTYPES, RunResult, TensorResult
+from gradviz.plots import series as S
+from gradviz.plots.description import COMPUTING, Column, Panel, PointSet, Row
+from gradviz.plots.palette import MODE_COLORS, OTHER_COLOR
+
+
+def find(results: Sequence[RunResult], fw: str, op: str, tensor: str):
+    """(result, tensor) of framework `fw`, op `op`; (None, None) when that framework did not run."""
+    for r in results:
+        if r.framework == fw and r.name == op:
+            return r, r.tensor(tensor)
+    return None, None
+
+
+def missing_note(r: Optional[RunResult], t: Optional[TensorResult], mode: str, tensor: str) -> str:
+    """Why (framework, mode) has no gradient of `tensor`, or "" when it has one."""
+    if r is None:
+        return "not run"
+    if t is not None and t.grad(mode) is not None:
+        return ""
+    if t is not None and t.dtype in FIXED_DTYPES:
+        return f"{t.dtype} input: no gradient"
+    if r.status != "ok" and r.error is not None:
+        return f"run failed: {r.error.one_line()}"
+    if r.partial and mode == "numeric":
+        return COMPUTING
+    if mode in r.mode_errors:
+        return f"{mode} raised {r.mode_errors[mode].one_line()}"
+    if t is None:
+        return f"no tensor '{tensor}' in {r.framework}"
+    if mode in t.absent:
+        why = t.absent[mode].strip()
+        return why if why.lower().startswith("no gradient") else f"no gradient: {why}"
+    if mode == "numeric" and t.numeric is not None and t.numeric.method != "full":
+        return f"numeric: {t.numeric.method} (no per-element values)"
+    return "not computed"
+
+
+def grad_label(tensor: str) -> str:
+    return f"∂loss/∂{tensor}"
+
+
+def input_values(r: Optional[RunResult], t: Optional[TensorResult]):
+    """(x values, their name) of 'gradient vs input': the tensor's own value for inputs and
+    parameters, else the first input of the same size (the op's argument for an elementwise op)."""
+    if t is None:
+        return None, ""
+    if t.role in ("input", "param") and t.value is not None:
+        return t.value, t.name
+    n = np.size(t.value) if t.value is not None else np.size(t.grad("custom"))
+    for other in (r.tensors if r is not None else ()):
+        if other.role == "input" and other.value is not None and np.size(other.value) == n:
+            return other.value, other.name
+    return None, ""
+
+
+def _projection(common: dict, t: TensorResult) -> Panel:
+    """Numeric on random directions (a large tensor): each mode's g·v against numeric g·v;
+    points on the diagonal agree."""
+    info = t.numeric
+    num = info.projections.get("numeric")
+    sets = tuple(PointSet(m, MODE_COLORS.get(m, OTHER_COLOR), np.asarray(num, float), np.asarray(v, float))
+                 for m, v in info.projections.items() if m != "numeric" and num is not None)
+    common = dict(common, kind="projection")
+    if not sets:
+        return Panel(note="numeric: no projections", xlabel="numeric g·v", ylabel="g·v", **common)
+    return Panel(points=sets, xlabel="numeric g·v", ylabel="mode g·v",
+                 info=f"{info.directions} random directions", **common)
+
+
+def make_panel(view: str, col: Column, row: Row, r, t, buckets: int, edges, verdict,
+               curve: Optional[S.Series] = None) -> Panel:
+    """One panel; `curve` is the values view's series when already decimated elsewhere."""
+    common = dict(kind=view, title=col.label, color=col.color, dash=col.dash,
+                  framework=col.framework, mode=col.mode, verdict=verdict)
+    ylabel = grad_label(row.tensor)
+    if view == "scatter":
+        a, b = col.mode.split("~")
+        ga = t.grad(a) if t is not None else None
+        gb = t.grad(b) if t is not None else None
+        labels = dict(xlabel=f"{b} {ylabel}", ylabel=f"{a} {ylabel}")
+        if ga is None or gb is None:
+            missing = a if ga is None else b
+            note = missing_note(r, t, missing, row.tensor)
+            return Panel(note=note, waiting=note == COMPUTING, **labels, **common)
+        if np.size(ga) != np.size(gb):
+            return Panel(note=f"{a} shape {np.shape(ga)} vs {b} {np.shape(gb)}", **labels, **common)
+        sc = S.scatter(gb, ga)
+        info = f"{sc.shown:,} of {sc.n:,} points" if sc.shown < sc.n else f"{sc.n:,} points"
+        nf = f"not finite: {sc.nonfinite:,}" if sc.nonfinite else ""
+        return Panel(scatter=sc, info=info, nonfinite_text=nf, **labels, **common)
+
+    g = t.grad(col.mode) if t is not None else None
+    if g is None:
+        if col.mode == "numeric" and t is not None and t.numeric is not None \
+                and t.numeric.method == "projection" and not (r is not None and r.partial):
+            return _projection(common, t)
+        xl = {"values": "element index", "histogram": ylabel, "heatmap": "column",
+              "vs_input": "input value"}[view]
+        yl = {"histogram": "count", "heatmap": "row"}.get(view, ylabel)
+        note = missing_note(r, t, col.mode, row.tensor)
+        return Panel(note=note, waiting=note == COMPUTING, xlabel=xl, ylabel=yl, **common)
+    n = int(np.size(g))
+    if view == "values":
+        s = curve if curve is not None and curve.n == n else S.minmax_decimate(g, buckets=buckets)
+        info = f"{n:,} elements" + (f", min/max of {buckets} buckets" if s.decimated else "")
+        return Panel(series=s, xlabel="element index", ylabel=ylabel, info=info, dots=n <= 60,
+                     nonfinite_text=s.nonfinite.text(), x_range=(0.0, float(max(n - 1, 1))), **common)
+    if view == "histogram":
+        h = S.histogram(g, edges)
+        return Panel(hist=h, xlabel=ylabel, ylabel="count", info=f"{n:,} elements",
+                     nonfinite_text=h.nonfinite.text(), x_range=(edges[0], edges[-1]), **common)
+    if view == "heatmap":
+        hm = S.heatmap(g)
+        if hm is None:
+            return Panel(note=f"heatmap needs a 2-D tensor (shape {tuple(np.shape(g))})",
+                         xlabel="column", ylabel="row", **common)
+        info = "×".join(map(str, hm.shape)) + (f", largest |g| per {hm.block[0]}×{hm.block[1]} block"
+                                               if hm.block != (1, 1) else "")
+        return Panel(heatmap=hm, xlabel="column", ylabel="row", info=info,
+                     nonfinite_text=hm.nonfinite.text(), **common)
+    # vs_input
+    value, name = input_values(r, t)
+    if value is None or np.size(value) != n:
+        return Panel(note="no input of the same size: not an elementwise view",
+                     xlabel="input value", ylabel=ylabel, **common)
+    s = S.vs_input(value, g, buckets=buckets)
+    info = f"{n:,} elements" + (f"; {s.dropped:,} with non-finite input not placed" if s.dropped else "")
+    return Panel(series=s, xlabel=f"value of {name}", ylabel=ylabel, info=info, dots=True,
+                 nonfinite_text=s.nonfinite.text(), **common)
+
+
+def link_row(panels: list[Panel], view: str) -> list[Panel]:
+    """One value range for the whole row (and the scatter's x = y range), so equal things look
+    equal; projection panels have their own axes (g·v per direction)."""
+    if view in ("values", "vs_input"):
+        ys = S.finite_range([p.series.y for p in panels if p.series is not None] +
+                            [np.zeros(1) for p in panels if p.series is not None and p.series.nonfinite.total])
+        yr = S.padded_range(*ys) if ys else (-1.0, 1.0)
+        xr = None
+        if view == "vs_input":
+            xs = S.finite_range([p.series.x for p in panels if p.series is not None])
+            xr = S.padded_range(*xs, pad=0.02) if xs else (-1.0, 1.0)
+        return [p if p.kind == "projection" else replace(p, y_range=yr, x_range=xr or p.x_range)
+                for p in panels]
+    if view == "histogram":
+        top = max([int(p.hist.counts.max()) for p in panels if p.hist is not None and p.hist.counts.size]
+                  or [1])
+        return [p if p.kind == "projection" else replace(p, y_range=(0.0, max(top, 1) * 1.08))
+                for p in panels]
+    if view == "scatter":
+        rng = S.finite_range([a for p in panels if p.scatter is not None
+                              for a in (p.scatter.x, p.scatter.y)])
+        r = S.padded_range(*rng) if rng else (-1.0, 1.0)
+        return [replace(p, x_range=r, y_range=r) for p in panels]
+    if view == "heatmap":
+        m = S.finite_range([np.abs(p.heatmap.data) for p in panels if p.heatmap is not None])
+        top = m[1] if m and m[1] > 0 else 1.0
+        return [p if p.kind == "projection" else replace(p, y_range=(-top, top)) for p in panels]
+    return panels
+
+
+def projection_ranges(p: Panel) -> Panel:
+    rng = S.finite_range([a for s in p.points for a in (s.x, s.y)])
+    r = S.padded_range(*rng) if rng else (-1.0, 1.0)
+    return replace(p, x_range=r, y_range=r)
+
+
+def row_panels(results: Sequence[RunResult], row: Row, view: str, columns: Sequence[Column],
+               buckets: int, curves: Optional[Mapping] = None) -> tuple[Panel, ...]:
+    """The linked panels of `row` drawn as `view`. `curves`: {(framework, tensor, mode): Series}
+    of the values view decimated elsewhere (off the GUI thread), reused when given."""
+    curves = curves or {}
+    edges = None
+    if view == "histogram":
+        arrays = []
+        for col in columns:
+            _, t = find(results, col.framework, row.op, row.tensor)
+            arrays.append(t.grad(col.mode) if t is not None else None)
+        edges = S.shared_edges(arrays)
+    line = []
+    for col in columns:
+        r, t = find(results, col.framework, row.op, row.tensor)
+        curve = curves.get((col.framework, row.tensor, col.mode)) if view == "values" else None
+        line.append(make_panel(view, col, row, r, t, buckets, edges, row.verdicts.get(col.framework),
+                               curve))
+    linked = link_row(line, view)
+    return tuple(projection_ranges(p) if p.kind == "projection" else p for p in linked)

@@ -1,0 +1,33 @@
+"""PNG: a raster image at `scale` pixels per layout unit (2 = crisp in print at ~190 dpi)."""
+from __future__ import annotations
+
+from gradviz.qt.export.app import ensure_app
+
+SUFFIX = ".png"
+
+
+def white_image(width: float, height: float, scale: float, paint):
+    """A white QImage of width x height layout units at `scale` pixels per unit (96 dpi units),
+    painted by paint(painter) in layout units."""
+    ensure_app()
+    from PySide6 import QtGui
+    img = QtGui.QImage(int(width * scale), int(height * scale), QtGui.QImage.Format.Format_ARGB32)
+    dpm = int(round(96 * scale / 0.0254))
+    img.setDotsPerMeterX(dpm)
+    img.setDotsPerMeterY(dpm)
+    img.fill(QtGui.QColor("white"))
+    p = QtGui.QPainter(img)
+    try:
+        p.scale(scale, scale)
+        paint(p)
+    finally:
+        p.end()
+    return img
+
+
+def write(path: str, width: int, height: int, paint, title: str, description: str,
+          scale: float = 2.0) -> None:
+    """paint(painter, raster=True) draws in layout units; `title`/`description` are for vector
+    formats (a PNG has no such fields here)."""
+    if not white_image(width, height, scale, lambda p: paint(p, True)).save(path, "PNG"):
+        raise OSError("Qt could not write the PNG")

@@ -1,0 +1,191 @@
+"""One plot of a grid row, kept across redraws (creating a pyqtgraph plot costs ~30 ms), with the
+state gradviz keeps about it: what kind of drawing it shows, its reusable curve, its corner notes,
+its "computing…" cover, its axis links and its context-menu entries. Nothing is stored on the
+pyqtgraph item itself.
+"""
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from typing import Optional
+
+import pyqtgraph as pg
+
+from gradviz.plots.description import COMPUTING, Panel
+from gradviz.plots.palette import EMPTY_BACKGROUND, NAN_COLOR, NOTE_TEXT
+
+_FONTS: dict = {}
+
+
+def small_font(size: int = 7):
+    if size not in _FONTS:
+        from PySide6.QtGui import QFont
+        _FONTS[size] = QFont()
+        _FONTS[size].setPointSize(size)
+    return _FONTS[size]
+
+
+def _disconnect(signal, handler) -> None:
+    try:
+        signal.disconnect(handler)
+    except (RuntimeError, TypeError):
+        pass
+
+
+def _remove(item) -> None:
+    item.setParentItem(None)
+    if item.scene() is not None:
+        item.scene().removeItem(item)
+
+
+class CellPlot:
+    """A pg.PlotItem of a row and what gradviz drew on it."""
+
+    def __init__(self, item: pg.PlotItem):
+        self.item = item
+        self.kind = None            # what the plot looks like apart from its data: same kind -> setData
+        self.curve = None           # the values curve, reusable when the kind stays
+        self.corners: list = []     # (TextItem, resize handler) of the notes in its corners
+        self.wait_note = None       # the "computing…" cover over a kept curve
+        self._wait_follow = None
+        self.ysync = None           # handler keeping its y range with the row's (links.sync_y)
+        self.linked: Optional[list] = None     # first plot of a row: ids of the plots linked to it
+        self.ranges = None          # first plot of a row: the (x, y) ranges set last
+        self._title = None
+        self._styled = False
+        self.menu_actions: list = []
+
+    @property
+    def vb(self):
+        return self.item.vb
+
+    def waiting(self) -> bool:
+        return self.wait_note is not None and self.wait_note.isVisible()
+
+    # --- look -------------------------------------------------------------------------------------
+    def style(self, panel: Panel) -> None:
+        html = f"<span style='color:{panel.color}; font-size:9pt'>{panel.title}</span>"
+        if self._title != html:                 # setTitle lays out HTML: not for nothing
+            self.item.setTitle(html)
+            self._title = html
+        if not self._styled:
+            self._styled = True
+            self.item.showGrid(x=True, y=True, alpha=0.15)
+            for ax in ("left", "bottom"):
+                # no third tick level: its grid lines are invisible at this size yet double paint time
+                self.item.getAxis(ax).setStyle(tickFont=small_font(), maxTickLevel=1)
+            self.item.setMenuEnabled(True)
+        for ax, text in (("bottom", panel.xlabel), ("left", panel.ylabel)):
+            axis = self.item.getAxis(ax)
+            if axis.labelText != text:
+                axis.setLabel(text, **{"font-size": "7pt"})
+
+    def message(self, text: str) -> None:
+        """Nothing to draw: the panel's note, centred and wrapped, on a grey background."""
+        self.item.hideAxis("left")
+        self.item.hideAxis("bottom")
+        self.item.setMouseEnabled(False, False)
+        self.vb.setBackgroundColor(EMPTY_BACKGROUND)
+        text = "\n".join(textwrap.fill(line, 40) for line in text.splitlines())
+        item = pg.TextItem(text, color="#555", anchor=(0.5, 0.5))
+        item.setFont(small_font(8))
+        self.item.addItem(item)
+        item.setPos(0.5, 0.5)
+        self.item.setXRange(0, 1, padding=0)
+        self.item.setYRange(0, 1, padding=0)
+
+    def corner(self, text: str, color: str, top: bool) -> None:
+        label = pg.TextItem(text, color=color, anchor=(0, 0) if top else (0, 1))
+        label.setParentItem(self.vb)
+        label.setPos(2, 0 if top else self.vb.height())
+
+        def follow(vb):
+            label.setPos(2, 0 if top else vb.height())
+        self.vb.sigResized.connect(follow)
+        self.corners.append((label, follow))
+
+    def warn(self, text: str) -> None:
+        self.corner(text, NAN_COLOR, top=True)
+
+    def note(self, text: str) -> None:
+        self.corner(text, NOTE_TEXT, top=False)
+
+    # --- reuse ------------------------------------------------------------------------------------
+    def drop_menu_actions(self) -> None:
+        menu = self.vb.menu
+        for a in self.menu_actions:
+            if menu is not None:
+                menu.removeAction(a)
+        self.menu_actions = []
+
+    def reset(self) -> None:
+        """Undo everything a previous fill did, so the plot can be drawn again like a new one."""
+        from gradviz.qt.grid.links import unsync_y
+        self.item.setXLink(None)
+        unsync_y(self)
+        self.item.clear()
+        self.curve = None
+        self.kind = None
+        for label, follow in self.corners:
+            _disconnect(self.vb.sigResized, follow)
+            _remove(label)
+        self.corners = []
+        self.wait(False)
+        self.drop_menu_actions()
+        for ax in ("left", "bottom"):
+            self.item.showAxis(ax)
+        self.item.setMouseEnabled(True, True)
+        self.vb.setBackgroundColor(None)
+        self.item.invertY(False)
+        self.item.enableAutoRange()
+        self.linked = self.ranges = None
+
+    def wait(self, on: bool) -> None:
+        """Show or hide the "computing…" cover over a curve kept for the next data."""
+        note, curve = self.wait_note, self.curve
+        if not on:
+            if note is None:
+                return
+            if curve is None:                   # the plot was reset: the cover goes with it
+                _disconnect(self.vb.sigResized, self._wait_follow)
+                _remove(note)
+                self.wait_note = None
+            elif note.isVisible():
+                note.hide()
+                curve.show()
+                for label, _f in self.corners:
+                    label.show()
+            return
+        if note is None:
+            note = pg.TextItem(COMPUTING, color="#555", anchor=(0.5, 0.5),
+                               fill=pg.mkBrush(EMPTY_BACKGROUND))
+            note.setFont(small_font(8))
+            note.setParentItem(self.vb)
+            note.setZValue(1000)
+
+            def follow(vb):
+                note.setPos(vb.width() / 2, vb.height() / 2)
+            self.vb.sigResized.connect(follow)
+            follow(self.vb)
+            self.wait_note, self._wait_follow = note, follow
+        note.show()
+        curve.hide()
+        for label, _f in self.corners:
+            label.hide()
+
+
+@dataclass
+class Cell:
+    """What one column of a row shows now: its panel of the figure description and what was
+    drawn from it (`data`, read by tests)."""
+    framework: str
+    mode: str                      # "default" | "custom" | "numeric" | "custom~default" | ...
+    slot: CellPlot
+    has_data: bool
+    message: str = ""              # why there is no data (the panel's note)
+    data: dict = field(default_factory=dict)
+    panel: Optional[Panel] = None
+
+    @property
+    def plot(self) -> pg.PlotItem:
+        return self.slot.item

@@ -1,0 +1,142 @@
+"""One row of the grid: a tensor's header (name, role and shape, verdicts, view choice) and its
+cells, one plot per panel of the row's figure description."""
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gradviz.plots.description import VIEW_NAMES, Row
+from gradviz.plots.palette import VERDICT_TEXT, VERDICT_TINT
+from gradviz.qt.grid.cell import Cell, CellPlot
+
+ROW_HEIGHT = 190
+
+
+def verdict_html(row: Row) -> str:
+    return "<br>".join(f"<span style='background:{VERDICT_TINT.get(v, '#fff')}; "
+                       f"color:{VERDICT_TEXT.get(v, '#000')}'>&nbsp;{fw}: {v}&nbsp;</span>"
+                       for fw, v in row.verdicts.items())
+
+
+class TensorRow(QFrame):
+    viewChanged = Signal(str, str)      # tensor, view
+    clicked = Signal(str)
+
+    def __init__(self, name: str, role: str, parent=None):
+        super().__init__(parent)
+        self.name, self.role = name, role
+        self.cells: list[Cell] = []
+        self.plots: list[CellPlot] = []     # in layout order, kept across redraws
+        # plots taken out of the layout when a view needs fewer columns: kept for the next wider
+        # view, never deleted while the row lives (deleting one crashed the window, see retire)
+        self.spare: list[CellPlot] = []
+        self.used = 0                       # plots of self.plots taken by the current fill
+        self.highlighted = False
+        self.setFrameShape(QFrame.StyledPanel)
+        self.setObjectName("tensorRow")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(4, 2, 4, 2)
+        head = QWidget()
+        head.setFixedWidth(150)
+        hl = QVBoxLayout(head)
+        hl.setContentsMargins(2, 2, 2, 2)
+        self.title = QLabel(f"<b>{name}</b>")
+        self.title.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.info = QLabel("")
+        self.info.setStyleSheet("color: #555; font-size: 11px")
+        self.info.setWordWrap(True)
+        self.verdicts = QLabel("")
+        self.verdicts.setWordWrap(True)
+        self.verdicts.setTextFormat(Qt.RichText)
+        self.view_box = QComboBox()
+        self.view_box.setToolTip("how this tensor's gradients are drawn")
+        for w in (self.title, self.info, self.verdicts):
+            hl.addWidget(w)
+        hl.addStretch(1)
+        hl.addWidget(self.view_box)
+        lay.addWidget(head)
+        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
+        self.canvas.ci.setSpacing(2)
+        self.canvas.ci.setContentsMargins(1, 1, 1, 1)
+        lay.addWidget(self.canvas, 1)
+        self.setMinimumHeight(ROW_HEIGHT)
+        self.view_box.currentIndexChanged.connect(
+            lambda _i: self.viewChanged.emit(self.name, self.view_box.currentData() or "values"))
+        self.set_highlight(False)
+
+    def mousePressEvent(self, ev):
+        self.clicked.emit(self.name)
+        super().mousePressEvent(ev)
+
+    def set_views(self, views: list[str], current: str) -> None:
+        self.view_box.blockSignals(True)
+        self.view_box.clear()
+        for v in views:
+            self.view_box.addItem(VIEW_NAMES[v], v)
+        i = self.view_box.findData(current)
+        self.view_box.setCurrentIndex(i if i >= 0 else 0)
+        self.view_box.blockSignals(False)
+
+    def view(self) -> str:
+        return self.view_box.currentData() or "values"
+
+    def set_highlight(self, on: bool) -> None:
+        self.highlighted = on
+        self.setStyleSheet("#tensorRow { border: 3px solid #1f6fd0; background: #eef4ff; }" if on
+                           else "#tensorRow { border: 1px solid #d0d0d0; }")
+
+    def show_header(self, row: Row) -> None:
+        """The row's label (as the export writes it after the name), verdicts and explanations."""
+        self.info.setText(row.label.split(" · ", 1)[1] if " · " in row.label else row.label)
+        self.verdicts.setText(verdict_html(row))
+        self.setToolTip("\n".join(f"{fw}: {row.verdicts.get(fw, '')} — {why}"
+                                  for fw, why in row.explanations.items()))
+        worst = next((v for v in ("error", "non-finite", "broken", "differs")
+                      if v in row.verdicts.values()), None)
+        self.title.setStyleSheet(f"color: {VERDICT_TEXT[worst]}" if worst else "")
+
+    # --- plots -----------------------------------------------------------------------------------
+    def plot(self, col: int, kind=None) -> CellPlot:
+        """The plot of column `col`: the one drawn there last time (kept as it is when it showed
+        the same `kind` of drawing, which then only gets new data; else emptied), or a new one."""
+        self.used = col + 1
+        if col < len(self.plots):
+            slot = self.plots[col]
+            if kind is None or slot.kind != kind:
+                slot.reset()
+            else:
+                slot.wait(False)
+        elif self.spare:
+            slot = self.spare.pop()
+            self.canvas.addItem(slot.item, row=0, col=col)
+            self.plots.append(slot)
+        else:
+            slot = CellPlot(self.canvas.addPlot(row=0, col=col))
+            self.plots.append(slot)
+        slot.kind = kind
+        return slot
+
+    def retire_unused(self) -> None:
+        """Plots beyond the columns of this fill leave the layout."""
+        for slot in self.plots[self.used:]:
+            self.retire(slot)
+        del self.plots[self.used:]
+
+    def retire(self, slot: CellPlot) -> None:
+        """Take a plot out of the layout and keep it in self.spare for reuse. Freeing a removed
+        PlotItem (at once, or one event-loop pass later) made Qt crash while painting the row's
+        scene (QGraphicsScene drawSubtreeRecursive via GraphicsView.paintEvent, issue 11 item 15);
+        kept alive it never did. Plots are freed only with their row, by Qt, all at once."""
+        slot.reset()
+        self.canvas.removeItem(slot.item)
+        self.spare.append(slot)

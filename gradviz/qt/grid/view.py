@@ -1,0 +1,250 @@
+"""The gradient grid: one row per tensor of the graph, one column per panel of the figure
+description (gradviz.plots.figure), which also decides titles, colours, labels, notes and ranges,
+so the grid shows what an export of it writes. Rows keep their own view and reuse their plots."""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from gradviz.model import FRAMEWORKS, MODES, RunResult
+from gradviz.plots import figure as F
+from gradviz.plots import series as S
+from gradviz.plots.palette import FRAMEWORK_LABEL
+from gradviz.qt.grid.cell import Cell
+from gradviz.qt.grid.draw import draw, values_kind
+from gradviz.qt.grid.links import link
+from gradviz.qt.grid.row import TensorRow
+
+pg.setConfigOptions(antialias=False, background="w", foreground="#333")
+
+
+def legend_html(fig_legend) -> str:
+    parts = []
+    for e in fig_legend:
+        mark = "●" if e.marker == "dot" else ("╌╌" if e.dash == "dash" else "━━")
+        parts.append(f"<span style='color:{e.color}'>{mark}</span>&nbsp;{e.label}")
+    return " &nbsp;&nbsp; ".join(parts)
+
+
+class GridView(QScrollArea):
+    """set_data(pair name, {framework: RunResult}, modes, {framework: OpComparison})."""
+    tensorClicked = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self._body = QWidget()
+        self._lay = QVBoxLayout(self._body)
+        self._lay.setContentsMargins(2, 2, 2, 2)
+        self._lay.setSpacing(4)
+        self.setWidget(self._body)
+        self.rows: dict[str, TensorRow] = {}
+        self.results: dict[str, RunResult] = {}
+        self.comparisons: dict = {}
+        self.series: dict = {}                  # fw -> {(tensor, mode): Series} made off-thread
+        self.modes: tuple = MODES
+        self.pair = ""
+        self.view_choice: dict[str, str] = {}   # tensor name -> view, kept across runs
+        # hook(menu, tensor, framework, mode) adds entries to each plot's context menu (exports)
+        self.plot_menu_hook = None
+        self._described: list[RunResult] = []   # the results as the description names them
+        self._row_desc: dict[str, F.Row] = {}
+        self._curves: dict = {}
+        self.header = QLabel()                  # the figure's title, subtitle and legend
+        self.header.setTextFormat(Qt.RichText)
+        self.header.setWordWrap(True)
+        self._placeholder = QLabel()
+        self._placeholder.setAlignment(Qt.AlignCenter)
+        self._placeholder.setStyleSheet("color: #777; font-size: 15px")
+        self.show_message("Load op files and press Run: every gradient of the selected op appears here.")
+
+    # --- public --------------------------------------------------------------------------------
+    def show_message(self, text: str) -> None:
+        self._clear()
+        self.header.hide()
+        self._placeholder.setText(text)
+        self._placeholder.show()
+        self._lay.addWidget(self._placeholder, 1)
+
+    def set_data(self, pair: str, results: dict[str, RunResult], modes=MODES, comparisons=None,
+                 series=None) -> bool:
+        """Show `results`; `series` ({fw: {(tensor, mode): Series}}) are values curves already
+        decimated (gradviz.app.analysis). Rows and plots of tensors shown before are
+        reused, and the very same results as shown now are not drawn again: returns False then."""
+        comparisons = dict(comparisons or {})
+        if self._same(pair, results, modes, comparisons):
+            return False
+        self.pair, self.results, self.modes = pair, dict(results), tuple(modes)
+        self.comparisons = comparisons
+        self.series = {fw: dict(v or {}) for fw, v in (series or {}).items()}
+        if not results:
+            self.show_message(f"{pair}: not run yet. Press Run.")
+            return True
+        self._described = [_named(results[fw], pair) for fw in _ordered(results)]
+        self._curves = {(fw, t, m): s for fw, d in self.series.items() for (t, m), s in d.items()}
+        descs = F.grid_rows(self._described, self._comparison_list())
+        if not descs:
+            errs = [f"{FRAMEWORK_LABEL.get(fw, fw)}: {r.error.one_line()}" for fw, r in results.items()
+                    if r.error is not None]
+            self.show_message(f"{pair}: no tensors.\n" + "\n".join(errs))
+            return True
+        self._row_desc = {d.tensor: d for d in descs}
+        self._placeholder.hide()
+        keep = {name: row for name, row in self.rows.items()
+                if name in self._row_desc and self._row_desc[name].role == row.role}
+        for name, row in self.rows.items():
+            if name not in keep:
+                row.setParent(None)
+                row.deleteLater()
+        self.rows = {}
+        while self._lay.count():                # widgets stay alive; only the order is redone
+            item = self._lay.takeAt(0)
+            w = item.widget()
+            if w is not None and w not in (self._placeholder, self.header) and w not in keep.values():
+                w.deleteLater()
+        self._lay.addWidget(self.header)
+        self.header.show()
+        for d in descs:
+            row = keep.get(d.tensor)
+            if row is None:
+                row = TensorRow(d.tensor, d.role)
+                row.viewChanged.connect(self._view_changed)
+                row.clicked.connect(self.tensorClicked)
+            row.set_views(F.views_for(d), self.view_choice.get(d.tensor, "values"))
+            self.rows[d.tensor] = row
+            self._lay.addWidget(row)
+            self._fill(row)
+        self._lay.addStretch(1)
+        self._show_header()
+        return True
+
+    def figure(self, tensor: Optional[str] = None, panel=None) -> F.Figure:
+        """The figure description of what the grid shows (each row in its view): what an export
+        of the grid, a row (`tensor`) or one plot (`panel` = (framework, mode)) draws."""
+        views = {name: row.view() for name, row in self.rows.items()}
+        fig = F.build_figure(self._described, "values", self._comparison_list(), row_views=views,
+                             curves=self._curves, modes=self.modes)
+        if tensor is None:
+            return fig
+        return F.select_row(fig, tensor) if panel is None else F.select_panel(fig, tensor, panel)
+
+    def set_view(self, tensor: str, view: str) -> None:
+        row = self.rows[tensor]
+        i = row.view_box.findData(view)
+        if i < 0:
+            raise ValueError(f"view {view!r} is not offered for {tensor}")
+        row.view_box.setCurrentIndex(i)     # emits viewChanged -> redraw
+
+    def highlight(self, tensor: Optional[str]) -> None:
+        for name, row in self.rows.items():
+            row.set_highlight(name == tensor)
+        if tensor in self.rows:
+            self.ensureWidgetVisible(self.rows[tensor], 10, 10)
+
+    def cells(self) -> list[Cell]:
+        return [c for row in self.rows.values() for c in row.cells]
+
+    def plot_count(self) -> int:
+        return sum(1 for c in self.cells() if c.has_data)
+
+    # --- building ------------------------------------------------------------------------------
+    def _comparison_list(self) -> list:
+        return [replace(c, name=self.pair) if getattr(c, "name", self.pair) != self.pair else c
+                for c in self.comparisons.values() if c is not None]
+
+    def _same(self, pair, results, modes, comparisons) -> bool:
+        """The same pair with the very same result and comparison objects as drawn now."""
+        if not self.rows or pair != self.pair or tuple(modes) != self.modes:
+            return False
+        if list(results) != list(self.results) or list(comparisons) != list(self.comparisons):
+            return False
+        return all(results[k] is self.results[k] for k in results) and \
+            all(comparisons[k] is self.comparisons[k] for k in comparisons)
+
+    def _clear(self) -> None:
+        for row in self.rows.values():
+            row.setParent(None)
+            row.deleteLater()
+        self.rows.clear()
+        while self._lay.count():
+            item = self._lay.takeAt(0)
+            w = item.widget()
+            if w is not None and w not in (self._placeholder, self.header):
+                w.deleteLater()
+
+    def _view_changed(self, tensor: str, view: str) -> None:
+        self.view_choice[tensor] = view
+        row = self.rows.get(tensor)
+        if row is not None:
+            self._fill(row)
+            self._show_header()
+
+    def _show_header(self) -> None:
+        views = list(dict.fromkeys(row.view() for row in self.rows.values())) or ["values"]
+        legend = []
+        for v in views:
+            for e in F.legend_for(F.grid_columns(self._described, v, self.modes), v):
+                if e not in legend:
+                    legend.append(e)
+        self.header.setText(f"<b>{F.figure_title([self.pair], views)}</b><br>"
+                            f"<span style='color:#555'>{F.subtitle(self._described)}</span><br>"
+                            + legend_html(legend))
+
+    def _fill(self, row: TensorRow) -> None:
+        view = row.view()
+        desc = replace(self._row_desc[row.name], view=view)
+        columns = F.grid_columns(self._described, view, self.modes)
+        panels = F.row_panels(self._described, desc, view, columns, S.DEFAULT_BUCKETS, self._curves)
+        row.show_header(desc)
+        row.cells = []
+        row.used = 0
+        for col, panel in enumerate(panels):
+            if panel.waiting and _waitable(row, col, panel):
+                # last run's curve stays in place, hidden under one reusable note: a re-run then
+                # only sets data, with no reset, axes or layout change (~90 ms less)
+                slot = row.plots[col]
+                row.used = col + 1
+                slot.wait(True)
+                row.cells.append(Cell(panel.framework, panel.mode, slot, False, panel.note, panel=panel))
+                continue
+            slot = row.plot(col, values_kind(panel))
+            slot.style(panel)
+            cell = Cell(panel.framework, panel.mode, slot, True, panel=panel)
+            draw(cell, panel)
+            row.cells.append(cell)
+        row.retire_unused()
+        link(row.cells)
+        if self.plot_menu_hook is not None:
+            for c in row.cells:
+                menu = c.slot.vb.menu
+                c.slot.drop_menu_actions()
+                if menu is not None:
+                    before = set(menu.actions())
+                    menu.addSeparator()
+                    self.plot_menu_hook(menu, row.name, c.framework, c.mode)
+                    # removed again when the plot is reused for another tensor or mode
+                    c.slot.menu_actions = [a for a in menu.actions() if a not in before]
+
+
+def _ordered(results: dict) -> list[str]:
+    return [fw for fw in FRAMEWORKS if fw in results] + [fw for fw in results if fw not in FRAMEWORKS]
+
+
+def _named(r: RunResult, pair: str) -> RunResult:
+    """The result under the pair's name: the window pairs torch and tf ops under one name."""
+    if r.op is None or r.op.name == pair:
+        return r
+    return replace(r, op=replace(r.op, name=pair))
+
+
+def _waitable(row: TensorRow, col: int, panel) -> bool:
+    """Whether column `col` still shows last run's values curve of this panel's mode."""
+    if panel.kind != "values" or col >= len(row.plots):
+        return False
+    slot = row.plots[col]
+    return slot.kind is not None and slot.kind[:3] == ("values", panel.framework, panel.mode) \
+        and slot.curve is not None
