@@ -33,6 +33,14 @@ def values_kind(panel: Panel):
     return ("values", panel.framework, panel.mode, panel.dots, s.n if s.decimated else 0)
 
 
+def axis_ranges(panel: Panel):
+    """(x range, y range) of the plot's axes: a heatmap's are its cells (its y_range is colour)."""
+    if panel.heatmap is not None:
+        rows, cols = panel.heatmap.data.shape
+        return (0.0, float(cols)), (0.0, float(rows))
+    return panel.x_range, panel.y_range
+
+
 def draw(cell: Cell, panel: Panel) -> None:
     """Draw `panel` on the cell's plot (already styled and reset as needed)."""
     if panel.empty:
@@ -129,8 +137,9 @@ def _heatmap(cell: Cell, panel: Panel) -> None:
     if len(bad):
         plot.plot(bad[:, 1] + 0.5, bad[:, 0] + 0.5, pen=None, symbol="x", symbolSize=8,
                   symbolBrush=NAN_COLOR, symbolPen=pg.mkPen(NAN_COLOR))
-    plot.setXRange(0, hm.data.shape[1], padding=0)
-    plot.setYRange(0, hm.data.shape[0], padding=0)
+    xr, yr = axis_ranges(panel)
+    plot.setXRange(*xr, padding=0)
+    plot.setYRange(*yr, padding=0)
     cell.data = {"image": hm.data, "block": hm.block, "levels": levels}
     if hm.nonfinite.total:
         cell.data["nonfinite"] = hm.nonfinite

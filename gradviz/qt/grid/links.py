@@ -3,6 +3,7 @@ description chose), kept together when the user zooms one of them."""
 from __future__ import annotations
 
 from gradviz.qt.grid.cell import Cell, CellPlot
+from gradviz.qt.grid.draw import axis_ranges
 
 
 def _linkable(c: Cell) -> bool:
@@ -83,3 +84,16 @@ def unsync_y(slot: CellPlot) -> None:
         except (RuntimeError, TypeError):
             pass
         slot.ysync = None
+
+
+def fit(cells: list[Cell]) -> None:
+    """Back to the ranges of the description: linked cells through the first, the others each."""
+    data = [c for c in cells if c.has_data and _linkable(c)]
+    if data:
+        data[0].slot.ranges = None
+        link(cells)
+    for c in cells:
+        if c.has_data and not _linkable(c):
+            xr, yr = axis_ranges(c.panel)
+            c.slot.item.setXRange(*xr, padding=0)
+            c.slot.item.setYRange(*yr, padding=0)

@@ -5,11 +5,14 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QApplication,
     QComboBox,
     QFrame,
     QHBoxLayout,
     QLabel,
     QSizePolicy,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -18,7 +21,34 @@ from gradviz.plots.description import VIEW_NAMES, Row
 from gradviz.plots.palette import VERDICT_TEXT, VERDICT_TINT
 from gradviz.qt.grid.cell import Cell, CellPlot
 
-ROW_HEIGHT = 190
+# One height for every row, whatever it shows (a numeric column arriving does not move the rows
+# below), small enough for three rows in the grid of a 1500x950 window.
+ROW_HEIGHT = 180
+HEADER_W = 150
+# A plot narrower than this is unreadable: a row of many columns gets this much each and the grid
+# scrolls sideways in a small window instead of cutting columns off.
+MIN_CELL_W = 130
+
+
+class QuietCombo(QComboBox):
+    """A combo box that leaves the wheel to the scrolling grid unless it has the focus (clicked
+    or tabbed to): scrolling past a row must not switch its view."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setFocusPolicy(Qt.StrongFocus)
+
+    def wheelEvent(self, ev):
+        if self.hasFocus():
+            super().wheelEvent(ev)
+            return
+        area = self.parentWidget()
+        while area is not None and not isinstance(area, QAbstractScrollArea):
+            area = area.parentWidget()
+        if area is None:
+            ev.ignore()
+        else:                   # said explicitly: Qt does not pass on a wheel event it was sent
+            QApplication.sendEvent(area.verticalScrollBar(), ev)
 
 
 def verdict_html(row: Row) -> str:
@@ -30,6 +60,7 @@ def verdict_html(row: Row) -> str:
 class TensorRow(QFrame):
     viewChanged = Signal(str, str)      # tensor, view
     clicked = Signal(str)
+    fitRequested = Signal(str)          # tensor: back to the ranges the figure description chose
 
     def __init__(self, name: str, role: str, parent=None):
         super().__init__(parent)
@@ -46,9 +77,10 @@ class TensorRow(QFrame):
         lay = QHBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)
         head = QWidget()
-        head.setFixedWidth(150)
+        head.setFixedWidth(HEADER_W)
         hl = QVBoxLayout(head)
         hl.setContentsMargins(2, 2, 2, 2)
+        hl.setSpacing(1)
         self.title = QLabel(f"<b>{name}</b>")
         self.title.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.info = QLabel("")
@@ -57,19 +89,27 @@ class TensorRow(QFrame):
         self.verdicts = QLabel("")
         self.verdicts.setWordWrap(True)
         self.verdicts.setTextFormat(Qt.RichText)
-        self.view_box = QComboBox()
+        self.view_box = QuietCombo()
         self.view_box.setToolTip("how this tensor's gradients are drawn")
+        self.fit_button = QToolButton()
+        self.fit_button.setText("fit")
+        self.fit_button.setToolTip("show all of this row's data again (after zooming)")
+        self.fit_button.clicked.connect(lambda: self.fitRequested.emit(self.name))
         for w in (self.title, self.info, self.verdicts):
             hl.addWidget(w)
         hl.addStretch(1)
-        hl.addWidget(self.view_box)
+        controls = QHBoxLayout()
+        controls.setContentsMargins(0, 0, 0, 0)
+        controls.addWidget(self.view_box, 1)
+        controls.addWidget(self.fit_button)
+        hl.addLayout(controls)
         lay.addWidget(head)
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
         self.canvas.ci.setSpacing(2)
         self.canvas.ci.setContentsMargins(1, 1, 1, 1)
         lay.addWidget(self.canvas, 1)
-        self.setMinimumHeight(ROW_HEIGHT)
+        self.setFixedHeight(ROW_HEIGHT)
         self.view_box.currentIndexChanged.connect(
             lambda _i: self.viewChanged.emit(self.name, self.view_box.currentData() or "values"))
         self.set_highlight(False)
@@ -127,10 +167,12 @@ class TensorRow(QFrame):
         return slot
 
     def retire_unused(self) -> None:
-        """Plots beyond the columns of this fill leave the layout."""
+        """Plots beyond the columns of this fill leave the layout; the row asks for the width
+        its columns need."""
         for slot in self.plots[self.used:]:
             self.retire(slot)
         del self.plots[self.used:]
+        self.setMinimumWidth(HEADER_W + 16 + self.used * MIN_CELL_W)
 
     def retire(self, slot: CellPlot) -> None:
         """Take a plot out of the layout and keep it in self.spare for reuse. Freeing a removed

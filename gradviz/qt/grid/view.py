@@ -7,8 +7,8 @@ from dataclasses import replace
 from typing import Optional
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from gradviz.model import FRAMEWORKS, MODES, RunResult
 from gradviz.plots import figure as F
@@ -16,7 +16,7 @@ from gradviz.plots import series as S
 from gradviz.plots.palette import FRAMEWORK_LABEL
 from gradviz.qt.grid.cell import Cell
 from gradviz.qt.grid.draw import draw, values_kind
-from gradviz.qt.grid.links import link
+from gradviz.qt.grid.links import fit, link
 from gradviz.qt.grid.row import TensorRow
 
 pg.setConfigOptions(antialias=False, background="w", foreground="#333")
@@ -28,6 +28,21 @@ def legend_html(fig_legend) -> str:
         mark = "●" if e.marker == "dot" else ("╌╌" if e.dash == "dash" else "━━")
         parts.append(f"<span style='color:{e.color}'>{mark}</span>&nbsp;{e.label}")
     return " &nbsp;&nbsp; ".join(parts)
+
+
+class WheelScrolls(QObject):
+    """Event filter for the plots' canvases: the wheel scrolls the grid (the main way around a
+    grid of many rows); with Ctrl held it reaches pyqtgraph, which zooms the plot."""
+
+    def __init__(self, bar, parent=None):
+        super().__init__(parent)
+        self.bar = bar
+
+    def eventFilter(self, obj, ev):
+        if ev.type() == QEvent.Type.Wheel and not ev.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            QApplication.sendEvent(self.bar, ev)
+            return True
+        return False
 
 
 class GridView(QScrollArea):
@@ -51,12 +66,14 @@ class GridView(QScrollArea):
         self.view_choice: dict[str, str] = {}   # tensor name -> view, kept across runs
         # hook(menu, tensor, framework, mode) adds entries to each plot's context menu (exports)
         self.plot_menu_hook = None
+        self._wheel = WheelScrolls(self.verticalScrollBar(), self)
         self._described: list[RunResult] = []   # the results as the description names them
         self._row_desc: dict[str, F.Row] = {}
         self._curves: dict = {}
         self.header = QLabel()                  # the figure's title, subtitle and legend
         self.header.setTextFormat(Qt.RichText)
         self.header.setWordWrap(True)
+        self.header.setStyleSheet("font-size: 11px")
         self._placeholder = QLabel()
         self._placeholder.setAlignment(Qt.AlignCenter)
         self._placeholder.setStyleSheet("color: #777; font-size: 15px")
@@ -114,6 +131,8 @@ class GridView(QScrollArea):
                 row = TensorRow(d.tensor, d.role)
                 row.viewChanged.connect(self._view_changed)
                 row.clicked.connect(self.tensorClicked)
+                row.fitRequested.connect(self.fit_row)
+                row.canvas.viewport().installEventFilter(self._wheel)
             row.set_views(F.views_for(d), self.view_choice.get(d.tensor, "values"))
             self.rows[d.tensor] = row
             self._lay.addWidget(row)
@@ -131,6 +150,12 @@ class GridView(QScrollArea):
         if tensor is None:
             return fig
         return F.select_row(fig, tensor) if panel is None else F.select_panel(fig, tensor, panel)
+
+    def fit_row(self, tensor: str) -> None:
+        """Undo the user's zoom and pan in a row: the ranges of its figure description."""
+        row = self.rows.get(tensor)
+        if row is not None:
+            fit(row.cells)
 
     def set_view(self, tensor: str, view: str) -> None:
         row = self.rows[tensor]
@@ -190,7 +215,7 @@ class GridView(QScrollArea):
             for e in F.legend_for(F.grid_columns(self._described, v, self.modes), v):
                 if e not in legend:
                     legend.append(e)
-        self.header.setText(f"<b>{F.figure_title([self.pair], views)}</b><br>"
+        self.header.setText(f"<b>{F.figure_title([self.pair], views)}</b> &nbsp; "
                             f"<span style='color:#555'>{F.subtitle(self._described)}</span><br>"
                             + legend_html(legend))
 
