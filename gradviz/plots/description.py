@@ -14,11 +14,14 @@ import numpy as np
 from gradviz.plots import series as S
 from gradviz.plots.palette import FRAMEWORK_DASH, mode_color
 
-VIEWS = ("values", "histogram", "scatter", "heatmap", "vs_input")
+VIEWS = ("values", "histogram", "scatter", "difference", "heatmap", "vs_input")
 VIEW_NAMES = {"values": "values by index", "histogram": "histogram", "scatter": "custom vs other mode",
-              "heatmap": "heatmap (2-D)", "vs_input": "gradient vs input"}
-# Scatter panels compare two modes: (y mode, x mode).
+              "difference": "difference", "heatmap": "heatmap (2-D)",
+              "vs_input": "gradient vs input"}
+# Scatter and difference panels compare two modes: (y mode, x mode) / (minuend, subtrahend).
 SCATTER_PAIRS = (("custom", "default"), ("custom", "numeric"))
+PAIR_VIEWS = ("scatter", "difference")
+MINUS = "−"                     # "custom−default": the mode of a difference panel
 COMPUTING = "numeric: computing…"
 
 

@@ -20,6 +20,7 @@ from gradviz.model import FRAMEWORKS, MODES, ROLES, RunResult, TensorResult
 from gradviz.plots import series as S
 from gradviz.plots.description import (
     COMPUTING,
+    MINUS,
     SCATTER_PAIRS,
     VIEW_NAMES,
     VIEWS,
@@ -37,7 +38,7 @@ from gradviz.plots.palette import (
     OTHER_COLOR,
     VERDICT_TEXT,
 )
-from gradviz.plots.panels import row_panels
+from gradviz.plots.panels import row_panels, shape_text
 
 __all__ = ["COMPUTING", "SCATTER_PAIRS", "VIEW_NAMES", "VIEWS", "Column", "Figure", "LegendEntry",
            "Panel", "PointSet", "Row", "FRAMEWORK_DASH", "FRAMEWORK_LABEL", "MODE_COLORS",
@@ -108,13 +109,13 @@ def grid_columns(results: Sequence[RunResult], view: str, modes: Optional[Sequen
             for a, b in SCATTER_PAIRS:
                 if a in have and b in have:
                     cols.append(Column(fw, f"{a}~{b}", f"{fw} · {a} vs {b}"))
+        elif view == "difference":
+            for a, b in SCATTER_PAIRS:
+                if a in have and b in have:
+                    cols.append(Column(fw, f"{a}{MINUS}{b}", f"{fw} · {a} {MINUS} {b}"))
         else:
             cols.extend(Column(fw, m, f"{fw} · {m}") for m in have)
     return cols
-
-
-def shape_text(shape) -> str:
-    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 def grid_rows(results: Sequence[RunResult], comparisons=None) -> list[Row]:
@@ -210,6 +211,10 @@ def subtitle(results: Sequence[RunResult]) -> str:
 
 
 def legend_for(columns: Sequence[Column], view: str) -> tuple[LegendEntry, ...]:
+    if view == "difference":
+        pairs = dict.fromkeys(c.mode for c in columns)
+        return tuple(LegendEntry(m.replace(MINUS, f" {MINUS} "), MODE_COLORS.get(m.split(MINUS)[1], OTHER_COLOR))
+                     for m in pairs)
     modes = list(dict.fromkeys(c.mode.split("~")[0] for c in columns))
     fws = list(dict.fromkeys(c.framework for c in columns))
     marker = "dot" if view in ("scatter", "vs_input") else "line"

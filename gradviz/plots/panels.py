@@ -12,8 +12,17 @@ import numpy as np
 
 from gradviz.model import FIXED_DTYPES, RunResult, TensorResult
 from gradviz.plots import series as S
-from gradviz.plots.description import COMPUTING, Column, Panel, PointSet, Row
+from gradviz.plots.description import (
+    COMPUTING,
+    MINUS,
+    PAIR_VIEWS,
+    Column,
+    Panel,
+    PointSet,
+    Row,
+)
 from gradviz.plots.palette import MODE_COLORS, OTHER_COLOR
+from gradviz.plots.ticks import fmt
 
 
 def find(results: Sequence[RunResult], fw: str, op: str, tensor: str):
@@ -32,12 +41,14 @@ def missing_note(r: Optional[RunResult], t: Optional[TensorResult], mode: str, t
         return ""
     if t is not None and t.dtype in FIXED_DTYPES:
         return f"{t.dtype} input: no gradient"
+    if mode in r.mode_errors:
+        return f"{mode} raised {r.mode_errors[mode].one_line()}"
     if r.status != "ok" and r.error is not None:
+        if mode == "numeric":           # numeric needs no backward: never another pass's error
+            return f"numeric not computed: the run stopped at an error ({r.error.type}, shown in custom/default)"
         return f"run failed: {r.error.one_line()}"
     if r.partial and mode == "numeric":
         return COMPUTING
-    if mode in r.mode_errors:
-        return f"{mode} raised {r.mode_errors[mode].one_line()}"
     if t is None:
         return f"no tensor '{tensor}' in {r.framework}"
     if mode in t.absent:
@@ -46,6 +57,17 @@ def missing_note(r: Optional[RunResult], t: Optional[TensorResult], mode: str, t
     if mode == "numeric" and t.numeric is not None and t.numeric.method != "full":
         return f"numeric: {t.numeric.method} (no per-element values)"
     return "not computed"
+
+
+def shape_text(shape) -> str:
+    shape = tuple(shape)
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def shape_note(mode: str, g, t: TensorResult) -> str:
+    """Why a gradient of another shape than its tensor is not drawn (one dot would say "a value")."""
+    return (f"shape {shape_text(np.shape(g))} vs {shape_text(t.shape)}: the {mode} gradient does not "
+            f"have the shape of {t.name}")
 
 
 def grad_label(tensor: str) -> str:
@@ -86,17 +108,30 @@ def make_panel(view: str, col: Column, row: Row, r, t, buckets: int, edges, verd
     common = dict(kind=view, title=col.label, color=col.color, dash=col.dash,
                   framework=col.framework, mode=col.mode, verdict=verdict)
     ylabel = grad_label(row.tensor)
-    if view == "scatter":
-        a, b = col.mode.split("~")
+    if view in PAIR_VIEWS:
+        a, b = col.mode.split("~" if view == "scatter" else MINUS)
         ga = t.grad(a) if t is not None else None
         gb = t.grad(b) if t is not None else None
-        labels = dict(xlabel=f"{b} {ylabel}", ylabel=f"{a} {ylabel}")
+        if view == "scatter":
+            labels = dict(xlabel=f"{b} {ylabel}", ylabel=f"{a} {ylabel}")
+        else:
+            labels = dict(xlabel="element index", ylabel=f"{a} {MINUS} {b}")
         if ga is None or gb is None:
             missing = a if ga is None else b
             note = missing_note(r, t, missing, row.tensor)
             return Panel(note=note, waiting=note == COMPUTING, **labels, **common)
-        if np.size(ga) != np.size(gb):
-            return Panel(note=f"{a} shape {np.shape(ga)} vs {b} {np.shape(gb)}", **labels, **common)
+        for m, g in ((a, ga), (b, gb)):
+            if np.shape(g) != tuple(t.shape):
+                return Panel(note=shape_note(m, g, t), **labels, **common)
+        if view == "difference":
+            d = np.asarray(ga, np.float64) - np.asarray(gb, np.float64)
+            s = S.minmax_decimate(d, buckets=buckets)
+            big = S.finite_range([np.abs(d)])
+            info = f"max |{a} {MINUS} {b}| = {fmt(big[1]) if big else 'n/a'}" + \
+                (f", min/max of {buckets} buckets" if s.decimated else "")
+            n = int(np.size(d))
+            return Panel(series=s, info=info, dots=n <= 60, nonfinite_text=s.nonfinite.text(),
+                         x_range=(0.0, float(max(n - 1, 1))), **labels, **common)
         sc = S.scatter(gb, ga)
         info = f"{sc.shown:,} of {sc.n:,} points" if sc.shown < sc.n else f"{sc.n:,} points"
         nf = f"not finite: {sc.nonfinite:,}" if sc.nonfinite else ""
@@ -112,6 +147,8 @@ def make_panel(view: str, col: Column, row: Row, r, t, buckets: int, edges, verd
         yl = {"histogram": "count", "heatmap": "row"}.get(view, ylabel)
         note = missing_note(r, t, col.mode, row.tensor)
         return Panel(note=note, waiting=note == COMPUTING, xlabel=xl, ylabel=yl, **common)
+    if np.shape(g) != tuple(t.shape):
+        return Panel(note=shape_note(col.mode, g, t), xlabel="element index", ylabel=ylabel, **common)
     n = int(np.size(g))
     if view == "values":
         s = curve if curve is not None and curve.n == n else S.minmax_decimate(g, buckets=buckets)
@@ -145,7 +182,7 @@ def make_panel(view: str, col: Column, row: Row, r, t, buckets: int, edges, verd
 def link_row(panels: list[Panel], view: str) -> list[Panel]:
     """One value range for the whole row (and the scatter's x = y range), so equal things look
     equal; projection panels have their own axes (g·v per direction)."""
-    if view in ("values", "vs_input"):
+    if view in ("values", "vs_input", "difference"):
         ys = S.finite_range([p.series.y for p in panels if p.series is not None] +
                             [np.zeros(1) for p in panels if p.series is not None and p.series.nonfinite.total])
         yr = S.padded_range(*ys) if ys else (-1.0, 1.0)

@@ -2,12 +2,12 @@
 1/96 inch in SVG/PDF), fonts and their widths, ticks and number formats."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from gradviz.plots import figure as F
+from gradviz.plots.ticks import fmt, nice_ticks  # noqa: F401 - the painters' names for them
 from gradviz.qt.export.app import ensure_app
 
 MARGIN = 16
@@ -115,27 +115,3 @@ def value_to_px(v, lo: float, hi: float, a: float, b: float):
     """Map v in [lo, hi] to [a, b] (b < a for a y axis pointing up)."""
     span = (hi - lo) or 1.0
     return a + (np.asarray(v, dtype=np.float64) - lo) * ((b - a) / span)
-
-
-def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
-    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
-        return []
-    raw = (hi - lo) / target
-    mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
-    start = math.ceil(lo / step) * step
-    ticks, v = [], start
-    while v <= hi + step * 1e-9:
-        ticks.append(0.0 if abs(v) < step * 1e-9 else v)
-        v += step
-    return ticks
-
-
-def fmt(v: float) -> str:
-    a = abs(v)
-    if a != 0 and (a >= 1e5 or a < 1e-3):
-        m, e = f"{v:.3g}".split("e") if "e" in f"{v:.3g}" else (f"{v:.3g}", None)
-        if e is None:
-            m, e = f"{v:.2e}".split("e")
-        return f"{float(m):g}e{int(e)}"
-    return f"{v:.4g}"

@@ -13,8 +13,32 @@ import pyqtgraph as pg
 
 from gradviz.plots.description import COMPUTING, Panel
 from gradviz.plots.palette import EMPTY_BACKGROUND, NAN_COLOR, NOTE_TEXT
+from gradviz.plots.ticks import fmt, nice_ticks
 
 _FONTS: dict = {}
+
+
+class CompactAxis(pg.AxisItem):
+    """Tick labels written as the exports write them ("2e5", not "200000" running into
+    "400000"), and whole-number ticks where the axis counts cells (heatmaps)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.integer = False
+
+    def tickStrings(self, values, scale, spacing):
+        return [fmt(v * scale) for v in values]
+
+    def tickSpacing(self, minVal, maxVal, size):
+        if not self.integer:
+            return super().tickSpacing(minVal, maxVal, size)
+        ticks = nice_ticks(minVal, maxVal, target=max(2, int(size // 60)), integer=True)
+        return [(ticks[1] - ticks[0] if len(ticks) > 1 else 1.0, 0.0)]
+
+
+def new_plot_item(canvas, col: int) -> pg.PlotItem:
+    return canvas.addPlot(row=0, col=col, axisItems={"bottom": CompactAxis("bottom"),
+                                                     "left": CompactAxis("left")})
 
 
 def small_font(size: int = 7):
@@ -54,6 +78,7 @@ class CellPlot:
         self._title = None
         self._styled = False
         self.menu_actions: list = []
+        self.colorbar = None        # a heatmap's colour bar, in the plot's layout
 
     @property
     def vb(self):
@@ -81,12 +106,15 @@ class CellPlot:
                 axis.setLabel(text, **{"font-size": "7pt"})
 
     def message(self, text: str) -> None:
-        """Nothing to draw: the panel's note, centred and wrapped, on a grey background."""
+        """Nothing to draw: the panel's note, centred, wrapped to the plot's width, on a grey
+        background; the whole note is the plot's tooltip too (a long error may not fit)."""
         self.item.hideAxis("left")
         self.item.hideAxis("bottom")
         self.item.setMouseEnabled(False, False)
         self.vb.setBackgroundColor(EMPTY_BACKGROUND)
-        text = "\n".join(textwrap.fill(line, 40) for line in text.splitlines())
+        self.item.setToolTip(text)
+        width = max(24, int(self.item.width() / 6.5)) if self.item.width() > 0 else 40
+        text = "\n".join(textwrap.fill(line, width) for line in text.splitlines())
         item = pg.TextItem(text, color="#555", anchor=(0.5, 0.5))
         item.setFont(small_font(8))
         self.item.addItem(item)
@@ -138,6 +166,16 @@ class CellPlot:
         self.vb.setBackgroundColor(None)
         self.item.invertY(False)
         self.item.enableAutoRange()
+        self.item.setToolTip("")
+        for ax in ("left", "bottom"):
+            axis = self.item.getAxis(ax)
+            if getattr(axis, "integer", False):
+                axis.integer = False
+                axis.picture = None
+        if self.colorbar is not None:
+            self.item.layout.removeItem(self.colorbar)
+            _remove(self.colorbar)
+            self.colorbar = None
         self.linked = self.ranges = None
 
     def wait(self, on: bool) -> None:

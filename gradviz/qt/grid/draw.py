@@ -131,6 +131,13 @@ def _heatmap(cell: Cell, panel: Panel) -> None:
     levels = panel.y_range or (-1.0, 1.0)
     item.setLevels(levels)
     plot.addItem(item)
+    for ax in ("left", "bottom"):               # ticks count cells: whole numbers only
+        plot.getAxis(ax).integer = True
+    lut = diverging_lut()
+    cmap = pg.ColorMap(np.linspace(0.0, 1.0, len(lut)), lut)
+    bar = pg.ColorBarItem(values=levels, colorMap=cmap, interactive=False, width=8)
+    bar.setImageItem(item, insert_in=plot)
+    cell.slot.colorbar = bar
     plot.invertY(True)
     plot.setAspectLocked(False)
     bad = np.argwhere(~np.isfinite(hm.data))[:MARKER_LIMIT]

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from gradviz.plots.description import VIEW_NAMES, Row
 from gradviz.plots.palette import VERDICT_TEXT, VERDICT_TINT
-from gradviz.qt.grid.cell import Cell, CellPlot
+from gradviz.qt.grid.cell import Cell, CellPlot, new_plot_item
 
 # One height for every row, whatever it shows (a numeric column arriving does not move the rows
 # below), small enough for three rows in the grid of a 1500x950 window.
@@ -28,6 +28,7 @@ HEADER_W = 150
 # A plot narrower than this is unreadable: a row of many columns gets this much each and the grid
 # scrolls sideways in a small window instead of cutting columns off.
 MIN_CELL_W = 130
+MIN_HEATMAP_W = 190             # a heatmap cell also holds its colour bar
 
 
 class QuietCombo(QComboBox):
@@ -161,7 +162,7 @@ class TensorRow(QFrame):
             self.canvas.addItem(slot.item, row=0, col=col)
             self.plots.append(slot)
         else:
-            slot = CellPlot(self.canvas.addPlot(row=0, col=col))
+            slot = CellPlot(new_plot_item(self.canvas, col))
             self.plots.append(slot)
         slot.kind = kind
         return slot
@@ -172,7 +173,8 @@ class TensorRow(QFrame):
         for slot in self.plots[self.used:]:
             self.retire(slot)
         del self.plots[self.used:]
-        self.setMinimumWidth(HEADER_W + 16 + self.used * MIN_CELL_W)
+        each = MIN_HEATMAP_W if self.view() == "heatmap" else MIN_CELL_W
+        self.setMinimumWidth(HEADER_W + 16 + self.used * each)
 
     def retire(self, slot: CellPlot) -> None:
         """Take a plot out of the layout and keep it in self.spare for reuse. Freeing a removed

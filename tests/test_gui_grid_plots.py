@@ -1,0 +1,140 @@
+"""What the grid's plots say (issue 13 items 6 and 7, real window offscreen, real workers):
+gradient-vs-input as dots, axis labels and the legend as in the export, a heatmap colour bar
+with whole-number ticks, compact tick labels at 10^6, a difference view (custom − default and
+custom − numeric, element by element, exported too); a gradient of the wrong shape says so in its
+cell, and the numeric column never shows another pass's error."""
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from gradviz.qt import export_actions as EA  # noqa: E402
+from test_export_actions import FakeDialogs  # noqa: E402
+from test_gui import keys_of, make_window, run_keys, settings  # noqa: E402,F401
+
+pytestmark = pytest.mark.gui
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+WRONG_SHAPE_TORCH = '''
+import torch
+
+
+class WrongShape(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g[:3] * 2          # three values for a (200,) input
+'''
+
+
+def _cells(grid, tensor):
+    return {(c.framework, c.mode): c for c in grid.rows[tensor].cells}
+
+
+@pytest.fixture
+def ste(qtbot, make_window, settings, examples_dir):  # noqa: F811 - fixtures imported above
+    settings.setValue("run/modes", "default,custom,numeric")
+    win = make_window([str(examples_dir / "tutorial_torch.py"), str(examples_dir / "tutorial_tf.py")])
+    run_keys(qtbot, win, keys_of(win, "round_ste"))
+    win.tree.select_pair("round_ste")
+    win.show_pair("round_ste")
+    return win
+
+
+def test_vs_input_dots_labels_legend_and_compact_ticks(ste):
+    grid = ste.grid
+    grid.set_view("x", "vs_input")
+    custom = _cells(grid, "x")[("torch", "custom")]
+    (item,) = [i for i in custom.plot.listDataItems() if i.xData is not None and len(i.xData) > 2]
+    assert item.opts["pen"] is None and item.opts["symbol"] == "o"        # dots, no zig-zag
+    assert custom.plot.getAxis("bottom").labelText == "value of x"
+    assert custom.plot.getAxis("left").labelText == "∂loss/∂x"
+    header = grid.header.text()
+    assert "custom" in header and "numeric" in header and "default" in header
+    # tick labels as the export writes them: 2e5, not 200000 running into 400000
+    axis = custom.plot.getAxis("bottom")
+    assert axis.tickStrings([0, 200_000, 400_000, 1_000_000], 1.0, 200_000) == ["0", "2e5", "4e5", "1e6"]
+
+
+def test_difference_view_is_custom_minus_other_and_is_exported(ste, tmp_path):
+    grid = ste.grid
+    grid.set_view("x", "difference")
+    cells = _cells(grid, "x")
+    assert list(cells) == [("torch", "custom−default"), ("torch", "custom−numeric"),
+                           ("tf", "custom−default"), ("tf", "custom−numeric")]
+    torch_r = grid.results["torch"].tensor("x")
+    want = torch_r.grads["custom"].astype(np.float64) - torch_r.grads["default"].astype(np.float64)
+    d = cells[("torch", "custom−default")]
+    assert d.has_data and d.data["n"] == 200
+    np.testing.assert_array_equal(d.data["y"], want)                   # element by element
+    # round's default gradient is zero and the straight-through custom one is the upstream (ones)
+    np.testing.assert_array_equal(d.data["y"], np.ones(200))
+    assert not cells[("tf", "custom−default")].has_data                # TF: round has no gradient
+    assert "no gradient" in cells[("tf", "custom−default")].message
+    dlg = FakeDialogs()
+    path = EA.grid_image(ste, path=str(tmp_path / "diff.svg"), dialogs=dlg)
+    assert path and not dlg.errors
+    texts = [t.text or "" for t in ET.parse(path).getroot().iter(SVG_NS + "text")]
+    assert "torch · custom − default" in texts and "tf · custom − numeric" in texts
+    assert any(t.startswith("max |custom − default| = 1") for t in texts)
+
+
+def test_heatmap_has_a_colour_bar_and_whole_number_ticks(qtbot, ste):
+    ste.settings_panel.shape.setText("4x50")
+    run_keys(qtbot, ste, keys_of(ste, "round_ste"))
+    ste.show_pair("round_ste")
+    grid = ste.grid
+    grid.set_view("x", "heatmap")
+    QApplication.processEvents()
+    cell = _cells(grid, "x")[("torch", "custom")]
+    assert cell.slot.colorbar is not None
+    lo, hi = cell.slot.colorbar.levels()
+    assert lo == -hi and hi == pytest.approx(1.0, rel=0.2)             # shared, symmetric levels
+    for ax in ("left", "bottom"):
+        axis = cell.plot.getAxis(ax)
+        ticks = [v for _, vs in axis.tickValues(*axis.range, axis.height() if ax == "left" else axis.width())
+                 for v in vs]
+        assert ticks and all(float(v).is_integer() for v in ticks), (ax, ticks)
+    grid.set_view("x", "values")                                       # the bar goes with the view
+    assert _cells(grid, "x")[("torch", "custom")].slot.colorbar is None
+
+
+def test_wrong_shape_says_so_in_its_cell(qtbot, make_window, settings, examples_dir):
+    settings.setValue("run/modes", "default,custom,numeric")
+    win = make_window([str(examples_dir / "traps_tf.py")])
+    run_keys(qtbot, win, keys_of(win, "trap_wrong_grad_shape"))
+    win.tree.select_pair("trap_wrong_grad_shape")
+    win.show_pair("trap_wrong_grad_shape")
+    custom = _cells(win.grid, "x")[("tf", "custom")]
+    assert not custom.has_data                        # not one dot that looks like a value
+    assert custom.message.startswith("shape () vs (200,)"), custom.message
+    for view in ("scatter", "difference"):
+        win.grid.set_view("x", view)
+        pair = _cells(win.grid, "x")[("tf", "custom~default" if view == "scatter" else "custom−default")]
+        assert not pair.has_data and pair.message.startswith("shape () vs (200,)")
+
+
+def test_numeric_column_never_shows_the_custom_backwards_error(qtbot, make_window, settings,
+                                                              write_module):
+    settings.setValue("run/modes", "default,custom,numeric")
+    win = make_window([write_module("wrong_shape.py", WRONG_SHAPE_TORCH)])
+    (res,) = run_keys(qtbot, win, keys_of(win, "WrongShape"))
+    assert res.status == "error" and "invalid gradient" in res.error.message
+    win.tree.select_pair("WrongShape")
+    win.show_pair("WrongShape")
+    cells = _cells(win.grid, "x")
+    assert cells[("torch", "default")].has_data
+    custom = cells[("torch", "custom")]
+    assert custom.message.startswith("custom raised RuntimeError") and "invalid gradient" in custom.message
+    numeric = cells[("torch", "numeric")]
+    assert not numeric.has_data
+    assert "invalid gradient" not in numeric.message and "WrongShapeBackward" not in numeric.message
+    assert re.match(r"numeric not computed", numeric.message), numeric.message
