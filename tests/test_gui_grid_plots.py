@@ -12,10 +12,10 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
-
-from gradviz.qt import export_actions as EA  # noqa: E402
 from test_export_actions import FakeDialogs  # noqa: E402
 from test_gui import keys_of, make_window, run_keys, settings  # noqa: E402,F401
+
+from gradviz.qt import export_actions as EA  # noqa: E402
 
 pytestmark = pytest.mark.gui
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -107,7 +107,7 @@ def test_heatmap_has_a_colour_bar_and_whole_number_ticks(qtbot, ste):
     assert _cells(grid, "x")[("torch", "custom")].slot.colorbar is None
 
 
-def test_wrong_shape_says_so_in_its_cell(qtbot, make_window, settings, examples_dir):
+def test_wrong_shape_says_so_in_its_cell(qtbot, make_window, settings, examples_dir):  # noqa: F811
     settings.setValue("run/modes", "default,custom,numeric")
     win = make_window([str(examples_dir / "traps_tf.py")])
     run_keys(qtbot, win, keys_of(win, "trap_wrong_grad_shape"))
@@ -122,7 +122,7 @@ def test_wrong_shape_says_so_in_its_cell(qtbot, make_window, settings, examples_
         assert not pair.has_data and pair.message.startswith("shape () vs (200,)")
 
 
-def test_numeric_column_never_shows_the_custom_backwards_error(qtbot, make_window, settings,
+def test_numeric_column_never_shows_the_custom_backwards_error(qtbot, make_window, settings,  # noqa: F811
                                                               write_module):
     settings.setValue("run/modes", "default,custom,numeric")
     win = make_window([write_module("wrong_shape.py", WRONG_SHAPE_TORCH)])

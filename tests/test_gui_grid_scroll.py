@@ -10,7 +10,6 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QWheelEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
-
 from test_gui import keys_of, make_window, run_keys, settings  # noqa: E402,F401
 
 pytestmark = pytest.mark.gui
