@@ -124,11 +124,13 @@ class CellPlot:
 
     def corner(self, text: str, color: str, top: bool) -> None:
         label = pg.TextItem(text, color=color, anchor=(0, 0) if top else (0, 1))
+        label.setFont(small_font(7))
         label.setParentItem(self.vb)
-        label.setPos(2, 0 if top else self.vb.height())
 
-        def follow(vb):
+        def follow(vb):                         # wrapped to the plot's width: never cut off
+            label.setTextWidth(max(40.0, vb.width() - 4))
             label.setPos(2, 0 if top else vb.height())
+        follow(self.vb)
         self.vb.sigResized.connect(follow)
         self.corners.append((label, follow))
 
