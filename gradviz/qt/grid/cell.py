@@ -114,7 +114,7 @@ class CellPlot:
         self.vb.setBackgroundColor(EMPTY_BACKGROUND)
         self.item.setToolTip(text)
         width = max(24, int(self.item.width() / 6.5)) if self.item.width() > 0 else 40
-        text = "\n".join(textwrap.fill(line, width) for line in text.splitlines())
+        text = "\n".join(textwrap.fill(line, width, break_on_hyphens=False) for line in text.splitlines())
         item = pg.TextItem(text, color="#555", anchor=(0.5, 0.5))
         item.setFont(small_font(8))
         self.item.addItem(item)
