@@ -1,5 +1,5 @@
 """The window's names for the palette (gradviz/plots/palette.py, shared with every export), and
-the marks only widgets use (worker states, op progress, the checks matrix)."""
+the marks only widgets use (worker states, op marks in the tree, the checks matrix)."""
 from __future__ import annotations
 
 from gradviz.plots.palette import (
@@ -15,7 +15,7 @@ from gradviz.plots.palette import FRAMEWORK_LABEL as FRAMEWORK_LABELS
 VERDICT_COLORS = VERDICT_TINT        # background tints for tables and row headers
 
 __all__ = ["FRAMEWORK_COLORS", "FRAMEWORK_LABELS", "INF_COLOR", "MODE_COLORS", "NAN_COLOR",
-           "VERDICT_COLORS", "VERDICT_TEXT", "STATE_COLORS", "PROGRESS_MARKS", "CHECK_STYLES",
+           "VERDICT_COLORS", "VERDICT_TEXT", "STATE_COLORS", "OP_MARKS", "CHECK_STYLES",
            "verdict_color"]
 
 STATE_COLORS = {"starting": "#8a6d00", "ready": "#1b6e1b", "busy": "#1f4fa3",
