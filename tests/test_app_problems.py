@@ -6,7 +6,7 @@ from dataclasses import replace
 from gradviz.app.analysis import analyze
 from gradviz.app.problems import problems
 from gradviz.model import ErrorInfo, RunRequest, RunSettings
-from gradviz.plots.samples import ste_result
+from samples import ste_result
 
 RAISES_SRC = '''
 import torch
