@@ -31,8 +31,7 @@ def _window_panel(cell):
     color = re.search(r"color:\s*(#[0-9a-fA-F]{6})", markup).group(1).lower()
     note = ""
     if not cell.has_data:
-        texts = [i for i in plot.vb.addedItems if hasattr(i, "textItem")]
-        note = " ".join(t.textItem.toPlainText() for t in texts)
+        note = cell.slot.message_item.textItem.toPlainText()
     axes = [plot.getAxis(a) for a in ("bottom", "left")]
     labels = tuple(a.labelText if a.isVisible() else "" for a in axes)
     return _plain(markup), color, *labels, " ".join(note.split())

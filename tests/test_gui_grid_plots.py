@@ -138,3 +138,36 @@ def test_numeric_column_never_shows_the_custom_backwards_error(qtbot, make_windo
     assert not numeric.has_data
     assert "invalid gradient" not in numeric.message and "WrongShapeBackward" not in numeric.message
     assert re.match(r"numeric not computed", numeric.message), numeric.message
+
+
+def test_long_notes_wrap_inside_their_plot_and_keep_every_word(qtbot):
+    """A long error and a 10^6-element info line are wrapped to the plot, never cut off."""
+    from dataclasses import replace
+
+    from samples import ste_result
+
+    from gradviz.model import MODES, ErrorInfo
+    from gradviz.qt.grid import GridView
+    grid = GridView()
+    qtbot.addWidget(grid)
+    grid.resize(1000, 600)
+    grid.show()
+    long = ("the custom backward raised because the saved tensor was modified in place by an "
+            "operation that ran after forward; call clone() before writing into it")
+    broken = replace(ste_result("torch", n=1_000_000),
+                     mode_errors={"custom": ErrorInfo("RuntimeError", long, "/work/ops/my_op.py:42")})
+    t_x, t_out = broken.tensors
+    broken = replace(broken, tensors=tuple(replace(t, grads={m: g for m, g in t.grads.items() if m != "custom"})
+                                           for t in (t_x, t_out)))
+    grid.set_data("round_ste", {"torch": broken}, MODES)
+    QApplication.processEvents()
+    cell = _cells(grid, "x")[("torch", "custom")]
+    assert not cell.has_data and cell.plot.toolTip() == cell.message
+    text = cell.slot.message_item
+    shown = text.textItem.toPlainText()
+    assert " ".join(shown.split()) == " ".join(cell.message.split())          # every word is there
+    assert text.textItem.boundingRect().width() <= cell.plot.vb.width() + 1  # inside the plot
+    numeric = _cells(grid, "x")[("torch", "numeric")]
+    (label, _), = numeric.slot.corners
+    assert label.textItem.toPlainText() == "1,000,000 elements, min/max of 800 buckets"
+    assert label.textItem.boundingRect().width() <= numeric.plot.vb.width()

@@ -5,7 +5,6 @@ pyqtgraph item itself.
 """
 from __future__ import annotations
 
-import textwrap
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -34,6 +33,14 @@ class CompactAxis(pg.AxisItem):
             return super().tickSpacing(minVal, maxVal, size)
         ticks = nice_ticks(minVal, maxVal, target=max(2, int(size // 60)), integer=True)
         return [(ticks[1] - ticks[0] if len(ticks) > 1 else 1.0, 0.0)]
+
+
+def _centred_wrap():
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QTextOption
+    opt = QTextOption(Qt.AlignmentFlag.AlignHCenter)
+    opt.setWrapMode(QTextOption.WrapMode.WordWrap)
+    return opt
 
 
 def new_plot_item(canvas, col: int) -> pg.PlotItem:
@@ -79,6 +86,7 @@ class CellPlot:
         self._styled = False
         self.menu_actions: list = []
         self.colorbar = None        # a heatmap's colour bar, in the plot's layout
+        self.message_item = None    # the note of a plot with nothing to draw (one of corners)
 
     @property
     def vb(self):
@@ -106,21 +114,25 @@ class CellPlot:
                 axis.setLabel(text, **{"font-size": "7pt"})
 
     def message(self, text: str) -> None:
-        """Nothing to draw: the panel's note, centred, wrapped to the plot's width, on a grey
-        background; the whole note is the plot's tooltip too (a long error may not fit)."""
+        """Nothing to draw: the panel's note, centred and wrapped by Qt to the plot's width (as it
+        is now and after any resize), on a grey background; the note is the tooltip too."""
         self.item.hideAxis("left")
         self.item.hideAxis("bottom")
         self.item.setMouseEnabled(False, False)
         self.vb.setBackgroundColor(EMPTY_BACKGROUND)
         self.item.setToolTip(text)
-        width = max(24, int(self.item.width() / 6.5)) if self.item.width() > 0 else 40
-        text = "\n".join(textwrap.fill(line, width, break_on_hyphens=False) for line in text.splitlines())
-        item = pg.TextItem(text, color="#555", anchor=(0.5, 0.5))
-        item.setFont(small_font(8))
-        self.item.addItem(item)
-        item.setPos(0.5, 0.5)
-        self.item.setXRange(0, 1, padding=0)
-        self.item.setYRange(0, 1, padding=0)
+        label = pg.TextItem(text, color="#555", anchor=(0.5, 0.5))
+        label.setFont(small_font(8))
+        label.textItem.document().setDefaultTextOption(_centred_wrap())
+        label.setParentItem(self.vb)
+
+        def follow(vb):
+            label.setTextWidth(max(40.0, vb.width() - 8))
+            label.setPos(vb.width() / 2, vb.height() / 2)
+        follow(self.vb)
+        self.vb.sigResized.connect(follow)
+        self.corners.append((label, follow))
+        self.message_item = label
 
     def corner(self, text: str, color: str, top: bool) -> None:
         label = pg.TextItem(text, color=color, anchor=(0, 0) if top else (0, 1))
@@ -160,6 +172,7 @@ class CellPlot:
             _disconnect(self.vb.sigResized, follow)
             _remove(label)
         self.corners = []
+        self.message_item = None
         self.wait(False)
         self.drop_menu_actions()
         for ax in ("left", "bottom"):
