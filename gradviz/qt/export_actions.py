@@ -9,8 +9,8 @@ How the window uses it:
                                            adds "Export this plot/row/grid…, CSV…" to a plot's
                                            context menu (QMenu) built by the grid
 Functions usable directly (and by tests):
-    export_image(parent, results, path=None, tensor=None, panel=None, view="values",
-                 row_views=None, comparisons=None, pair=None)       -> written path or None
+    grid_image(window, path=None, tensor=None, panel=None)         -> written path or None
+                                           (the grid's own figure description, GridView.figure)
     export_csv(parent, tensor_result, path=None, name="")          -> path or None
     export_npz(parent, results, path=None)                          -> path or None
     export_json(parent, results, path=None, comparisons=None)       -> path or None
@@ -110,52 +110,6 @@ def _run_export(parent, caption: str, suggested: str, filters: str, path: Option
 
 
 # --- images --------------------------------------------------------------------------------------
-
-def build_export_figure(results, tensor: Optional[str] = None, panel=None, view: str = "values",
-                        row_views=None, comparisons=None, pair: Optional[str] = None):
-    """The figure an image export draws: the grid, one row (`tensor`), or one plot (`tensor` and
-    `panel` = (framework, mode) or an index in the row). `comparisons`: OpComparisons (list, or
-    the grid's {framework: OpComparison}); None computes them."""
-    from dataclasses import replace
-
-    from gradviz.plots import figure as F
-    rs = _as_list(results)
-    if pair:                                       # the window pairs torch/tf ops under one name
-        rs = [replace(r, op=replace(r.op, name=pair)) if r.op is not None else r for r in rs]
-    if isinstance(comparisons, dict):
-        comparisons = [c for c in comparisons.values() if c is not None]
-        if pair:
-            comparisons = [replace(c, name=pair) for c in comparisons]
-    if comparisons is None or not comparisons:
-        from gradviz.compare import compare_result
-        comparisons = [compare_result(r) for r in rs]
-    fig = F.build_figure(rs, view, comparisons, row_views=row_views)
-    if tensor is None:
-        return fig
-    if panel is None:
-        return F.select_row(fig, tensor)
-    return F.select_panel(fig, tensor, panel)
-
-
-def export_image(parent, results, path: Optional[str] = None, tensor: Optional[str] = None,
-                 panel=None, view: str = "values", row_views=None, comparisons=None,
-                 pair: Optional[str] = None, dialogs: Optional[Dialogs] = None) -> Optional[str]:
-    from gradviz.qt.export import save_figure
-    rs = _as_list(results)
-    if not rs:
-        (dialogs or globals()["dialogs"]).error(parent, "Nothing to export", "Run an op first.")
-        return None
-    name = pair or rs[0].name
-    what = "grid" if tensor is None else (f"row {tensor}" if panel is None else f"plot {tensor}")
-    suggested = _safe_name("_".join([name] + ([tensor] if tensor else []) +
-                                    (["_".join(map(str, panel))] if isinstance(panel, tuple) else []))) + ".png"
-
-    def write(p: str):
-        fig = build_export_figure(rs, tensor, panel, view, row_views, comparisons, pair)
-        save_figure(fig, p)
-
-    return _run_export(parent, f"Export {what} as image", suggested, IMAGE_FILTERS, path, write, dialogs)
-
 
 def export_flow(parent, results=None, path: Optional[str] = None, pair: Optional[str] = None,
                 figure=None, dialogs: Optional[Dialogs] = None) -> Optional[str]:
