@@ -40,6 +40,7 @@ class AppState:
         self.pending: Optional[list] = None   # keys asked for while a batch ran (latest wins)
         self.rerun_files: set[str] = set()    # changed on disk: re-run their ops once reloaded
         self.last_batch: list[RunResult] = []
+        self.settings: dict[str, RunSettings] = {}   # the settings a run would use now, per framework
 
     def subscribe(self, event: str, listener: Callable) -> Callable[[], None]:
         return self.events.subscribe(event, listener)
@@ -163,6 +164,18 @@ class AppState:
         if any(m in (QUEUED, RUNNING) for m in marks):
             return RUNNING
         return max(marks, key=MARK_ORDER.index, default="")
+
+    def settings_changed(self, settings: dict) -> None:
+        """The settings a run would use now ({framework: RunSettings}; a framework whose
+        settings do not parse is left out): results made with others are stale."""
+        self.settings = dict(settings)
+        self.events.emit("stale")
+
+    def is_stale(self, key) -> bool:
+        """Whether the op's result was made with other settings than a run would use now."""
+        asked = self.results.asked_for(key)
+        now = self.settings.get(key[0])
+        return key in self.results and asked is not None and now is not None and asked.settings != now
 
     def in_flight(self, pair: Optional[str] = None) -> list:
         """Ops a worker runs now (one per framework at most), of `pair` only when given."""

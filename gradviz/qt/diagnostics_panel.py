@@ -111,6 +111,15 @@ class DiagnosticsPanel(QWidget):
                 self.list.takeTopLevelItem(i)
         self._count()
 
+    def clear_file(self, file: str) -> None:
+        """Forget a removed file: its load errors and its ops' entries."""
+        for i in reversed(range(self.list.topLevelItemCount())):
+            item = self.list.topLevelItem(i)
+            p, tag = self._entries[item.data(0, ROLE_INDEX)]
+            if tag == f"load:{file}" or (p.key and p.key[1] == file):
+                self.list.takeTopLevelItem(i)
+        self._count()
+
     def show_load(self, catalogs, files) -> bool:
         """The load errors of `files` (replacing earlier ones); True when there is one."""
         for f in files:

@@ -32,6 +32,17 @@ class FileWatcher(QObject):
             if os.path.exists(p) and p not in self._watcher.files():
                 self._watcher.addPath(p)
 
+    def watched(self) -> list[str]:
+        return sorted(self._stamps)
+
+    def unwatch(self, path: str) -> None:
+        """Stop watching a file the user removed from the list."""
+        path = os.path.abspath(path)
+        self._stamps.pop(path, None)
+        self._pending.discard(path)
+        if path in self._watcher.files():
+            self._watcher.removePath(path)
+
     def _on_change(self, path: str) -> None:
         if path not in self._stamps:
             return

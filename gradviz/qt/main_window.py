@@ -10,28 +10,20 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QSettings, QTimer, Signal
 from PySide6.QtWidgets import (QApplication, QFileDialog, QLabel, QMainWindow, QMessageBox,
-                               QProgressBar, QSplitter, QTabWidget, QVBoxLayout, QWidget)
+                               QProgressBar)
 
 from gradviz.app.results import request_key
 from gradviz.app.state import AppState
 from gradviz.model import FRAMEWORKS, MODES
 from gradviz.plots.flow import build_flow_figure, is_stack
 from gradviz.qt.about import app_icon, show_about
-from gradviz.qt.checks_matrix import ChecksMatrix, contract_findings
-from gradviz.qt.diagnostics_panel import DiagnosticsPanel
+from gradviz.qt.checks_matrix import contract_findings
 from gradviz.qt.engine_bridge import EngineBridge
 from gradviz.qt.file_watcher import FileWatcher
-from gradviz.qt.flow_view import FlowView
-from gradviz.qt.grid import GridView
-from gradviz.qt.log_panel import LogPanel
-from gradviz.qt.numbers_table import NumbersTable
-from gradviz.qt.op_tree import OpTree
-from gradviz.qt.pair_header import PairHeader
-from gradviz.qt.pair_numbers import PairNumbers
-from gradviz.qt.settings_panel import SettingsPanel
 from gradviz.qt.theme import FRAMEWORK_LABELS
+from gradviz.qt.window_layout import build_layout
 from gradviz.qt.window_menus import RecentFiles, build_menus, hook_exports
 from gradviz.qt.worker_status import WorkerLabels
 
@@ -57,6 +49,7 @@ class MainWindow(QMainWindow):
         self.bridge = EngineBridge(engine, frameworks, self)
         self._build()
         self._connect()
+        self._settings_changed()
         self.tree.refresh()
         self.resize(1500, 950)
         geo = self.qs.value("window/geometry")
@@ -68,47 +61,7 @@ class MainWindow(QMainWindow):
 
     # --- layout --------------------------------------------------------------------------------
     def _build(self) -> None:
-        self.tree = OpTree(self.state)
-        self.settings_panel = SettingsPanel(self.qs, self.bridge.frameworks)
-        left = QSplitter(Qt.Vertical)
-        left.addWidget(self.tree)
-        left.addWidget(self.settings_panel)
-        left.setSizes([520, 380])
-        self.grid = GridView()
-        self.numbers = NumbersTable()
-        self.pair_numbers = PairNumbers(self.numbers, self)
-        self.diagnostics = DiagnosticsPanel()
-        self.log = LogPanel()
-        self.checks_matrix = ChecksMatrix()
-        self.tabs = QTabWidget()
-        for widget, title in ((self.numbers, "Numbers"), (self.diagnostics, "Diagnostics"),
-                              (self.checks_matrix, "Checks"), (self.log, "Log")):
-            self.tabs.addTab(widget, title)
-        self.pair_label = PairHeader(self.state)
-        center = QWidget()
-        cl = QVBoxLayout(center)
-        cl.setContentsMargins(0, 0, 0, 0)
-        cl.setSpacing(0)
-        cl.addWidget(self.pair_label)
-        # a stack run shows its flow chart above the per-tensor grid
-        self.flow_view = FlowView()
-        self.flow_view.hide()
-        self.flow_split = QSplitter(Qt.Vertical)
-        self.flow_split.addWidget(self.flow_view)
-        self.flow_split.addWidget(self.grid)
-        self.flow_split.setStretchFactor(1, 1)
-        self.flow_split.setSizes([330, 400])
-        cl.addWidget(self.flow_split, 1)
-        middle = QSplitter(Qt.Vertical)
-        middle.addWidget(center)
-        middle.addWidget(self.tabs)
-        middle.setSizes([640, 260])
-        main = QSplitter(Qt.Horizontal)
-        main.addWidget(left)
-        main.addWidget(middle)
-        main.setSizes([380, 1120])
-        main.setStretchFactor(1, 1)
-        self.setCentralWidget(main)
+        build_layout(self)
         build_menus(self)
         self.recent = RecentFiles(self.qs, self.recent_menu, self.open_files)
         hook_exports(self)
@@ -145,6 +98,10 @@ class MainWindow(QMainWindow):
         s.subscribe("checks", self._show_checks)
         self.tree.pairSelected.connect(self.show_pair)
         self.tree.runRequested.connect(lambda keys: self.run(keys))
+        self.tree.removeRequested.connect(self.remove_file)
+        self.op_filter.textChanged.connect(self.tree.set_filter)
+        self.settings_panel.changed.connect(self._settings_changed)
+        s.subscribe("stale", self.tree.show_marks)
         self.grid.tensorClicked.connect(self._tensor_clicked)
         self.numbers.tensorSelected.connect(self.grid.highlight)
         self.diagnostics.problemSelected.connect(self._problem_selected)
@@ -226,6 +183,14 @@ class MainWindow(QMainWindow):
             self.runDone.emit([])
         self.show_pair(self.tree.current_pair())
 
+    def remove_file(self, path: str) -> None:
+        """Take a file off the list: its ops, results, diagnostics and watch go with it."""
+        self.state.remove_file(path)
+        self.watcher.unwatch(path)
+        self.diagnostics.clear_file(os.path.abspath(path))
+        self.summary.setText(f"removed {os.path.basename(path)}")
+        self.refresh_view()
+
     def _files_shown(self) -> None:
         self.tree.refresh()
 
@@ -239,11 +204,16 @@ class MainWindow(QMainWindow):
         self.watcher.enabled = on
 
     def dragEnterEvent(self, ev):
-        if any(u.isLocalFile() and u.toLocalFile().endswith(".py") for u in ev.mimeData().urls()):
+        if any(u.isLocalFile() and (u.toLocalFile().endswith(".py") or os.path.isdir(u.toLocalFile()))
+               for u in ev.mimeData().urls()):
             ev.acceptProposedAction()
 
     def dropEvent(self, ev):
-        paths = [u.toLocalFile() for u in ev.mimeData().urls() if u.isLocalFile() and u.toLocalFile().endswith(".py")]
+        """Dropped .py files, and the .py files of dropped folders (app.op_files)."""
+        from gradviz.app.op_files import op_files
+        paths, note = op_files(u.toLocalFile() for u in ev.mimeData().urls() if u.isLocalFile())
+        if note:
+            self._note("open", note)
         if paths:
             self.open_files(paths)
             ev.acceptProposedAction()
@@ -299,6 +269,20 @@ class MainWindow(QMainWindow):
             return
         self.bridge.skip(keys)
         self.summary.setText("skipping " + ", ".join(f"{k[2]} ({k[0]})" for k in keys) + "…")
+
+    def _settings_changed(self) -> None:
+        """Tell the model what a run would use now: results made otherwise are marked stale."""
+        now = {}
+        for fw in self.bridge.frameworks:
+            try:
+                now[fw] = self.settings_panel.settings(fw)
+            except ValueError:
+                pass                            # not parseable yet: nothing to compare with
+        self.state.settings_changed(now)
+
+    def reset_settings(self) -> None:
+        self.settings_panel.reset_to_defaults()
+        self.summary.setText("run settings reset to their defaults")
 
     def _busy(self, busy: bool) -> None:
         self.act_run.setEnabled(not busy)

@@ -22,6 +22,7 @@ ROLE_KEY = Qt.UserRole + 1
 class OpTree(QTreeWidget):
     pairSelected = Signal(str)          # the pair name now shown
     runRequested = Signal(object)       # list of OpKey (context menu "Run only this")
+    removeRequested = Signal(str)       # a file (context menu "Remove from the list")
 
     def __init__(self, state: AppState, parent=None):
         super().__init__(parent)
@@ -43,6 +44,7 @@ class OpTree(QTreeWidget):
         self.itemChanged.connect(self._item_changed)
         self._items: dict[OpKey, QTreeWidgetItem] = {}
         self._filling = False
+        self._filter = ""
 
     # --- what the window asks ------------------------------------------------------------------
     def current_pair(self) -> Optional[str]:
@@ -60,7 +62,8 @@ class OpTree(QTreeWidget):
         """Paint an op's mark again, and its file's (the worst of the file's ops)."""
         item = self._items.get(key)
         if item is not None:
-            self._paint_mark(item, self.state.op_mark(key), self._op_tip(key))
+            self._paint_mark(item, self.state.op_mark(key), self._op_tip(key),
+                             self.state.is_stale(key))
             if item.parent() is not None:
                 self._paint_file(item.parent(), key[1])
 
@@ -73,6 +76,32 @@ class OpTree(QTreeWidget):
             return ("", "", "")
         return (item.text(COL_STATE), item.foreground(COL_STATE).color().name(),
                 item.toolTip(COL_STATE))
+
+    def set_filter(self, text: str) -> None:
+        """Show only ops whose name, pair or file contains `text` (any case), and their files."""
+        self._filter = text.strip().lower()
+        self._apply_filter()
+
+    def visible_keys(self) -> list[OpKey]:
+        return [k for k, item in self._items.items() if not item.isHidden()]
+
+    def _apply_filter(self) -> None:
+        want = self._filter
+        for i in range(self.topLevelItemCount()):
+            top = self.topLevelItem(i)
+            file_hit = want in os.path.basename(top.toolTip(COL_NAME)).lower()
+            shown = 0
+            for j in range(top.childCount()):
+                child = top.child(j)
+                key = child.data(COL_NAME, ROLE_KEY)
+                if not key:
+                    continue                     # a load error's line goes with its file
+                key = tuple(key)
+                hit = not want or file_hit or any(
+                    want in s.lower() for s in (key[2], self.loaded.pair_name(key)))
+                child.setHidden(not hit)
+                shown += hit
+            top.setHidden(bool(want) and not file_hit and not shown)
 
     def pair_with(self, a: OpKey, b: OpKey) -> None:
         """Show two ops of different frameworks as one op (names differ in the files)."""
@@ -112,6 +141,7 @@ class OpTree(QTreeWidget):
                     top.addChild(self._op_item(key, bold))
             self._paint_file(top, f)
             top.setExpanded(True)
+        self._apply_filter()
         self._filling = False
         if current:
             self.select_pair(current)
@@ -130,11 +160,20 @@ class OpTree(QTreeWidget):
         item.setToolTip(COL_WHERE, op.where)
         item.setForeground(COL_FW, QBrush(QColor(FRAMEWORK_COLORS.get(op.framework, "#333"))))
         item.setFont(COL_FW, bold)
-        self._paint_mark(item, self.state.op_mark(key), self._op_tip(key))
+        self._paint_mark(item, self.state.op_mark(key), self._op_tip(key), self.state.is_stale(key))
         self._items[key] = item
         return item
 
+    def show_marks(self) -> None:
+        """Paint every op's and file's mark again (the settings changed: stale marks)."""
+        for key in self._items:
+            self.show_progress(key)
+
     def _op_tip(self, key: OpKey) -> str:
+        stale = "\nstale: the settings changed since this run" if self.state.is_stale(key) else ""
+        return self._verdict_tip(key) + stale
+
+    def _verdict_tip(self, key: OpKey) -> str:
         mark = self.state.op_mark(key)
         held = self.state.results.get(key)
         if held is None or held.comparison is None or mark in ("queued", "running"):
@@ -147,9 +186,9 @@ class OpTree(QTreeWidget):
         self._paint_mark(item, mark, f"worst of its ops: {mark}" if mark else "")
 
     @staticmethod
-    def _paint_mark(item: QTreeWidgetItem, mark: str, tip: str) -> None:
+    def _paint_mark(item: QTreeWidgetItem, mark: str, tip: str, stale: bool = False) -> None:
         glyph, color = OP_MARKS.get(mark, ("", "#666666"))
-        item.setText(COL_STATE, glyph)
+        item.setText(COL_STATE, glyph + ("*" if stale and glyph else ""))
         item.setToolTip(COL_STATE, tip)
         item.setForeground(COL_STATE, QBrush(QColor(color)))
 
@@ -167,6 +206,12 @@ class OpTree(QTreeWidget):
     def _menu(self, pos) -> None:
         item = self.itemAt(pos)
         key = item.data(COL_NAME, ROLE_KEY) if item is not None else None
+        if item is not None and item.parent() is None:        # a file
+            path = item.toolTip(COL_NAME)
+            menu = QMenu(self)
+            menu.addAction("Remove from the list", lambda: self.removeRequested.emit(path))
+            menu.exec(self.viewport().mapToGlobal(pos))
+            return
         if not key:
             return
         key = tuple(key)

@@ -23,6 +23,7 @@ class PairHeader(QLabel):
         self._tick.setInterval(500)
         self._tick.timeout.connect(self._draw)
         state.subscribe("progress", self._progress)
+        state.subscribe("stale", self._draw)
 
     def show_pair(self, pair: Optional[str]) -> None:
         self.pair = pair
@@ -51,7 +52,11 @@ class PairHeader(QLabel):
             elif st == QUEUED:
                 text += " <span style='color:#666'>queued</span>"
             parts.append(text)
-        self.setText(f"<b>{self.pair}</b> &nbsp; " + " · ".join(parts))
+        stale = any(self.state.is_stale((fw, op.file, op.qualname))
+                    for fw, op in self.state.loaded.pairs().get(self.pair, {}).items())
+        note = (" &nbsp; <span style='color:#a3560d'>stale: the settings changed since this run"
+                "</span>" if stale and not running else "")
+        self.setText(f"<b>{self.pair}</b> &nbsp; " + " · ".join(parts) + note)
         if running:
             self._tick.start()
         else:

@@ -8,7 +8,7 @@ import math
 
 from typing import Optional
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGridLayout,
                                QHBoxLayout,
@@ -41,6 +41,7 @@ DEFAULT_RANGE = "-3,3"     # as --range's default
 
 
 class SettingsPanel(QWidget):
+    changed = Signal()          # the user changed a setting (the window marks older runs stale)
 
     def __init__(self, qsettings: QSettings, frameworks=FRAMEWORKS, parent=None):
         super().__init__(parent)
@@ -198,6 +199,15 @@ class SettingsPanel(QWidget):
             box.setCurrentIndex(box.findData(dev))
         self._loading = False
 
+    def reset_to_defaults(self) -> None:
+        """Every run setting back to its default (what a fresh install starts with): a float64,
+        random-upstream or numeric-off choice persists across launches unnoticed otherwise."""
+        for key in self.qs.allKeys():
+            if key.startswith("run/") and key != "run/watch":   # watching is a menu's, not a run's
+                self.qs.remove(key)
+        self.load()
+        self._changed()
+
     def _number(self, key: str, default, kind, box):
         """The saved number at `key` when it is one the spin box can show, else `default` (the
         key is then listed in self.fallbacks so the window can say so)."""
@@ -265,6 +275,7 @@ class SettingsPanel(QWidget):
         self.range.setStyleSheet("" if "range" not in problem else "background: #f7d0d0")
         if not self._loading:
             self.save()
+            self.changed.emit()
 
 
 def _int_or(value, default: int) -> int:

@@ -47,6 +47,8 @@ def build_menus(win) -> None:
         rm.addAction(a)
     rm.addSeparator()
     rm.addAction(win.act_watch)
+    win.act_reset_settings = rm.addAction("Reset settings to defaults", win.reset_settings)
+    win.act_reset_settings.setToolTip("every run setting back to what a fresh install uses")
     win.view_menu = menu.addMenu("&View")
     for view, label in VIEWS:
         win.view_menu.addAction(f"All rows: {label}", lambda v=view: win.set_all_views(v))

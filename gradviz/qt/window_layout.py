@@ -1,0 +1,71 @@
+"""Where the main window's parts sit: op list (filter box, tree) over the run settings on the
+left; the pair header, flow chart and grid in the middle over the Numbers / Diagnostics /
+Checks / Log tabs."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLineEdit, QSplitter, QTabWidget, QVBoxLayout, QWidget
+
+from gradviz.qt.checks_matrix import ChecksMatrix
+from gradviz.qt.diagnostics_panel import DiagnosticsPanel
+from gradviz.qt.flow_view import FlowView
+from gradviz.qt.grid import GridView
+from gradviz.qt.log_panel import LogPanel
+from gradviz.qt.numbers_table import NumbersTable
+from gradviz.qt.op_tree import OpTree
+from gradviz.qt.pair_header import PairHeader
+from gradviz.qt.pair_numbers import PairNumbers
+from gradviz.qt.settings_panel import SettingsPanel
+
+
+def build_layout(win) -> None:
+    """Create the widgets of MainWindow `win` (win.tree, win.grid, win.tabs, ...) and lay them out."""
+    win.tree = OpTree(win.state)
+    win.op_filter = QLineEdit()
+    win.op_filter.setPlaceholderText("filter ops by name or file…")
+    win.op_filter.setClearButtonEnabled(True)
+    ops = QWidget()
+    ol = QVBoxLayout(ops)
+    ol.setContentsMargins(0, 0, 0, 0)
+    ol.addWidget(win.op_filter)
+    ol.addWidget(win.tree, 1)
+    win.settings_panel = SettingsPanel(win.qs, win.bridge.frameworks)
+    left = QSplitter(Qt.Vertical)
+    left.addWidget(ops)
+    left.addWidget(win.settings_panel)
+    left.setSizes([520, 380])
+    win.grid = GridView()
+    win.numbers = NumbersTable()
+    win.pair_numbers = PairNumbers(win.numbers, win)
+    win.diagnostics = DiagnosticsPanel()
+    win.log = LogPanel()
+    win.checks_matrix = ChecksMatrix()
+    win.tabs = QTabWidget()
+    for widget, title in ((win.numbers, "Numbers"), (win.diagnostics, "Diagnostics"),
+                          (win.checks_matrix, "Checks"), (win.log, "Log")):
+        win.tabs.addTab(widget, title)
+    win.pair_label = PairHeader(win.state)
+    center = QWidget()
+    cl = QVBoxLayout(center)
+    cl.setContentsMargins(0, 0, 0, 0)
+    cl.setSpacing(0)
+    cl.addWidget(win.pair_label)
+    # a stack run shows its flow chart above the per-tensor grid
+    win.flow_view = FlowView()
+    win.flow_view.hide()
+    win.flow_split = QSplitter(Qt.Vertical)
+    win.flow_split.addWidget(win.flow_view)
+    win.flow_split.addWidget(win.grid)
+    win.flow_split.setStretchFactor(1, 1)
+    win.flow_split.setSizes([330, 400])
+    cl.addWidget(win.flow_split, 1)
+    middle = QSplitter(Qt.Vertical)
+    middle.addWidget(center)
+    middle.addWidget(win.tabs)
+    middle.setSizes([640, 260])
+    main = QSplitter(Qt.Horizontal)
+    main.addWidget(left)
+    main.addWidget(middle)
+    main.setSizes([380, 1120])
+    main.setStretchFactor(1, 1)
+    win.setCentralWidget(main)
