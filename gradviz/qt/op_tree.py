@@ -1,6 +1,7 @@
 """The op browser, a view of the app state's loaded files (gradviz.app.loaded): files, their
 ops with framework badges and file:line, a check box per op (what Run runs), a mark per op and
-per file (queued, running, then the worst verdict, icon and colour), and hand-made torch<->tf pairs. Selecting any op shows its pair in the grid.
+per file (queued, running, then the worst verdict, icon and colour; * when stale), a filter, and
+hand-made torch<->tf pairs. Selecting any op shows its pair in the grid.
 """
 from __future__ import annotations
 
