@@ -56,6 +56,8 @@ def test_running_op_shows_elapsed_and_skip_goes_on_with_the_queue(qtbot, engine,
         pattern = r"running (\d+\.\d) s / 90 s timeout"
         qtbot.waitUntil(lambda: bool(re.search(pattern, win.pair_label.text())), timeout=RUN_TIMEOUT_MS)
         first = float(re.search(pattern, win.pair_label.text()).group(1))
+        # the grid says it is running, not "not run yet"
+        assert win.grid.message() == "Hangs: running… (elapsed and timeout above)"
         qtbot.waitUntil(lambda: float(re.search(pattern, win.pair_label.text()).group(1)) > first,
                         timeout=RUN_TIMEOUT_MS)
         win.act_skip.trigger()
@@ -70,3 +72,4 @@ def test_running_op_shows_elapsed_and_skip_goes_on_with_the_queue(qtbot, engine,
     assert win.state.op_mark(right) == "match"
     assert "1 cancelled" in win.summary.text() and "failed" not in win.summary.text()
     assert "running" not in win.pair_label.text() and not win.act_skip.isEnabled()
+    assert "running" not in win.grid.message()

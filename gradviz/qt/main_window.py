@@ -94,6 +94,7 @@ class MainWindow(QMainWindow):
             "error", "gradviz", "internal error: " + msg.splitlines()[0], detail=msg))
         s.subscribe("files", self._files_shown)
         s.subscribe("progress", self.tree.show_progress)
+        s.subscribe("progress", self._progress)
         s.subscribe("result", self._show_result)
         s.subscribe("checks", self._show_checks)
         self.tree.pairSelected.connect(self.show_pair)
@@ -311,6 +312,13 @@ class MainWindow(QMainWindow):
         else:
             self._grid_timer.start()
 
+    def _progress(self, key) -> None:
+        """An op of the shown pair started or ended with nothing drawn yet: say so in the grid."""
+        pair = self.tree.current_pair()
+        if pair is not None and self.state.loaded.pair_name(key) == pair and \
+                not self.state.pair_analyses(pair):
+            self.show_pair(pair)
+
     def _show_checks(self, key, res) -> None:
         """An op's contract checks, after every plain result of the batch is in."""
         label = f"{res.name} ({res.framework})"
@@ -358,9 +366,13 @@ class MainWindow(QMainWindow):
         self.pair_label.show_pair(pair)
         self.flow_view.set_figure(build_flow_figure(list(results.values()), pair)
                                   if is_stack(list(results.values())) else None)
-        if not self.grid.set_data(pair, results, modes, comps, series=series):
-            return                              # the same results as shown: nothing to redo
-        self.pair_numbers.show(pair, tuple(results.values()), comps, modes)
+        drawn = self.grid.set_data(pair, results, modes, comps, series=series)
+        states = {self.state.progress.states.get(k) for k in self.state.loaded.keys_of(pair)}
+        if not results and states & {"queued", "running"}:   # not "not run yet": it is on its way
+            self.grid.show_message(f"{pair}: " + ("running… (elapsed and timeout above)"
+                                                  if "running" in states else "queued…"))
+        if drawn:                               # else the same results as shown: nothing to redo
+            self.pair_numbers.show(pair, tuple(results.values()), comps, modes)
 
     def refresh_view(self) -> None:
         self.show_pair(self.tree.current_pair())

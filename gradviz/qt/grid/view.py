@@ -87,6 +87,10 @@ class GridView(QScrollArea):
         self._placeholder.show()
         self._lay.addWidget(self._placeholder, 1)
 
+    def message(self) -> str:
+        """The message shown instead of rows, "" when rows are shown."""
+        return "" if self._placeholder.isHidden() else self._placeholder.text()
+
     def set_data(self, pair: str, results: dict[str, RunResult], modes=MODES, comparisons=None,
                  series=None) -> bool:
         """Show `results`; `series` ({fw: {(tensor, mode): Series}}) are values curves already
