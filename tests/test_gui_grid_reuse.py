@@ -133,3 +133,16 @@ def test_partial_result_shows_numeric_computing_then_fills_it(grid):
     numeric = _cell(grid, "x", "torch", "numeric")
     assert numeric.has_data and numeric.message == ""
     np.testing.assert_array_equal(numeric.data["y"], np.zeros(200))
+
+
+def test_a_run_that_failed_before_its_op_was_found_shares_the_rows(grid):
+    """torch failed while loading (no OpInfo), tf ran: one set of rows, torch's cells say why."""
+    from gradviz.model import ErrorInfo
+    tf = ste_result("tf")
+    failed = replace(ste_result("torch"), op=None, status="error", tensors=(),
+                     error=ErrorInfo("ImportError", "no module named foo", "/work/ops/a.py:3"))
+    grid.set_data("round_ste", {"torch": failed, "tf": tf}, MODES)
+    assert list(grid.rows) == ["x", "out"]
+    cells = {(c.framework, c.mode): c for c in grid.rows["x"].cells}
+    assert cells[("tf", "custom")].has_data
+    assert cells[("torch", "custom")].message.startswith("run failed: ImportError")

@@ -264,9 +264,12 @@ def _ordered(results: dict) -> list[str]:
 
 
 def _named(r: RunResult, pair: str) -> RunResult:
-    """The result under the pair's name: the window pairs torch and tf ops under one name."""
-    if r.op is None or r.op.name == pair:
+    """The result under the pair's name: the window pairs torch and tf ops under one name (a
+    run that failed before its op was found is named by its request)."""
+    if r.name == pair:
         return r
+    if r.op is None:
+        return replace(r, request=replace(r.request, qualname=pair))
     return replace(r, op=replace(r.op, name=pair))
 
 
