@@ -1,5 +1,5 @@
 """Drawing one panel of the figure description on a cell's pyqtgraph plot, per view kind.
-The exporters draw the same panels with QPainter (gradviz/qt/export/painter.py)."""
+The exporters draw the same panels with QPainter (gradviz/qt/export/grid_painter.py)."""
 from __future__ import annotations
 
 import numpy as np
