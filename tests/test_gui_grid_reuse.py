@@ -146,3 +146,18 @@ def test_a_run_that_failed_before_its_op_was_found_shares_the_rows(grid):
     cells = {(c.framework, c.mode): c for c in grid.rows["x"].cells}
     assert cells[("tf", "custom")].has_data
     assert cells[("torch", "custom")].message.startswith("run failed: ImportError")
+
+
+def test_numeric_arriving_gets_the_rows_range(grid):
+    """The numeric cells, notes while numeric computed, join the row's links with its range even
+    when the row's range does not change (a constant row: no range signal to follow)."""
+    full = {fw: ste_result(fw) for fw in ("torch", "tf")}
+    partial = {fw: replace(r, partial=True, tensors=tuple(
+        replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"}) for t in r.tensors))
+        for fw, r in full.items()}
+    grid.set_data("round_ste", partial, MODES)
+    grid.set_data("round_ste", full, MODES)
+    ranges = {(c.framework, c.mode): tuple(c.plot.vb.viewRange()[1]) for c in grid.rows["out"].cells}
+    assert len(ranges) == 6, ranges
+    for key, r in ranges.items():
+        assert r == pytest.approx((0.9, 1.1)), (key, r)

@@ -36,12 +36,14 @@ def link(cells: list[Cell]) -> None:
         sync_y(slots)
         first.linked = ids
         first.ranges = None
-    if first.ranges == (xr, yr) and _shows(first, xr, yr):
+    if first.ranges == (xr, yr) and _shows(first, xr, yr) and all(_shows(s, None, yr) for s in slots):
         return                                  # the same row as drawn: no re-ranging
     if xr is not None:
         first.item.setXRange(*xr, padding=0)
     if yr is not None:
-        first.item.setYRange(*yr, padding=0)
+        # on each: a range equal to the first's current one emits no change to follow
+        for s in slots:
+            s.item.setYRange(*yr, padding=0)
     first.ranges = (xr, yr)
 
 
