@@ -15,9 +15,15 @@ from gradviz.plots import series as S
 from gradviz.plots.palette import FRAMEWORK_DASH, mode_color
 
 VIEWS = ("values", "histogram", "scatter", "difference", "heatmap", "vs_input")
-VIEW_NAMES = {"values": "values by index", "histogram": "histogram", "scatter": "custom vs other mode",
-              "difference": "difference", "heatmap": "heatmap (2-D)",
-              "vs_input": "gradient vs input"}
+VIEW_NAMES = {"values": "values", "histogram": "histogram", "scatter": "scatter",
+              "difference": "difference", "heatmap": "heatmap", "vs_input": "vs input"}
+# What each view shows, for tooltips and menus.
+VIEW_HELP = {"values": "each gradient element by index (min/max per bucket when large)",
+             "histogram": "distribution of the gradient, bins shared across the row",
+             "scatter": "custom against default and against numeric, element by element",
+             "difference": "custom − default and custom − numeric, element by element",
+             "heatmap": "a 2-D tensor's gradient as colours (largest |value| per block when large)",
+             "vs_input": "each gradient element against the input value at that element (dots)"}
 # Scatter and difference panels compare two modes: (y mode, x mode) / (minuend, subtrahend).
 SCATTER_PAIRS = (("custom", "default"), ("custom", "numeric"))
 PAIR_VIEWS = ("scatter", "difference")

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gradviz.plots.description import VIEW_NAMES, Row
+from gradviz.plots.description import VIEW_HELP, VIEW_NAMES, Row
 from gradviz.plots.palette import VERDICT_TEXT, VERDICT_TINT
 from gradviz.qt.grid.cell import Cell, CellPlot, new_plot_item
 
@@ -122,8 +122,9 @@ class TensorRow(QFrame):
     def set_views(self, views: list[str], current: str) -> None:
         self.view_box.blockSignals(True)
         self.view_box.clear()
-        for v in views:
+        for i, v in enumerate(views):
             self.view_box.addItem(VIEW_NAMES[v], v)
+            self.view_box.setItemData(i, VIEW_HELP[v], Qt.ItemDataRole.ToolTipRole)
         i = self.view_box.findData(current)
         self.view_box.setCurrentIndex(i if i >= 0 else 0)
         self.view_box.blockSignals(False)
