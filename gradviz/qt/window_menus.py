@@ -7,7 +7,9 @@ from PySide6.QtWidgets import QToolBar
 
 RECENT_MAX = 10
 VIEWS = (("values", "Values by index"), ("histogram", "Histograms"),
-         ("scatter", "Custom vs default"), ("vs_input", "Gradient vs input"))
+         ("scatter", "Custom vs default and vs numeric"),
+         ("difference", "Difference (custom − default, custom − numeric)"),
+         ("vs_input", "Gradient vs input"))
 
 
 def build_menus(win) -> None:
