@@ -157,8 +157,8 @@ def test_long_notes_wrap_inside_their_plot_and_keep_every_word(qtbot):
     broken = replace(ste_result("torch", n=1_000_000),
                      mode_errors={"custom": ErrorInfo("RuntimeError", long, "/work/ops/my_op.py:42")})
     t_x, t_out = broken.tensors
-    broken = replace(broken, tensors=tuple(replace(t, grads={m: g for m, g in t.grads.items() if m != "custom"})
-                                           for t in (t_x, t_out)))
+    broken = replace(broken, tensors=tuple(
+        replace(t, grads={m: g for m, g in t.grads.items() if m != "custom"}) for t in (t_x, t_out)))
     grid.set_data("round_ste", {"torch": broken}, MODES)
     QApplication.processEvents()
     cell = _cells(grid, "x")[("torch", "custom")]

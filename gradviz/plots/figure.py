@@ -213,15 +213,16 @@ def subtitle(results: Sequence[RunResult]) -> str:
 def legend_for(columns: Sequence[Column], view: str) -> tuple[LegendEntry, ...]:
     if view == "difference":
         pairs = dict.fromkeys(c.mode for c in columns)
-        return tuple(LegendEntry(m.replace(MINUS, f" {MINUS} "), MODE_COLORS.get(m.split(MINUS)[1], OTHER_COLOR))
-                     for m in pairs)
+        return tuple(LegendEntry(m.replace(MINUS, f" {MINUS} "),
+                                 MODE_COLORS.get(m.split(MINUS)[1], OTHER_COLOR)) for m in pairs)
     modes = list(dict.fromkeys(c.mode.split("~")[0] for c in columns))
     fws = list(dict.fromkeys(c.framework for c in columns))
     marker = "dot" if view in ("scatter", "vs_input") else "line"
     out = [LegendEntry(m if view != "scatter" else f"{m} (y) vs other mode (x)",
                        MODE_COLORS.get(m, OTHER_COLOR), marker=marker) for m in modes]
     if view == "values":
-        out += [LegendEntry(FRAMEWORK_LABEL.get(f, f), "#333333", FRAMEWORK_DASH.get(f, "solid")) for f in fws]
+        out += [LegendEntry(FRAMEWORK_LABEL.get(f, f), "#333333", FRAMEWORK_DASH.get(f, "solid"))
+                for f in fws]
     return tuple(out)
 
 

@@ -45,7 +45,8 @@ def missing_note(r: Optional[RunResult], t: Optional[TensorResult], mode: str, t
         return f"{mode} raised {r.mode_errors[mode].one_line()}"
     if r.status != "ok" and r.error is not None:
         if mode == "numeric":           # numeric needs no backward: never another pass's error
-            return f"numeric not computed: the run stopped at an error ({r.error.type}, shown in custom/default)"
+            return (f"numeric not computed: the run stopped at an error ({r.error.type}, "
+                    "shown in custom/default)")
         return f"run failed: {r.error.one_line()}"
     if r.partial and mode == "numeric":
         return COMPUTING
@@ -183,8 +184,9 @@ def link_row(panels: list[Panel], view: str) -> list[Panel]:
     """One value range for the whole row (and the scatter's x = y range), so equal things look
     equal; projection panels have their own axes (g·v per direction)."""
     if view in ("values", "vs_input", "difference"):
-        ys = S.finite_range([p.series.y for p in panels if p.series is not None] +
-                            [np.zeros(1) for p in panels if p.series is not None and p.series.nonfinite.total])
+        drawn = [p.series for p in panels if p.series is not None]
+        # non-finite markers sit at y = 0
+        ys = S.finite_range([s.y for s in drawn] + [np.zeros(1) for s in drawn if s.nonfinite.total])
         yr = S.padded_range(*ys) if ys else (-1.0, 1.0)
         xr = None
         if view == "vs_input":
