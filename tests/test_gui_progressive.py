@@ -1,5 +1,6 @@
-"""Results reach the window prepared off the GUI thread; with the engine's on_partial, custom and
-default show at once and the numeric column fills in when it arrives. Trap examples menu."""
+"""Results reach the window analysed off the GUI thread, each once; with the engine's on_partial,
+custom and default show at once and the numeric column fills in when it arrives. Trap examples
+menu."""
 import threading
 from dataclasses import replace
 

@@ -247,7 +247,7 @@ def test_bridge_analyzes_partials_together_and_each_before_its_full_result(qtbot
 
     def analyze(res):
         if res.partial:
-            both_in.wait()                   # returns only when the other partial is being prepared too
+            both_in.wait()                   # returns only when the other partial is being analysed too
         return real(res)
     monkeypatch.setattr(analysis_mod, "analyze", analyze)
     bridge = EngineBridge(PairEngine())
