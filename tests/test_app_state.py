@@ -255,3 +255,16 @@ def test_in_flight_is_the_op_each_worker_has_now(tmp_path):
     # back from its first pass: still "running" (numeric to come) but no worker has it now
     assert state.progress.states[torch_key] == "running" and state.in_flight() == [tf_key]
     assert state.progress.elapsed(torch_key) is not None
+
+
+def test_a_previous_runs_result_does_not_put_a_pair_in_step(tmp_path):
+    state, path = _state_with_ste(tmp_path)
+    keys = [("torch", path, "RoundSTE"), ("tf", path, "RoundSTE")]
+    for seed in (0, 1):                              # two runs of the same pair
+        state.run_started(state.requests(keys, lambda fw: RunSettings(seed=seed)))
+        state.arrived(analyze(_as_run(ste_result("torch", seed=seed), path, seed=seed)))
+        # tf's result of the run before is stored, but this batch has none from tf yet
+        assert not state.pair_in_step("round_ste")
+        state.arrived(analyze(_as_run(ste_result("tf", seed=seed), path, seed=seed)))
+        assert state.pair_in_step("round_ste")
+        state.run_finished([])

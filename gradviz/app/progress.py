@@ -20,12 +20,14 @@ class RunProgress:
         self.states: dict[tuple, str] = {}           # every op ever run: its latest state
         self.started_at: dict[tuple, float] = {}     # time.monotonic() its run began
         self.in_flight: dict[str, tuple] = {}        # framework -> the op its worker runs now
+        self.stage: dict[tuple, str] = {}            # "partial" / "final": what came back in this batch
         self._done: set = set()
 
     def begin(self, keys) -> None:
         self.keys = list(keys)
         self._done = set()
         self.in_flight = {}
+        self.stage = {}
         for k in self.keys:
             self.states[k] = QUEUED
             self.started_at.pop(k, None)
@@ -39,8 +41,9 @@ class RunProgress:
         else:
             self.started_at.setdefault(key, time.monotonic())
 
-    def returned(self, key) -> None:
+    def returned(self, key, stage: str) -> None:
         """Its worker gave a result (partial or final): it is no longer in flight."""
+        self.stage[key] = stage
         if self.in_flight.get(key[0]) == key:
             del self.in_flight[key[0]]
 

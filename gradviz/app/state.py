@@ -20,7 +20,7 @@ from gradviz.app.analysis import Analysis
 from gradviz.app.loaded import LoadedFiles
 from gradviz.app.observers import Observers
 from gradviz.app.progress import CANCELLED, ERROR, OK, QUEUED, RUNNING, RunProgress, final_state
-from gradviz.app.results import PARTIAL, Results, request_key
+from gradviz.app.results import FINAL, PARTIAL, Results, request_key
 from gradviz.compare import VERDICTS
 from gradviz.model import RunRequest, RunResult, RunSettings
 
@@ -106,7 +106,7 @@ class AppState:
         """A result, analysed: stored, and its op's progress moves on (a partial one keeps
         running: its numeric pass is still going)."""
         key = self.results.put(analysis)
-        self.progress.returned(key)
+        self.progress.returned(key, PARTIAL if analysis.result.partial else FINAL)
         if analysis.result.partial:
             self.progress.running(key)
         else:
@@ -183,10 +183,12 @@ class AppState:
                 if pair is None or self.loaded.pair_name(k) == pair]
 
     def pair_in_step(self, pair: str) -> bool:
-        """Whether every op of `pair` in the running batch has a result at the same stage (both
-        partial or both final): then they can be drawn together at once."""
+        """Whether every op of `pair` in the running batch has a result of this batch at the
+        same stage (both partial or both final): then they can be drawn together at once. An
+        op whose result has not come back yet is not in step (its previous run's result does
+        not count): the window waits a moment for it rather than drawing twice."""
         keys = [k for k in self.progress.keys if self.loaded.pair_name(k) == pair]
-        return len({self.results.stage(k) for k in keys}) <= 1
+        return len({self.progress.stage.get(k) for k in keys}) <= 1
 
     def summary(self, results: list[RunResult]) -> str:
         """One line for the status bar: tensors per verdict, failed and cancelled runs apart."""
@@ -206,4 +208,4 @@ class AppState:
         return text
 
 
-__all__ = ["AppState", "PARTIAL"]
+__all__ = ["AppState", "FINAL", "PARTIAL"]
