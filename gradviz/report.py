@@ -1,7 +1,8 @@
 """Reports on disk: JSON (DESIGN.md's shape, strict JSON), NPZ (every array), CSV (one tensor).
 
 Every write is atomic (gradviz.atomic_file, the writer figures use too): a temp file in the
-target folder, fsync, os.replace. A failed write leaves no file behind (neither partial target nor temp) and raises ReportError naming the path.
+target folder, fsync, os.replace. A failed write leaves no file behind (neither partial target
+nor temp) and raises ReportError naming the path.
 """
 from __future__ import annotations
 

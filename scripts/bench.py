@@ -22,6 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 CHILD = os.path.join(ROOT, "scripts", "bench_child.py")
 from bench_checks import bench_checks  # noqa: E402 - scripts/ is this script's own folder
+
 PLAIN = os.path.join(ROOT, "scripts", "bench_plain.py")
 EXAMPLES = [os.path.join(ROOT, "resources", "examples", f) for f in ("tutorial_torch.py", "tutorial_tf.py")]
 MIB = 1024 * 1024
@@ -171,7 +172,7 @@ def bench_numeric(env, reps, n=10**6):
         for fw, devices in devices_for(engine).items():
             f, q = qual[fw]
             for device in devices:
-                def req(modes):
+                def req(modes, f=f, q=q, fw=fw, device=device):  # bound now: called in this pass
                     return RunRequest(os.path.join(ROOT, "resources", "examples", f), q, fw,
                                       RunSettings(shape=(n,), modes=modes, device=device,
                                                   timeout=600))

@@ -69,8 +69,8 @@ def on_first_paint(win, then) -> None:
 
 
 def window_empty() -> None:
-    from PySide6.QtWidgets import QApplication, QMainWindow
     import pyqtgraph as pg
+    from PySide6.QtWidgets import QApplication, QMainWindow
     app = QApplication(sys.argv[:1])
     win = QMainWindow()
     win.setCentralWidget(pg.PlotWidget())
@@ -132,6 +132,7 @@ def gui_warm(sizes: list[str], reps: int) -> None:
     Without numeric mode there are no partial results and the two moments are the same. Plus the
     peak memory of the GUI process and of each worker."""
     from PySide6.QtWidgets import QApplication
+
     from gradviz.qt.main_window import MainWindow
     app = QApplication(sys.argv[:1])
     win = MainWindow(EXAMPLES)
@@ -227,6 +228,7 @@ def gui_warm(sizes: list[str], reps: int) -> None:
 # --- grid redraw and export (synthetic results: no framework needed) --------------------------
 def synthetic_results(n: int, tensors: int, modes=("default", "custom"), seed: int = 0):
     import numpy as np
+
     from gradviz.model import OpInfo, RunRequest, RunResult, RunSettings, TensorResult
     rng = np.random.default_rng(seed)
     settings = RunSettings(shape=(n,), modes=tuple(modes))
@@ -255,9 +257,11 @@ def redraw(reps: int) -> None:
     target: they are not the grid). Each repetition gets new result objects (alternating two data
     sets), as a re-run does; the first draw, which creates the plots, is reported apart."""
     from dataclasses import replace
+
     from PySide6.QtWidgets import QApplication
-    from gradviz.compare import parity
+
     from gradviz.app.analysis import analyze
+    from gradviz.compare import parity
     from gradviz.qt.grid import GridView
     from gradviz.qt.numbers_table import NumbersTable
     app = QApplication(sys.argv[:1])

@@ -58,6 +58,7 @@ for mode in ("default", "custom"):
     grads[("tf", mode)] = (gx.numpy(), gw.numpy())
 
 import matplotlib  # noqa: E402
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 

@@ -2,8 +2,10 @@
 from gradviz.compare import compare_result
 from gradviz.model import RunRequest, RunSettings
 
+DEFAULT_SETTINGS = RunSettings()   # frozen: one shared default is safe
 
-def run(engine, path, qualname, framework, settings=RunSettings()):
+
+def run(engine, path, qualname, framework, settings=DEFAULT_SETTINGS):
     """The op's result, which must have run."""
     [res] = engine.run([RunRequest(str(path), qualname, framework, settings)])
     assert res.status == "ok", res.error

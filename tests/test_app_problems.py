@@ -3,10 +3,11 @@ naming them; an exception a diagnostic rewrote is that diagnostic, the exception
 detail. Real runs of the trap examples through the session engine; no display."""
 from dataclasses import replace
 
+from samples import ste_result
+
 from gradviz.app.analysis import analyze
 from gradviz.app.problems import problems
 from gradviz.model import ErrorInfo, RunRequest, RunSettings
-from samples import ste_result
 
 RAISES_SRC = '''
 import torch

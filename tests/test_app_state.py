@@ -7,13 +7,13 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from samples import ste_result
 
 from gradviz.app.analysis import analyze
 from gradviz.app.loaded import LoadedFiles
 from gradviz.app.state import AppState
 from gradviz.catalog import pair_ops
-from gradviz.model import ErrorInfo, FileCatalog, OpInfo, RunRequest, RunSettings, RunResult
-from samples import ste_result
+from gradviz.model import ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, RunSettings
 
 SCALE_SRC = '''
 import torch

@@ -5,11 +5,11 @@ import textwrap
 import uuid
 
 import numpy as np
+from op_runs import verdicts
 
 from gradviz.compare import compare_result
 from gradviz.diagnostics import diagnose
 from gradviz.model import RunRequest, RunSettings
-from op_runs import verdicts
 
 SETTINGS = RunSettings()          # custom, default and numeric
 

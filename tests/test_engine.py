@@ -252,6 +252,7 @@ def test_framework_messages_lose_colour_codes_and_node_names():
 
 def test_numeric_runs_at_background_priority_then_restores(monkeypatch):
     import os
+
     from gradviz.backends import runner
     seen = []
     monkeypatch.setattr(os, "setpriority", lambda which, who, prio: seen.append(prio))

@@ -1,14 +1,13 @@
 """The built-in examples say what gradviz reports (issue 13 item 9): each docstring that names a
 verdict names the one a real run gives, and the verdict follows DESIGN.md's invariants."""
-import inspect
 import re
 
 import numpy as np
 import pytest
+from op_runs import verdicts
 
 from gradviz.compare import compare_result
 from gradviz.model import RunRequest, RunSettings, TensorResult
-from op_runs import verdicts
 
 # (file, qualname, framework, tensor, verdict the docstring names)
 DOCUMENTED = [

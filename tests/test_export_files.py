@@ -165,7 +165,8 @@ def test_headless_without_app_or_platform_variable(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")}
     code = ("import sys; from samples import ste_result; "
             "from gradviz.qt.export import save_grid; "
-            "[save_grid([ste_result('torch', n=50)], sys.argv[1] + e, comparisons=None) for e in ('.png', '.svg', '.pdf')]")
+            "[save_grid([ste_result('torch', n=50)], sys.argv[1] + e, comparisons=None) "
+            "for e in ('.png', '.svg', '.pdf')]")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "g")], env=env, check=True, timeout=120,
                    cwd=os.path.dirname(os.path.abspath(__file__)))        # where samples.py is
     assert sorted(os.listdir(tmp_path)) == ["g.pdf", "g.png", "g.svg"]

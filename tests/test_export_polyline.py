@@ -45,8 +45,9 @@ def test_raster_painter_draws_in_pieces_and_vector_in_one(monkeypatch):
         p = QtGui.QPainter(img)
         painter = fp.Painter(p, raster=raster)
         real = p.drawPolyline
-        painter.p = type("Spy", (), {"drawPolyline": lambda self, poly: (calls.append(poly.size()), real(poly)),
-                                     "pen": lambda self: p.pen(), "setPen": lambda self, x: p.setPen(x)})()
+        painter.p = type("Spy", (), {
+            "drawPolyline": lambda self, poly, real=real: (calls.append(poly.size()), real(poly)),
+            "pen": lambda self, p=p: p.pen(), "setPen": lambda self, x, p=p: p.setPen(x)})()
         painter.polyline(np.arange(100.0), np.arange(100.0))
         p.end()
         assert len(calls) == expected

@@ -4,9 +4,9 @@ import os
 import stat
 
 import pytest
+from samples import ste_result
 
 from gradviz import report
-from samples import ste_result
 from gradviz.model import RunSettings
 
 

@@ -8,13 +8,13 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtGui import QImage  # noqa: E402
+from test_export_actions import FakeDialogs  # noqa: E402
+from test_gui import keys_of, make_window, run_keys, settings  # noqa: E402,F401
 
 from gradviz.plots.figure import MODE_COLORS  # noqa: E402
 from gradviz.plots.flow import build_flow_figure  # noqa: E402
 from gradviz.qt import export_actions as EA  # noqa: E402
 from gradviz.qt.export import render_flow_image  # noqa: E402
-from test_export_actions import FakeDialogs  # noqa: E402
-from test_gui import keys_of, make_window, run_keys, settings  # noqa: E402,F401
 
 pytestmark = pytest.mark.gui
 SVG_NS = "{http://www.w3.org/2000/svg}"

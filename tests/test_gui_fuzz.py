@@ -110,9 +110,9 @@ def test_switching_views_of_real_results_frees_no_plot_under_the_painter(qtbot, 
     """The crash reduced: real results of one pair, every row switched between views with 6, 2
     and 6 columns, painted after each switch. Plots a narrower view leaves out are kept for reuse;
     freeing them made Qt crash in the next paint (within ~40 switches with seed 0)."""
+    from gradviz.app.analysis import analyze
     from gradviz.catalog import pair_ops, requests_for, select
     from gradviz.model import FRAMEWORKS, MODES, RunSettings
-    from gradviz.app.analysis import analyze
     from gradviz.qt.grid import GridView
 
     catalogs = engine.load([str(examples_dir / "tutorial_torch.py"),

@@ -4,10 +4,10 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-
-from gradviz.model import MODES
-from gradviz.app.analysis import analyze, values_series
 from samples import ste_result
+
+from gradviz.app.analysis import analyze, values_series
+from gradviz.model import MODES
 
 pytest.importorskip("PySide6")
 

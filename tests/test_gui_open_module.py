@@ -8,9 +8,9 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QTimer, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication, QInputDialog  # noqa: E402
+from test_package_files import write_package  # noqa: E402
 
 from gradviz.qt.main_window import MainWindow  # noqa: E402
-from test_package_files import write_package  # noqa: E402
 
 pytestmark = pytest.mark.gui
 TIMEOUT_MS = 120_000

@@ -7,10 +7,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from PySide6.QtCore import QSettings
-
-from gradviz.model import FileCatalog, OpInfo, RunRequest
-from gradviz.app.analysis import Analysis
 from samples import ste_result
+
+from gradviz.app.analysis import Analysis
+from gradviz.model import FileCatalog, OpInfo, RunRequest
 
 TIMEOUT_MS = 10_000
 
@@ -111,6 +111,7 @@ def test_engine_without_on_partial_still_runs(qtbot, window):
 
 def test_trap_examples_menu_opens_the_traps_and_start_opens_tutorials_only(qtbot, window):
     import os
+
     from gradviz.catalog import builtin_examples, trap_examples
     tutorials = builtin_examples()
     assert tutorials and all(os.path.basename(f).startswith("tutorial") for f in tutorials)

@@ -7,10 +7,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from PySide6.QtCore import QSettings
+from samples import ste_result
 
 from gradviz.app.analysis import analyze
 from gradviz.model import MODES, FileCatalog, OpInfo, RunRequest, RunSettings
-from samples import ste_result
 
 TIMEOUT_MS = 20_000
 
@@ -205,6 +205,7 @@ def test_parity_worker_answers_only_the_newest_request(qtbot):
 def test_parity_cache_does_not_keep_old_results_alive(qtbot):
     import gc
     import weakref
+
     from gradviz.qt.parity_worker import ParityWorker
     worker = ParityWorker(lambda pair, results: [pair])
     res = (ste_result("torch"), ste_result("tf"))

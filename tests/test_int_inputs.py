@@ -2,12 +2,12 @@
 torch and TF, passed as they are, never differentiated nor perturbed, recorded as values."""
 import numpy as np
 import pytest
+from op_runs import run, verdicts
 
 from gradviz.backends.graphs import upstream_values
 from gradviz.compare import compare_result, parity, summary_counts
 from gradviz.model import RunRequest, RunSettings
 from gradviz.report import npz_arrays, read_npz, write_npz
-from op_runs import run, verdicts
 
 ROWS, CLASSES = 20, 10     # 200 elements of x: the numeric reference takes every element
 INPUTS = f"""{{"x": ({ROWS}, {CLASSES}), "target": {{"shape": ({ROWS},), "dtype": "int64",

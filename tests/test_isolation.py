@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gradviz.backends.user_code import locate_in_stack_dump
 from gradviz.model import RunRequest, RunSettings
+from gradviz.user_frames import locate_in_stack_dump
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = Path(__file__).resolve().parent / "corpus" / "broken"

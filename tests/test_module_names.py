@@ -7,8 +7,7 @@ import sys
 import pytest
 
 from gradviz.import_scan import frameworks_used
-from gradviz.module_files import (ModuleNameError, is_module_name, op_file, package_module,
-                                  resolve)
+from gradviz.module_files import ModuleNameError, is_module_name, op_file, package_module, resolve
 
 
 def make(root, files: dict):

@@ -1,11 +1,10 @@
 """Inputs real ops need (DESIGN.md "Op modules"): the inputs= dict with shape, range and dtype,
 constants from annotations, and --range for a whole run."""
 import numpy as np
+from op_runs import run
 
 from gradviz.compare import compare_result
 from gradviz.model import RunRequest, RunSettings
-from op_runs import run
-
 
 
 def test_inputs_dict_gives_shape_and_range(engine, write_module):

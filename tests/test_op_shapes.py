@@ -1,13 +1,11 @@
 """Ops shaped the way real code is: an input the output ignores (a `match`), outputs marked
 non-differentiable (out of the loss), and forwards that write their input in place."""
 import numpy as np
+from op_runs import run, verdicts
 
 from gradviz.compare import compare_result
 from gradviz.diagnostics import diagnose
 from gradviz.model import RunRequest, RunSettings
-from op_runs import run, verdicts
-
-
 
 
 def test_input_the_output_ignores_is_a_noted_match(engine, write_module):

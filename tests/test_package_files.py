@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from op_runs import run, verdicts
 
 from gradviz.model import RunSettings
-from op_runs import run, verdicts
 
 ROOT = Path(__file__).resolve().parent.parent
 

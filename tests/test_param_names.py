@@ -1,11 +1,11 @@
 """Layer parameters are named by attribute path in both frameworks (DESIGN.md), so an unnamed
 Keras weight is seeded and compared like its torch twin's `scale`."""
 import numpy as np
+from op_runs import run
 
 from gradviz.compare import compare_result
 from gradviz.diagnostics import diagnose
 from gradviz.model import RunSettings
-from op_runs import run
 
 SEED = RunSettings(graph="seed")
 

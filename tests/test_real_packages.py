@@ -10,11 +10,9 @@ import os
 
 import numpy as np
 import pytest
-
-from gradviz.model import RunSettings
 from op_runs import run, verdicts
 
-
+from gradviz.model import RunSettings
 
 
 def test_pytorch_revgrad_reverses_and_default_does_not(engine, write_module):

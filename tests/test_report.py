@@ -7,10 +7,24 @@ import pytest
 
 import gradviz
 from gradviz.compare import ParityRow, compare_result
-from gradviz.model import (ErrorInfo, NumericInfo, OpInfo, RunRequest, RunResult, RunSettings,
-                           TensorResult)
-from gradviz.report import (ReportError, read_csv, read_json, read_npz, write_csv, write_json,
-                            write_npz)
+from gradviz.model import (
+    ErrorInfo,
+    NumericInfo,
+    OpInfo,
+    RunRequest,
+    RunResult,
+    RunSettings,
+    TensorResult,
+)
+from gradviz.report import (
+    ReportError,
+    read_csv,
+    read_json,
+    read_npz,
+    write_csv,
+    write_json,
+    write_npz,
+)
 
 
 def make_results():

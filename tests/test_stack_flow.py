@@ -171,10 +171,11 @@ def test_cli_stack_run_prints_flow_and_writes_it_to_json(tmp_path, corpus_dir):
 
 def test_numeric_reference_does_the_flow_tensors_first(monkeypatch):
     """The stack graph's h{i} are done before its time budget can run out on the weights."""
+    import inspect
+
     from gradviz.backends import numeric
     from gradviz.backends.graphs import Graph, Leaf, plan_args
     from gradviz.backends.stack_graph import stack_graph
-    import inspect
 
     def op(x):
         return x

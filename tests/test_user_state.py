@@ -4,8 +4,8 @@ others; a compiled library's frame is never blamed as the user's."""
 import os
 import textwrap
 
-from gradviz.backends.user_code import is_user_frame
 from gradviz.model import RunRequest, RunSettings
+from gradviz.user_frames import is_user_frame
 
 CLOBBER = """\
     import os

@@ -66,6 +66,7 @@ def test_worker_output_is_kept_and_shown_in_the_log_panel(qtbot, engine, write_m
     ''')
     pytest.importorskip("pytestqt")
     from PySide6.QtCore import QSettings
+
     from gradviz.qt.main_window import MainWindow
     qs = QSettings(str(Path(path).parent / "gradviz.ini"), QSettings.IniFormat)
     qs.setValue("run/modes", "custom")

@@ -16,13 +16,18 @@ from gradviz.api import meta_of
 from gradviz.backends import numeric
 from gradviz.backends.checks import run_checks, skipped_all
 from gradviz.backends.checks.context import CheckContext
-from gradviz.backends.graphs import (GraphMismatch, build_graph, differentiable, param_values,
-                                     plan_args)
+from gradviz.backends.graphs import (
+    GraphMismatch,
+    build_graph,
+    differentiable,
+    param_values,
+    plan_args,
+)
 from gradviz.backends.introspect import OpOutputError, OverrideKept, definition_line
 from gradviz.backends.user_code import capture_output, error_info
 from gradviz.backends.user_modules import load_module
 from gradviz.backends.user_state import own_state
-from gradviz.model import (ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, TensorResult)
+from gradviz.model import ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, TensorResult
 
 
 class Backend:
@@ -51,7 +56,7 @@ class Backend:
             try:
                 module = load_module(path)
                 found, skipped = self.adapter.find_ops(module, path)
-            except (Exception, SystemExit) as exc:
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's file failed to import: a catalog error
                 return FileCatalog(path, fw, (), error_info(exc, "load", f"{path}:1"))
         return FileCatalog(path, fw, tuple(info for info, _ in found), skipped=tuple(skipped))
 
@@ -82,7 +87,7 @@ class Backend:
         try:
             module = load_module(path)
             found = self._found(module, path)
-        except (Exception, SystemExit) as exc:
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's file failed to import: a run error
             return _error(req, None, error_info(exc, "load", f"{path}:1"))
         if req.qualname not in found:
             names = ", ".join(sorted(found)) or "none"
@@ -98,7 +103,7 @@ class Backend:
         try:
             plans = plan_args(ad.forward_params(obj, info), meta, s)
             graph = build_graph(s, plans)
-        except (Exception, SystemExit) as exc:
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the op's arguments or graph failed: a run error
             return _error(req, info, error_info(exc, "error", info.where))
 
         tensors: dict[str, dict] = {}      # name -> {"role", "value", "grads", "absent", "dtype"}
@@ -119,7 +124,7 @@ class Backend:
             except OverrideKept as exc:  # no true default: absent, never a copy of custom
                 kept = str(exc)
                 continue
-            except (Exception, SystemExit) as exc:
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - the op failed in this mode: the other modes still run
                 mode_errors[mode] = error_info(exc, "error", _backward_where(obj, info))
                 continue
             inplace += [n for n, t in got.items() if t.get("inplace") and n not in inplace]
@@ -153,7 +158,7 @@ class Backend:
                 _seed_params(built, s.seed, meta)
                 with _background_priority() if background else contextlib.nullcontext():
                     numeric_infos = numeric.compute(ad, graph, built, device, tensors)
-            except (Exception, SystemExit) as exc:
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - the numeric pass failed: the other modes still stand
                 mode_errors["numeric"] = error_info(exc, "error", info.where)
         checks = ()
         fixed = [p.name for p in plans if p.kind == "tensor" and not differentiable(p.values)]

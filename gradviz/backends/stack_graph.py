@@ -11,8 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradviz.backends.graphs import (Graph, GraphMismatch, Leaf, _args_from, require_float_first,
-                                     input_values, rng_for, upstream_values)
+from gradviz.backends.graphs import (
+    Graph,
+    GraphMismatch,
+    Leaf,
+    _args_from,
+    input_values,
+    require_float_first,
+    rng_for,
+    upstream_values,
+)
 from gradviz.model import DEPTH_RANGE
 
 

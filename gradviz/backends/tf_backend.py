@@ -11,8 +11,14 @@ import numpy as np
 import tensorflow as tf
 
 from gradviz.backends.graphs import differentiable, leaf_array
-from gradviz.backends.introspect import (candidates, defined_at, definition_line,
-                                         no_arg_constructible, obj_is_own, tensors_of)
+from gradviz.backends.introspect import (
+    candidates,
+    defined_at,
+    definition_line,
+    no_arg_constructible,
+    obj_is_own,
+    tensors_of,
+)
 from gradviz.backends.tf_grad_returns import grad_returns_checked
 from gradviz.backends.tf_overrides import custom_gradients_as_default, is_framework_own
 from gradviz.model import OpInfo

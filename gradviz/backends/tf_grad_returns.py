@@ -12,7 +12,7 @@ import contextlib
 import sys
 import traceback
 
-from gradviz.backends.user_code import is_user_frame
+from gradviz.user_frames import is_user_frame
 
 # TF's wrappers that call the user's grad: eager (actual_grad_fn) and graph mode (tape_grad_fn).
 _CALLERS = {"actual_grad_fn", "tape_grad_fn"}

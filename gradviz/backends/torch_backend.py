@@ -8,12 +8,25 @@ import numpy as np
 import torch
 
 from gradviz.backends.graphs import differentiable, leaf_array
-from gradviz.backends.introspect import (candidates, defined_at, definition_line,
-                                         no_arg_constructible, obj_is_own, tensors_of)
-from gradviz.backends.torch_overrides import (OverrideKept, StandInCtx, default_apply,  # noqa: F401
-                                              functions_as_default, is_override, kept_message,
-                                              overrides_in_graph,
-                                              own_attrs, uses_setup_context)
+from gradviz.backends.introspect import (
+    candidates,
+    defined_at,
+    definition_line,
+    no_arg_constructible,
+    obj_is_own,
+    tensors_of,
+)
+from gradviz.backends.torch_overrides import (  # noqa: F401
+    OverrideKept,
+    StandInCtx,
+    default_apply,
+    functions_as_default,
+    is_override,
+    kept_message,
+    overrides_in_graph,
+    own_attrs,
+    uses_setup_context,
+)
 from gradviz.model import OpInfo
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}

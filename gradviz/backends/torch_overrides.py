@@ -18,6 +18,7 @@ import torch
 
 from gradviz.backends.introspect import OverrideKept  # noqa: F401  (raised by the backend)
 from gradviz.model import OVERRIDE_KEPT
+
 _APPLY = torch.autograd.Function.apply.__func__
 _FRAMEWORK_PREFIXES = ("torch", "functorch")
 

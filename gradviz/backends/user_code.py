@@ -9,38 +9,13 @@ import contextlib
 import os
 import re
 import sys
-import sysconfig
 import tempfile
 import traceback
 import warnings
 from dataclasses import dataclass, field
 
-import gradviz
-from gradviz.bundled import EXAMPLES_DIR
 from gradviz.model import ErrorInfo
-
-_GRADVIZ_DIR = os.path.dirname(os.path.abspath(gradviz.__file__))
-# The built-in examples are the user's side even when a wheel installs them inside gradviz
-_EXAMPLES_DIR = os.path.abspath(EXAMPLES_DIR)
-_LIBRARY_DIRS = tuple({os.path.abspath(p) for p in (
-    sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
-    sysconfig.get_paths()["platlib"], sys.prefix, sys.base_prefix) if p})
-
-
-def is_user_frame(filename: str) -> bool:
-    """A frame in the user's own code: not gradviz, not the frameworks, not the standard library.
-    User files are Python sources imported by absolute path: a relative name or a `.pyx` (numpy's
-    `bit_generator.pyx`) is a compiled library's."""
-    if not filename or not os.path.isabs(filename) or not filename.endswith(".py"):
-        return False
-    path = os.path.abspath(filename)
-    if path.startswith(_EXAMPLES_DIR + os.sep):
-        return True
-    if path.startswith(_GRADVIZ_DIR + os.sep):
-        return False
-    if "site-packages" in path or "dist-packages" in path:
-        return False
-    return not any(path.startswith(d + os.sep) for d in _LIBRARY_DIRS)
+from gradviz.user_frames import is_user_frame
 
 
 def error_info(exc: BaseException, kind: str = "error", fallback_where: str = "") -> ErrorInfo:
@@ -98,30 +73,6 @@ def _strip_framework_noise(message: str) -> str:
         keep.append(ln)
     text = "\n".join(keep[:8]) if keep else (lines[0] if lines else "")
     return text
-
-
-_DUMP_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<fn>.+?)\s*$')
-
-
-def locate_in_stack_dump(text: str) -> tuple[str, str]:
-    """(where, traceback) from a faulthandler dump: the innermost user frame as "file:line", and
-    the user's frames in the usual outermost-first order. ("", "") when no user frame is there.
-
-    faulthandler lists the most recent call first, one block per thread; only the thread that ran
-    user code has user frames, so the first user frame in the text is the innermost one."""
-    block: list[tuple[str, int, str]] = []
-    for line in text.splitlines():
-        m = _DUMP_FRAME.match(line)
-        if m and is_user_frame(m["file"]):
-            block.append((m["file"], int(m["line"]), m["fn"]))
-        elif block and not m:
-            break  # the end of the block (thread) that held user frames
-    if not block:
-        return "", ""
-    where = f"{block[0][0]}:{block[0][1]}"
-    tb = "".join(traceback.format_list(
-        [traceback.FrameSummary(f, n, fn) for f, n, fn in reversed(block)]))
-    return where, tb
 
 
 @dataclass

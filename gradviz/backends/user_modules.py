@@ -20,8 +20,8 @@ import re
 import sys
 from dataclasses import dataclass
 
-from gradviz.backends.user_code import is_user_frame
 from gradviz.module_files import package_module
+from gradviz.user_frames import is_user_frame
 
 _loaded: dict[str, tuple[str, object]] = {}     # path -> (content hash, module)
 _own_stamps: dict[str, dict[str, float]] = {}   # path -> mtimes of the modules of its own

@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Optional
 
-from gradviz.backends.user_code import is_user_frame
+from gradviz.user_frames import is_user_frame
 
 
 @dataclass

@@ -10,8 +10,17 @@ import argparse
 import os
 import sys
 
-from gradviz.model import (DEPTH_RANGE, DTYPES, GRAPHS, FRAMEWORKS, RunSettings, parse_checks,
-                           parse_range, parse_shape, parse_upstream)
+from gradviz.model import (
+    DEPTH_RANGE,
+    DTYPES,
+    FRAMEWORKS,
+    GRAPHS,
+    RunSettings,
+    parse_checks,
+    parse_range,
+    parse_shape,
+    parse_upstream,
+)
 
 EXIT_OK, EXIT_STRICT, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 SUBCOMMANDS = ("run", "list", "devices")

@@ -5,9 +5,16 @@ numpy only (no framework, no Qt). `metrics` holds the numbers, `verdicts` what t
 """
 from gradviz.compare.metrics import Tol, mode_stats, pair_metrics, tolerances
 from gradviz.compare.torch_vs_tf import ParityRow, parity
-from gradviz.compare.verdicts import (VERDICTS, OpComparison, TensorComparison, compare_result,
-                                      independent_of_output, summary_counts, tensor_metrics,
-                                      verdict)
+from gradviz.compare.verdicts import (
+    VERDICTS,
+    OpComparison,
+    TensorComparison,
+    compare_result,
+    independent_of_output,
+    summary_counts,
+    tensor_metrics,
+    verdict,
+)
 
 __all__ = ["VERDICTS", "Tol", "tolerances", "mode_stats", "pair_metrics", "verdict",
            "compare_result", "parity", "summary_counts", "TensorComparison", "OpComparison",

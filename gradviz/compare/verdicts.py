@@ -12,8 +12,7 @@ from typing import Iterable, Optional
 
 import numpy as np
 
-from gradviz.compare.metrics import (Tol, close_mask, fmt, mode_stats, pair_metrics,
-                                     tolerances)
+from gradviz.compare.metrics import Tol, close_mask, fmt, mode_stats, pair_metrics, tolerances
 from gradviz.model import FIXED_DTYPES, MODES, OVERRIDE_KEPT, ErrorInfo, RunResult, TensorResult
 
 # Least severe first: the app's marks take the worst as the last of these (app/state.py).

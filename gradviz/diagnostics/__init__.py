@@ -23,8 +23,18 @@ gradviz bug).
 """
 from __future__ import annotations
 
-from gradviz.diagnostics import (contract_checks, default_path, forward_changed, from_errors,
-                                 gradients, keras_traps, nonfinite, source, torch_traps, versus_numeric)
+from gradviz.diagnostics import (
+    contract_checks,
+    default_path,
+    forward_changed,
+    from_errors,
+    gradients,
+    keras_traps,
+    nonfinite,
+    source,
+    torch_traps,
+    versus_numeric,
+)
 from gradviz.diagnostics.context import Context
 from gradviz.diagnostics.finding import CODES, SEVERITIES, SEVERITY_ORDER, Finding
 from gradviz.model import ErrorInfo, RunResult
@@ -42,7 +52,7 @@ def diagnose(result: RunResult, comparison=None) -> list[Finding]:
     for check in CHECKS:
         try:
             found += check(ctx)
-        except Exception as exc:   # a gradviz bug must not hide the other findings
+        except Exception as exc:  # noqa: BLE001 - a gradviz bug must not hide the other findings
             found.append(ctx.finding(
                 "GV000-diagnostic-failed", "info",
                 f"The {check.__module__.rsplit('.', 1)[-1]} check failed: "

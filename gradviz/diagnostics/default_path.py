@@ -6,8 +6,8 @@ import ast
 
 from gradviz.compare import independent_of_output
 from gradviz.diagnostics import source
-from gradviz.model import OVERRIDE_KEPT
 from gradviz.diagnostics.context import Context
+from gradviz.model import OVERRIDE_KEPT
 
 _CUT_METHODS = {"detach": ".detach()", "numpy": ".numpy()", "item": ".item()",
                 "tolist": ".tolist()", "detach_": ".detach_()"}

@@ -101,7 +101,8 @@ def _call_returns_grad_fn(ctx: Context) -> list:
                 meth = fwd.name
                 return [ctx.finding(
                     "GV603-call-returns-grad-fn", "error",
-                    f"{meth}() returns (output, {name.strip('`').replace('a lambda', 'lambda')}) as a @tf.custom_gradient function would, "
+                    f"{meth}() returns (output, {name.strip('`').replace('a lambda', 'lambda')}) "
+                    "as a @tf.custom_gradient function would, "
                     f"but without the decorator nothing registers {name}: it is just a second "
                     "output and gradients come from the framework's own backward.",
                     "Move the forward and its gradient into a module-level function decorated "

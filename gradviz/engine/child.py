@@ -10,7 +10,6 @@ import sys
 import threading
 import time
 
-
 _real_exit = os._exit
 
 

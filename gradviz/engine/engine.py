@@ -11,12 +11,25 @@ import time
 from dataclasses import replace
 from typing import Callable, Iterable, Optional
 
-from gradviz.engine.errors import (Cancelled, WorkerCrashed, WorkerOutOfMemory, WorkerTimeout,
-                                   WorkerUnavailable)
+from gradviz.engine.errors import (
+    Cancelled,
+    WorkerCrashed,
+    WorkerOutOfMemory,
+    WorkerTimeout,
+    WorkerUnavailable,
+)
 from gradviz.engine.worker import Worker, WorkerState
-from gradviz.model import (CHECKS, FRAMEWORKS, CheckResult, ErrorInfo, FileCatalog, RunRequest,
-                           RunResult)
 from gradviz.import_scan import frameworks_used
+from gradviz.model import (
+    CHECKS,
+    FRAMEWORKS,
+    CheckResult,
+    ErrorInfo,
+    FileCatalog,
+    RunRequest,
+    RunResult,
+)
+from gradviz.user_frames import locate_in_stack_dump
 
 LOAD_TIMEOUT = 60.0
 
@@ -320,8 +333,6 @@ def _crash_text(exc: WorkerCrashed) -> str:
 def _where_from_dump(text: str) -> tuple[str, str]:
     if not text:
         return "", ""
-    # user_code is framework-free; imported lazily to keep the engine's import light.
-    from gradviz.backends.user_code import locate_in_stack_dump
     return locate_in_stack_dump(text)
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import atexit
 import os
+import queue
 import signal
 import socket
-import queue
 import subprocess
 import threading
 import time
@@ -22,8 +22,14 @@ from multiprocessing.connection import Connection
 from typing import Callable, Optional
 
 from gradviz.engine import scratch, transport
-from gradviz.engine.errors import (Cancelled, WorkerCrashed, WorkerOutOfMemory, WorkerTimeout,
-                                   WorkerUnavailable, describe_exit)
+from gradviz.engine.errors import (
+    Cancelled,
+    WorkerCrashed,
+    WorkerOutOfMemory,
+    WorkerTimeout,
+    WorkerUnavailable,
+    describe_exit,
+)
 from gradviz.engine.launch import worker_command
 from gradviz.engine.memory import format_bytes, memory_limit_from_env, rss_bytes
 from gradviz.engine.worker_output import WorkerOutput, describe_failure

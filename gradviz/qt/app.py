@@ -29,9 +29,8 @@ def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional
     app.setApplicationVersion(gradviz.__version__)
     app.setWindowIcon(app_icon())                # window and taskbar
     app.setDesktopFileName("gradviz")            # ties the window to gradviz.desktop (Wayland)
-    from gradviz.qt.main_window import MainWindow
-
     from gradviz.catalog import builtin_examples
+    from gradviz.qt.main_window import MainWindow
     files = list(argv_files) or builtin_examples()  # traps: Help > Open trap examples
     qsettings = None
     if os.environ.get("GRADVIZ_SETTINGS"):       # an ini file instead of the user's settings (tests)

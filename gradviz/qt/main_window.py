@@ -11,8 +11,14 @@ import os
 from typing import Optional
 
 from PySide6.QtCore import QByteArray, QSettings, QTimer, Signal
-from PySide6.QtWidgets import (QApplication, QFileDialog, QLabel, QMainWindow, QMessageBox,
-                               QProgressBar)
+from PySide6.QtWidgets import (
+    QApplication,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+)
 
 from gradviz.app.results import request_key
 from gradviz.app.state import AppState

@@ -3,9 +3,9 @@
 compare.parity runs pair_metrics over every tensor and mode of both frameworks: ~0.2 s per
 10^6-element tensor, which froze the window when it ran in show_pair. Here one thread takes
 the newest request only (a request superseded while waiting is dropped) and hands the rows back
-through a queued signal; its owner stops and joins it with close(); the last few answers are cached by the identity of the results they were
-made from (weak references: the cache never keeps an old run's arrays alive), so showing a pair
-again costs nothing.
+through a queued signal; its owner stops and joins it with close(); the last few answers are
+cached by the identity of the results they were made from (weak references: the cache never
+keeps an old run's arrays alive), so showing a pair again costs nothing.
 """
 from __future__ import annotations
 

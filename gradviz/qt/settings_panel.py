@@ -5,18 +5,35 @@ Persisted in QSettings between sessions; invalid text is shown in red, never sil
 from __future__ import annotations
 
 import math
-
 from typing import Optional
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QStandardItemModel
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGridLayout,
-                               QHBoxLayout,
-                               QLabel, QLineEdit, QSpinBox, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QWidget,
+)
 
-from gradviz.model import CHECKS
-from gradviz.model import (DEPTH_RANGE, DTYPES, FRAMEWORKS, GRAPHS, MODES, RunSettings, parse_range,
-                           parse_shape, parse_upstream)
+from gradviz.model import (
+    CHECKS,
+    DEPTH_RANGE,
+    DTYPES,
+    FRAMEWORKS,
+    GRAPHS,
+    MODES,
+    RunSettings,
+    parse_range,
+    parse_shape,
+    parse_upstream,
+)
 from gradviz.qt.theme import FRAMEWORK_LABELS
 
 GRAPH_HELP = {

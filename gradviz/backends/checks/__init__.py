@@ -28,7 +28,7 @@ def run_one(ctx, name: str) -> CheckResult:
         result = check(ctx)
     except CheckFailed as exc:
         result = exc.result
-    except (Exception, SystemExit) as exc:  # user code raised in a way the check did not expect
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code raised in a way the check did not expect
         err = error_info(exc, "error", ctx.backward_where())
         result = raised(name, err, f"the {name.replace('_', ' ')} check")
     return result

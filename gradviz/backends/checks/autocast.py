@@ -65,6 +65,7 @@ def _not_applicable(ctx):
 
 def torch_check(ctx):
     import torch
+
     from gradviz.backends.checks import torch_ops as T
 
     not_applicable = _not_applicable(ctx)

@@ -22,6 +22,7 @@ def _raised(ctx, exc, during: str):
 
 def torch_check(ctx):
     import torch
+
     from gradviz.backends.checks import torch_ops as T
 
     if not ctx.tensor_plans():

@@ -20,6 +20,7 @@ _FIX_CUT = ("Compute the backward from differentiable framework ops on the saved
 
 def torch_check(ctx):
     import torch
+
     from gradviz.backends.checks import torch_ops as T
 
     def second(built, values):
@@ -120,7 +121,7 @@ def _check(ctx, second, first):
     names = list(values)
     gg = [np.zeros(np.shape(v)) if x is None else x for v, x in zip(values.values(), gg)]
     rng = np.random.default_rng(3)
-    for k in range(DIRECTIONS):
+    for _ in range(DIRECTIONS):
         ws = [rng.standard_normal(np.shape(v)) for v in values.values()]
         eps = REL_EPS * max(1.0, max(float(np.sqrt(np.mean(np.square(v)))) if np.size(v) else 0.0
                                      for v in values.values()))

@@ -26,6 +26,7 @@ def tf_check(ctx):
 
 def torch_check(ctx):
     import torch
+
     from gradviz.backends.checks import torch_ops as T
 
     built = ctx.build("custom")

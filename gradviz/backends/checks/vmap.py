@@ -44,6 +44,7 @@ def _fail_raised(ctx, exc, during: str):
 
 def torch_check(ctx):
     import torch
+
     from gradviz.backends.checks import torch_ops as T
 
     if not ctx.tensor_plans():
@@ -98,6 +99,7 @@ def _jacobian_size(probe, xs) -> int:
 
 def _jacrev(ctx, built, sample, names, probe, ups, alone, tol):
     import torch
+
     from gradviz.backends.checks import torch_ops as T
     xs = [sample[n].detach() for n in names]
     if _jacobian_size(probe, xs) > JACOBIAN_MAX:
@@ -127,6 +129,7 @@ def _jacrev_note(ctx, built, sample, names, probe) -> str:
     if _jacobian_size(probe, xs) > JACOBIAN_MAX:
         return ""
     import torch
+
     from gradviz.backends.checks import torch_ops as T
     try:
         torch.func.jacrev(lambda *a: T.call(ctx, built, dict(zip(names, a)))[0],
