@@ -230,11 +230,6 @@ def _args_from(plans, tensors: dict, first_from=None) -> tuple[list, dict]:
     return args, kwargs
 
 
-def _record_outputs(outs, rec) -> list:
-    names = ["out"] + [f"out{i}" for i in range(1, len(outs))]
-    return [rec(n, o, "output") for n, o in zip(names, outs)]
-
-
 def _op_graph(settings, plans):
     leaves = [Leaf(p.name, "input", p.values) for p in plans if p.kind == "tensor"]
     upstream: dict[int, np.ndarray] = {}

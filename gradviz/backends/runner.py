@@ -14,6 +14,7 @@ import numpy as np
 
 from gradviz.api import meta_of
 from gradviz.backends import numeric
+from gradviz.backends.adapter import Adapter
 from gradviz.backends.checks import run_checks, skipped_all
 from gradviz.backends.checks.context import CheckContext
 from gradviz.backends.graphs import (
@@ -33,7 +34,7 @@ from gradviz.model import ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult,
 class Backend:
     """What the worker loop talks to: handle(kind, payload)."""
 
-    def __init__(self, adapter):
+    def __init__(self, adapter: Adapter):
         self.adapter = adapter
         self._ops_by_path: dict[str, tuple] = {}   # path -> (module, {qualname: (info, obj)})
 

@@ -4,24 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import re
 import sys
 
 import numpy as np
 import tensorflow as tf
 
+from gradviz.backends.adapter import AdapterBase, BuiltBase
 from gradviz.backends.graphs import differentiable, leaf_array
-from gradviz.backends.introspect import (
-    candidates,
-    defined_at,
-    definition_line,
-    no_arg_constructible,
-    obj_is_own,
-    tensors_of,
-)
+from gradviz.backends.introspect import no_arg_constructible
+from gradviz.backends.keras_names import named_variables
 from gradviz.backends.tf_grad_returns import grad_returns_checked
 from gradviz.backends.tf_overrides import custom_gradients_as_default, is_framework_own
-from gradviz.model import OpInfo
 
 _DTYPES = {"float32": tf.float32, "float64": tf.float64}
 _NO_PATH = ("TensorFlow returned None: no gradient path (an op without a registered gradient such "
@@ -88,89 +81,23 @@ def _is_custom_gradient(obj) -> bool:
     return getattr(deco, "decorator_name", None) == "custom_gradient"
 
 
-class Built:
+class Built(BuiltBase):
+    """One op ready to call in one mode; a Layer's variables by attribute path (keras_names)."""
+    is_tensor = staticmethod(tf.is_tensor)
+
     def __init__(self, call, layer=None, patch=None):
-        self._call = call
+        super().__init__(call, named_variables(layer) if layer is not None else {}, patch)
         self.layer = layer
-        self._patch = patch or contextlib.nullcontext
-        self._vars = _named_variables(layer) if layer is not None else {}
-
-    def call_op(self, args, kwargs):
-        with self._patch():
-            out = self._call(*args, **kwargs)
-        return tensors_of(out, tf.is_tensor)
-
-    def param_names(self):
-        return list(self._vars)
 
     def param_shape(self, name):
-        return tuple(int(s) for s in self._vars[name].shape)
+        return tuple(int(s) for s in self._params[name].shape)
 
     def get_param(self, name):
-        return np.asarray(self._vars[name].numpy(), dtype=np.float64)
+        return np.asarray(self._params[name].numpy(), dtype=np.float64)
 
     def set_param(self, name, values):
-        v = self._vars[name]
+        v = self._params[name]
         v.assign(np.asarray(values).astype(v.dtype if isinstance(v.dtype, str) else v.dtype.name))
-
-    def params(self):
-        return self._vars
-
-
-_AUTO_NAME = re.compile(r"^[Vv]ariable(_\d+)?$")
-
-
-def _named_variables(layer) -> dict:
-    """Trainable variables by attribute path (`scale`, `dense.kernel`, `blocks.0.kernel`), as
-    torch's named_parameters() names them: stable across builds, unlike Keras's auto names
-    (`variable_1`), so both modes and both frameworks seed and compare the same values.
-    A variable reachable by no attribute keeps its Keras path, made unique."""
-    variables = list(layer.trainable_variables)
-    wanted = {id(v): v for v in variables}
-    found: dict[int, str] = {}
-    _walk_attributes(layer, "", wanted, found, set())
-    out: dict = {}
-    for v in variables:
-        name = found.get(id(v))
-        short = str(v.name).split("/")[-1].split(":")[0]
-        if name is None:
-            name = str(getattr(v, "path", None) or v.name)
-        elif not _AUTO_NAME.match(short):  # an explicit name= is the user's choice of name
-            name = name.rpartition(".")[0] + "." + short if "." in name else short
-        while name in out:
-            name += "_"
-        out[name] = v
-    return out
-
-
-def _walk_attributes(obj, prefix: str, wanted: dict, found: dict, seen: set) -> None:
-    if id(obj) in seen:
-        return
-    seen.add(id(obj))
-    items = list(vars(obj).items()) if hasattr(obj, "__dict__") else []
-    # public attributes first: Keras keeps its own lists under `_...` names set before the user's
-    for public in (True, False):
-        for attr, val in items:
-            if attr.startswith("_") == public:
-                continue
-            # Keras 3 keeps Dense's weight as `_kernel` behind a `kernel` property: the public name
-            shown = attr.lstrip("_")
-            if public or not isinstance(getattr(type(obj), shown, None), property):
-                shown = attr
-            _visit(val, prefix + shown, wanted, found, seen, containers=public)
-
-
-def _visit(val, path: str, wanted: dict, found: dict, seen: set, containers: bool) -> None:
-    if id(val) in wanted:
-        found.setdefault(id(val), path)
-    elif hasattr(type(val), "trainable_variables") and not isinstance(val, type):
-        _walk_attributes(val, path + ".", wanted, found, seen)
-    elif containers and isinstance(val, (list, tuple)):
-        for i, item in enumerate(val):
-            _visit(item, f"{path}.{i}", wanted, found, seen, containers)
-    elif containers and isinstance(val, dict):
-        for key, item in val.items():
-            _visit(item, f"{path}.{key}", wanted, found, seen, containers)
 
 
 class NumericKit:
@@ -223,7 +150,7 @@ class NumericKit:
         v.assign(tf.cast(t, v.dtype))
 
 
-class TfAdapter:
+class TfAdapter(AdapterBase):
     name = "tf"
 
     # Process-wide settings a file may change at import; each file keeps its own (user_state):
@@ -276,25 +203,11 @@ class TfAdapter:
             return f"/GPU:{index}"
         raise ValueError(f"unknown device {spec!r}: use auto, cpu, cuda:N or /GPU:N")
 
-    # --- finding ops--------------------------------------------------------------------------
-    def find_ops(self, module, path: str) -> tuple[list, list[str]]:
-        """Ops (OpInfo, object) of the file, and "Name: why not" for layers left out."""
-        from gradviz.api import meta_of, registered
-        out, skipped = [], []
-        for qualname, obj, named in candidates(module, registered(module)):
-            kind, why = _classify(obj, obj_is_own(obj, module), named, qualname)
-            if why:
-                skipped.append(f"{qualname}: {why}")
-            if kind is None:
-                continue
-            target = obj.__wrapped__ if kind == "custom_gradient" else obj
-            meta = meta_of(obj, module)
-            info = OpInfo(name=meta["name"] or qualname, framework="tf", kind=kind,
-                          qualname=qualname, file=path, line=definition_line(target),
-                          args=tuple(p.name for p in self.forward_params(obj, kind)),
-                          doc=inspect.getdoc(target) or "", defined_at=defined_at(obj, module))
-            out.append((info, obj))
-        return out, skipped
+    # --- finding ops (the walk is AdapterBase.find_ops) --------------------------------------
+    classify = staticmethod(_classify)
+
+    def defining(self, obj, kind: str):
+        return obj.__wrapped__ if kind == "custom_gradient" else obj
 
     def forward_params(self, obj, info_or_kind) -> list[inspect.Parameter]:
         kind = getattr(info_or_kind, "kind", info_or_kind)

@@ -7,15 +7,9 @@ import inspect
 import numpy as np
 import torch
 
+from gradviz.backends.adapter import AdapterBase, BuiltBase
 from gradviz.backends.graphs import differentiable, leaf_array
-from gradviz.backends.introspect import (
-    candidates,
-    defined_at,
-    definition_line,
-    no_arg_constructible,
-    obj_is_own,
-    tensors_of,
-)
+from gradviz.backends.introspect import no_arg_constructible
 from gradviz.backends.torch_overrides import (  # noqa: F401
     OverrideKept,
     StandInCtx,
@@ -27,7 +21,6 @@ from gradviz.backends.torch_overrides import (  # noqa: F401
     own_attrs,
     uses_setup_context,
 )
-from gradviz.model import OpInfo
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 _NO_PATH = ("no gradient path: the forward cuts the graph (.detach(), .data, numpy, or an op "
@@ -70,24 +63,15 @@ _uses_setup_context = uses_setup_context
 _default_apply = default_apply
 
 
-class Built:
-    """One op ready to call in one mode: call_op(args) -> list of tensors, plus its parameters."""
+class Built(BuiltBase):
+    """One op ready to call in one mode; a Module's parameters by named_parameters() name."""
+    is_tensor = staticmethod(torch.is_tensor)
 
     def __init__(self, call, module=None, patch=None):
-        self._call = call
+        super().__init__(call, dict(module.named_parameters()) if module is not None else {}, patch)
         self.module = module
-        self._patch = patch or contextlib.nullcontext
         # the default mode without a user reference: no custom backward may remain in its graph
         self.check_overrides = patch is functions_as_default
-        self._params = dict(module.named_parameters()) if module is not None else {}
-
-    def call_op(self, args, kwargs):
-        with self._patch():
-            out = self._call(*args, **kwargs)
-        return tensors_of(out, torch.is_tensor)
-
-    def param_names(self):
-        return list(self._params)
 
     def param_shape(self, name):
         return tuple(self._params[name].shape)
@@ -99,9 +83,6 @@ class Built:
         p = self._params[name]
         with torch.no_grad():
             p.copy_(torch.as_tensor(np.asarray(values), dtype=p.dtype, device=p.device))
-
-    def params(self):
-        return self._params
 
 
 class NumericKit:
@@ -164,7 +145,7 @@ class NumericKit:
             built.params()[name].copy_(t)
 
 
-class TorchAdapter:
+class TorchAdapter(AdapterBase):
     name = "torch"
 
     # Process-wide settings a file may change at import; each file keeps its own (user_state).
@@ -222,27 +203,8 @@ class TorchAdapter:
             return low
         raise ValueError(f"unknown device {spec!r}: use auto, cpu, cuda:N or /GPU:N")
 
-    # --- finding ops--------------------------------------------------------------------------
-    def find_ops(self, module, path: str) -> tuple[list, list[str]]:
-        """Ops (OpInfo, object) of the file, and "Name: why not" for classes left out."""
-        from gradviz.api import meta_of, registered
-        out, skipped = [], []
-        for qualname, obj, named in candidates(module, registered(module)):
-            kind, why = self._classify(obj, obj_is_own(obj, module), named, qualname)
-            if why:
-                skipped.append(f"{qualname}: {why}")
-            if kind is None:
-                continue
-            meta = meta_of(obj, module)
-            info = OpInfo(name=meta["name"] or qualname, framework="torch", kind=kind,
-                          qualname=qualname, file=path, line=definition_line(obj),
-                          args=tuple(p.name for p in self.forward_params(obj, kind)),
-                          doc=inspect.getdoc(obj) or "", defined_at=defined_at(obj, module))
-            out.append((info, obj))
-        return out, skipped
-
-    @staticmethod
-    def _classify(obj, own: bool, named: bool, qualname: str) -> tuple[str | None, str]:
+    # --- finding ops (the walk is AdapterBase.find_ops) --------------------------------------
+    def classify(self, obj, own: bool, named: bool, qualname: str) -> tuple[str | None, str]:
         if not isinstance(obj, type):
             return None, ""
         if _is_function(obj):

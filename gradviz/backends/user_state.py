@@ -60,11 +60,6 @@ def own_state(path: str, adapter=None):
         _apply(_base, adapter)
 
 
-def forget(path: str) -> None:
-    """Start a file afresh (it changed on disk and is imported again)."""
-    _files.pop(path, None)
-
-
 def _capture(adapter=None, take_user_modules: bool = False) -> _State:
     try:
         cwd = os.getcwd()

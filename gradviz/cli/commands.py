@@ -23,7 +23,6 @@ from gradviz.model import (
 )
 
 EXIT_OK, EXIT_STRICT, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
-SUBCOMMANDS = ("run", "list", "devices")
 
 
 class UsageError(Exception):

@@ -61,12 +61,3 @@ def compare(got, ref, tol: Tol) -> tuple[bool, str]:
         return True, f"max abs difference {fmt(m['max_abs_err'])}"
     return False, (f"max abs difference {fmt(m['max_abs_err'])} at {m['n_differ']} of {m['n']} "
                    f"elements ({tol})")
-
-
-def first_disagreement(pairs: dict, tol: Tol) -> tuple[str, str]:
-    """pairs: name -> (got, ref). ('' , '') when all agree, else (name, detail) of the first."""
-    for name, (got, ref) in pairs.items():
-        ok, detail = compare(got, ref, tol)
-        if not ok:
-            return name, detail
-    return "", ""
