@@ -158,7 +158,7 @@ def test_error_while_building_a_torch_module(engine, write_module):
         """)
     cats = engine.load([path])
     err = cats[0].error if cats[0].error else None
-    if err is None:  # discovery kept it; the run reports the construction error
+    if err is None:  # loading kept it; the run reports the construction error
         res = run_op(engine, path, "Scaled")
         assert res.status == "error"
         err = res.error
@@ -240,7 +240,7 @@ Fatal Python error: Segmentation fault
 
 Thread 0x00007f0000000001 (most recent call first):
   File "{py}/threading.py", line 320 in wait
-  File "{gv}/engine/worker.py", line 20 in _watch_parent
+  File "{gv}/engine/child.py", line 20 in _watch_parent
 
 Current thread 0x00007f0000000002 (most recent call first):
   File "{py}/ctypes/__init__.py", line 519 in string_at

@@ -1,5 +1,6 @@
-"""The worker pool: warm reuse, replacement after a crash, kill on timeout / cancel / memory, and
-no worker process left behind (after Engine.close, and after Ctrl-C on `gradviz run`).
+"""Worker processes (engine.worker.Worker): warm reuse, replacement after a crash, kill on
+timeout / cancel / memory, and no worker process left behind (after Engine.close, and after
+Ctrl-C on `gradviz run`).
 
 Tests that kill workers use their own torch-only Engine (each replacement costs a torch import).
 """
