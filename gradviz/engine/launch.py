@@ -5,7 +5,7 @@
 then adds back only what is needed: this very gradviz package (loaded from its folder, so the
 worker runs the parent's gradviz whether it is installed, editable or a plain checkout), the
 absolute entries of the user's PYTHONPATH, and the user site folder where the parent uses it.
-The user's own files add their folders later (backends.user_code).
+The user's own files add their folders later (backends.user_modules).
 """
 from __future__ import annotations
 
