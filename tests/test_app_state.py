@@ -249,7 +249,7 @@ def test_a_previous_runs_result_does_not_put_a_pair_in_step(tmp_path):
     state, path = _state_with_ste(tmp_path)
     keys = [("torch", path, "RoundSTE"), ("tf", path, "RoundSTE")]
     for seed in (0, 1):                              # two runs of the same pair
-        state.run_started(state.requests(keys, lambda fw: RunSettings(seed=seed)))
+        state.run_started(state.requests(keys, lambda fw, seed=seed: RunSettings(seed=seed)))
         state.arrived(analyze(_as_run(ste_result("torch", seed=seed), path, seed=seed)))
         # tf's result of the run before is stored, but this batch has none from tf yet
         assert not state.pair_in_step("round_ste")
