@@ -28,6 +28,7 @@ from gradviz.qt.about import app_icon, show_about
 from gradviz.qt.checks_matrix import contract_findings
 from gradviz.qt.engine_bridge import EngineBridge
 from gradviz.qt.file_watcher import FileWatcher
+from gradviz.qt.gui_gc import GuiGarbageCollector
 from gradviz.qt.theme import FRAMEWORK_LABELS
 from gradviz.qt.window_layout import build_layout
 from gradviz.qt.window_menus import RecentFiles, build_menus, hook_exports
@@ -52,6 +53,7 @@ class MainWindow(QMainWindow):
         from gradviz.qt.settings_guard import drop_pickled_values
         self._dropped_settings = drop_pickled_values(self.qs)   # before any value is read
         self.state = AppState(files)
+        self.gc = GuiGarbageCollector(self)       # cycles freed on this thread, not a worker's
         self.bridge = EngineBridge(engine, frameworks, self)
         self._build()
         self._connect()
@@ -428,4 +430,5 @@ class MainWindow(QMainWindow):
         self.qs.sync()
         self.bridge.close()
         self.pair_numbers.close()
+        self.gc.stop()
         super().closeEvent(ev)
