@@ -10,6 +10,34 @@ import sys
 from typing import Optional, Sequence
 
 SCRIPTED_TIMEOUT_S = 600.0     # --run --screenshot gives up (exit 3) if the run never ends
+LAUNCHED_KEY = "app/launched"  # set on every launch: its absence (with no key at all) is the first
+
+
+def first_launch(qsettings, files_given: bool) -> bool:
+    """True on the very first `gradviz` without files: no saved settings at all. A new user then
+    sees the built-in examples already run (as --run does); from then on the key is saved and
+    later launches wait for Run, with the settings the user left."""
+    first = not files_given and not qsettings.allKeys()
+    qsettings.setValue(LAUNCHED_KEY, "true")
+    qsettings.sync()
+    return first
+
+
+def open_window(argv_files: Sequence[str] = (), run: bool = False, engine=None, qsettings=None):
+    """The main window for these files (none: the built-in examples), and whether to run them
+    once loaded: as asked, or because this is the first launch."""
+    from PySide6.QtCore import QSettings
+
+    from gradviz.catalog import builtin_examples
+    from gradviz.qt.main_window import MainWindow
+    files = list(argv_files) or builtin_examples()  # traps: Help > Open trap examples
+    qsettings = qsettings or QSettings("gradviz", "gradviz")
+    first = first_launch(qsettings, bool(argv_files))
+    win = MainWindow(files, engine=engine, qsettings=qsettings)
+    if first:
+        win.log.note("first launch: the built-in examples run once by themselves; "
+                     "from now on press ▶ Run (Ctrl+R)")
+    return win, run or first
 
 
 def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional[str] = None,
@@ -29,14 +57,11 @@ def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional
     app.setApplicationVersion(gradviz.__version__)
     app.setWindowIcon(app_icon())                # window and taskbar
     app.setDesktopFileName("gradviz")            # ties the window to gradviz.desktop (Wayland)
-    from gradviz.catalog import builtin_examples
-    from gradviz.qt.main_window import MainWindow
-    files = list(argv_files) or builtin_examples()  # traps: Help > Open trap examples
     qsettings = None
     if os.environ.get("GRADVIZ_SETTINGS"):       # an ini file instead of the user's settings (tests)
         from PySide6.QtCore import QSettings
         qsettings = QSettings(os.environ["GRADVIZ_SETTINGS"], QSettings.IniFormat)
-    win = MainWindow(files, engine=engine, qsettings=qsettings)
+    win, run = open_window(argv_files, run, engine, qsettings)
     if screenshot:
         win.resize(1500, 950)                    # the same picture whatever size was saved
     win.show()
