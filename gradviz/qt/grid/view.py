@@ -17,6 +17,7 @@ from gradviz.plots.palette import FRAMEWORK_LABEL
 from gradviz.qt.grid.cell import Cell
 from gradviz.qt.grid.draw import draw, values_kind
 from gradviz.qt.grid.links import fit, link
+from gradviz.qt.grid.readout import HoverReadout
 from gradviz.qt.grid.row import TensorRow
 
 pg.setConfigOptions(antialias=False, background="w", foreground="#333")
@@ -137,6 +138,7 @@ class GridView(QScrollArea):
                 row.clicked.connect(self.tensorClicked)
                 row.fitRequested.connect(self.fit_row)
                 row.canvas.viewport().installEventFilter(self._wheel)
+                row.readout = HoverReadout(row, lambda: self.results)
             row.set_views(F.views_for(d), self.view_choice.get(d.tensor, "values"))
             self.rows[d.tensor] = row
             self._lay.addWidget(row)

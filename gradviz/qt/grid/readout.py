@@ -1,0 +1,106 @@
+"""The value under the mouse in a row's plots (issue 13 item 11): a small label in the hovered
+cell's top right corner. Cheap at any size: the element comes from the cursor's x coordinate
+(rounded to the nearest index), never from a search over the drawn points, and the values are
+read from the run's own gradients (not the decimated curve), one element per mode.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+import pyqtgraph as pg
+
+from gradviz.model import MODES
+from gradviz.plots.palette import NOTE_TEXT
+from gradviz.plots.ticks import fmt
+from gradviz.qt.grid.cell import Cell, small_font
+
+# Views whose x axis is the flat element index: the readout names the element and its values.
+INDEX_KINDS = ("values", "difference")
+
+
+def element_text(result, tensor: str, index: int) -> Optional[str]:
+    """"x[3, 1] (#13): custom 1 · default 0 · numeric 1" for the element at flat `index` of the
+    tensor's gradients in `result`; None when no gradient of it has that element."""
+    t = result.tensor(tensor) if result is not None else None
+    if t is None or index < 0:
+        return None
+    parts = []
+    for mode in MODES + tuple(m for m in t.grads if m not in MODES):
+        g = t.grads.get(mode)
+        if g is None:
+            continue
+        flat = np.ravel(g)
+        if index < flat.size:                   # a gradient of the wrong shape may be shorter
+            parts.append(f"{mode} {fmt(float(flat[index]))}")
+    if not parts:
+        return None
+    shape = tuple(t.shape)
+    where = f"#{index}"
+    if shape and int(np.prod(shape)) > index:
+        where = f"{tensor}[{', '.join(str(int(i)) for i in np.unravel_index(index, shape))}] (#{index})"
+    return f"{where}: " + " · ".join(parts)
+
+
+def cell_text(cell: Cell, results: dict, tensor: str, x: float, y: float) -> Optional[str]:
+    """What the point (x, y), in the plot's data coordinates, is in this cell."""
+    panel = cell.panel
+    if panel is None or not cell.has_data:
+        return None
+    if panel.kind in INDEX_KINDS and panel.series is not None:
+        n = panel.series.n
+        i = int(np.floor(x + 0.5))
+        if not 0 <= i < n:
+            return None
+        return element_text(results.get(cell.framework), tensor, i)
+    image = cell.data.get("image")
+    if image is not None:                       # heatmap: one cell per block of elements
+        r, c = int(np.floor(y)), int(np.floor(x))
+        if not (0 <= r < image.shape[0] and 0 <= c < image.shape[1]):
+            return None
+        return f"row {r}, col {c}: {fmt(float(image[r, c]))}"
+    edges = cell.data.get("edges")
+    if edges is not None:                       # histogram: the bin under the cursor
+        b = int(np.searchsorted(edges, x, side="right")) - 1
+        if not 0 <= b < len(cell.data["counts"]):
+            return None
+        return f"[{fmt(float(edges[b]))}, {fmt(float(edges[b + 1]))}): {int(cell.data['counts'][b])}"
+    # scatter, vs input, projections: the cursor's place on the plot's own axes
+    return f"{panel.xlabel or 'x'} {fmt(x)}, {panel.ylabel or 'y'} {fmt(y)}"
+
+
+class HoverReadout:
+    """Follows the mouse over one row's canvas; `results()` gives the grid's {framework: RunResult}."""
+
+    def __init__(self, row, results: Callable[[], dict]):
+        self.row, self.results = row, results
+        self.label = pg.TextItem("", color=NOTE_TEXT, anchor=(1, 0), fill=pg.mkBrush(255, 255, 255, 220))
+        self.label.setFont(small_font(7))
+        self.label.setZValue(2000)
+        self.label.hide()
+        self.text = ""                          # what the label says now ("" when hidden; tests)
+        row.canvas.scene().sigMouseMoved.connect(self.moved)
+
+    def moved(self, scene_pos) -> None:
+        for cell in self.row.cells:
+            vb = cell.slot.vb
+            if vb.sceneBoundingRect().contains(scene_pos):
+                p = vb.mapSceneToView(scene_pos)
+                text = cell_text(cell, self.results(), self.row.name, p.x(), p.y())
+                if text:
+                    self.show(vb, text)
+                    return
+                break
+        self.hide()
+
+    def show(self, vb, text: str) -> None:
+        if self.label.parentItem() is not vb:
+            self.label.setParentItem(vb)
+        self.label.setText(text)
+        self.label.setPos(vb.width() - 2, 0)
+        self.label.show()
+        self.text = text
+
+    def hide(self) -> None:
+        self.label.hide()
+        self.text = ""

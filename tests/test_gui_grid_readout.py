@@ -1,0 +1,74 @@
+"""The value readout on hover (issue 13 item 11.1), real window offscreen, real workers: a mouse
+move over a values plot names the element under the cursor and its value in every mode, read from
+the run's gradients; a move off the data hides it."""
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QPoint, QPointF  # noqa: E402
+from test_gui import keys_of, make_window, run_keys, settings  # noqa: E402,F401
+
+from gradviz.plots.ticks import fmt  # noqa: E402
+from gradviz.qt.grid.readout import cell_text  # noqa: E402
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def ste(qtbot, make_window, settings, examples_dir):  # noqa: F811 - fixtures imported above
+    settings.setValue("run/modes", "default,custom,numeric")
+    win = make_window([str(examples_dir / "tutorial_torch.py")])
+    run_keys(qtbot, win, keys_of(win, "round_ste"))
+    win.tree.select_pair("round_ste")
+    win.show_pair("round_ste")
+    return win
+
+
+def _hover(qtbot, row, cell, x: float, y: float) -> None:
+    scene = cell.slot.vb.mapViewToScene(QPointF(x, y))
+    pos = row.canvas.mapFromScene(scene)
+    qtbot.mouseMove(row.canvas.viewport(), QPoint(pos.x(), pos.y()))
+
+
+def test_hover_over_values_names_element_and_each_mode(qtbot, ste):
+    grid = ste.grid
+    grid.set_view("x", "values")
+    row = grid.rows["x"]
+    cell = next(c for c in row.cells if (c.framework, c.mode) == ("torch", "custom"))
+    qtbot.waitUntil(lambda: cell.slot.vb.width() > 50)
+    t = grid.results["torch"].tensor("x")
+    n = t.grads["custom"].size
+    for i in (7, n - 3):                                # x rounds to the nearest element
+        _hover(qtbot, row, cell, i + 0.3, 0.5)
+        want = (f"x[{i}] (#{i}): default 0 · custom 1 · "
+                f"numeric {fmt(float(t.grads['numeric'].ravel()[i]))}")
+        qtbot.waitUntil(lambda want=want: row.readout.text == want)
+        assert row.readout.label.isVisible()
+        assert row.readout.label.parentItem() is cell.slot.vb
+    # the nearest index from x alone: past half an element beyond the last one, no element
+    assert cell_text(cell, grid.results, "x", n - 0.6, 0.0).startswith(f"x[{n - 1}] ")
+    assert cell_text(cell, grid.results, "x", n - 0.4, 0.0) is None
+    assert cell_text(cell, grid.results, "x", -0.6, 0.0) is None
+    above = cell.slot.vb.sceneBoundingRect().topLeft() + QPointF(20, -6)   # the plot's title
+    pos = row.canvas.mapFromScene(above)
+    qtbot.mouseMove(row.canvas.viewport(), QPoint(pos.x(), pos.y()))
+    qtbot.waitUntil(lambda: row.readout.text == "")
+    assert not row.readout.label.isVisible()
+
+
+def test_hover_over_histogram_gives_bin_and_count(qtbot, ste):
+    grid = ste.grid
+    grid.set_view("x", "histogram")
+    row = grid.rows["x"]
+    cell = next(c for c in row.cells if (c.framework, c.mode) == ("torch", "custom"))
+    qtbot.waitUntil(lambda: cell.slot.vb.width() > 50)
+    edges, counts = cell.data["edges"], cell.data["counts"]
+    b = int(counts.argmax())
+    _hover(qtbot, row, cell, (edges[b] + edges[b + 1]) / 2, 0.0)
+    want = f"[{fmt(float(edges[b]))}, {fmt(float(edges[b + 1]))}): {int(counts[b])}"
+    qtbot.waitUntil(lambda: row.readout.text == want)
+    assert int(counts[b]) == t_size(grid)               # custom grad of round_ste: all ones
+
+
+def t_size(grid) -> int:
+    return grid.results["torch"].tensor("x").grads["custom"].size
