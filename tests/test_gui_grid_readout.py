@@ -72,3 +72,24 @@ def test_hover_over_histogram_gives_bin_and_count(qtbot, ste):
 
 def t_size(grid) -> int:
     return grid.results["torch"].tensor("x").grads["custom"].size
+
+
+def test_heatmap_readout_names_the_block_of_a_reduced_map():
+    import numpy as np
+
+    from gradviz.plots import series as S
+    from gradviz.plots.description import Panel
+    from gradviz.qt.grid.cell import Cell
+
+    a = np.zeros((10, 12))
+    a[3, 5] = -7.0                                   # the block's largest magnitude, signed
+    a[2, 4] = 2.0
+    small = S.heatmap(a)
+    big = S.heatmap(a, max_side=5)                   # 2x3 elements per cell
+    for hm, want in ((small, "row 3, col 5: -7"), (big, "rows 2–3, cols 3–5: largest |g| -7")):
+        panel = Panel("heatmap", "", "", "", "#000", "solid", "torch", "custom", heatmap=hm)
+        cell = Cell("torch", "custom", None, True, panel=panel,
+                    data={"image": hm.data, "block": hm.block})
+        r, c = 3 // hm.block[0], 5 // hm.block[1]
+        assert cell_text(cell, {}, "w", c + 0.5, r + 0.5) == want
+        assert cell_text(cell, {}, "w", -0.5, r + 0.5) is None

@@ -58,7 +58,13 @@ def cell_text(cell: Cell, results: dict, tensor: str, x: float, y: float) -> Opt
         r, c = int(np.floor(y)), int(np.floor(x))
         if not (0 <= r < image.shape[0] and 0 <= c < image.shape[1]):
             return None
-        return f"row {r}, col {c}: {fmt(float(image[r, c]))}"
+        v = fmt(float(image[r, c]))
+        br, bc = cell.data.get("block", (1, 1))
+        if (br, bc) == (1, 1):
+            return f"row {r}, col {c}: {v}"
+        # a reduced heatmap: the cell holds its block's value of largest magnitude, not one element's
+        return (f"rows {r * br}–{(r + 1) * br - 1}, cols {c * bc}–{(c + 1) * bc - 1}: "
+                f"largest |g| {v}")
     edges = cell.data.get("edges")
     if edges is not None:                       # histogram: the bin under the cursor
         b = int(np.searchsorted(edges, x, side="right")) - 1
