@@ -63,3 +63,21 @@ def diverging_rgb(data, top: float) -> np.ndarray:
 def diverging_lut(points: int = 256) -> np.ndarray:
     """The same map as a lookup table from -top (index 0) to +top (last), for image items."""
     return diverging_rgb(np.linspace(-1.0, 1.0, points), 1.0)
+
+
+# The window's plot surfaces per colour scheme. Exports always use "light": a figure file goes
+# into papers and slides, printed on white whatever the desktop looked like when it was made.
+# The mode colours stay the same in both (a colour means one mode everywhere); on "dark" they
+# keep at least 3:1 contrast, the WCAG minimum for lines and marks.
+PLOT_SCHEMES = {"light": {"background": "#ffffff", "foreground": "#333333"},
+                "dark": {"background": "#161616", "foreground": "#d8d8d8"}}
+
+
+def contrast_ratio(a: str, b: str) -> float:
+    """WCAG contrast of two "#rrggbb" colours: 1 (same) to 21 (black on white)."""
+    def lum(c: str) -> float:
+        rgb = [int(c[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        lin = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)

@@ -7,6 +7,7 @@ from gradviz.plots.palette import (
     INF_COLOR,
     MODE_COLORS,
     NAN_COLOR,
+    PLOT_SCHEMES,
     VERDICT_TEXT,
     VERDICT_TINT,
 )
@@ -16,7 +17,7 @@ VERDICT_COLORS = VERDICT_TINT        # background tints for tables and row heade
 
 __all__ = ["FRAMEWORK_COLORS", "FRAMEWORK_LABELS", "INF_COLOR", "MODE_COLORS", "NAN_COLOR",
            "VERDICT_COLORS", "VERDICT_TEXT", "STATE_COLORS", "OP_MARKS", "CHECK_STYLES",
-           "verdict_color"]
+           "verdict_color", "THEME_CHOICES", "scheme_of", "apply_plot_scheme"]
 
 STATE_COLORS = {"starting": "#8a6d00", "ready": "#1b6e1b", "busy": "#1f4fa3",
                 "failed": "#9a0d0d", "stopped": "#666666"}
@@ -36,3 +37,29 @@ CHECK_STYLES = {"pass": ("✓", "#1b6e1b", "#d8f0d8"), "fail": ("✗", "#9a0d0d"
 
 def verdict_color(verdict: str) -> str:
     return VERDICT_TINT.get(verdict, "#ffffff")
+
+
+THEME_CHOICES = ("follow desktop", "light", "dark")   # View > Theme, saved as view/theme
+
+
+def scheme_of(desktop_scheme, choice: str = "follow desktop") -> str:
+    """"light" or "dark": the user's choice, else the desktop's (a Qt.ColorScheme; Unknown, as
+    under the offscreen platform, reads as light)."""
+    if choice in ("light", "dark"):
+        return choice
+    from PySide6.QtCore import Qt
+    return "dark" if desktop_scheme == Qt.ColorScheme.Dark else "light"
+
+
+def apply_plot_scheme(root, scheme: str) -> None:
+    """Plots under `root` (and those made later) on the scheme's background, with axes and
+    labels in its foreground. Exports do not read this: they stay on white."""
+    import pyqtgraph as pg
+    colors = PLOT_SCHEMES[scheme]
+    pg.setConfigOptions(background=colors["background"], foreground=colors["foreground"])
+    for view in root.findChildren(pg.GraphicsView):
+        view.setBackground(colors["background"])
+        for item in view.scene().items():
+            if isinstance(item, pg.AxisItem):
+                item.setPen(colors["foreground"])
+                item.setTextPen(colors["foreground"])
