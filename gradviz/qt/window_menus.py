@@ -54,6 +54,18 @@ def build_menus(win) -> None:
     win.view_menu = menu.addMenu("&View")
     for view, label in VIEWS:
         win.view_menu.addAction(f"All rows: {label}", lambda v=view: win.set_all_views(v))
+    win.view_menu.addSeparator()
+    win.act_log_scale = win.view_menu.addAction("Log scale (|gradient|)")
+    win.act_log_scale.setCheckable(True)
+    win.act_log_scale.setToolTip("values and difference views as log10 |g| (zeros left out, "
+                                 "counted in each plot's note); exports stay linear")
+    win.act_log_scale.setChecked(win.qs.value("view/log_scale", False, type=bool))
+    win.grid.set_log_scale(win.act_log_scale.isChecked())
+
+    def log_scale(on: bool) -> None:
+        win.qs.setValue("view/log_scale", bool(on))
+        win.grid.set_log_scale(on)
+    win.act_log_scale.toggled.connect(log_scale)
     hm = menu.addMenu("&Help")
     win.act_traps = hm.addAction("Open trap examples", win.open_trap_examples)
     win.act_traps.setToolTip("ops that go wrong on purpose: every diagnostic gradviz gives")

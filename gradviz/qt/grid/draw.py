@@ -70,7 +70,8 @@ def _series(cell: Cell, panel: Panel) -> None:
         slot.curve.setData(s.x, s.y)
         return
     plot = slot.item
-    plot.addLine(y=0, pen=pg.mkPen(ZERO_LINE, width=1))
+    if not slot.log_y:                          # a log axis has no zero
+        plot.addLine(y=0, pen=pg.mkPen(ZERO_LINE, width=1))
     if panel.dots:
         item = plot.plot(s.x, s.y, pen=None, symbol="o", symbolSize=4, symbolBrush=panel.color,
                          symbolPen=None)

@@ -17,6 +17,7 @@ from gradviz.plots.palette import FRAMEWORK_LABEL
 from gradviz.qt.grid.cell import Cell
 from gradviz.qt.grid.draw import draw, values_kind
 from gradviz.qt.grid.links import fit, link
+from gradviz.qt.grid.logscale import log_panel, wants_log
 from gradviz.qt.grid.readout import HoverReadout
 from gradviz.qt.grid.row import TensorRow
 
@@ -65,6 +66,7 @@ class GridView(QScrollArea):
         self.modes: tuple = MODES
         self.pair = ""
         self.view_choice: dict[str, str] = {}   # tensor name -> view, kept across runs
+        self.log_scale = False                  # value-like views on a log10 |g| axis
         # hook(menu, tensor, framework, mode) adds entries to each plot's context menu (exports)
         self.plot_menu_hook = None
         self._wheel = WheelScrolls(self.verticalScrollBar(), self)
@@ -163,6 +165,14 @@ class GridView(QScrollArea):
         if row is not None:
             fit(row.cells)
 
+    def set_log_scale(self, on: bool) -> None:
+        """Values and difference views of every row on a log10 |g| axis (or back to linear)."""
+        if bool(on) == self.log_scale:
+            return
+        self.log_scale = bool(on)
+        for row in self.rows.values():
+            self._fill(row)
+
     def set_view(self, tensor: str, view: str) -> None:
         row = self.rows[tensor]
         i = row.view_box.findData(view)
@@ -242,7 +252,15 @@ class GridView(QScrollArea):
                 slot.wait(True)
                 row.cells.append(Cell(panel.framework, panel.mode, slot, False, panel.note, panel=panel))
                 continue
-            slot = row.plot(col, values_kind(panel))
+            log = wants_log(panel, self.log_scale)
+            if log:
+                panel = log_panel(panel)
+                log = panel.series is not None
+            kind = values_kind(panel)
+            slot = row.plot(col, kind + ("log",) if log and kind else kind)
+            if log and not slot.log_y:
+                slot.item.setLogMode(False, True)
+                slot.log_y = True
             slot.style(panel)
             cell = Cell(panel.framework, panel.mode, slot, True, panel=panel)
             draw(cell, panel)
