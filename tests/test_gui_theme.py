@@ -54,6 +54,16 @@ def test_plots_follow_the_desktop_scheme_live(qtbot, window):
     for pen in curves:
         assert contrast_ratio(pen, PLOT_SCHEMES["dark"]["background"]) >= 3.0, pen
 
+    # axis titles drawn after the switch (another view relabels the axes) keep the dark text
+    name = next(iter(window.grid.rows))
+    window.grid.set_view(name, "histogram")
+    labels = [a for v in window.findChildren(pg.GraphicsView) for a in v.scene().items()
+              if isinstance(a, pg.AxisItem) and a.label.isVisible() and a.labelText]
+    assert labels, "no axis title drawn"
+    for axis in labels:
+        color = axis.labelStyle.get("color", "#000000")
+        assert contrast_ratio(color, PLOT_SCHEMES["dark"]["background"]) >= 4.5, axis.labelText
+
     window.set_color_scheme(Qt.ColorScheme.Light)
     backs, axes, _ = plot_colors(window)
     assert backs == {PLOT_SCHEMES["light"]["background"]}

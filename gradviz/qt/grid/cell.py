@@ -112,7 +112,9 @@ class CellPlot:
         for ax, text in (("bottom", panel.xlabel), ("left", panel.ylabel)):
             axis = self.item.getAxis(ax)
             if axis.labelText != text:
-                axis.setLabel(text, **{"font-size": "7pt"})
+                # setLabel replaces the label's style: keep the axis text colour (dark mode)
+                color = axis.textPen().color().name()
+                axis.setLabel(text, **{"font-size": "7pt", "color": color})
 
     def message(self, text: str) -> None:
         """Nothing to draw: the panel's note, centred and wrapped by Qt to the plot's width (as it
