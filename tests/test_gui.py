@@ -111,6 +111,16 @@ def keys_of(win, pair):
     return [k for k in win.state.loaded.ops if win.state.loaded.pair_name(k) == pair]
 
 
+def shown_round_ste(qtbot, make_window, settings, files):
+    """A window over `files` with round_ste run in all three modes and shown in the grid."""
+    settings.setValue("run/modes", "default,custom,numeric")
+    win = make_window([str(f) for f in files])
+    run_keys(qtbot, win, keys_of(win, "round_ste"))
+    win.tree.select_pair("round_ste")
+    win.show_pair("round_ste")
+    return win
+
+
 def test_tutorials_run_fill_grid_and_table(qtbot, make_window, examples_dir):
     files = [str(examples_dir / "tutorial_torch.py"), str(examples_dir / "tutorial_tf.py")]
     win = make_window(files)

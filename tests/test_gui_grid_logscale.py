@@ -6,19 +6,20 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from test_gui import keys_of, make_window, run_keys, settings  # noqa: E402,F401
+from test_gui import (  # noqa: E402,F401
+    keys_of,
+    make_window,
+    run_keys,
+    settings,
+    shown_round_ste,
+)
 
 pytestmark = pytest.mark.gui
 
 
 @pytest.fixture
 def ste(qtbot, make_window, settings, examples_dir):  # noqa: F811 - fixtures imported above
-    settings.setValue("run/modes", "default,custom,numeric")
-    win = make_window([str(examples_dir / "tutorial_torch.py")])
-    run_keys(qtbot, win, keys_of(win, "round_ste"))
-    win.tree.select_pair("round_ste")
-    win.show_pair("round_ste")
-    return win
+    return shown_round_ste(qtbot, make_window, settings, [examples_dir / "tutorial_torch.py"])
 
 
 def _cells(grid, tensor):

@@ -13,7 +13,13 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 from test_export_actions import FakeDialogs  # noqa: E402
-from test_gui import keys_of, make_window, run_keys, settings  # noqa: E402,F401
+from test_gui import (  # noqa: E402,F401
+    keys_of,
+    make_window,
+    run_keys,
+    settings,
+    shown_round_ste,
+)
 
 from gradviz.qt import export_actions as EA  # noqa: E402
 
@@ -41,12 +47,8 @@ def _cells(grid, tensor):
 
 @pytest.fixture
 def ste(qtbot, make_window, settings, examples_dir):  # noqa: F811 - fixtures imported above
-    settings.setValue("run/modes", "default,custom,numeric")
-    win = make_window([str(examples_dir / "tutorial_torch.py"), str(examples_dir / "tutorial_tf.py")])
-    run_keys(qtbot, win, keys_of(win, "round_ste"))
-    win.tree.select_pair("round_ste")
-    win.show_pair("round_ste")
-    return win
+    files = [examples_dir / "tutorial_torch.py", examples_dir / "tutorial_tf.py"]
+    return shown_round_ste(qtbot, make_window, settings, files)
 
 
 def test_vs_input_dots_labels_legend_and_compact_ticks(ste):
