@@ -218,6 +218,18 @@ def test_cancel_kills_the_running_op_and_skips_the_rest(torch_engine, tmp_path):
     _good_run_works(torch_engine)
 
 
+def test_cancel_just_as_an_op_starts_is_not_lost(torch_engine, tmp_path):
+    """Cancel in the moment between an op's start (on_start: the window shows it running) and
+    its worker call: the op ends cancelled, not after its whole timeout (the call used to clear
+    the worker's cancel flag as it began)."""
+    torch_engine.workers["torch"].wait_ready(180)
+    hang, _ = signalling_hang(tmp_path)
+    req = RunRequest(str(hang), "HangBackward", "torch", RunSettings(timeout=30))
+    out = torch_engine.run([req], on_start=lambda _req: torch_engine.cancel())
+    assert [r.error.kind for r in out] == ["cancelled"]
+    _good_run_works(torch_engine)
+
+
 def test_processes_of_a_cancelled_op_die_with_its_worker(torch_engine, tmp_path):
     worker = torch_engine.workers["torch"]
     worker.wait_ready(180)

@@ -220,7 +220,7 @@ class Engine:
                 else:
                     if on_start is not None:
                         on_start(req)
-                    res = self.run_one(req, background)
+                    res = self.run_one(req, background, stop=self._stop)
                 with self._flight_lock:
                     self._in_flight.pop(fw, None)
                     if key in self._skipped and res.error is not None and res.error.kind == "cancelled":
@@ -232,15 +232,17 @@ class Engine:
         _in_parallel(work, list(by_fw))
         return [r for r in results if r is not None]
 
-    def run_one(self, req: RunRequest, background: bool = False) -> RunResult:
+    def run_one(self, req: RunRequest, background: bool = False,
+                stop: Optional[threading.Event] = None) -> RunResult:
         """Run one request; a failure of any kind comes back as a RunResult with status error.
-        `background`: its numeric reference runs at a lower CPU priority in the worker."""
+        `background`: its numeric reference runs at a lower CPU priority in the worker. `stop`
+        (run() passes its cancel event): set, the request ends as cancelled."""
         if req.framework not in self.workers:
             return _failed(req, ErrorInfo("UnknownFramework", f"no worker for {req.framework!r}"))
         t0 = time.perf_counter()
         try:
             return self.workers[req.framework].call("run:background" if background else "run",
-                                                    req, req.settings.timeout)
+                                                    req, req.settings.timeout, stop)
         except (WorkerTimeout, Cancelled, WorkerCrashed, WorkerUnavailable, RuntimeError) as exc:
             err = _run_error(exc, req)
         res = _failed(req, err)

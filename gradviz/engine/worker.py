@@ -175,8 +175,10 @@ class Worker:
         return child.popen.pid if child is not None and child.alive() else 0
 
     # --- requests ------------------------------------------------------------------------------
-    def call(self, kind: str, payload, timeout: float):
-        """Send one request and wait for its reply.
+    def call(self, kind: str, payload, timeout: float, stop: Optional[threading.Event] = None):
+        """Send one request and wait for its reply. `stop`, when given and set (now or while the
+        request runs), cancels it as cancel() does; unlike cancel(), which a call just starting
+        clears, it cannot be lost in the moment between a run's start and this call.
 
         Raises WorkerTimeout (worker killed), WorkerCrashed / WorkerOutOfMemory (worker died or
         was killed), Cancelled (worker killed), WorkerUnavailable (framework failed to import).
@@ -188,7 +190,7 @@ class Worker:
                 raise Cancelled("the worker was stopped")
             # The framework import is not part of the op's time budget, but it can be cancelled.
             while not child.ready.wait(_POLL_S):
-                if self._cancel.is_set():
+                if self._cancel.is_set() or (stop is not None and stop.is_set()):
                     self._replace(child, dump=False)
                     raise Cancelled("cancelled while the worker was starting")
             if child.failed:
@@ -204,7 +206,7 @@ class Worker:
                 raise self._died(child) from None
             deadline = time.monotonic() + timeout
             while True:
-                if self._cancel.is_set():
+                if self._cancel.is_set() or (stop is not None and stop.is_set()):
                     raise Cancelled("cancelled", self._replace(child, dump=True))
                 left = deadline - time.monotonic()
                 if left <= 0:
