@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Iterable, Optional
+from typing import Iterable, Mapping, Optional
 
 from gradviz.catalog import pair_ops
 from gradviz.model import ErrorInfo, FileCatalog, OpInfo
@@ -18,30 +18,37 @@ def op_key(op: OpInfo) -> OpKey:
 
 
 class LoadedFiles:
-    def __init__(self, files: Iterable[str] = ()) -> None:
+    def __init__(self, files: Iterable[str] = (), module_names: Optional[Mapping[str, str]] = None
+                 ) -> None:
         self.files: list[str] = []
+        self.module_names: dict[str, str] = {}      # file -> the dotted name it was opened by
         self.ops: dict[OpKey, OpInfo] = {}
         self.errors: dict[str, ErrorInfo] = {}       # file -> why it could not be loaded
         self.overrides: dict[OpKey, str] = {}        # op -> pair name chosen by hand
         self._unchecked: set[OpKey] = set()
         self._pairs: Optional[dict] = None            # cache: pair name -> {framework: OpInfo}
         self._pair_of: dict[OpKey, str] = {}
-        self.add(files)
+        self.add(files, module_names)
 
     # --- files ---------------------------------------------------------------------------------
-    def add(self, files: Iterable[str]) -> list[str]:
-        """Add files not loaded yet (in order); returns the ones that are new."""
+    def add(self, files: Iterable[str], module_names: Optional[Mapping[str, str]] = None) -> list[str]:
+        """Add files not loaded yet (in order); returns the ones that are new. `module_names`
+        ({file: dotted name}) records the files opened by name (File > Open module…), so the
+        saved list of open files names them as the user did (app.open_list)."""
         new = []
         for f in files:
             f = os.path.abspath(f)
             if f not in self.files and f not in new:
                 new.append(f)
         self.files.extend(new)
+        for f, name in (module_names or {}).items():
+            self.module_names[os.path.abspath(f)] = name
         return new
 
     def remove(self, file: str) -> None:
         file = os.path.abspath(file)
         self.files = [f for f in self.files if f != file]
+        self.module_names.pop(file, None)
         self.ops = {k: v for k, v in self.ops.items() if k[1] != file}
         self.errors.pop(file, None)
         self.overrides = {k: v for k, v in self.overrides.items() if k[1] != file}

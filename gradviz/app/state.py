@@ -29,8 +29,8 @@ MARK_ORDER = ("", CANCELLED, OK) + tuple(VERDICTS)
 
 
 class AppState:
-    def __init__(self, files: Iterable[str] = ()) -> None:
-        self.loaded = LoadedFiles(files)
+    def __init__(self, files: Iterable[str] = (), module_names=None) -> None:
+        self.loaded = LoadedFiles(files, module_names)
         self.results = Results()
         self.progress = RunProgress()
         self.events = Observers()
@@ -46,10 +46,12 @@ class AppState:
         return self.events.subscribe(event, listener)
 
     # --- files ---------------------------------------------------------------------------------
-    def open(self, paths: Iterable[str]) -> list[str]:
-        """Add files; returns those not loaded before (to be loaded)."""
-        new = self.loaded.add(paths)
-        if new:
+    def open(self, paths: Iterable[str], module_names=None) -> list[str]:
+        """Add files ({file: dotted name} for those opened by name); returns those not loaded
+        before (to be loaded)."""
+        before = dict(self.loaded.module_names)
+        new = self.loaded.add(paths, module_names)
+        if new or self.loaded.module_names != before:
             self.events.emit("files")
         return new
 

@@ -24,16 +24,19 @@ def first_launch(qsettings, files_given: bool) -> bool:
 
 
 def open_window(argv_files: Sequence[str] = (), run: bool = False, engine=None, qsettings=None):
-    """The main window for these files (none: the built-in examples), and whether to run them
-    once loaded: as asked, or because this is the first launch."""
+    """The main window for these files (none: the files open when gradviz last closed, else the
+    built-in examples), and whether to run them once loaded: as asked, or because this is the
+    first launch."""
     from PySide6.QtCore import QSettings
 
     from gradviz.catalog import builtin_examples
     from gradviz.qt.main_window import MainWindow
-    files = list(argv_files) or builtin_examples()  # traps: Help > Open trap examples
     qsettings = qsettings or QSettings("gradviz", "gradviz")
     first = first_launch(qsettings, bool(argv_files))
-    win = MainWindow(files, engine=engine, qsettings=qsettings)
+    # files on the command line win for this launch and leave the saved list alone; else the
+    # files open when gradviz last closed, or the built-in examples (traps: Help menu)
+    win = MainWindow(list(argv_files) or builtin_examples(), engine=engine, qsettings=qsettings,
+                     remember_files=not argv_files)
     if first:
         win.log.note("first launch: the built-in examples run once by themselves; "
                      "from now on press ▶ Run (Ctrl+R)")

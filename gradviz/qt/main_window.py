@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
 )
 
+from gradviz.app.open_list import Restored
 from gradviz.app.results import request_key
 from gradviz.app.state import AppState
 from gradviz.model import FRAMEWORKS, MODES
@@ -45,14 +46,21 @@ class MainWindow(QMainWindow):
     runDone = Signal(object)           # list[RunResult] of the batch
 
     def __init__(self, files=(), engine=None, qsettings: Optional[QSettings] = None,
-                 frameworks=FRAMEWORKS, parent=None):
+                 frameworks=FRAMEWORKS, parent=None, remember_files: bool = False):
+        """With `remember_files`, open the files saved by the last launch (`files` when none
+        were saved) and keep the list saved for the next one (qt/remembered_files.py)."""
         super().__init__(parent)
         self.setWindowTitle("gradviz")
         self.setWindowIcon(app_icon())
         self.qs = qsettings or QSettings("gradviz", "gradviz")
         from gradviz.qt.settings_guard import drop_pickled_values
         self._dropped_settings = drop_pickled_values(self.qs)   # before any value is read
-        self.state = AppState(files)
+        restored = None
+        if remember_files:                        # read after the guard: values are plain now
+            from gradviz.qt.remembered_files import read_saved
+            restored = read_saved(self.qs) or Restored(tuple(files))
+        self.state = AppState(restored.files if restored else files,
+                              restored.module_names if restored else None)
         self.gc = GuiGarbageCollector(self)       # cycles freed on this thread, not a worker's
         self.bridge = EngineBridge(engine, frameworks, self)
         self._build()
@@ -66,6 +74,9 @@ class MainWindow(QMainWindow):
             bad.append(f"window/geometry={_short_repr(geo)}")
         if bad:                                 # said once, where the user looks first
             self._note("settings", "unusable saved settings, defaults used: " + ", ".join(bad))
+        if restored is not None:
+            from gradviz.qt.remembered_files import RememberedFiles
+            self.remembered = RememberedFiles(self, restored)
 
     # --- layout --------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -153,10 +164,10 @@ class MainWindow(QMainWindow):
         self.summary.setText(f"loading {len(files)} file(s)…")
         self.bridge.load(files)
 
-    def open_files(self, paths) -> None:
+    def open_files(self, paths, module_names=None) -> None:
         for p in paths:
             self.recent.add(os.path.abspath(p))
-        new = self.state.open(paths)
+        new = self.state.open(paths, module_names)
         if new:
             self._load(new)
 
@@ -179,7 +190,7 @@ class MainWindow(QMainWindow):
         path, name = ask_module_file(self, str(self.qs.value("files/last_module", "")))
         if path:
             self.qs.setValue("files/last_module", name)
-            self.open_files([path])
+            self.open_files([path], {path: name})
 
     def _catalogs(self, catalogs, files) -> None:
         self.watcher.watch(files)
