@@ -246,10 +246,10 @@ def test_bridge_analyzes_partials_together_and_each_before_its_full_result(qtbot
     real = analysis_mod.analyze
     both_in = threading.Barrier(2, timeout=5)
 
-    def analyze(res):
+    def analyze(res, **kw):
         if res.partial:
             both_in.wait()                   # returns only when the other partial is being analysed too
-        return real(res)
+        return real(res, **kw)
     monkeypatch.setattr(analysis_mod, "analyze", analyze)
     bridge = EngineBridge(PairEngine())
     bridge.start()

@@ -175,15 +175,19 @@ def test_only_the_apps_second_pass_runs_numeric_at_low_priority(engine, examples
                          RunSettings(dtype="float64", timeout=300))
         assert backend.handle("run", req).status == "ok" and lowered == []
         assert backend.handle("run:background", req).status == "ok" and lowered == [True]
+        quick = RunRequest(req.file, req.qualname, "torch", req.settings.with_(modes=("default", "custom")))
+        assert backend.handle("run:keep", quick).status == "ok" and lowered == [True]
+        kind, part = backend.handle("run:numeric", req)
+        assert kind == "numeric" and part.status == "ok" and lowered == [True, True]
     """)
 
     worker = engine.workers["torch"]
     kinds = []
     real_call = worker.call
 
-    def call(kind, payload, timeout):
+    def call(kind, payload, timeout, *stop):
         kinds.append(kind)
-        return real_call(kind, payload, timeout)
+        return real_call(kind, payload, timeout, *stop)
     monkeypatch.setattr(worker, "call", call)
     engine.run([req])
     assert kinds == ["run"]
@@ -191,4 +195,4 @@ def test_only_the_apps_second_pass_runs_numeric_at_low_priority(engine, examples
     partial = []
     [res] = engine.run([req], on_partial=partial.append)
     assert res.status == "ok" and len(partial) == 1
-    assert kinds == ["run", "run:background"]
+    assert kinds == ["run:keep", "run:numeric"]

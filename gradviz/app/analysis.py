@@ -24,28 +24,41 @@ class Analysis:
     findings: tuple = ()                        # gradviz.diagnostics.Finding of the result
 
 
-def values_series(result: RunResult) -> dict:
-    """The decimated values-by-index curve of every gradient of `result`."""
+def values_series(result: RunResult, earlier: Optional[Analysis] = None) -> dict:
+    """The decimated values-by-index curve of every gradient of `result`; a curve `earlier`
+    made from the very same array is taken as it is."""
+    old = {}
+    if earlier is not None:
+        old = {(t.name, m): g for t in earlier.result.tensors for m, g in t.grads.items()}
     out = {}
     for t in result.tensors:
         for mode in MODES:
             g = t.grads.get(mode)
-            if g is not None:
-                out[(t.name, mode)] = ps.minmax_decimate(g)
+            if g is None:
+                continue
+            key = (t.name, mode)
+            if old.get(key) is g and key in earlier.series:
+                out[key] = earlier.series[key]
+            else:
+                out[key] = ps.minmax_decimate(g)
     return out
 
 
-def analyze(result: RunResult, curves: bool = True) -> Analysis:
+def analyze(result: RunResult, curves: bool = True, earlier: Optional[Analysis] = None) -> Analysis:
     """Verdicts, diagnostics and (with `curves`) plot curves of one result; a comparison that
     fails is reported, never raised (the result itself must still be shown). A partial result
-    (numeric still running) gets no diagnostics yet: several of them need the numeric reference."""
+    (numeric still running) gets no diagnostics yet: several of them need the numeric reference.
+    `earlier`: an analysis of the same op (the app's partial result): the final result shares
+    its custom and default arrays, so their numbers and curves are taken, not worked out again."""
     findings: tuple = ()
     try:
         from gradviz.compare import compare_result
-        comp, problem = compare_result(result), ""
+        before = (earlier.result, earlier.comparison) if earlier is not None else None
+        comp, problem = compare_result(result, before), ""
         if not result.partial:
             from gradviz.diagnostics import diagnose
             findings = tuple(diagnose(result, comp))
     except Exception as exc:  # noqa: BLE001 - a bug in compare must not lose the result
         comp, problem = None, f"{type(exc).__name__}: {exc}"
-    return Analysis(result, comp, values_series(result) if curves else {}, problem, findings)
+    return Analysis(result, comp, values_series(result, earlier) if curves else {}, problem,
+                    findings)

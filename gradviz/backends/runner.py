@@ -9,6 +9,7 @@ import contextlib
 import os
 import resource
 import time
+from typing import Optional
 
 import numpy as np
 
@@ -25,6 +26,7 @@ from gradviz.backends.graphs import (
     plan_args,
 )
 from gradviz.backends.introspect import OpOutputError, OverrideKept, definition_line
+from gradviz.backends.kept import KeptRuns, QuickRun, quick_request
 from gradviz.backends.user_code import capture_output, error_info
 from gradviz.backends.user_modules import load_module
 from gradviz.backends.user_state import own_state
@@ -37,6 +39,7 @@ class Backend:
     def __init__(self, adapter: Adapter):
         self.adapter = adapter
         self._ops_by_path: dict[str, tuple] = {}   # path -> (module, {qualname: (info, obj)})
+        self.kept = KeptRuns()      # the app's quick passes, for their numeric passes
 
     def version(self) -> str:
         return self.adapter.version()
@@ -44,8 +47,13 @@ class Backend:
     def handle(self, kind: str, payload):
         if kind == "load":
             return [self.load(path) for path in payload]
-        if kind in ("run", "run:background"):
-            return self.run(payload, background=kind == "run:background")
+        if kind == "run":
+            self.kept.clear()       # one pass (the command line): nothing will come back for it
+            return self.run(payload)
+        if kind in ("run:background", "run:keep"):
+            return self.run(payload, background=kind == "run:background", keep=kind == "run:keep")
+        if kind == "run:numeric":
+            return self.run_numeric(payload)
         if kind == "devices":
             return self.adapter.devices()
         raise ValueError(f"unknown request {kind!r}")
@@ -72,17 +80,66 @@ class Backend:
         self._ops_by_path[path] = (module, found)
         return found
 
-    def run(self, req: RunRequest, background: bool = False) -> RunResult:
+    def run(self, req: RunRequest, background: bool = False, keep: bool = False) -> RunResult:
         """`background`: the numeric pass runs at a lower CPU priority (the app's second pass,
-        while the window paints the first one's results)."""
+        while the window paints the first one's results). `keep`: the app's quick pass; what it
+        made is kept for run_numeric of the same request."""
         t0 = time.perf_counter()
         with capture_output() as cap, own_state(os.path.abspath(req.file), self.adapter):
-            result = self._run(req, background)
+            result = self._run(req, background, keep)
+        return self._finished(result, cap, t0)
+
+    def _finished(self, result: RunResult, cap, t0: float) -> RunResult:
         extra = {"log": cap.log, "warnings": tuple(cap.warnings),
                  "elapsed": time.perf_counter() - t0, "framework_version": self.version()}
         return RunResult(**{**vars(result), **extra})
 
-    def _run(self, req: RunRequest, background: bool = False) -> RunResult:
+    def run_numeric(self, req: RunRequest) -> tuple[str, RunResult]:
+        """The app's second pass of `req`: ("numeric", a result holding only the numeric mode:
+        its gradients, reasons and projections, its error, log and time) when this worker kept
+        the quick pass of the same request and the op's file is unchanged; the engine adds it
+        to the quick pass's result. Else ("full", the whole run, as `run` in the background)."""
+        quick = self.kept.take(quick_request(req))
+        if quick is not None and not req.settings.checks:
+            t0 = time.perf_counter()
+            with capture_output() as cap, own_state(os.path.abspath(req.file), self.adapter):
+                result = self._numeric_only(req, quick)
+            if result is not None:
+                return "numeric", self._finished(result, cap, t0)
+        return "full", self.run(req, background=True)
+
+    def _numeric_only(self, req: RunRequest, q: QuickRun) -> Optional[RunResult]:
+        """The numeric reference of a kept quick pass; None when the op's file changed since
+        (a new module object) or no longer imports: the full run then says what happened."""
+        path = os.path.abspath(req.file)
+        try:
+            module = load_module(path)
+            found = self._found(module, path)
+        except (Exception, SystemExit):  # noqa: BLE001 - the full run reports the user's error
+            return None
+        if module is not q.module or found.get(req.qualname, (None, None))[1] is not q.obj:
+            return None
+        mode_errors: dict = {}
+        infos = self._numeric(req.settings, q.obj, q.info, q.module, q.meta, q.plans, q.graph,
+                              q.device, q.tensors, True, mode_errors)
+        tensors = _tensor_results(q.tensors, infos, req.settings.dtype)
+        return RunResult(request=req, op=q.info, device=q.device, status="ok",
+                         tensors=tuple(_numeric_part(t) for t in tensors), mode_errors=mode_errors)
+
+    def _numeric(self, s, obj, info, module, meta, plans, graph, device, tensors: dict,
+                 background: bool, mode_errors: dict) -> dict:
+        """numeric.compute on the op built in float64; its failure goes into `mode_errors`."""
+        ad = self.adapter
+        try:
+            built = ad.build(obj, info, "custom", "float64", device, module, meta, plans)
+            _seed_params(built, s.seed, meta)
+            with _background_priority() if background else contextlib.nullcontext():
+                return numeric.compute(ad, graph, built, device, tensors)
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the numeric pass failed: the other modes still stand
+            mode_errors["numeric"] = error_info(exc, "error", info.where)
+            return {}
+
+    def _run(self, req: RunRequest, background: bool = False, keep: bool = False) -> RunResult:
         ad, s = self.adapter, req.settings
         path = os.path.abspath(req.file)
         try:
@@ -154,13 +211,10 @@ class Backend:
                           checks=skipped_all(s.checks, "the custom mode raised (see the error)"))
         numeric_infos = {}
         if "numeric" in s.modes and tensors:
-            try:
-                built = ad.build(obj, info, "custom", "float64", device, module, meta, plans)
-                _seed_params(built, s.seed, meta)
-                with _background_priority() if background else contextlib.nullcontext():
-                    numeric_infos = numeric.compute(ad, graph, built, device, tensors)
-            except (Exception, SystemExit) as exc:  # noqa: BLE001 - the numeric pass failed: the other modes still stand
-                mode_errors["numeric"] = error_info(exc, "error", info.where)
+            numeric_infos = self._numeric(s, obj, info, module, meta, plans, graph, device,
+                                          tensors, background, mode_errors)
+        elif keep and not s.checks:
+            self.kept.put(req, QuickRun(module, info, obj, meta, plans, graph, device, tensors))
         checks = ()
         fixed = [p.name for p in plans if p.kind == "tensor" and not differentiable(p.values)]
         if s.checks and fixed:
@@ -247,6 +301,14 @@ def _tensor_results(tensors: dict, numeric_infos: dict, dtype: str) -> tuple[Ten
                                 grads=grads, absent=absent,
                                 numeric=info["info"] if info is not None else None))
     return tuple(out)
+
+
+def _numeric_part(t: TensorResult) -> TensorResult:
+    """Only the numeric mode of a tensor: the quick pass already sent the value and the rest."""
+    grads = {m: g for m, g in t.grads.items() if m == "numeric"}
+    absent = {m: why for m, why in t.absent.items() if m == "numeric"}
+    return TensorResult(name=t.name, role=t.role, shape=t.shape, dtype=t.dtype, value=None,
+                        grads=grads, absent=absent, numeric=t.numeric)
 
 
 def _error(req, info, err: ErrorInfo, **kw) -> RunResult:

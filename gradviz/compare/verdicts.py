@@ -59,11 +59,14 @@ def _vs_numeric(t: TensorResult, mode: str) -> Optional[dict]:
     return None
 
 
-def tensor_metrics(t: TensorResult) -> dict:
-    """Pair metrics between the modes present; the second name is the reference."""
+def tensor_metrics(t: TensorResult, known: Optional[dict] = None) -> dict:
+    """Pair metrics between the modes present; the second name is the reference. `known`:
+    metrics already worked out from these very arrays (see _known)."""
     out = {}
     c, d = t.grads.get("custom"), t.grads.get("default")
-    if c is not None and d is not None:
+    if known and "custom~default" in known:
+        out["custom~default"] = known["custom~default"]
+    elif c is not None and d is not None:
         out["custom~default"] = pair_metrics(c, d, tolerances(t.dtype))
     for mode in ("custom", "default"):
         m = _vs_numeric(t, mode)
@@ -282,12 +285,14 @@ def verdict(tensor: TensorResult, op_status: str = "ok", mode_errors: Optional[d
 
 
 # --- per op ----------------------------------------------------------------------------------
-def _stats(t: TensorResult, mode_errors: dict) -> dict:
+def _stats(t: TensorResult, mode_errors: dict, known: Optional[dict] = None) -> dict:
     out = {}
     if t.dtype in FIXED_DTYPES:
         return out   # no mode differentiates an int64 / bool input
     for mode in MODES:
-        if mode in t.grads:
+        if known and mode in known:
+            out[mode] = known[mode]
+        elif mode in t.grads:
             out[mode] = mode_stats(t.grads[mode])
         elif mode in t.absent:
             out[mode] = mode_stats(None, t.absent[mode])
@@ -300,22 +305,49 @@ def _stats(t: TensorResult, mode_errors: dict) -> dict:
 
 
 def compare_tensor(t: TensorResult, op_status: str = "ok", mode_errors: Optional[dict] = None,
-                   error: Optional[ErrorInfo] = None, inplace: tuple = ()) -> TensorComparison:
+                   error: Optional[ErrorInfo] = None, inplace: tuple = (),
+                   earlier: Optional[tuple] = None) -> TensorComparison:
+    """`earlier`: (TensorResult, TensorComparison) of an earlier result of the same tensor;
+    what it worked out from the very same gradient arrays is taken, not computed again."""
     mode_errors = mode_errors or {}
-    metrics = tensor_metrics(t)
+    known_stats, known_metrics = _known(t, earlier)
+    metrics = tensor_metrics(t, known_metrics)
     v, why = _judge(t, op_status, mode_errors, error, metrics, inplace)
     method = None
     if t.grads.get("numeric") is not None:
         method = "full"
     elif t.numeric is not None and t.numeric.method == "projection":
         method = "projection"
-    return TensorComparison(t.name, t.role, tuple(t.shape), t.dtype, v, why, _stats(t, mode_errors),
-                            metrics, tolerances(t.dtype), tolerances(t.dtype, numeric=True), method)
+    return TensorComparison(t.name, t.role, tuple(t.shape), t.dtype, v, why,
+                            _stats(t, mode_errors, known_stats), metrics, tolerances(t.dtype),
+                            tolerances(t.dtype, numeric=True), method)
 
 
-def compare_result(result: RunResult) -> OpComparison:
+def _known(t: TensorResult, earlier: Optional[tuple]) -> tuple[dict, dict]:
+    """(stats by mode, metrics) of `earlier` that hold for `t`: those of its custom and default
+    gradients where `t` has the very same array objects (the app's final result of an op holds
+    its partial result's arrays: engine.numeric_pass). Equal-looking copies do not count."""
+    if earlier is None:
+        return {}, {}
+    old_t, old_c = earlier
+    if old_t.name != t.name or old_t.dtype != t.dtype:
+        return {}, {}
+    same = {m for m in ("custom", "default")
+            if t.grads.get(m) is not None and t.grads.get(m) is old_t.grads.get(m)}
+    stats = {m: old_c.stats[m] for m in same if m in old_c.stats}
+    metrics = {k: old_c.metrics[k] for k in ("custom~default",)
+               if same == {"custom", "default"} and k in old_c.metrics}
+    return stats, metrics
+
+
+def compare_result(result: RunResult, earlier: Optional[tuple] = None) -> OpComparison:
+    """`earlier`: (RunResult, OpComparison) of an earlier result of the same op (the app's
+    partial one): the numbers of gradient arrays the two share are taken from it."""
+    olds: dict = {}
+    if earlier is not None and earlier[1] is not None:
+        olds = {ot.name: (ot, oc) for ot, oc in zip(earlier[0].tensors, earlier[1].tensors)}
     tensors = tuple(compare_tensor(t, result.status, result.mode_errors, result.error,
-                                   tuple(result.inplace_inputs))
+                                   tuple(result.inplace_inputs), olds.get(t.name))
                     for t in result.tensors)
     return OpComparison(result.name, result.framework, result.device, result.status, result.error,
                         tensors)

@@ -1,10 +1,11 @@
 """The loop inside a worker process: import one framework once, then serve requests.
 
 Runs only in a spawned child (engine.launch). Requests are (kind, payload) tuples: "load",
-"run", "run:background", "devices" (backends.runner.Backend.handle). The first message is
-("ready", info), or ("fail", why) when the framework cannot be imported; then each request gets
-("ok", value), or ("bug", traceback) for a bug in gradviz itself. The user's failures are not
-bugs: the backends turn them into results (an error at the user's file:line).
+"run", "run:background", "run:keep", "run:numeric", "devices" (backends.runner.Backend.handle).
+The first message is ("ready", info), or ("fail", why) when the framework cannot be imported;
+then each request gets ("ok", value), or ("bug", traceback) for a bug in gradviz itself. The
+user's failures are not bugs: the backends turn them into results (an error at the user's
+file:line).
 """
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ from gradviz.engine.errors import (
     WorkerTimeout,
     WorkerUnavailable,
 )
+from gradviz.engine.numeric_pass import with_numeric
 from gradviz.engine.worker import Worker, WorkerState
 from gradviz.import_scan import frameworks_used
 from gradviz.model import (
@@ -169,13 +170,17 @@ class Engine:
         if on_partial is not None:
             quick = [_without_numeric(r) for r in requests if "numeric" in r.settings.modes]
             if quick:
+                done: dict[RunRequest, RunResult] = {}
+
                 def deliver(res: RunResult) -> None:
                     if res.status == "ok":  # a failure shows up again in the full pass
+                        done[res.request] = res
                         on_partial(replace(res, partial=True))
-                self._run_batch(quick, deliver, on_start)   # an op is "running" from its first pass
-                # the full pass runs its numeric reference at low priority: the window is
-                # painting the first pass meanwhile
-                return self._run_batch(requests, on_result, on_start, background=True)
+                # an op is "running" from its first pass; its worker keeps what this pass made
+                self._run_batch(quick, deliver, on_start, keep=True)
+                # the full pass adds the numeric reference (numeric_pass), at low priority: the
+                # window is painting the first pass meanwhile
+                return self._run_batch(requests, on_result, on_start, background=True, quick=done)
         return self._run_batch(requests, on_result, on_start)
 
     def _run_checks(self, requests, results, on_checks) -> list[RunResult]:
@@ -199,7 +204,10 @@ class Engine:
             self._run_batch(pending, deliver, None)
         return merged
 
-    def _run_batch(self, requests, on_result, on_start, background=False) -> list[RunResult]:
+    def _run_batch(self, requests, on_result, on_start, background=False, keep=False,
+                   quick=None) -> list[RunResult]:
+        """`keep`: the app's quick pass (its worker keeps what it made); `quick`: the results of
+        that pass by request, for the numeric pass."""
         by_fw: dict[str, list[int]] = {}
         for i, r in enumerate(requests):
             by_fw.setdefault(r.framework, []).append(i)
@@ -220,7 +228,11 @@ class Engine:
                 else:
                     if on_start is not None:
                         on_start(req)
-                    res = self.run_one(req, background, stop=self._stop)
+                    earlier = quick.get(_without_numeric(req)) if quick else None
+                    if earlier is not None:
+                        res = self._run_numeric(req, earlier, stop=self._stop)
+                    else:
+                        res = self.run_one(req, background, keep, stop=self._stop)
                 with self._flight_lock:
                     self._in_flight.pop(fw, None)
                     if key in self._skipped and res.error is not None and res.error.kind == "cancelled":
@@ -232,17 +244,31 @@ class Engine:
         _in_parallel(work, list(by_fw))
         return [r for r in results if r is not None]
 
-    def run_one(self, req: RunRequest, background: bool = False,
+    def run_one(self, req: RunRequest, background: bool = False, keep: bool = False,
                 stop: Optional[threading.Event] = None) -> RunResult:
         """Run one request; a failure of any kind comes back as a RunResult with status error.
-        `background`: its numeric reference runs at a lower CPU priority in the worker. `stop`
-        (run() passes its cancel event): set, the request ends as cancelled."""
+        `background`: its numeric reference runs at a lower CPU priority in the worker. `keep`:
+        the worker keeps what it made for the numeric pass of the same request. `stop` (run()
+        passes its cancel event): set, the request ends as cancelled."""
+        kind = "run:keep" if keep else "run:background" if background else "run"
+        return self._call_run(req, kind, stop)
+
+    def _run_numeric(self, req: RunRequest, quick: RunResult,
+                     stop: Optional[threading.Event] = None) -> RunResult:
+        """The numeric pass of `req` whose quick pass gave `quick`: the worker answers with the
+        numeric part only when it kept that pass (else with the whole run)."""
+        got = self._call_run(req, "run:numeric", stop)
+        if isinstance(got, RunResult):          # the call failed
+            return got
+        kind, res = got
+        return with_numeric(quick, res, req) if kind == "numeric" else res
+
+    def _call_run(self, req: RunRequest, kind: str, stop: Optional[threading.Event]):
         if req.framework not in self.workers:
             return _failed(req, ErrorInfo("UnknownFramework", f"no worker for {req.framework!r}"))
         t0 = time.perf_counter()
         try:
-            return self.workers[req.framework].call("run:background" if background else "run",
-                                                    req, req.settings.timeout, stop)
+            return self.workers[req.framework].call(kind, req, req.settings.timeout, stop)
         except (WorkerTimeout, Cancelled, WorkerCrashed, WorkerUnavailable, RuntimeError) as exc:
             err = _run_error(exc, req)
         res = _failed(req, err)

@@ -143,13 +143,20 @@ class EngineBridge(QObject):
             return self.engine.run(requests, on_result=analyze, on_start=self.opStarted.emit,
                                    on_partial=analyze, on_checks=checks)
 
-    def _analyze_one(self, res: RunResult, before: Optional[Future]) -> None:
+    def _analyze_one(self, res: RunResult, before: Optional[Future]):
+        """Analyse `res`, then emit it after the op's earlier emission. The final result of an
+        op shares its partial one's custom and default arrays (engine.numeric_pass): what the
+        partial's analysis worked out from them is reused, so analysing waits for it first."""
         from gradviz.app.analysis import Analysis, analyze
+        earlier = before.result() if before is not None and before.exception() is None else None
+        if not isinstance(earlier, Analysis) or not earlier.result.partial:
+            earlier = None
         try:
-            ready = analyze(res)
+            ready = analyze(res, earlier=earlier)
         except Exception as exc:  # noqa: BLE001 - the result must still reach the window
             ready = Analysis(res, None, {}, f"{type(exc).__name__}: {exc}")
         self._after(before, self.resultReady.emit, ready)
+        return ready
 
     @staticmethod
     def _after(before: Optional[Future], emit: Callable, value) -> None:

@@ -1,0 +1,33 @@
+"""The app's second pass: the numeric reference added to the quick pass's result.
+
+With `Engine.run(on_partial=...)` each op runs first without the numeric mode (shown at once),
+then again for the numeric reference. The worker keeps what the quick pass made
+(backends.kept) and answers the second pass with the numeric mode only; here that part joins
+the quick result, so the custom and default gradients are neither computed, sent nor copied a
+second time: the full result holds the very arrays of the partial one (the app's analysis
+reuses what it worked out from them).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gradviz.model import RunRequest, RunResult
+
+
+def with_numeric(quick: RunResult, numeric: RunResult, req: RunRequest) -> RunResult:
+    """The full result of `req`: `quick` (its quick pass, status ok) plus `numeric` (only the
+    numeric mode of each tensor, its error, log, warnings and time)."""
+    parts = {t.name: t for t in numeric.tensors}
+    tensors = []
+    for t in quick.tensors:
+        n = parts.get(t.name)
+        if n is None:
+            tensors.append(t)
+            continue
+        tensors.append(replace(t, grads={**t.grads, **n.grads}, absent={**t.absent, **n.absent},
+                               numeric=n.numeric))
+    warnings = quick.warnings + tuple(w for w in numeric.warnings if w not in quick.warnings)
+    return replace(quick, request=req, tensors=tuple(tensors), partial=False,
+                   mode_errors={**quick.mode_errors, **numeric.mode_errors},
+                   log=quick.log + numeric.log, warnings=warnings,
+                   elapsed=quick.elapsed + numeric.elapsed)
