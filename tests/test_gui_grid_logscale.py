@@ -26,6 +26,10 @@ def _cells(grid, tensor):
     return {(c.framework, c.mode): c for c in grid.rows[tensor].cells}
 
 
+def _ylabel(cell):
+    return cell.plot.getAxis("left").labelText
+
+
 def _curve(cell):
     items = [i for i in cell.plot.listDataItems() if i.xData is not None and len(i.xData) > 2]
     assert len(items) == 1
@@ -40,7 +44,7 @@ def test_log_scale_toggles_value_views_and_persists(qtbot, ste, settings):  # no
     assert settings.value("view/log_scale", type=bool) is True
     cells = _cells(grid, "x")
     custom = cells[("torch", "custom")]
-    assert custom.plot.vb.state["logMode"][1] is True
+    assert _ylabel(custom) == "log10 |∂loss/∂x|"        # log10 |g| on a plain axis, as exported
     x, y = _curve(custom).getData()                     # as drawn: log10 |g|
     assert np.isfinite(y).all() and np.isfinite(x).all()
     np.testing.assert_array_equal(y, np.zeros(200))     # straight-through: |1| everywhere
@@ -53,12 +57,12 @@ def test_log_scale_toggles_value_views_and_persists(qtbot, ste, settings):  # no
         _x, ny = _curve(numeric).getData()
         assert np.isfinite(ny).all() and len(ny) == 200 - zeros
     grid.set_view("x", "histogram")                     # not a value view: stays linear
-    assert not _cells(grid, "x")[("torch", "custom")].plot.vb.state["logMode"][1]
+    assert _ylabel(_cells(grid, "x")[("torch", "custom")]) == "count"
     grid.set_view("x", "values")
     ste.act_log_scale.trigger()
     assert settings.value("view/log_scale", type=bool) is False
     custom = _cells(grid, "x")[("torch", "custom")]
-    assert custom.plot.vb.state["logMode"][1] is False
+    assert _ylabel(custom) == "∂loss/∂x"
     np.testing.assert_array_equal(_curve(custom).getData()[1], np.ones(200))
 
 

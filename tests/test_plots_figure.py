@@ -91,3 +91,30 @@ def test_several_ops_prefix_row_labels():
     fig = F.build_figure(rs)
     assert [r.label.split(":")[0] for r in fig.rows] == ["a", "a", "b", "b"]
     assert np.isfinite(fig.panels[2][1].y_range).all()
+
+
+def test_log_scale_is_part_of_the_description(results):
+    """One log transform for window and exports: log10 |g| values, zeros counted, one y range
+    per row, a label that says log10; the other views and a linear figure are untouched."""
+    lin = F.build_figure(results, "values")
+    fig = F.build_figure(results, "values", log_scale=True)
+    x = fig.panels[0]
+    custom = x[1]                              # ones + noise, a spike of 50, one NaN
+    g = results[0].tensor("x").grads["custom"]
+    finite = g[np.isfinite(g)]
+    assert custom.log_y and custom.ylabel == "log10 |∂loss/∂x|"
+    np.testing.assert_allclose(np.sort(custom.series.y), np.sort(np.log10(np.abs(finite))), rtol=1e-6)
+    assert custom.nonfinite_text == "NaN 1" and custom.series.nonfinite.nan_x.size == 0
+    default = x[0]                             # all zero: a note, no curve
+    assert default.series is None and default.note == "all zero: nothing to draw on a log scale"
+    numeric = x[2]
+    assert numeric.series is None and numeric.ylabel == "log10 |∂loss/∂x|"
+    assert {p.y_range for p in x if p.series is not None} == {custom.y_range}
+    lo, hi = custom.y_range
+    assert lo < np.log10(np.abs(finite).min()) and hi > np.log10(50.0)
+    out = fig.panels[1]                         # ones: log10 1 = 0 in every mode
+    assert all(np.all(p.series.y == 0) for p in out if p.series is not None)
+    assert not any(p.log_y for row in lin.panels for p in row)
+    assert all("log" not in p.ylabel + p.info for row in lin.panels for p in row)
+    hist = F.build_figure(results, "histogram", log_scale=True)
+    assert not any(p.log_y for row in hist.panels for p in row)

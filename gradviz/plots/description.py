@@ -91,6 +91,7 @@ class Panel:
     y_range: Optional[tuple[float, float]] = None   # heatmap: the colour range
     dots: bool = False              # a series drawn as dots only (unordered points)
     waiting: bool = False           # its data is still being computed (a partial result)
+    log_y: bool = False             # y holds log10 |g| (plots/logscale.py), not g
 
     @property
     def empty(self) -> bool:

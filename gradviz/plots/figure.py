@@ -31,6 +31,7 @@ from gradviz.plots.description import (
     PointSet,
     Row,
 )
+from gradviz.plots.logscale import log_row
 from gradviz.plots.palette import (
     FRAMEWORK_DASH,
     FRAMEWORK_LABEL,
@@ -154,13 +155,15 @@ def views_for(row: Row) -> list[str]:
 def build_figure(results: Sequence[RunResult], view: str = "values", comparisons=None,
                  title: Optional[str] = None, buckets: int = S.DEFAULT_BUCKETS,
                  row_views: Optional[Mapping] = None, curves: Optional[Mapping] = None,
-                 modes: Optional[Sequence[str]] = None) -> Figure:
+                 modes: Optional[Sequence[str]] = None, log_scale: bool = False) -> Figure:
     """The grid of all tensors x (framework, mode) of `results` (one or several ops).
 
     `comparisons`: compare.OpComparison objects, or {(framework, op, tensor): verdict}; optional.
     `row_views`: {tensor name or (op, tensor): view} for rows drawn differently from `view`.
     `curves`: {(framework, tensor, mode): Series} values curves already decimated (reused).
     `modes`: only these modes get columns (default: those the runs asked for or returned).
+    `log_scale`: values and difference panels as log10 |g| (plots/logscale.py), as the window's
+    View > Log scale draws them.
     """
     row_views = dict(row_views or {})
     for v in [view, *row_views.values()]:
@@ -175,7 +178,7 @@ def build_figure(results: Sequence[RunResult], view: str = "values", comparisons
         if rv not in columns:
             columns[rv] = grid_columns(results, rv, modes)
         rows.append(row)
-        panels.append(row_panels(results, row, rv, columns[rv], buckets, curves))
+        panels.append(log_row(row_panels(results, row, rv, columns[rv], buckets, curves), log_scale))
     ops = list(dict.fromkeys(r.name for r in results))
     views = list(dict.fromkeys(r.view for r in rows)) or [view]
     fig_view = views[0] if len(views) == 1 else "mixed"

@@ -58,7 +58,7 @@ def build_menus(win) -> None:
     win.act_log_scale = win.view_menu.addAction("Log scale (|gradient|)")
     win.act_log_scale.setCheckable(True)
     win.act_log_scale.setToolTip("values and difference views as log10 |g| (zeros left out, "
-                                 "counted in each plot's note); exports stay linear")
+                                 "counted in each plot's note); exports draw it too")
     win.act_log_scale.setChecked(win.qs.value("view/log_scale", False, type=bool))
     win.grid.set_log_scale(win.act_log_scale.isChecked())
 

@@ -148,7 +148,7 @@ class GridPainter(Painter):
         if panel.heatmap is not None:
             self._heatmap(panel, plot)
         else:
-            self._axes(plot, xr, yr)
+            self._axes(plot, xr, yr, zero_line=not panel.log_y)
             self.p.save()
             self.p.setClipRect(QtCore.QRectF(plot.x, plot.y, plot.w, plot.h))
             if panel.series is not None:
@@ -163,12 +163,13 @@ class GridPainter(Painter):
             if panel.series is not None:
                 self._nonfinite_markers(panel.series, plot, xr)
 
-    def _axes(self, plot: Rect, xr, yr):
+    def _axes(self, plot: Rect, xr, yr, zero_line: bool = True):
+        """Ticks and grid lines; y = 0 a darker line unless it is no zero (log10 |g| = 0)."""
         QtCore = self.QtCore
         self.font(9.5)
         for t in nice_ticks(*yr):
             y = float(value_to_px(t, yr[0], yr[1], plot.bottom, plot.y))
-            self.pen("#e3e3e3" if t else "#bdbdbd", 0.6)
+            self.pen("#bdbdbd" if t == 0 and zero_line else "#e3e3e3", 0.6)
             self.p.drawLine(QtCore.QPointF(plot.x, y), QtCore.QPointF(plot.right, y))
             self.text(plot.x - 50, y - 7, 46, 14, fmt(t), "right", "#444444", elide=False)
         for t in nice_ticks(*xr, target=4):

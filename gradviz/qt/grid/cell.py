@@ -87,7 +87,6 @@ class CellPlot:
         self.menu_actions: list = []
         self.colorbar = None        # a heatmap's colour bar, in the plot's layout
         self.message_item = None    # the note of a plot with nothing to draw (one of corners)
-        self.log_y = False          # its y axis shows log10 |g| (grid/logscale.py)
 
     @property
     def vb(self):
@@ -183,9 +182,6 @@ class CellPlot:
         self.item.setMouseEnabled(True, True)
         self.vb.setBackgroundColor(None)
         self.item.invertY(False)
-        if self.log_y:
-            self.item.setLogMode(False, False)
-            self.log_y = False
         self.item.enableAutoRange()
         self.item.setToolTip("")
         for ax in ("left", "bottom"):

@@ -70,7 +70,7 @@ def _series(cell: Cell, panel: Panel) -> None:
         slot.curve.setData(s.x, s.y)
         return
     plot = slot.item
-    if not slot.log_y:                          # a log axis has no zero
+    if not panel.log_y:                         # log10 |g| = 0 is |g| = 1, not zero
         plot.addLine(y=0, pen=pg.mkPen(ZERO_LINE, width=1))
     if panel.dots:
         item = plot.plot(s.x, s.y, pen=None, symbol="o", symbolSize=4, symbolBrush=panel.color,

@@ -13,11 +13,11 @@ from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QVBoxLayout, QW
 from gradviz.model import FRAMEWORKS, MODES, RunResult
 from gradviz.plots import figure as F
 from gradviz.plots import series as S
+from gradviz.plots.logscale import log_row
 from gradviz.plots.palette import FRAMEWORK_LABEL
 from gradviz.qt.grid.cell import Cell
 from gradviz.qt.grid.draw import draw, values_kind
 from gradviz.qt.grid.links import fit, link
-from gradviz.qt.grid.logscale import log_panel, wants_log
 from gradviz.qt.grid.readout import HoverReadout
 from gradviz.qt.grid.row import TensorRow
 
@@ -154,7 +154,7 @@ class GridView(QScrollArea):
         of the grid, a row (`tensor`) or one plot (`panel` = (framework, mode)) draws."""
         views = {name: row.view() for name, row in self.rows.items()}
         fig = F.build_figure(self._described, "values", self._comparison_list(), row_views=views,
-                             curves=self._curves, modes=self.modes)
+                             curves=self._curves, modes=self.modes, log_scale=self.log_scale)
         if tensor is None:
             return fig
         return F.select_row(fig, tensor) if panel is None else F.select_panel(fig, tensor, panel)
@@ -239,7 +239,8 @@ class GridView(QScrollArea):
         view = row.view()
         desc = replace(self._row_desc[row.name], view=view)
         columns = F.grid_columns(self._described, view, self.modes)
-        panels = F.row_panels(self._described, desc, view, columns, S.DEFAULT_BUCKETS, self._curves)
+        panels = log_row(F.row_panels(self._described, desc, view, columns, S.DEFAULT_BUCKETS,
+                                      self._curves), self.log_scale)
         row.show_header(desc)
         row.cells = []
         row.used = 0
@@ -252,15 +253,11 @@ class GridView(QScrollArea):
                 slot.wait(True)
                 row.cells.append(Cell(panel.framework, panel.mode, slot, False, panel.note, panel=panel))
                 continue
-            log = wants_log(panel, self.log_scale)
-            if log:
-                panel = log_panel(panel)
-                log = panel.series is not None
+            log = panel.log_y and panel.series is not None
             kind = values_kind(panel)
+            # log10 |g| drawn on a linear axis, as the exporters draw it: a reused plot keeps
+            # to one of the two (no zero line on a log plot)
             slot = row.plot(col, kind + ("log",) if log and kind else kind)
-            if log and not slot.log_y:
-                slot.item.setLogMode(False, True)
-                slot.log_y = True
             slot.style(panel)
             cell = Cell(panel.framework, panel.mode, slot, True, panel=panel)
             draw(cell, panel)
