@@ -59,3 +59,25 @@ def broken_tf_result(n: int = 200, op: str = "round_ste") -> RunResult:
     tx = TensorResult("x", "input", tx.shape, tx.dtype, tx.value, {"custom": tx.grads["custom"]},
                       absent={"default": "tf.round has no gradient (None)"})
     return RunResult(r.request, r.op, device="cpu", tensors=(tx, tout), framework_version="2.21")
+
+
+# The log-scale tests: an op whose custom gradient spans decades, and one zero (no log).
+SVG_NS = "{http://www.w3.org/2000/svg}"
+DECADES = [0.0, 0.01, 0.1, 1.0, 10.0, 100.0]     # the custom gradient of DECADES_SRC, upstream ones
+
+DECADES_SRC = f'''
+import torch
+
+import gradviz
+
+
+@gradviz.op(name="decades", inputs={{"x": (6,)}})
+class Decades(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * torch.tensor({DECADES}, dtype=g.dtype)
+'''

@@ -83,7 +83,7 @@ def test_strict_exits_1_on_differs_and_list(tmp_path):
 @pytest.mark.parametrize("argv", [
     ["run", "--shape", "0x3"], ["run", "--upstream", "half"], ["run", "--graph", "tree"],
     ["run", "--modes", "custom,magic"], ["run", "--plot", "out.gif"], ["run", "--timeout", "-1"],
-    ["no-such-file.py"],
+    ["no-such-file.py"], ["run", "--log-scale"],
 ])
 def test_bad_usage_exits_2_without_starting_workers(argv, capsys):
     assert main(argv) == 2
@@ -110,3 +110,38 @@ def test_diagnostics_in_terminal_summary_and_json(tmp_path):
     [finding] = [d for d in op["diagnostics"] if d["code"] == "GV101-grad-count"]
     assert finding["severity"] == "error" and finding["fix"]
     assert finding["where"].startswith(str(traps)) and finding["where"].rpartition(":")[2].isdigit()
+
+
+def test_plot_log_scale_draws_log10_of_the_gradient(tmp_path):
+    """`--plot --log-scale` draws the app's log scale: decades of |g| sit equally spaced, the
+    axis says log10, the zero left out is counted; without the flag the file is linear."""
+    import xml.etree.ElementTree as ET
+
+    from samples import DECADES_SRC, SVG_NS
+
+    from gradviz.plots.palette import MODE_COLORS
+    op = tmp_path / "decades.py"
+    op.write_text(DECADES_SRC)
+
+    def plot(*flags):
+        svg = tmp_path / f"grid{len(flags)}.svg"
+        proc = gradviz("run", op, "--framework", "torch", "--modes", "default,custom",
+                       "--plot", svg, *flags)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        root = ET.parse(svg).getroot()
+        texts = [" ".join((t.text or "").split()) for t in root.iter(SVG_NS + "text")]
+        cys = sorted({round(float(c.get("cy")), 1) for g in root.iter(SVG_NS + "g")
+                      if (g.get("stroke") or "").lower() == MODE_COLORS["custom"]
+                      for c in g.findall(SVG_NS + "circle")})
+        return texts, cys
+
+    texts, cys = plot("--log-scale")
+    assert texts.count("log10 |∂loss/∂x|") == 2 and texts.count("log10 |∂loss/∂out|") == 2
+    assert "6 elements · log10 |g|; 1 zero point not drawn" in texts
+    # row x: |g| = 0.01 .. 100, one dot per decade, equally spaced; row out: ones, one height
+    assert len(cys) == 6
+    np.testing.assert_allclose(np.diff(cys[:5]), np.diff(cys[:5])[0], atol=0.2)
+    texts, cys = plot()
+    assert not [t for t in texts if "log" in t.lower()]
+    gaps = np.diff(cys[:4])                         # 100, 10, 1 and 0.1 from the top: linear
+    assert gaps[0] > 5 * gaps[1]

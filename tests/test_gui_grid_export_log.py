@@ -9,6 +9,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from samples import DECADES, DECADES_SRC, SVG_NS
 from test_export_actions import FakeDialogs
 from test_gui import keys_of, make_window, run_keys, settings  # noqa: F401
 
@@ -17,31 +18,12 @@ from gradviz.qt import export_actions as EA
 from gradviz.qt.export.layout import layout
 
 pytestmark = pytest.mark.gui
-SVG_NS = "{http://www.w3.org/2000/svg}"
-DECADES = [0.0, 0.01, 0.1, 1.0, 10.0, 100.0]     # the custom gradient, upstream ones
-
-OP_SRC = f'''
-import torch
-
-import gradviz
-
-
-@gradviz.op(name="decades", inputs={{"x": (6,)}})
-class Decades(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return x * 1.0
-
-    @staticmethod
-    def backward(ctx, g):
-        return g * torch.tensor({DECADES}, dtype=g.dtype)
-'''
 
 
 @pytest.fixture
 def shown(qtbot, make_window, tmp_path):  # noqa: F811 - fixtures imported above
     path = tmp_path / "decades.py"
-    path.write_text(OP_SRC)
+    path.write_text(DECADES_SRC)
     win = make_window([str(path)])                 # modes default, custom (test_gui's settings)
     [res] = run_keys(qtbot, win, keys_of(win, "decades"))
     assert res.status == "ok", res.error

@@ -60,6 +60,9 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--npz", metavar="PATH")
     p.add_argument("--plot", metavar="PATH", help="PNG, SVG or PDF of the gradient grid (--graph stack: each op's flow "
                    "chart too, beside it as STEM.flow-OP.EXT)")
+    p.add_argument("--log-scale", action="store_true",
+                   help="--plot draws the values views as log10 |gradient| (zeros left out and "
+                   "counted), as the app's View > Log scale")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per op and framework")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 on differs or non-finite, or a failed contract check")
@@ -91,6 +94,8 @@ def settings_from(args) -> RunSettings:
         raise UsageError("gradviz run: " + "\n".join(wrong))
     if args.plot and os.path.splitext(args.plot)[1].lower() not in (".png", ".svg", ".pdf"):
         raise UsageError(f"--plot {args.plot}: the file must end in .png, .svg or .pdf")
+    if args.log_scale and not args.plot:
+        raise UsageError("--log-scale draws the --plot file: give --plot PATH too")
     return RunSettings(graph=args.graph, shape=shape, dtype=args.dtype, seed=args.seed,
                        upstream=args.upstream, device=args.device, modes=modes,
                        timeout=args.timeout, depth=args.depth, checks=checks,

@@ -257,7 +257,8 @@ def _write_outputs(results, settings, args, comparisons, parity_rows, diagnostic
     if args.plot:
         def plot():
             from gradviz.qt.export import save_grid
-            save_grid(results, args.plot, comparisons=comparisons)
+            save_grid(results, args.plot, comparisons=comparisons,
+                      log_scale=getattr(args, "log_scale", False))
         jobs.append(("plot", args.plot, plot))
         if settings.graph == "stack":
             jobs += _flow_plot_jobs(results, args.plot)

@@ -29,8 +29,10 @@ def save_figure(fig: F.Figure, path: str, scale: float = 2.0) -> str:
 
 
 def save_grid(results: Sequence, path: str, *, comparisons, view: str = "values",
-              title: Optional[str] = None, row_views=None) -> str:
+              title: Optional[str] = None, row_views=None, log_scale: bool = False) -> str:
     """Build the grid of `results` with the verdicts of `comparisons` (the analysis the caller
-    already made; None: no verdicts shown) and save it (the CLI's --plot)."""
+    already made; None: no verdicts shown) and save it (the CLI's --plot; `log_scale`: its
+    --log-scale, values and difference panels as log10 |g|)."""
     format_of(path)
-    return save_figure(F.build_figure(results, view, comparisons, title=title, row_views=row_views), path)
+    return save_figure(F.build_figure(results, view, comparisons, title=title, row_views=row_views,
+                                      log_scale=log_scale), path)
