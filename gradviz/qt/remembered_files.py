@@ -1,8 +1,8 @@
 """The window's open files kept in the settings (`files/open`, gradviz.app.open_list) so that the
-next plain `gradviz` brings them back; and the saved files that could not be found, said in
-Diagnostics, the log and the status bar. Only a window opened from the saved list (or the
-built-in examples) remembers: files given on the command line are a one-off look and leave the
-saved list alone."""
+next plain `gradviz` brings them back; and the saved files that could not be found, listed in
+Diagnostics (until opened again) and the log; the status bar says so until the load begins.
+Only a window opened from the saved list (or the built-in examples) remembers: files given on
+the command line are a one-off look and leave the saved list alone."""
 from __future__ import annotations
 
 from typing import Optional
