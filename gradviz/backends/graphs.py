@@ -111,9 +111,10 @@ def differentiable(values) -> bool:
 
 
 def leaf_array(values) -> np.ndarray:
-    """A leaf's values as numpy: float64, or int64 / bool kept as they are."""
+    """A leaf's values as numpy: float64, or int64 / bool kept as they are. Float64 values are
+    not copied (each numeric direction went through here: a copy of 8 MB per 10^6 elements)."""
     arr = np.asarray(values)
-    return arr if arr.dtype.kind in "bi" else arr.astype(np.float64)
+    return arr if arr.dtype.kind in "bi" else np.asarray(arr, dtype=np.float64)
 
 
 def _spec_values(name: str, spec, settings: RunSettings) -> np.ndarray:
