@@ -72,6 +72,17 @@ def diverging_lut(points: int = 256) -> np.ndarray:
 PLOT_SCHEMES = {"light": {"background": "#ffffff", "foreground": "#333333"},
                 "dark": {"background": "#161616", "foreground": "#d8d8d8"}}
 
+# The ink of a figure painted with QPainter (gradviz/qt/export/flow.py): exports use "light"; the
+# window's flow chart paints with its scheme's (text at >= 4.5:1 on its background).
+FIGURE_INK = {
+    "light": {"background": "#ffffff", "text": "#222222", "subtitle": "#555555", "label": "#333333",
+              "note": "#6a6a6a", "frame": "#9a9a9a", "grid": "#e3e3e3", "ticks": "#444444",
+              "empty": "#777777", "mark": "#555555"},
+    "dark": {"background": PLOT_SCHEMES["dark"]["background"], "text": "#e0e0e0",
+             "subtitle": "#ababab", "label": "#cccccc", "note": "#a6a6a6", "frame": "#5e5e5e",
+             "grid": "#2e2e2e", "ticks": "#bbbbbb", "empty": "#a6a6a6", "mark": "#ababab"},
+}
+
 
 def contrast_ratio(a: str, b: str) -> float:
     """WCAG contrast of two "#rrggbb" colours: 1 (same) to 21 (black on white)."""

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from gradviz.model import CHECKS
-from gradviz.qt.theme import CHECK_STYLES
+from gradviz.qt.theme import check_style
 
 EMPTY_TEXT = ("No contract checks chosen: tick them under settings → checks, then run. Each op "
               "is then put through double backward, non-contiguous upstreams, autocast, vmap, "
@@ -93,13 +93,23 @@ class ChecksMatrix(QWidget):
         return row
 
     def _paint(self, row: int, col: int, status, message: str) -> None:
-        icon, fg, bg = CHECK_STYLES.get(status, ("", "#999999", "#ffffff"))
+        icon, _fg, _bg = check_style(status)
         item = QTableWidgetItem(f"{icon} {status}" if status else "")
         item.setTextAlignment(Qt.AlignCenter)
-        item.setForeground(QBrush(QColor(fg)))
-        item.setBackground(QBrush(QColor(bg)))
+        item.setData(Qt.UserRole, status)
+        _color(item, status)
         item.setToolTip(message or ("not chosen for this run" if status is None else ""))
         self.table.setItem(row, col, item)
+
+    def restyle(self) -> None:
+        """The window switched colour scheme: every cell's colours, and the detail, again."""
+        for r in range(self.table.rowCount()):
+            for c in range(self.table.columnCount()):
+                item = self.table.item(r, c)
+                if item is not None:
+                    _color(item, item.data(Qt.UserRole))
+        if self.rows and self.table.currentRow() >= 0:
+            self._show_detail(self.table.currentRow(), max(0, self.table.currentColumn()))
 
     def _empty_hint(self) -> None:
         if not self.rows:
@@ -122,8 +132,13 @@ class ChecksMatrix(QWidget):
         self._clicked(self.rows.index(key), CHECKS.index(name))
 
     def _clicked(self, row: int, col: int) -> None:
+        if self._show_detail(row, col):
+            self.cellChosen.emit(self.rows[row], CHECKS[col])
+
+    def _show_detail(self, row: int, col: int) -> bool:
+        """The check's message, fix and file:line beside the matrix; False: no such cell."""
         if not (0 <= row < len(self.rows) and 0 <= col < len(CHECKS)):
-            return
+            return False
         key, name = self.rows[row], CHECKS[col]
         c = self.checks.get(key, {}).get(name)
         label = self.table.verticalHeaderItem(row).text()
@@ -133,7 +148,7 @@ class ChecksMatrix(QWidget):
             body = "running after the plain results…" if pending else "not chosen for this run"
             self.detail.setText(f"{title}<br>{body}")
         else:
-            icon, fg, _ = CHECK_STYLES[c.status]
+            icon, fg, _ = check_style(c.status)
             parts = [f"{title} — <span style='color:{fg}'>{icon} {c.status}</span>",
                      html.escape(c.message)]
             if c.fix:
@@ -141,7 +156,13 @@ class ChecksMatrix(QWidget):
             if c.where:
                 parts.append(f"<b>at</b> <code>{html.escape(_short_where(c.where))}</code>")
             self.detail.setText("<br><br>".join(parts))
-        self.cellChosen.emit(key, name)
+        return True
+
+
+def _color(item: QTableWidgetItem, status) -> None:
+    _icon, fg, bg = check_style(status)
+    item.setForeground(QBrush(QColor(fg)))
+    item.setBackground(QBrush(QColor(bg)))
 
 
 def contract_findings(result) -> list:

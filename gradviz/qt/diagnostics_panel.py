@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
 
 from gradviz.app.problems import Problem, problems
 from gradviz.diagnostics import diagnose_load
+from gradviz.qt.theme import severity_color
 
-SEVERITY_COLORS = {"error": "#9a0d0d", "warning": "#a3560d", "info": "#1f4fa3"}
 SEVERITY_MARKS = {"error": "✗", "warning": "!", "info": "i"}
 ROLE_INDEX = Qt.UserRole + 1
 
@@ -91,9 +91,7 @@ class DiagnosticsPanel(QWidget):
         tip = p.message + (f"\n\nfix: {p.fix}" if p.fix else "")
         for c in range(4):
             item.setToolTip(c, tip)
-        color = QBrush(QColor(SEVERITY_COLORS.get(p.severity, "#333")))
-        item.setForeground(0, color)
-        item.setForeground(2, color)
+        _paint(item, p.severity)
         self._entries.append((p, tag))
         self.list.addTopLevelItem(item)
         item.setHidden(not self._passes(p))
@@ -115,6 +113,12 @@ class DiagnosticsPanel(QWidget):
                                         finding.get("fix", ""), finding.get("where", ""),
                                         code=finding.get("code", ""), tensor=finding.get("tensor", ""),
                                         key=run_key), key)
+
+    def restyle(self) -> None:
+        """The window switched colour scheme: the entries' colours again."""
+        for i in range(self.list.topLevelItemCount()):
+            item = self.list.topLevelItem(i)
+            _paint(item, self._entries[item.data(0, ROLE_INDEX)][0].severity)
 
     def clear_for(self, key_prefix: str | None = None) -> None:
         for i in reversed(range(self.list.topLevelItemCount())):
@@ -231,3 +235,9 @@ class DiagnosticsPanel(QWidget):
         why = open_in_editor(p.where) if p is not None and p.where else "no file:line to open"
         self.status.setText(why or f"opened {os.path.basename(p.where)}")
         return why
+
+
+def _paint(item: QTreeWidgetItem, severity: str) -> None:
+    color = QBrush(QColor(severity_color(severity)))
+    item.setForeground(0, color)
+    item.setForeground(2, color)

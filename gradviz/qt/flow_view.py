@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from gradviz.plots.flow import FlowFigure
 from gradviz.qt.export.flow import paint_flow
+from gradviz.qt.theme import figure_ink
 
 
 class FlowView(QWidget):
@@ -26,11 +27,14 @@ class FlowView(QWidget):
         self.setVisible(figure is not None)
         self.update()
 
+    def restyle(self) -> None:
+        self.update()                           # painted with the scheme's ink: see paintEvent
+
     def paintEvent(self, ev):
         if self.figure is None:
             return
         p = QPainter(self)
         try:
-            paint_flow(p, self.figure, self.width(), self.height())
+            paint_flow(p, self.figure, self.width(), self.height(), ink=figure_ink())
         finally:
             p.end()

@@ -30,9 +30,10 @@ from gradviz.qt.checks_matrix import contract_findings
 from gradviz.qt.engine_bridge import EngineBridge
 from gradviz.qt.file_watcher import FileWatcher
 from gradviz.qt.gui_gc import GuiGarbageCollector
-from gradviz.qt.theme import FRAMEWORK_LABELS, THEME_CHOICES, apply_plot_scheme, scheme_of
+from gradviz.qt.theme import FRAMEWORK_LABELS
 from gradviz.qt.window_layout import build_layout
 from gradviz.qt.window_menus import RecentFiles, build_menus, hook_exports
+from gradviz.qt.window_theme import build_theme_menu, show_scheme
 from gradviz.qt.worker_status import WorkerLabels
 
 
@@ -82,7 +83,6 @@ class MainWindow(QMainWindow):
     def _build(self) -> None:
         build_layout(self)
         build_menus(self)
-        self._build_theme()
         self.recent = RecentFiles(self.qs, self.recent_menu, self.open_files)
         hook_exports(self)
         sb = self.statusBar()
@@ -94,6 +94,7 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.progress)
         self.summary = QLabel("")
         sb.addWidget(self.summary, 1)
+        build_theme_menu(self)                  # last: it repaints the parts built above
         if self._dropped_settings:
             self._note("settings", "settings: ignored " + ", ".join(self._dropped_settings) +
                        ": not a plain value (a pickled object is never read); defaults used")
@@ -397,32 +398,14 @@ class MainWindow(QMainWindow):
     def refresh_view(self) -> None:
         self.show_pair(self.tree.current_pair())
 
-    # --- colour scheme -------------------------------------------------------------------------
-    def _build_theme(self) -> None:
-        """View > Theme (follow desktop / light / dark, saved as view/theme), and the plots on the
-        desktop's scheme, switching live when it changes."""
-        from PySide6.QtGui import QActionGroup, QGuiApplication
-        saved = str(self.qs.value("view/theme", THEME_CHOICES[0]))
-        self.theme_choice = saved if saved in THEME_CHOICES else THEME_CHOICES[0]
-        menu, group = self.view_menu.addMenu("Theme"), QActionGroup(self)
-        self.theme_actions = {}
-        for choice in THEME_CHOICES:
-            act = menu.addAction(f"Theme: {choice}", lambda c=choice: self.set_theme(c))
-            act.setCheckable(True)
-            act.setChecked(choice == self.theme_choice)
-            group.addAction(act)
-            self.theme_actions[choice] = act
-        hints = QGuiApplication.styleHints()
-        hints.colorSchemeChanged.connect(self.set_color_scheme)
-        self.set_color_scheme(hints.colorScheme())
-
+    # --- colour scheme (gradviz/qt/window_theme.py) ------------------------------------------
     def set_color_scheme(self, desktop_scheme) -> None:
         """The desktop's scheme (a Qt.ColorScheme) changed, or is first known."""
         self._desktop_scheme = desktop_scheme
-        self.plot_scheme = scheme_of(desktop_scheme, self.theme_choice)
-        apply_plot_scheme(self, self.plot_scheme)
+        self.plot_scheme = show_scheme(self, desktop_scheme)
 
     def set_theme(self, choice: str) -> None:
+        """View > Theme: "follow desktop", "light" or "dark" (saved as view/theme)."""
         self.theme_choice = choice
         self.theme_actions[choice].setChecked(True)
         self.qs.setValue("view/theme", choice)

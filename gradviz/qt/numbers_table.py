@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from gradviz.model import MODES
-from gradviz.qt.theme import VERDICT_TEXT, verdict_color
+from gradviz.qt.theme import verdict_text, verdict_tint
 
 STAT_KEYS = ("min", "max", "mean")
 PAIRS = ("custom~default", "custom~numeric", "default~numeric")
@@ -84,6 +84,8 @@ class NumbersTable(QWidget):
         split.setSizes([320, 100])
         lay.addWidget(split)
         self.rows: list[tuple[str, str]] = []     # (tensor, framework) per table row
+        self.verdicts: list[str] = []             # the verdict of each table row (its colours)
+        self.parity_verdicts: list[str] = []
         self._cols: list[tuple[str, str, str]] = []
 
     def set_data(self, comparisons: dict, parity_rows=(), modes=MODES, parity_note: str = "") -> None:
@@ -118,21 +120,19 @@ class NumbersTable(QWidget):
                 order.setdefault(tc.name, i)
         entries.sort(key=lambda e: (order.get(e[1].name, -1) if e[1] is not None else -1, e[0]))
         t.setRowCount(len(entries))
-        self.rows = []
+        self.rows, self.verdicts = [], []
         for r, (fw, tc) in enumerate(entries):
             if tc is None:
                 comp = comparisons[fw]
                 self._row_error(r, fw, comp)
                 continue
             self.rows.append((tc.name, fw))
-            color = QBrush(QColor(verdict_color(tc.verdict)))
+            self.verdicts.append(tc.verdict)
             for c, (_h, src, key) in enumerate(self._cols):
                 value = self._value(fw, tc, src, key)
                 item = QTableWidgetItem(fmt(value) if src != "row" or key in ("tolerance",) else str(value))
                 item.setData(Qt.UserRole, value)
-                item.setBackground(color)
                 if key == "verdict":
-                    item.setForeground(QBrush(QColor(VERDICT_TEXT.get(tc.verdict, "#000"))))
                     f = item.font()
                     f.setBold(True)
                     item.setFont(f)
@@ -141,6 +141,7 @@ class NumbersTable(QWidget):
                 if src in MODES and tc.stats.get(src, {}).get("absent"):
                     item.setToolTip(tc.stats[src].get("reason", "no gradient"))
                 t.setItem(r, c, item)
+            self._paint_row(r)
         t.resizeColumnsToContents()
         for c, (_h, _s, key) in enumerate(self._cols):
             if key == "explanation":
@@ -149,12 +150,39 @@ class NumbersTable(QWidget):
 
     def _row_error(self, r: int, fw: str, comp) -> None:
         self.rows.append(("", fw))
+        self.verdicts.append("error")
         for c, (_h, _src, key) in enumerate(self._cols):
             text = {"tensor": "(run failed)", "framework": fw, "verdict": "error",
                     "explanation": comp.error.one_line()}.get(key, "")
-            item = QTableWidgetItem(text)
-            item.setBackground(QBrush(QColor(verdict_color("error"))))
-            self.table.setItem(r, c, item)
+            self.table.setItem(r, c, QTableWidgetItem(text))
+        self._paint_row(r)
+
+    def _paint_row(self, r: int) -> None:
+        """A table row on its verdict's tint, the verdict cell in its verdict's colour."""
+        verdict = self.verdicts[r]
+        tint = QBrush(QColor(verdict_tint(verdict)))
+        for c, (_h, _s, key) in enumerate(self._cols):
+            item = self.table.item(r, c)
+            if item is None:
+                continue
+            item.setBackground(tint)
+            if key == "verdict":
+                item.setForeground(QBrush(QColor(verdict_text(verdict))))
+
+    def _paint_parity_row(self, r: int) -> None:
+        verdict = self.parity_verdicts[r]
+        tint = QBrush(QColor(verdict_tint(verdict if verdict in ("match", "differs") else "no-gradient")))
+        for c in range(self.parity.columnCount()):
+            item = self.parity.item(r, c)
+            if item is not None:
+                item.setBackground(tint)
+
+    def restyle(self) -> None:
+        """The window switched colour scheme: every row's colours again."""
+        for r in range(min(len(self.verdicts), self.table.rowCount())):
+            self._paint_row(r)
+        for r in range(min(len(self.parity_verdicts), self.parity.rowCount())):
+            self._paint_parity_row(r)
 
     @staticmethod
     def _value(fw: str, tc, src: str, key: str):
@@ -188,13 +216,12 @@ class NumbersTable(QWidget):
         p.setColumnCount(len(heads))
         p.setHorizontalHeaderLabels(heads)
         p.setRowCount(len(rows))
+        self.parity_verdicts = [row.verdict for row in rows]
         for r, row in enumerate(rows):
             vals = [row.op, row.tensor, row.mode, row.verdict, fmt(row.max_abs_err), row.note]
             for c, v in enumerate(vals):
-                item = QTableWidgetItem(str(v))
-                item.setBackground(QBrush(QColor({"match": verdict_color("match"),
-                                                  "differs": verdict_color("differs")}.get(row.verdict, "#eeeeee"))))
-                p.setItem(r, c, item)
+                p.setItem(r, c, QTableWidgetItem(str(v)))
+            self._paint_parity_row(r)
         p.resizeColumnsToContents()
         p.horizontalHeader().setSectionResizeMode(len(heads) - 1, QHeaderView.Stretch)
         self.parity_label.setText(f"<b>torch ↔ tf parity</b> ({len(rows)} rows)" if rows else

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QHeaderView, QInputDialog, QMenu, QTreeWidget, QTr
 
 from gradviz.app.loaded import OpKey
 from gradviz.app.state import AppState
-from gradviz.qt.theme import FRAMEWORK_COLORS, OP_MARKS
+from gradviz.qt.theme import framework_color, op_mark, surface
 
 COL_NAME, COL_FW, COL_STATE, COL_WHERE = range(4)
 ROLE_KEY = Qt.UserRole + 1
@@ -130,10 +130,10 @@ class OpTree(QTreeWidget):
             top.setFont(COL_NAME, bold)
             err = self.loaded.errors.get(f)
             if err is not None:
-                top.setForeground(COL_NAME, QBrush(QColor("#9a0d0d")))
+                top.setForeground(COL_NAME, QBrush(QColor(surface("error"))))
                 msg = QTreeWidgetItem([f"{err.type}: {err.message.splitlines()[0] if err.message else ''}",
                                        "", "", err.where])
-                msg.setForeground(COL_NAME, QBrush(QColor("#9a0d0d")))
+                msg.setForeground(COL_NAME, QBrush(QColor(surface("error"))))
                 msg.setToolTip(COL_NAME, err.message)
                 top.addChild(msg)
             self.addTopLevelItem(top)
@@ -159,11 +159,15 @@ class OpTree(QTreeWidget):
         item.setCheckState(COL_NAME, Qt.Checked if self.loaded.is_checked(key) else Qt.Unchecked)
         item.setToolTip(COL_NAME, f"{op.kind} · pairs as '{name}'\n{op.doc}".strip())
         item.setToolTip(COL_WHERE, op.where)
-        item.setForeground(COL_FW, QBrush(QColor(FRAMEWORK_COLORS.get(op.framework, "#333"))))
+        item.setForeground(COL_FW, QBrush(QColor(framework_color(op.framework))))
         item.setFont(COL_FW, bold)
         self._paint_mark(item, self.state.op_mark(key), self._op_tip(key), self.state.is_stale(key))
         self._items[key] = item
         return item
+
+    def restyle(self) -> None:
+        """The window switched colour scheme: every colour again."""
+        self.refresh()
 
     def show_marks(self) -> None:
         """Paint every op's and file's mark again (the settings changed: stale marks)."""
@@ -188,7 +192,7 @@ class OpTree(QTreeWidget):
 
     @staticmethod
     def _paint_mark(item: QTreeWidgetItem, mark: str, tip: str, stale: bool = False) -> None:
-        glyph, color = OP_MARKS.get(mark, ("", "#666666"))
+        glyph, color = op_mark(mark)
         item.setText(COL_STATE, glyph + ("*" if stale and glyph else ""))
         item.setToolTip(COL_STATE, tip)
         item.setForeground(COL_STATE, QBrush(QColor(color)))

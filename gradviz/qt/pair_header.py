@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QLabel
 
 from gradviz.app.progress import QUEUED, RUNNING
 from gradviz.app.state import AppState
+from gradviz.qt.theme import surface
 
 
 class PairHeader(QLabel):
@@ -29,6 +30,9 @@ class PairHeader(QLabel):
         self.pair = pair
         self._draw()
 
+    def restyle(self) -> None:
+        self._draw()
+
     def _progress(self, key) -> None:
         if self.pair is not None and self.state.loaded.pair_name(key) == self.pair:
             self._draw()
@@ -40,21 +44,21 @@ class PairHeader(QLabel):
             return
         parts, running = [], False
         for fw, op in self.state.loaded.pairs().get(self.pair, {}).items():
-            text = f"<span style='color:#888'>{fw}</span> {os.path.basename(op.file)}:{op.line}"
+            text = f"<span style='color:{surface('faint')}'>{fw}</span> {os.path.basename(op.file)}:{op.line}"
             key = (fw, op.file, op.qualname)
             st = self.state.progress.states.get(key)
             if st == RUNNING:
                 running = True
                 asked = self.state.results.asked_for(key)
                 limit = f" / {asked.settings.timeout:g} s timeout" if asked is not None else ""
-                text += (f" <span style='color:#1f4fa3'>running "
+                text += (f" <span style='color:{surface('running')}'>running "
                          f"{self.state.progress.elapsed(key) or 0:.1f} s{limit}</span>")
             elif st == QUEUED:
-                text += " <span style='color:#666'>queued</span>"
+                text += f" <span style='color:{surface('muted')}'>queued</span>"
             parts.append(text)
         stale = any(self.state.is_stale((fw, op.file, op.qualname))
                     for fw, op in self.state.loaded.pairs().get(self.pair, {}).items())
-        note = (" &nbsp; <span style='color:#a3560d'>stale: the settings changed since this run"
+        note = (f" &nbsp; <span style='color:{surface('stale')}'>stale: the settings changed since this run"
                 "</span>" if stale and not running else "")
         self.setText(f"<b>{self.pair}</b> &nbsp; " + " · ".join(parts) + note)
         if running:

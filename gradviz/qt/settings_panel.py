@@ -34,7 +34,7 @@ from gradviz.model import (
     parse_shape,
     parse_upstream,
 )
-from gradviz.qt.theme import FRAMEWORK_LABELS
+from gradviz.qt.theme import FRAMEWORK_LABELS, surface
 
 GRAPH_HELP = {
     "op": "inputs → op → loss = sum(upstream · out)",
@@ -81,7 +81,6 @@ class SettingsPanel(QWidget):
         self.graph.currentIndexChanged.connect(self._changed)
         form.addRow("graph", self.graph)
         self.graph_help = QLabel()
-        self.graph_help.setStyleSheet("color: #666; font-size: 11px")
         self.graph_help.setWordWrap(True)
         form.addRow("", self.graph_help)
         self.depth = QSpinBox()
@@ -133,7 +132,6 @@ class SettingsPanel(QWidget):
         self.timeout.valueChanged.connect(self._changed)
         form.addRow("timeout", self.timeout)
         self.problem = QLabel()
-        self.problem.setStyleSheet("color: #9a0d0d")
         self.problem.setWordWrap(True)
         form.addRow(self.problem)
         self._loading = False
@@ -286,13 +284,21 @@ class SettingsPanel(QWidget):
     def _changed(self, *_):
         self.graph_help.setText(GRAPH_HELP.get(self.graph.currentData(), ""))
         self.depth.setEnabled(self.graph.currentData() == "stack")
-        problem = self.validate()
-        self.problem.setText(problem)
-        self.shape.setStyleSheet("" if "shape" not in problem else "background: #f7d0d0")
-        self.range.setStyleSheet("" if "range" not in problem else "background: #f7d0d0")
+        self.problem.setText(self.validate())
+        self.restyle()
         if not self._loading:
             self.save()
             self.changed.emit()
+
+
+    def restyle(self) -> None:
+        """Colours for the scheme the window shows: the help, the problem and the fields it names."""
+        self.graph_help.setStyleSheet(f"color: {surface('muted')}; font-size: 11px")
+        self.problem.setStyleSheet(f"color: {surface('error')}")
+        problem = self.problem.text()
+        bad = f"background: {surface('invalid')}"
+        self.shape.setStyleSheet(bad if "shape" in problem else "")
+        self.range.setStyleSheet(bad if "range" in problem else "")
 
 
 def _int_or(value, default: int) -> int:

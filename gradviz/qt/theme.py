@@ -1,29 +1,46 @@
-"""The window's names for the palette (gradviz/plots/palette.py, shared with every export), and
-the marks only widgets use (worker states, op marks in the tree, the checks matrix)."""
+"""Every colour the window's widgets use, for the colour scheme it shows now (light or dark).
+
+The light colours are the palette's (gradviz/plots/palette.py, shared with every export); the
+dark ones are derived from them here, so a verdict keeps its hue in both schemes: text colours
+are lightened until they read at WCAG's 4.5:1 on the dark surfaces, and table tints become the
+verdict's colour mixed into the dark base. Widgets ask `verdict_text`, `verdict_tint`, `ink`, ...
+when they fill, and repaint from them when the window switches scheme (gradviz/qt/window_theme.py).
+Exports never read the scheme: they stay light.
+"""
 from __future__ import annotations
 
+from functools import lru_cache
+
 from gradviz.plots.palette import (
+    EMPTY_BACKGROUND,
+    FIGURE_INK,
     FRAMEWORK_COLORS,
     INF_COLOR,
     MODE_COLORS,
     NAN_COLOR,
+    NOTE_TEXT,
     PLOT_SCHEMES,
     VERDICT_TEXT,
     VERDICT_TINT,
+    ZERO_LINE,
+    contrast_ratio,
 )
 from gradviz.plots.palette import FRAMEWORK_LABEL as FRAMEWORK_LABELS
 
-VERDICT_COLORS = VERDICT_TINT        # background tints for tables and row headers
+VERDICT_COLORS = VERDICT_TINT        # background tints for tables and row headers (light)
 
 __all__ = ["FRAMEWORK_COLORS", "FRAMEWORK_LABELS", "INF_COLOR", "MODE_COLORS", "NAN_COLOR",
            "VERDICT_COLORS", "VERDICT_TEXT", "STATE_COLORS", "OP_MARKS", "CHECK_STYLES",
-           "verdict_color", "THEME_CHOICES", "scheme_of", "apply_plot_scheme"]
+           "THEME_CHOICES", "SURFACES", "scheme_of", "current_scheme", "set_current_scheme",
+           "surface", "ink", "verdict_text", "verdict_tint", "verdict_color", "op_mark",
+           "check_style", "state_color", "severity_color", "framework_color", "plot_text",
+           "figure_ink", "mark_color", "mix", "legible"]
 
 STATE_COLORS = {"starting": "#8a6d00", "ready": "#1b6e1b", "busy": "#1f4fa3",
                 "failed": "#9a0d0d", "stopped": "#666666"}
 
 # Progress of one op in one framework, then its worst verdict, as the op tree shows it
-# (gradviz.app.state.AppState.op_mark): a glyph and its colour.
+# (gradviz.app.state.AppState.op_mark): a glyph and its colour (light scheme; op_mark() for now).
 OP_MARKS = {"queued": ("…", "#666666"), "running": ("▶", "#1f4fa3"), "cancelled": ("⊘", "#666666"),
             "ok": ("✓", "#1b6e1b"), "match": ("✓", VERDICT_TEXT["match"]),
             "surrogate": ("≈", VERDICT_TEXT["surrogate"]), "differs": ("≠", VERDICT_TEXT["differs"]),
@@ -34,12 +51,37 @@ OP_MARKS = {"queued": ("…", "#666666"), "running": ("▶", "#1f4fa3"), "cancel
 CHECK_STYLES = {"pass": ("✓", "#1b6e1b", "#d8f0d8"), "fail": ("✗", "#9a0d0d", "#f7d0d0"),
                 "skip": ("–", "#666666", "#eeeeee"), "pending": ("…", "#8a6d00", "#fff6d6")}
 
-
-def verdict_color(verdict: str) -> str:
-    return VERDICT_TINT.get(verdict, "#ffffff")
-
+SEVERITY_COLORS = {"error": "#9a0d0d", "warning": "#a3560d", "info": "#1f4fa3"}
 
 THEME_CHOICES = ("follow desktop", "light", "dark")   # View > Theme, saved as view/theme
+
+# The surfaces widgets paint themselves (the rest comes from the application palette,
+# gradviz/qt/app_palette.py). "base" is what tables and trees are drawn on.
+SURFACES = {
+    "light": {"window": "#efefef", "base": "#ffffff", "alternate": "#f7f7f7", "text": "#000000",
+              "muted": "#666666", "faint": "#888888", "error": "#9a0d0d", "invalid": "#f7d0d0",
+              "row_border": "#d0d0d0", "row_focus": "#1f6fd0", "row_focus_fill": "#eef4ff",
+              "plot": PLOT_SCHEMES["light"]["background"], "empty": EMPTY_BACKGROUND,
+              "note": NOTE_TEXT, "message": "#555555", "zero_line": ZERO_LINE,
+              "readout_fill": "#ffffff", "running": "#1f4fa3", "stale": "#a3560d"},
+    "dark": {"window": "#2b2b2b", "base": "#1e1e1e", "alternate": "#262626", "text": "#e6e6e6",
+             "muted": "#a8a8a8", "faint": "#9a9a9a", "error": "#ff8a80", "invalid": "#5c2323",
+             "row_border": "#454545", "row_focus": "#5b9cf0", "row_focus_fill": "#1d2b42",
+             "plot": PLOT_SCHEMES["dark"]["background"], "empty": "#242424",
+             "note": "#b0b0b0", "message": "#c0c0c0", "zero_line": "#4a4a4a",
+             "readout_fill": "#2a2a2a", "running": "#8ab4f8", "stale": "#f0a860"},
+}
+
+_now = {"scheme": "light"}
+
+
+def current_scheme() -> str:
+    """The scheme the window shows now: "light" or "dark"."""
+    return _now["scheme"]
+
+
+def set_current_scheme(scheme: str) -> None:
+    _now["scheme"] = scheme if scheme in SURFACES else "light"
 
 
 def scheme_of(desktop_scheme, choice: str = "follow desktop") -> str:
@@ -49,6 +91,123 @@ def scheme_of(desktop_scheme, choice: str = "follow desktop") -> str:
         return choice
     from PySide6.QtCore import Qt
     return "dark" if desktop_scheme == Qt.ColorScheme.Dark else "light"
+
+
+def surface(name: str, scheme: str | None = None) -> str:
+    return SURFACES[scheme or current_scheme()][name]
+
+
+# --- colour arithmetic (no Qt) -------------------------------------------------------------------
+def mix(a: str, b: str, t: float) -> str:
+    """"#rrggbb" a fraction t of the way from colour a to colour b."""
+    ca = [int(a[i:i + 2], 16) for i in (1, 3, 5)]
+    cb = [int(b[i:i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round(x + (y - x) * t):02x}" for x, y in zip(ca, cb))
+
+
+# Text the dark scheme derives aims above WCAG's 4.5:1 minimum: light text on dark at the bare
+# minimum looks dim next to the palette's near-white.
+DARK_TEXT_RATIO = 5.5
+
+
+@lru_cache(maxsize=512)
+def legible(fg: str, bg: str, ratio: float = 4.5) -> str:
+    """`fg` itself when it reads on `bg` at `ratio`, else `fg` moved towards white (on a dark
+    background) or black (on a light one) just far enough: the same hue, readable."""
+    if contrast_ratio(fg, bg) >= ratio:
+        return fg
+    toward = "#ffffff" if contrast_ratio("#ffffff", bg) > contrast_ratio("#000000", bg) else "#000000"
+    for step in range(1, 21):
+        c = mix(fg, toward, step / 20)
+        if contrast_ratio(c, bg) >= ratio:
+            return c
+    return toward
+
+
+# --- what widgets ask -----------------------------------------------------------------------------
+def ink(color: str, scheme: str | None = None) -> str:
+    """A text colour (given as its light-scheme value) that reads on the scheme's window and base
+    surfaces: unchanged in light, lightened as needed in dark."""
+    scheme = scheme or current_scheme()
+    if scheme == "light":
+        return color
+    s = SURFACES[scheme]
+    return legible(legible(color, s["window"], DARK_TEXT_RATIO), s["base"], DARK_TEXT_RATIO)
+
+
+def mark_color(color: str, scheme: str | None = None) -> str:
+    """A line or dot sample beside text (legends): WCAG's 3:1 for marks on the window."""
+    scheme = scheme or current_scheme()
+    return color if scheme == "light" else legible(color, SURFACES[scheme]["window"], 3.0)
+
+
+def verdict_tint(verdict: str, scheme: str | None = None) -> str:
+    """Background of a table cell or row-header label of this verdict."""
+    scheme = scheme or current_scheme()
+    if scheme == "light":
+        return VERDICT_TINT.get(verdict, "#eeeeee")
+    return mix(SURFACES[scheme]["base"], VERDICT_TEXT.get(verdict, "#777777"), 0.3)
+
+
+def verdict_color(verdict: str) -> str:
+    """The tint of a verdict (the name the tables used first)."""
+    return verdict_tint(verdict)
+
+
+def verdict_text(verdict: str, scheme: str | None = None) -> str:
+    """Text of this verdict: reads on its tint, the base and the window."""
+    scheme = scheme or current_scheme()
+    fg = VERDICT_TEXT.get(verdict, SURFACES["light"]["text"])
+    if scheme == "light":
+        return fg
+    return legible(ink(fg, scheme), verdict_tint(verdict, scheme), DARK_TEXT_RATIO)
+
+
+def op_mark(mark: str, scheme: str | None = None) -> tuple[str, str]:
+    """(glyph, colour) of an op's mark in the tree ("" for no mark)."""
+    glyph, color = OP_MARKS.get(mark, ("", "#666666"))
+    return glyph, ink(color, scheme)
+
+
+def check_style(status, scheme: str | None = None) -> tuple[str, str, str]:
+    """(icon, text, background) of a check status in the matrix (None: not chosen)."""
+    scheme = scheme or current_scheme()
+    icon, fg, bg = CHECK_STYLES.get(status, ("", "#999999", "#ffffff"))
+    if scheme == "light":
+        return icon, fg, bg
+    if status not in CHECK_STYLES:
+        return icon, surface("faint", scheme), surface("base", scheme)
+    dark_bg = mix(SURFACES[scheme]["base"], fg, 0.3)
+    return icon, legible(ink(fg, scheme), dark_bg, DARK_TEXT_RATIO), dark_bg
+
+
+def state_color(state: str, scheme: str | None = None) -> str:
+    """A worker state's colour in the status bar."""
+    return ink(STATE_COLORS.get(state, "#333333"), scheme)
+
+
+def severity_color(severity: str, scheme: str | None = None) -> str:
+    """A diagnostic's colour by severity (error, warning, info)."""
+    return ink(SEVERITY_COLORS.get(severity, "#333333"), scheme)
+
+
+def plot_text(color: str, scheme: str | None = None) -> str:
+    """Text drawn on a plot (titles, notes, warnings; given as its light value) that reads on the
+    scheme's plot and empty-plot backgrounds."""
+    scheme = scheme or current_scheme()
+    if scheme == "light":
+        return color
+    s = SURFACES[scheme]
+    return legible(legible(color, s["plot"], DARK_TEXT_RATIO), s["empty"], DARK_TEXT_RATIO)
+
+
+def framework_color(framework: str, scheme: str | None = None) -> str:
+    return ink(FRAMEWORK_COLORS.get(framework, "#333333"), scheme)
+
+
+def figure_ink(scheme: str | None = None) -> dict:
+    """The colours the window's flow chart paints with (exports use FIGURE_INK["light"])."""
+    return FIGURE_INK[scheme or current_scheme()]
 
 
 def apply_plot_scheme(root, scheme: str) -> None:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel
 
-from gradviz.qt.theme import FRAMEWORK_LABELS, STATE_COLORS
+from gradviz.qt.theme import FRAMEWORK_LABELS, state_color, surface
 
 
 class WorkerLabels:
     def __init__(self, status_bar, frameworks) -> None:
         self.labels: dict[str, QLabel] = {}
+        self.states: dict = {}                  # framework -> the WorkerState shown
         for fw in frameworks:
             lab = QLabel(f"{FRAMEWORK_LABELS.get(fw, fw)}: waiting")
-            lab.setStyleSheet("padding: 0 8px; color: #666")
+            lab.setStyleSheet(f"padding: 0 8px; color: {surface('muted')}")
             self.labels[fw] = lab
             status_bar.addPermanentWidget(lab)
 
@@ -30,5 +31,12 @@ class WorkerLabels:
                 }.get(st.state, st.state)
         lab.setText(("● " if st.state != "failed" else "✗ ") + text)
         lab.setToolTip(st.detail or text)
-        lab.setStyleSheet(f"padding: 0 8px; color: {STATE_COLORS.get(st.state, '#333')}")
+        lab.setStyleSheet(f"padding: 0 8px; color: {state_color(st.state)}")
+        self.states[st.framework] = st
         return st.state == "failed"
+
+    def restyle(self) -> None:
+        """The window switched colour scheme: each label in its state's colour again."""
+        for fw, lab in self.labels.items():
+            st = self.states.get(fw)
+            lab.setStyleSheet(f"padding: 0 8px; color: {state_color(st.state) if st else surface('muted')}")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from gradviz.plots import flow as FL
+from gradviz.plots.palette import FIGURE_INK
 from gradviz.qt.export.files import write_painted
 from gradviz.qt.export.layout import (
     GAP_X,
@@ -75,9 +76,16 @@ def layer_ticks(depth: int) -> list[int]:
 
 
 class _FlowPainter(Painter):
+    def __init__(self, painter, raster: bool = False, ink=None):
+        super().__init__(painter, raster)
+        self.ink = ink or FIGURE_INK["light"]
+
+    def text(self, x, y, w, h, s: str, align: str = "left", color=None, elide=True):
+        super().text(x, y, w, h, s, align, color or self.ink["text"], elide)
+
     def draw_flow(self, fig: FL.FlowFigure, lay: FlowLayout) -> None:
-        QtCore, QtGui = self.QtCore, self.QtGui
-        self.p.fillRect(QtCore.QRectF(0, 0, lay.width, lay.height), QtGui.QColor("white"))
+        QtCore, QtGui, ink = self.QtCore, self.QtGui, self.ink
+        self.p.fillRect(QtCore.QRectF(0, 0, lay.width, lay.height), QtGui.QColor(ink["background"]))
         room = lay.width - 2 * MARGIN
         px = 15.0
         while px > 10 and text_w(fig.title, px, True) > room:
@@ -85,7 +93,7 @@ class _FlowPainter(Painter):
         self.font(px, bold=True)
         self.text(MARGIN, MARGIN, room, TITLE_H, fig.title)
         self.font(10.5)
-        self.text(MARGIN, MARGIN + TITLE_H, room, SUBTITLE_H, fig.subtitle, color="#555555")
+        self.text(MARGIN, MARGIN + TITLE_H, room, SUBTITLE_H, fig.subtitle, color=ink["subtitle"])
         self._flow_legend(fig, MARGIN + TITLE_H + SUBTITLE_H)
         for chart, box, plot in zip(fig.charts, lay.charts, lay.plots):
             self._chart(chart, box, plot)
@@ -101,8 +109,8 @@ class _FlowPainter(Painter):
             self._dot(x + 13, y + 12, e.color, radius)
             self.text(x + 31, y, 200, 24, e.label, elide=False)
             x += 31 + self.text_width(e.label) + 18
-        self._cross(x + 5, y + 12, "#555555")
-        self.text(x + 14, y, 400, 24, FL.DEAD_LABEL, color="#333333", elide=False)
+        self._cross(x + 5, y + 12, self.ink["mark"])
+        self.text(x + 14, y, 400, 24, FL.DEAD_LABEL, color=self.ink["label"], elide=False)
 
     def _dot(self, x: float, y: float, color: str, radius: float = 3.0) -> None:
         self.pen(color, 1.0)
@@ -120,7 +128,7 @@ class _FlowPainter(Painter):
         QtCore = self.QtCore
         self.font(11, bold=True)
         self.text(plot.x, box.y, plot.w, PANEL_TITLE_H, chart.title)
-        self.pen("#9a9a9a", 0.8)
+        self.pen(self.ink["frame"], 0.8)
         self.no_brush()
         self.p.drawRect(QtCore.QRectF(plot.x, plot.y, plot.w, plot.h))
         self.font(10.5)
@@ -132,10 +140,10 @@ class _FlowPainter(Painter):
         self.p.restore()
         if chart.note:
             self.font(9, italic=True)
-            self.text(box.x, plot.bottom + 32, box.w, NOTE_H, chart.note, "center", "#6a6a6a")
+            self.text(box.x, plot.bottom + 32, box.w, NOTE_H, chart.note, "center", self.ink["note"])
         if chart.empty or chart.depth < 1:
             self.font(11, italic=True)
-            self.pen("#777777")
+            self.pen(self.ink["empty"])
             self.p.drawText(QtCore.QRectF(plot.x + 8, plot.y + 8, plot.w - 16, plot.h - 16),
                             int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap),
                             chart.note or "nothing to draw")
@@ -165,15 +173,15 @@ class _FlowPainter(Painter):
         step = max(1, math.ceil((hi - lo) / 8))     # at most ~8 labelled decades
         for k in range(lo, hi + 1):
             y = float(value_to_px(k, lo, hi, plot.bottom, plot.y))
-            self.pen("#e3e3e3", 0.6)
+            self.pen(self.ink["grid"], 0.6)
             self.p.drawLine(QtCore.QPointF(plot.x, y), QtCore.QPointF(plot.right, y))
             if (k - lo) % step == 0:
-                self.text(plot.x - 50, y - 7, 46, 14, fmt(10.0 ** k), "right", "#444444", elide=False)
+                self.text(plot.x - 50, y - 7, 46, 14, fmt(10.0 ** k), "right", self.ink["ticks"], elide=False)
         for t in layer_ticks(depth):
             x = float(value_to_px(t, xr[0], xr[1], plot.x, plot.right))
-            self.pen("#9a9a9a", 0.8)
+            self.pen(self.ink["frame"], 0.8)
             self.p.drawLine(QtCore.QPointF(x, plot.bottom), QtCore.QPointF(x, plot.bottom + 3))
-            self.text(x - 20, plot.bottom + 3, 40, 14, str(t), "center", "#444444", elide=False)
+            self.text(x - 20, plot.bottom + 3, 40, 14, str(t), "center", self.ink["ticks"], elide=False)
 
     def _flow_series(self, s: FL.FlowSeries, plot: Rect, xr, decades) -> None:
         if not s.layers:
@@ -194,8 +202,10 @@ class _FlowPainter(Painter):
                 self._dot(float(a), float(b), s.color, s.radius)
 
 
-def paint_flow(painter, fig: FL.FlowFigure, width: float, height: float, raster: bool = True) -> None:
-    _FlowPainter(painter, raster=raster).draw_flow(fig, flow_layout(fig, width, height))
+def paint_flow(painter, fig: FL.FlowFigure, width: float, height: float, raster: bool = True,
+               ink=None) -> None:
+    """`ink`: the colours (a FIGURE_INK entry); files always get the light one."""
+    _FlowPainter(painter, raster=raster, ink=ink).draw_flow(fig, flow_layout(fig, width, height))
 
 
 def render_flow_image(fig: FL.FlowFigure, width: Optional[int] = None, height: Optional[int] = None,

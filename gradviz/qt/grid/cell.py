@@ -11,8 +11,9 @@ from typing import Optional
 import pyqtgraph as pg
 
 from gradviz.plots.description import COMPUTING, Panel
-from gradviz.plots.palette import EMPTY_BACKGROUND, NAN_COLOR, NOTE_TEXT
+from gradviz.plots.palette import NAN_COLOR
 from gradviz.plots.ticks import fmt, nice_ticks
+from gradviz.qt.theme import plot_text, surface
 
 _FONTS: dict = {}
 
@@ -97,7 +98,7 @@ class CellPlot:
 
     # --- look -------------------------------------------------------------------------------------
     def style(self, panel: Panel) -> None:
-        html = f"<span style='color:{panel.color}; font-size:9pt'>{panel.title}</span>"
+        html = f"<span style='color:{plot_text(panel.color)}; font-size:9pt'>{panel.title}</span>"
         if self._title != html:                 # setTitle lays out HTML: not for nothing
             self.item.setTitle(html)
             self._title = html
@@ -121,9 +122,9 @@ class CellPlot:
         self.item.hideAxis("left")
         self.item.hideAxis("bottom")
         self.item.setMouseEnabled(False, False)
-        self.vb.setBackgroundColor(EMPTY_BACKGROUND)
+        self.vb.setBackgroundColor(surface("empty"))
         self.item.setToolTip(text)
-        label = pg.TextItem(text, color="#555", anchor=(0.5, 0.5))
+        label = pg.TextItem(text, color=surface("message"), anchor=(0.5, 0.5))
         label.setFont(small_font(8))
         label.textItem.document().setDefaultTextOption(_centred_wrap())
         label.setParentItem(self.vb)
@@ -149,10 +150,10 @@ class CellPlot:
         self.corners.append((label, follow))
 
     def warn(self, text: str) -> None:
-        self.corner(text, NAN_COLOR, top=True)
+        self.corner(text, plot_text(NAN_COLOR), top=True)
 
     def note(self, text: str) -> None:
-        self.corner(text, NOTE_TEXT, top=False)
+        self.corner(text, surface("note"), top=False)
 
     # --- reuse ------------------------------------------------------------------------------------
     def drop_menu_actions(self) -> None:
@@ -212,8 +213,8 @@ class CellPlot:
                     label.show()
             return
         if note is None:
-            note = pg.TextItem(COMPUTING, color="#555", anchor=(0.5, 0.5),
-                               fill=pg.mkBrush(EMPTY_BACKGROUND))
+            note = pg.TextItem(COMPUTING, color=surface("message"), anchor=(0.5, 0.5),
+                               fill=pg.mkBrush(surface("empty")))
             note.setFont(small_font(8))
             note.setParentItem(self.vb)
             note.setZValue(1000)

@@ -11,10 +11,10 @@ from gradviz.plots.palette import (
     DIAGONAL,
     INF_COLOR,
     NAN_COLOR,
-    ZERO_LINE,
     diverging_lut,
 )
 from gradviz.qt.grid.cell import Cell
+from gradviz.qt.theme import surface
 
 MARKER_LIMIT = 2000
 _DASH = {"solid": Qt.PenStyle.SolidLine, "dash": Qt.PenStyle.DashLine, "dot": Qt.PenStyle.DotLine}
@@ -71,7 +71,7 @@ def _series(cell: Cell, panel: Panel) -> None:
         return
     plot = slot.item
     if not panel.log_y:                         # log10 |g| = 0 is |g| = 1, not zero
-        plot.addLine(y=0, pen=pg.mkPen(ZERO_LINE, width=1))
+        plot.addLine(y=0, pen=pg.mkPen(surface("zero_line"), width=1))
     if panel.dots:
         item = plot.plot(s.x, s.y, pen=None, symbol="o", symbolSize=4, symbolBrush=panel.color,
                          symbolPen=None)

@@ -11,9 +11,9 @@ import numpy as np
 import pyqtgraph as pg
 
 from gradviz.model import MODES
-from gradviz.plots.palette import NOTE_TEXT
 from gradviz.plots.ticks import fmt
 from gradviz.qt.grid.cell import Cell, small_font
+from gradviz.qt.theme import surface
 
 # Views whose x axis is the flat element index: the readout names the element and its values.
 INDEX_KINDS = ("values", "difference")
@@ -80,7 +80,8 @@ class HoverReadout:
 
     def __init__(self, row, results: Callable[[], dict]):
         self.row, self.results = row, results
-        self.label = pg.TextItem("", color=NOTE_TEXT, anchor=(1, 0), fill=pg.mkBrush(255, 255, 255, 220))
+        self.label = pg.TextItem("", anchor=(1, 0))
+        self._colors = None                     # (text, fill) the label was last given
         self.label.setFont(small_font(7))
         self.label.setZValue(2000)
         self.label.hide()
@@ -99,7 +100,19 @@ class HoverReadout:
                 break
         self.hide()
 
+    def colors(self) -> tuple[str, str]:
+        """(text, fill) of the label in the scheme the window shows: the plot's note colour on a
+        nearly opaque panel of the readout surface, readable over any curve."""
+        return surface("note"), surface("readout_fill")
+
     def show(self, vb, text: str) -> None:
+        colors = self.colors()
+        if colors != self._colors:              # first shown, or the scheme changed since
+            self._colors = colors
+            self.label.setColor(colors[0])
+            fill = pg.mkColor(colors[1])
+            fill.setAlpha(230)
+            self.label.fill = pg.mkBrush(fill)
         if self.label.parentItem() is not vb:
             self.label.setParentItem(vb)
         self.label.setText(text)

@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
 )
 
 from gradviz.plots.description import VIEW_HELP, VIEW_NAMES, Row
-from gradviz.plots.palette import VERDICT_TEXT, VERDICT_TINT
 from gradviz.qt.grid.cell import Cell, CellPlot, new_plot_item
+from gradviz.qt.theme import surface, verdict_text, verdict_tint
 
 # One height for every row, whatever it shows (a numeric column arriving does not move the rows
 # below), small enough for three rows in the grid of a 1500x950 window.
@@ -53,8 +53,8 @@ class QuietCombo(QComboBox):
 
 
 def verdict_html(row: Row) -> str:
-    return "<br>".join(f"<span style='background:{VERDICT_TINT.get(v, '#fff')}; "
-                       f"color:{VERDICT_TEXT.get(v, '#000')}'>&nbsp;{fw}: {v}&nbsp;</span>"
+    return "<br>".join(f"<span style='background:{verdict_tint(v)}; "
+                       f"color:{verdict_text(v)}'>&nbsp;{fw}: {v}&nbsp;</span>"
                        for fw, v in row.verdicts.items())
 
 
@@ -73,6 +73,7 @@ class TensorRow(QFrame):
         self.spare: list[CellPlot] = []
         self.used = 0                       # plots of self.plots taken by the current fill
         self.highlighted = False
+        self.desc = None                    # the Row description its header shows
         self.setFrameShape(QFrame.StyledPanel)
         self.setObjectName("tensorRow")
         lay = QHBoxLayout(self)
@@ -85,7 +86,6 @@ class TensorRow(QFrame):
         self.title = QLabel(f"<b>{name}</b>")
         self.title.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.info = QLabel("")
-        self.info.setStyleSheet("color: #555; font-size: 11px")
         self.info.setWordWrap(True)
         self.verdicts = QLabel("")
         self.verdicts.setWordWrap(True)
@@ -114,6 +114,7 @@ class TensorRow(QFrame):
         self.view_box.currentIndexChanged.connect(
             lambda _i: self.viewChanged.emit(self.name, self.view_box.currentData() or "values"))
         self.set_highlight(False)
+        self.restyle()
 
     def mousePressEvent(self, ev):
         self.clicked.emit(self.name)
@@ -134,18 +135,27 @@ class TensorRow(QFrame):
 
     def set_highlight(self, on: bool) -> None:
         self.highlighted = on
-        self.setStyleSheet("#tensorRow { border: 3px solid #1f6fd0; background: #eef4ff; }" if on
-                           else "#tensorRow { border: 1px solid #d0d0d0; }")
+        self.setStyleSheet(f"#tensorRow {{ border: 3px solid {surface('row_focus')}; "
+                           f"background: {surface('row_focus_fill')}; }}" if on
+                           else f"#tensorRow {{ border: 1px solid {surface('row_border')}; }}")
+
+    def restyle(self) -> None:
+        """Header colours for the scheme the window shows (the plots are drawn again by the grid)."""
+        self.info.setStyleSheet(f"color: {surface('muted')}; font-size: 11px")
+        self.set_highlight(self.highlighted)
+        if self.desc is not None:
+            self.show_header(self.desc)
 
     def show_header(self, row: Row) -> None:
         """The row's label (as the export writes it after the name), verdicts and explanations."""
+        self.desc = row
         self.info.setText(row.label.split(" · ", 1)[1] if " · " in row.label else row.label)
         self.verdicts.setText(verdict_html(row))
         self.setToolTip("\n".join(f"{fw}: {row.verdicts.get(fw, '')} — {why}"
                                   for fw, why in row.explanations.items()))
         worst = next((v for v in ("error", "non-finite", "broken", "differs")
                       if v in row.verdicts.values()), None)
-        self.title.setStyleSheet(f"color: {VERDICT_TEXT[worst]}" if worst else "")
+        self.title.setStyleSheet(f"color: {verdict_text(worst)}" if worst else "")
 
     # --- plots -----------------------------------------------------------------------------------
     def plot(self, col: int, kind=None) -> CellPlot:

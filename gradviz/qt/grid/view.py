@@ -20,6 +20,7 @@ from gradviz.qt.grid.draw import draw, values_kind
 from gradviz.qt.grid.links import fit, link
 from gradviz.qt.grid.readout import HoverReadout
 from gradviz.qt.grid.row import TensorRow
+from gradviz.qt.theme import mark_color, surface
 
 pg.setConfigOptions(antialias=False, background="w", foreground="#333")
 
@@ -28,7 +29,7 @@ def legend_html(fig_legend) -> str:
     parts = []
     for e in fig_legend:
         mark = "●" if e.marker == "dot" else ("╌╌" if e.dash == "dash" else "━━")
-        parts.append(f"<span style='color:{e.color}'>{mark}</span>&nbsp;{e.label}")
+        parts.append(f"<span style='color:{mark_color(e.color)}'>{mark}</span>&nbsp;{e.label}")
     return " &nbsp;&nbsp; ".join(parts)
 
 
@@ -79,7 +80,7 @@ class GridView(QScrollArea):
         self.header.setStyleSheet("font-size: 11px")
         self._placeholder = QLabel()
         self._placeholder.setAlignment(Qt.AlignCenter)
-        self._placeholder.setStyleSheet("color: #777; font-size: 15px")
+        self.restyle()
         self.show_message("Load op files and press Run: every gradient of the selected op appears here.")
 
     # --- public --------------------------------------------------------------------------------
@@ -165,6 +166,18 @@ class GridView(QScrollArea):
         if row is not None:
             fit(row.cells)
 
+    def restyle(self) -> None:
+        """The window switched colour scheme: its notes, headers and every plot drawn again (a
+        plot kept for new data would keep the old scheme's notes)."""
+        self._placeholder.setStyleSheet(f"color: {surface('muted')}; font-size: 15px")
+        for row in self.rows.values():
+            row.restyle()
+            for slot in row.plots:
+                slot.kind = None                # reset on the next fill
+            self._fill(row)
+        if self.rows:
+            self._show_header()
+
     def set_log_scale(self, on: bool) -> None:
         """Values and difference views of every row on a log10 |g| axis (or back to linear)."""
         if bool(on) == self.log_scale:
@@ -232,7 +245,7 @@ class GridView(QScrollArea):
                 if e not in legend:
                     legend.append(e)
         self.header.setText(f"<b>{F.figure_title([self.pair], views)}</b> &nbsp; "
-                            f"<span style='color:#555'>{F.subtitle(self._described)}</span><br>"
+                            f"<span style='color:{surface('muted')}'>{F.subtitle(self._described)}</span><br>"
                             + legend_html(legend))
 
     def _fill(self, row: TensorRow) -> None:

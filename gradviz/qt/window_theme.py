@@ -1,0 +1,47 @@
+"""View > Theme and the window's colour scheme: follow the desktop (switching live when it
+changes), or light, or dark (saved as view/theme). A switch gives the application its style and
+palette (gradviz/qt/app_palette.py), the plots their background (theme.apply_plot_scheme), and
+asks every part of the window that paints its own colours to repaint them (`restyle()`)."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QActionGroup, QGuiApplication
+
+from gradviz.qt.app_palette import apply_app_scheme
+from gradviz.qt.theme import THEME_CHOICES, apply_plot_scheme, scheme_of, set_current_scheme
+
+# The window's parts that paint colours of their own (verdict tints, marks, notes), by attribute.
+RESTYLED = ("tree", "settings_panel", "grid", "flow_view", "pair_label", "numbers",
+            "diagnostics", "checks_matrix", "workers")
+
+
+def build_theme_menu(win) -> None:
+    """View > Theme on `win` (win.theme_actions, win.theme_choice), and the window on the
+    desktop's scheme now and whenever it changes."""
+    saved = str(win.qs.value("view/theme", THEME_CHOICES[0]))
+    win.theme_choice = saved if saved in THEME_CHOICES else THEME_CHOICES[0]
+    menu, group = win.view_menu.addMenu("Theme"), QActionGroup(win)
+    win.theme_actions = {}
+    for choice in THEME_CHOICES:
+        act = menu.addAction(f"Theme: {choice}", lambda c=choice: win.set_theme(c))
+        act.setCheckable(True)
+        act.setChecked(choice == win.theme_choice)
+        group.addAction(act)
+        win.theme_actions[choice] = act
+    hints = QGuiApplication.styleHints()
+    hints.colorSchemeChanged.connect(win.set_color_scheme)
+    win.set_color_scheme(hints.colorScheme())
+
+
+def show_scheme(win, desktop_scheme) -> str:
+    """Put `win` (and the application) on the scheme the user's choice and the desktop's
+    scheme (a Qt.ColorScheme) give; returns it ("light" or "dark")."""
+    scheme = scheme_of(desktop_scheme, win.theme_choice)
+    set_current_scheme(scheme)
+    apply_app_scheme(scheme, desktop_dark=desktop_scheme == Qt.ColorScheme.Dark)
+    apply_plot_scheme(win, scheme)
+    for name in RESTYLED:
+        part = getattr(win, name, None)
+        if part is not None:
+            part.restyle()
+    return scheme
