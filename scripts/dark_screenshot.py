@@ -23,19 +23,24 @@ def main(argv=None) -> int:
     ap.add_argument("--pair", default="round_ste", help="the op shown in the grid")
     ap.add_argument("--checks", action="store_true", help="run the contract checks too")
     ap.add_argument("--light", action="store_true", help="light instead of dark (to compare)")
+    ap.add_argument("--traps", action="store_true", help="open the trap examples too (errors)")
+    ap.add_argument("--view", default="values", help="every row in this view (histogram, heatmap…)")
+    ap.add_argument("--shape", default="200", help="the run's input shape (heatmaps need 2-D: 20x30)")
     args = ap.parse_args(argv)
     app = QApplication(sys.argv[:1])
-    from gradviz.catalog import builtin_examples
+    from gradviz.catalog import builtin_examples, trap_examples
     from gradviz.qt.main_window import MainWindow
     folder = tempfile.mkdtemp(prefix="gradviz-shot-")
     try:
         qs = QSettings(os.path.join(folder, "settings.ini"), QSettings.IniFormat)
         qs.setValue("run/modes", "default,custom,numeric")
+        qs.setValue("run/shape", args.shape)
         qs.setValue("app/launched", True)          # not a first launch: we run them ourselves
         if args.checks:
             qs.setValue("run/checks", "double_backward,noncontiguous_upstream,autocast,vmap")
         qs.setValue("view/theme", "light" if args.light else "dark")
-        win = MainWindow(builtin_examples(), qsettings=qs)
+        files = builtin_examples() + (trap_examples() if args.traps else [])
+        win = MainWindow(files, qsettings=qs)
         return _shoot(app, win, args)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -57,6 +62,7 @@ def _shoot(app, win, args) -> int:
         code["shot"] = True
         win.tree.select_pair(args.pair)
         win.show_pair(args.pair)
+        win.set_all_views(args.view)
         tabs = win.tabs
         for i in range(tabs.count()):
             if tabs.tabText(i).startswith(args.tab):

@@ -283,3 +283,27 @@ def test_flow_chart_is_dark_in_the_window_and_light_in_files(qtbot, make_window,
         win.set_theme("follow desktop")
         win.set_color_scheme(Qt.ColorScheme.Light)
     assert pg.getConfigOption("background") == PLOT_SCHEMES["light"]["background"]
+
+
+def test_a_window_opened_in_dark_is_dark_from_its_first_paint(qtbot, engine, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from gradviz.qt.main_window import MainWindow
+    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
+    qs.setValue("view/theme", "dark")                   # saved by the last session
+    win = MainWindow([], engine=engine, qsettings=qs)
+    qtbot.addWidget(win)
+    try:
+        assert is_dark(app_colors()["Window"]) and win.plot_scheme == "dark"
+        muted = SURFACES["dark"]["muted"]
+        assert css_color(win.settings_panel.graph_help.styleSheet()) == muted
+        assert css_color(win.grid._placeholder.styleSheet()) == muted
+        assert {css_color(lab.styleSheet()) for lab in win.workers.labels.values()} == {muted}
+        assert pg.getConfigOption("background") == PLOT_SCHEMES["dark"]["background"]
+        win.set_theme("light")                          # and the same parts come back light
+        assert css_color(win.settings_panel.graph_help.styleSheet()) == SURFACES["light"]["muted"]
+        assert css_color(win.grid._placeholder.styleSheet()) == SURFACES["light"]["muted"]
+    finally:
+        win.set_theme("follow desktop")
+        win.set_color_scheme(Qt.ColorScheme.Light)
+        win.close()

@@ -8,7 +8,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QActionGroup, QGuiApplication
 
 from gradviz.qt.app_palette import apply_app_scheme
-from gradviz.qt.theme import THEME_CHOICES, apply_plot_scheme, scheme_of, set_current_scheme
+from gradviz.qt.theme import (
+    THEME_CHOICES,
+    apply_plot_scheme,
+    current_scheme,
+    scheme_of,
+    set_current_scheme,
+)
 
 # The window's parts that paint colours of their own (verdict tints, marks, notes), by attribute.
 RESTYLED = ("tree", "settings_panel", "grid", "flow_view", "pair_label", "numbers",
@@ -37,11 +43,15 @@ def show_scheme(win, desktop_scheme) -> str:
     """Put `win` (and the application) on the scheme the user's choice and the desktop's
     scheme (a Qt.ColorScheme) give; returns it ("light" or "dark")."""
     scheme = scheme_of(desktop_scheme, win.theme_choice)
+    # the parts read the scheme as they were built: only a change needs them repainted (a new
+    # window on the scheme the application already shows, the usual start, repaints nothing)
+    changed = scheme != current_scheme()
     set_current_scheme(scheme)
     apply_app_scheme(scheme, desktop_dark=desktop_scheme == Qt.ColorScheme.Dark)
     apply_plot_scheme(win, scheme)
-    for name in RESTYLED:
-        part = getattr(win, name, None)
-        if part is not None:
-            part.restyle()
+    if changed:
+        for name in RESTYLED:
+            part = getattr(win, name, None)
+            if part is not None:
+                part.restyle()
     return scheme
