@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -198,6 +198,9 @@ class Graph:
     forward: Callable          # forward(leaves: dict, call_op, rec, F) -> loss
     # tensors the numeric reference does first, before its time budget can run out (stack: h{i})
     numeric_first: tuple[str, ...] = ()
+    # what an adapter made of the graph's arrays, kept for this graph's run and shared by its
+    # modes (tf_arrays.HostArrays: each leaf and upstream gradient cast once, not per mode)
+    prepared: dict = field(default_factory=dict)
 
 
 def build_graph(settings: RunSettings, plans: list[ArgPlan]) -> Graph:

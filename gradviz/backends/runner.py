@@ -199,6 +199,9 @@ class Backend:
                     entry["absent"][mode] = t["why"]
                 if name == "out" or name == "b":
                     outputs[mode] = t["value"]
+        # the casts the modes shared (tf_arrays) are not kept with a quick pass: the arrays the
+        # results use stay alive through them, the rest (an upstream gradient's) goes now
+        graph.prepared.clear()
 
         if kept:
             for entry in tensors.values():

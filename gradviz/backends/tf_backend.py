@@ -13,6 +13,7 @@ from gradviz.backends.adapter import AdapterBase, BuiltBase
 from gradviz.backends.graphs import differentiable, leaf_array
 from gradviz.backends.introspect import no_arg_constructible
 from gradviz.backends.keras_names import named_variables
+from gradviz.backends.tf_arrays import HostArrays, host_array
 from gradviz.backends.tf_grad_returns import grad_returns_checked
 from gradviz.backends.tf_overrides import custom_gradients_as_default, is_framework_own
 
@@ -23,7 +24,7 @@ _LAYER_DEFAULT_ARGS = ("training", "mask")
 
 
 class F:
-    """The few tensor functions the graphs use."""
+    """The few tensor functions the graphs use (`RunF` in differentiate)."""
     sum = staticmethod(tf.reduce_sum)
     mean = staticmethod(tf.reduce_mean)
 
@@ -43,6 +44,17 @@ class F:
     def non_differentiable(outs):
         """Integer and bool outputs (TF has no mark_non_differentiable)."""
         return {i for i, o in enumerate(outs) if not o.dtype.is_floating}
+
+
+class RunF(F):
+    """F for one differentiate call: constants (upstream gradients, targets) come from the
+    graph's HostArrays, cast once per run rather than once per mode, without copies."""
+
+    def __init__(self, arrays: HostArrays):
+        self._arrays = arrays
+
+    def const(self, arr, like):
+        return self._arrays.tensor(arr, like.dtype, like.device)
 
 
 def keras_of(cls):
@@ -243,16 +255,17 @@ class TfAdapter(AdapterBase):
             recorded[name] = (t, role)
             return t
 
+        arrays = graph.prepared.setdefault("tf", HostArrays())
         with tf.device(device):
             fixed = [leaf.name for leaf in graph.leaves if not differentiable(leaf.values)]
             # int64 / bool inputs keep their dtype and are not watched (DESIGN.md "Op modules")
             leaves = {leaf.name: tf.constant(leaf.values) if leaf.name in fixed else
-                      tf.constant(leaf.values, dtype=tdtype) for leaf in graph.leaves}
+                      arrays.tensor(leaf.values, tdtype, device) for leaf in graph.leaves}
             with tf.GradientTape(persistent=True) as tape:
                 for n, t in leaves.items():
                     if n not in fixed:
                         tape.watch(t)
-                loss = graph.forward(leaves, built.call_op, rec, F)
+                loss = graph.forward(leaves, built.call_op, rec, RunF(arrays))
             targets = [(n, t, leaf.role) for leaf, (n, t) in zip(graph.leaves, leaves.items())
                        if n not in fixed]
             targets += [(n, v, "param") for n, v in built.params().items()]
@@ -264,10 +277,10 @@ class TfAdapter(AdapterBase):
         for (name, t, role), g in zip(targets, grads):
             if isinstance(g, tf.IndexedSlices):
                 g = tf.convert_to_tensor(g)
-            got[name] = {"role": role, "value": np.asarray(t.numpy()), "grad": None if g is None
-                         else np.asarray(g.numpy()), "why": "" if g is not None else _NO_PATH}
+            got[name] = {"role": role, "value": host_array(t), "grad": None if g is None
+                         else host_array(g), "why": "" if g is not None else _NO_PATH}
         for name in fixed:
-            got[name] = {"role": "input", "value": np.asarray(leaves[name].numpy()), "grad": None,
+            got[name] = {"role": "input", "value": host_array(leaves[name]), "grad": None,
                          "why": ""}
         return got
 
