@@ -307,3 +307,33 @@ def test_a_window_opened_in_dark_is_dark_from_its_first_paint(qtbot, engine, tmp
         win.set_theme("follow desktop")
         win.set_color_scheme(Qt.ColorScheme.Light)
         win.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_table_colour_reads_in_both_schemes(scheme):
+    """All of them, not only those a run happens to show: verdicts on their tints and on the
+    window, check cells, marks, severities and worker states on the base and window."""
+    from gradviz.plots.palette import VERDICT_TEXT
+    from gradviz.qt import theme as T
+    s = SURFACES[scheme]
+    for v in VERDICT_TEXT:
+        fg, tint = T.verdict_text(v, scheme), T.verdict_tint(v, scheme)
+        assert contrast_ratio(fg, tint) >= READABLE, (v, fg, tint)
+        assert contrast_ratio(s["text"], tint) >= READABLE, (v, tint)     # the other cells
+        assert contrast_ratio(fg, s["window"]) >= READABLE, (v, fg)       # a row's title
+    for status in T.CHECK_STYLES:                       # (a check not chosen has no text)
+        _icon, fg, bg = T.check_style(status, scheme)
+        assert contrast_ratio(fg, bg) >= READABLE, (status, fg, bg)
+    colours = [T.op_mark(m, scheme)[1] for m in T.OP_MARKS] + \
+        [T.severity_color(x, scheme) for x in T.SEVERITY_COLORS] + \
+        [T.state_color(x, scheme) for x in T.STATE_COLORS] + \
+        [T.framework_color(fw, scheme) for fw in T.FRAMEWORK_COLORS] + [s["error"], s["muted"]]
+    for c in colours:
+        for bg in (s["base"], s["alternate"], s["window"]):
+            assert contrast_ratio(c, bg) >= READABLE, (c, bg)
+    for text in ("note", "message"):
+        for bg in ("plot", "empty", "readout_fill"):
+            assert contrast_ratio(s[text], s[bg]) >= READABLE, (text, bg)
+    if scheme == "dark":
+        assert all(is_dark(s[k]) for k in ("window", "base", "plot", "empty", "invalid", "row_focus_fill"))
+        assert contrast_ratio(s["text"], s["invalid"]) >= 7

@@ -127,12 +127,12 @@ def legible(fg: str, bg: str, ratio: float = 4.5) -> str:
 # --- what widgets ask -----------------------------------------------------------------------------
 def ink(color: str, scheme: str | None = None) -> str:
     """A text colour (given as its light-scheme value) that reads on the scheme's window and base
-    surfaces: unchanged in light, lightened as needed in dark."""
+    surfaces: in light the palette's own colour, darkened only where it read under 4.5:1 (the
+    TensorFlow orange); in dark lightened as needed."""
     scheme = scheme or current_scheme()
-    if scheme == "light":
-        return color
     s = SURFACES[scheme]
-    return legible(legible(color, s["window"], DARK_TEXT_RATIO), s["base"], DARK_TEXT_RATIO)
+    ratio = DARK_TEXT_RATIO if scheme == "dark" else 4.5   # light: the palette's, where it reads
+    return legible(legible(color, s["window"], ratio), s["base"], ratio)
 
 
 def mark_color(color: str, scheme: str | None = None) -> str:
@@ -158,9 +158,8 @@ def verdict_text(verdict: str, scheme: str | None = None) -> str:
     """Text of this verdict: reads on its tint, the base and the window."""
     scheme = scheme or current_scheme()
     fg = VERDICT_TEXT.get(verdict, SURFACES["light"]["text"])
-    if scheme == "light":
-        return fg
-    return legible(ink(fg, scheme), verdict_tint(verdict, scheme), DARK_TEXT_RATIO)
+    ratio = DARK_TEXT_RATIO if scheme == "dark" else 4.5
+    return legible(ink(fg, scheme), verdict_tint(verdict, scheme), ratio)
 
 
 def op_mark(mark: str, scheme: str | None = None) -> tuple[str, str]:

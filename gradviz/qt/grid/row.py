@@ -113,8 +113,7 @@ class TensorRow(QFrame):
         self.setFixedHeight(ROW_HEIGHT)
         self.view_box.currentIndexChanged.connect(
             lambda _i: self.viewChanged.emit(self.name, self.view_box.currentData() or "values"))
-        self.set_highlight(False)
-        self.restyle()
+        self.restyle()                      # the header's colours and the (unhighlighted) frame
 
     def mousePressEvent(self, ev):
         self.clicked.emit(self.name)
