@@ -314,25 +314,29 @@ def _serve_spawns() -> None:
         done.set()
 
 
-def _request_stack(child: _Child, wait_s: float = 1.0) -> None:
+def _request_stack(child: _Child, wait_s: float = 3.0, quiet_s: float = 0.1) -> None:
     """SIGUSR1 makes the child's faulthandler write every thread's stack to its log; wait until
-    the log stops growing (the handler runs in C, even while Python code spins)."""
+    the log has grown and then stayed the same for `quiet_s` (the handler runs in C, even while
+    Python code spins, but on a loaded machine it may write in bursts: one unchanged look is not
+    the end of the dump, and a cut dump may lack the user's line)."""
     try:
         before = os.path.getsize(child.log)
         os.kill(child.popen.pid, signal.SIGUSR1)
     except OSError:
         return
     end = time.monotonic() + wait_s
-    last = before
+    last, same_since = before, None
     while time.monotonic() < end and child.alive():
         time.sleep(0.02)
         try:
             size = os.path.getsize(child.log)
         except OSError:
             return
-        if size > before and size == last:
+        now = time.monotonic()
+        if size != last:
+            last, same_since = size, now
+        elif size > before and now - same_since >= quiet_s:
             return
-        last = size
 
 
 def _wait(proc, timeout: float) -> Optional[int]:
