@@ -37,6 +37,26 @@ def test_big_tf_run_gives_the_exact_values(engine, examples_dir, dtype):
         assert got["out"].grads[mode].tobytes() == up.tobytes(), mode
 
 
+def test_big_tf_two_passes_give_the_one_pass_result(engine, examples_dir):
+    """The app's quick pass keeps its arrays (TF's buffers, the shared casts) in the worker for
+    the numeric pass: the two passes still give exactly what one pass gives."""
+    settings = RunSettings(shape=BIG, modes=("default", "custom", "numeric"), timeout=600)
+    req = RunRequest(str(examples_dir / "tutorial_tf.py"), "mul_weights", "tf", settings)
+    [one] = engine.run([req])
+    partial = []
+    [two] = engine.run([req], on_partial=partial.append)
+    assert one.status == two.status == "ok" and len(partial) == 1 and not two.partial
+    assert [t.name for t in two.tensors] == [t.name for t in one.tensors]
+    for a, b in zip(two.tensors, one.tensors):
+        assert a.value.tobytes() == b.value.tobytes(), a.name
+        assert sorted(a.grads) == sorted(b.grads) == ["custom", "default"], a.name  # numeric:
+        for mode in a.grads:                                                    # projections
+            assert a.grads[mode].tobytes() == b.grads[mode].tobytes(), (a.name, mode)
+        assert a.numeric.projections.keys() == b.numeric.projections.keys()
+        for k in a.numeric.projections:
+            np.testing.assert_array_equal(a.numeric.projections[k], b.numeric.projections[k])
+
+
 LAYER = """
     import keras
     import tensorflow as tf
