@@ -91,3 +91,31 @@ def test_diagnostics_entry_detail_selection_editor_and_filter(qtbot, engine, tmp
     panel.only_selected.setChecked(False)
     assert {p.key for p in panel.entries()} >= {too_many, nan_key}
     assert os.path.exists(traps)
+
+
+def test_message_column_keeps_room_at_1000x700(qtbot, engine, tmp_path):
+    """A long op name no longer takes the whole list at 1000x700: op and where are capped (and
+    elided), the message column is in sight with room to read."""
+    from gradviz.qt.main_window import MainWindow
+    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
+    win = MainWindow([], engine=engine, qsettings=qs)   # not started: no worker needed
+    qtbot.addWidget(win)
+    win.resize(1000, 700)
+    win.show()
+    panel = win.diagnostics
+    win.tabs.setCurrentWidget(panel)
+    op = "trap_variable_without_variables_arg (tf) · custom"
+    panel.add("error", op, "TypeError: @tf.custom_gradient grad_fn must accept keyword argument "
+              "'variables', since function uses variables", "/some/where/traps_tf.py:51")
+    qtbot.waitUntil(lambda: panel.list.viewport().width() > 100)
+    lst, head = panel.list, panel.list.header()
+    avail = lst.viewport().width()
+    qtbot.waitUntil(lambda: lst.columnWidth(1) <= max(60, int(avail * 0.3)))
+    assert lst.columnWidth(1) < lst.sizeHintForColumn(1)          # the op name is elided
+    left = head.sectionViewportPosition(2)
+    assert 0 <= left and left + lst.columnWidth(2) <= avail + 1  # the message column is in sight
+    assert lst.columnWidth(2) >= 0.3 * avail, (lst.columnWidth(2), avail)
+    narrow = lst.columnWidth(1)
+    win.resize(1500, 950)                                         # more room: a wider op column
+    qtbot.waitUntil(lambda: lst.columnWidth(1) > narrow)
+    assert lst.columnWidth(1) <= max(60, int(lst.viewport().width() * 0.3))

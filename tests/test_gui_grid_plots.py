@@ -64,6 +64,9 @@ def test_vs_input_dots_labels_legend_and_compact_ticks(ste):
     # tick labels as the export writes them: 2e5, not 200000 running into 400000
     axis = custom.plot.getAxis("bottom")
     assert axis.tickStrings([0, 200_000, 400_000, 1_000_000], 1.0, 200_000) == ["0", "2e5", "4e5", "1e6"]
+    # and at 40,000 elements (the stack graph's 200x200 weights): not "1e+04" running into "2e+04"
+    assert axis.tickStrings([0, 10_000, 20_000, 30_000], 1.0, 10_000) == ["0", "1e4", "2e4", "3e4"]
+    assert axis.tickStrings([1234, 9999], 1.0, 1) == ["1234", "9999"]
 
 
 def test_difference_view_is_custom_minus_other_and_is_exported(ste, tmp_path):

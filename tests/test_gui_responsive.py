@@ -287,3 +287,25 @@ def test_parity_thread_compares_again_only_the_arrays_a_final_result_adds(qtbot,
             assert len(calls) == expect and len(got.args[2]) == (6 if results is partial else 8)
     finally:
         assert worker.close()
+
+
+def test_parity_rows_in_sight_and_notes_whole_in_their_tooltips(qtbot, pair_window):
+    """The walkthrough found the parity table two rows high under a half-empty numbers table:
+    at 1500x950 it now shows at least three of round_ste's eight rows, and a note cut at its
+    cell's edge is whole in the cell's tooltip."""
+    win, deliver = pair_window
+    win.resize(1500, 950)
+    win.show()
+    deliver(ste_result("torch"))
+    deliver(ste_result("tf"))
+    win.show_pair("round_ste")
+    win.tabs.setCurrentWidget(win.numbers)
+    p = win.numbers.parity
+    assert p.rowCount() == 8
+    qtbot.waitUntil(lambda: p.viewport().height() > 0)
+    in_sight = [r for r in range(p.rowCount())
+                if 0 <= p.rowViewportPosition(r) and p.rowViewportPosition(r) + p.rowHeight(r)
+                <= p.viewport().height()]
+    assert len(in_sight) >= 3, (len(in_sight), p.viewport().height())
+    cells = [p.item(r, c) for r in range(p.rowCount()) for c in range(p.columnCount())]
+    assert all(item.toolTip() == item.text() for item in cells)

@@ -23,11 +23,13 @@ def nice_ticks(lo: float, hi: float, target: int = 5, integer: bool = False) -> 
 
 
 def fmt(v: float) -> str:
-    """Short: 4 significant digits, exponent form from 1e5 up and below 1e-3."""
+    """Short: 4 significant digits, exponent form from 1e4 up and below 1e-3 ("2e4", never
+    Python's "2e+04", whose labels ran together on a 40,000-element axis)."""
     a = abs(v)
-    if a != 0 and (a >= 1e5 or a < 1e-3):
+    if a != 0 and (a >= 1e4 or a < 1e-3):
         m, e = f"{v:.3g}".split("e") if "e" in f"{v:.3g}" else (f"{v:.3g}", None)
         if e is None:
             m, e = f"{v:.2e}".split("e")
         return f"{float(m):g}e{int(e)}"
     return f"{v:.4g}"
+

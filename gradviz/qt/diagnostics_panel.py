@@ -9,7 +9,7 @@ import html
 import os
 from typing import Optional
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -31,6 +31,8 @@ from gradviz.qt.theme import severity_color
 
 SEVERITY_MARKS = {"error": "✗", "warning": "!", "info": "i"}
 ROLE_INDEX = Qt.UserRole + 1
+COLUMN_SHARES = {1: 0.3, 3: 0.2}     # op, where: the most of the list's width each may take
+MIN_COLUMN_W = 60
 
 
 class DiagnosticsPanel(QWidget):
@@ -48,13 +50,17 @@ class DiagnosticsPanel(QWidget):
         self.list.setToolTip("click an entry: its detail, its op in the grid, its file:line copied")
         head = self.list.header()
         head.setStretchLastSection(False)
-        for c, mode in ((0, QHeaderView.ResizeToContents), (1, QHeaderView.ResizeToContents),
-                        (2, QHeaderView.Stretch), (3, QHeaderView.ResizeToContents)):
+        # op and where are sized by _fit_columns (capped, elided): at 1000x700 a long op name
+        # sized to its contents left the message column no room at all
+        for c, mode in ((0, QHeaderView.ResizeToContents), (1, QHeaderView.Interactive),
+                        (2, QHeaderView.Stretch), (3, QHeaderView.Interactive)):
             head.setSectionResizeMode(c, mode)
+        self.list.viewport().installEventFilter(self)
         self.list.itemClicked.connect(lambda item, _c: self._clicked(item))
         self.list.currentItemChanged.connect(lambda item, _p: self._show_detail(item))
         self.detail = QTextBrowser()
         self.detail.setOpenLinks(False)
+        self.detail.setPlaceholderText("Click an entry: its message, the fix and its file:line show here.")
         self.only_selected = QCheckBox("Only the selected op")
         self.only_selected.toggled.connect(lambda _on: self._apply_filter())
         self.open_button = QPushButton("Open in editor")
@@ -195,7 +201,21 @@ class DiagnosticsPanel(QWidget):
                     if not self.list.topLevelItem(i).isHidden())
         total = self.list.topLevelItemCount()
         self.status.setText(f"{shown} of {total}" if shown != total else "")
+        self._fit_columns()
         self.countChanged.emit(total)
+
+    def eventFilter(self, obj, ev):
+        if ev.type() == QEvent.Type.Resize and obj is self.list.viewport():
+            self._fit_columns()
+        return False
+
+    def _fit_columns(self) -> None:
+        """op and where as wide as their text, but at most a share of the list (longer text is
+        elided; the detail pane has it whole), so the message column always has room."""
+        avail = self.list.viewport().width()
+        for column, share in COLUMN_SHARES.items():
+            want = max(self.list.sizeHintForColumn(column), self.list.header().sectionSizeHint(column))
+            self.list.setColumnWidth(column, min(want, max(MIN_COLUMN_W, int(avail * share))))
 
     # --- one entry -----------------------------------------------------------------------------
     def current(self) -> Optional[Problem]:

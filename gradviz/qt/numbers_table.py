@@ -79,9 +79,13 @@ class NumbersTable(QWidget):
         self.parity_label = QLabel("<b>torch ↔ tf parity</b>")
         bl.addWidget(self.parity_label)
         bl.addWidget(self.parity)
+        # compact rows: the tab shares ~260 px with two headers, and 30 px rows left 2 in sight
+        for t in (self.table, self.parity):
+            t.verticalHeader().setDefaultSectionSize(t.fontMetrics().height() + 6)
         split.addWidget(self.table)
         split.addWidget(box)
-        split.setSizes([320, 100])
+        # half each: parity (do torch and tf agree?) got a quarter, two of its ~12 rows in sight
+        split.setSizes([200, 200])
         lay.addWidget(split)
         self.rows: list[tuple[str, str]] = []     # (tensor, framework) per table row
         self.verdicts: list[str] = []             # the verdict of each table row (its colours)
@@ -220,7 +224,9 @@ class NumbersTable(QWidget):
         for r, row in enumerate(rows):
             vals = [row.op, row.tensor, row.mode, row.verdict, fmt(row.max_abs_err), row.note]
             for c, v in enumerate(vals):
-                p.setItem(r, c, QTableWidgetItem(str(v)))
+                item = QTableWidgetItem(str(v))
+                item.setToolTip(str(v))             # a long note is cut at the cell's edge
+                p.setItem(r, c, item)
             self._paint_parity_row(r)
         p.resizeColumnsToContents()
         p.horizontalHeader().setSectionResizeMode(len(heads) - 1, QHeaderView.Stretch)
