@@ -6,6 +6,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QPoint, QPointF  # noqa: E402
+from pytestqt.exceptions import TimeoutError as WaitTimeout  # noqa: E402
 from test_gui import (  # noqa: E402,F401
     keys_of,
     make_window,
@@ -25,10 +26,27 @@ def ste(qtbot, make_window, settings, examples_dir):  # noqa: F811 - fixtures im
     return shown_round_ste(qtbot, make_window, settings, [examples_dir / "tutorial_torch.py"])
 
 
+def _move(qtbot, row, pos: QPoint) -> None:
+    """Move the mouse over the row's canvas and wait until its scene sees the move. Under load
+    the offscreen platform now and then drops a synthetic move (the scene gets no event at all:
+    the cause of this module's flake); a second move one pixel on is then delivered."""
+    seen = []
+    row.canvas.scene().sigMouseMoved.connect(seen.append)
+    try:
+        qtbot.mouseMove(row.canvas.viewport(), pos)
+        try:
+            qtbot.waitUntil(lambda: bool(seen), timeout=1000)
+        except WaitTimeout:
+            qtbot.mouseMove(row.canvas.viewport(), pos + QPoint(1, 0))
+            qtbot.waitUntil(lambda: bool(seen))
+    finally:
+        row.canvas.scene().sigMouseMoved.disconnect(seen.append)
+
+
 def _hover(qtbot, row, cell, x: float, y: float) -> None:
     scene = cell.slot.vb.mapViewToScene(QPointF(x, y))
     pos = row.canvas.mapFromScene(scene)
-    qtbot.mouseMove(row.canvas.viewport(), QPoint(pos.x(), pos.y()))
+    _move(qtbot, row, QPoint(pos.x(), pos.y()))
 
 
 def test_hover_over_values_names_element_and_each_mode(qtbot, ste):
@@ -52,7 +70,7 @@ def test_hover_over_values_names_element_and_each_mode(qtbot, ste):
     assert cell_text(cell, grid.results, "x", -0.6, 0.0) is None
     above = cell.slot.vb.sceneBoundingRect().topLeft() + QPointF(20, -6)   # the plot's title
     pos = row.canvas.mapFromScene(above)
-    qtbot.mouseMove(row.canvas.viewport(), QPoint(pos.x(), pos.y()))
+    _move(qtbot, row, QPoint(pos.x(), pos.y()))
     qtbot.waitUntil(lambda: row.readout.text == "")
     assert not row.readout.label.isVisible()
 
@@ -94,3 +112,18 @@ def test_heatmap_readout_names_the_block_of_a_reduced_map():
         r, c = 3 // hm.block[0], 5 // hm.block[1]
         assert cell_text(cell, {}, "w", c + 0.5, r + 0.5) == want
         assert cell_text(cell, {}, "w", -0.5, r + 0.5) is None
+
+
+def test_readout_wider_than_its_plot_wraps_inside_it(qtbot, ste):
+    """At 1000x700 the plots are ~100 px wide: the readout wraps inside the plot instead of
+    running off its left edge, where the plot clipped the element's name."""
+    ste.resize(1000, 700)
+    grid = ste.grid
+    grid.set_view("x", "values")
+    row = grid.rows["x"]
+    cell = next(c for c in row.cells if (c.framework, c.mode) == ("torch", "custom"))
+    qtbot.waitUntil(lambda: 40 < cell.slot.vb.width() < 200)
+    _hover(qtbot, row, cell, 7.3, 0.5)
+    qtbot.waitUntil(lambda: row.readout.text.startswith("x[7] (#7): default 0 · custom 1 · numeric"))
+    label, plot = row.readout.label.sceneBoundingRect(), cell.slot.vb.sceneBoundingRect()
+    assert label.left() >= plot.left() - 0.5 and label.right() <= plot.right() + 0.5, (label, plot)

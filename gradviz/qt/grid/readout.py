@@ -116,6 +116,10 @@ class HoverReadout:
         if self.label.parentItem() is not vb:
             self.label.setParentItem(vb)
         self.label.setText(text)
+        # wrapped to the plot's width: the plot clips what sticks out (the start of the text)
+        self.label.setTextWidth(-1)
+        if self.label.boundingRect().width() > vb.width() - 4:
+            self.label.setTextWidth(max(40.0, vb.width() - 4))
         self.label.setPos(vb.width() - 2, 0)
         self.label.show()
         self.text = text
