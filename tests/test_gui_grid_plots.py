@@ -21,6 +21,7 @@ from test_gui import (  # noqa: E402,F401
     shown_round_ste,
 )
 
+from gradviz.plots.ticks import fmt  # noqa: E402
 from gradviz.qt import export_actions as EA  # noqa: E402
 
 pytestmark = pytest.mark.gui
@@ -90,6 +91,15 @@ def test_difference_view_is_custom_minus_other_and_is_exported(ste, tmp_path):
     texts = [t.text or "" for t in ET.parse(path).getroot().iter(SVG_NS + "text")]
     assert "torch · custom − default" in texts and "tf · custom − numeric" in texts
     assert any(t.startswith("max |custom − default| = 1") for t in texts)
+    # a difference of ~1e-9 is labelled as the export labels it ("1e-9"), not "1" on an axis
+    # pyqtgraph titled "(x1e-09)"
+    grid.set_view("out", "difference")
+    axis = _cells(grid, "out")[("torch", "custom−numeric")].plot.getAxis("left")
+    lo, hi = axis.range
+    assert max(abs(lo), abs(hi)) < 1e-3
+    values = [v for _spacing, vs in axis.tickValues(lo, hi, axis.height()) for v in vs]
+    assert values and axis.tickStrings(values, axis.scale, 1) == [fmt(v) for v in values]
+    assert axis.scale == 1.0 and "(x" not in axis.labelString()
 
 
 def test_heatmap_has_a_colour_bar_and_whole_number_ticks(qtbot, ste):

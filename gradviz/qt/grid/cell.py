@@ -25,6 +25,9 @@ class CompactAxis(pg.AxisItem):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.integer = False
+        # pyqtgraph rescales a unitless axis whose values are below 1 ("400" titled "(x0.001)",
+        # a log10 |g| of 0.4 read as 400); the exports write the value itself ("4e-4")
+        self.enableAutoSIPrefix(False)
 
     def tickStrings(self, values, scale, spacing):
         return [fmt(v * scale) for v in values]
