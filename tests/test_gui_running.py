@@ -73,3 +73,25 @@ def test_running_op_shows_elapsed_and_skip_goes_on_with_the_queue(qtbot, engine,
     assert "1 cancelled" in win.summary.text() and "failed" not in win.summary.text()
     assert "running" not in win.pair_label.text() and not win.act_skip.isEnabled()
     assert "running" not in win.grid.message()
+
+
+def test_run_tool_bar_labels_are_in_the_window_font(qtbot, engine, tmp_path):
+    """The walkthrough under xvfb showed "⏭ Skip this op" as a box: DejaVu Sans, the usual Linux
+    default, has no U+23ED. Every character of the run tool bar's labels must be in the font."""
+    from PySide6.QtGui import QFontMetrics
+    from PySide6.QtWidgets import QToolBar
+
+    from gradviz.qt.main_window import MainWindow
+    win = MainWindow([], engine=engine,
+                     qsettings=QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat))
+    qtbot.addWidget(win)
+    bar = win.findChild(QToolBar, "runToolbar")
+    labels = [a.text() for a in bar.actions() if a.text()]
+    assert "⇥ Skip this op" in labels and "■ Cancel all" in labels
+    for action in bar.actions():
+        button = bar.widgetForAction(action)
+        if button is None or not action.text():
+            continue
+        metrics = QFontMetrics(button.font())
+        missing = [c for c in action.text() if not metrics.inFontUcs4(ord(c))]
+        assert not missing, (action.text(), missing, button.font().family())

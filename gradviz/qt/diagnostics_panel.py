@@ -60,7 +60,7 @@ class DiagnosticsPanel(QWidget):
         self.list.currentItemChanged.connect(lambda item, _p: self._show_detail(item))
         self.detail = QTextBrowser()
         self.detail.setOpenLinks(False)
-        self.detail.setPlaceholderText("Click an entry: its message, the fix and its file:line show here.")
+        self.detail.setPlaceholderText("Click an entry.")  # its message, fix and file:line show here
         self.only_selected = QCheckBox("Only the selected op")
         self.only_selected.toggled.connect(lambda _on: self._apply_filter())
         self.open_button = QPushButton("Open in editor")

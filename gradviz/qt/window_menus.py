@@ -25,7 +25,7 @@ def build_menus(win) -> None:
     win.act_cancel = QAction("■ Cancel all", win, shortcut=QKeySequence("Esc"), triggered=win.cancel)
     win.act_cancel.setToolTip("stop the run: the op running now and every op still queued (Esc)")
     win.act_cancel.setEnabled(False)
-    win.act_skip = QAction("⏭ Skip this op", win, shortcut=QKeySequence("Shift+Esc"), triggered=win.skip)
+    win.act_skip = QAction("⇥ Skip this op", win, shortcut=QKeySequence("Shift+Esc"), triggered=win.skip)
     win.act_skip.setToolTip("stop the op a worker runs now (the shown pair's, else each worker's) and "
                             "go on with the rest of the queue (Shift+Esc)")
     win.act_skip.setEnabled(False)
