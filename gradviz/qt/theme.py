@@ -27,12 +27,10 @@ from gradviz.plots.palette import (
 )
 from gradviz.plots.palette import FRAMEWORK_LABEL as FRAMEWORK_LABELS
 
-VERDICT_COLORS = VERDICT_TINT        # background tints for tables and row headers (light)
-
 __all__ = ["FRAMEWORK_COLORS", "FRAMEWORK_LABELS", "INF_COLOR", "MODE_COLORS", "NAN_COLOR",
-           "VERDICT_COLORS", "VERDICT_TEXT", "STATE_COLORS", "OP_MARKS", "CHECK_STYLES",
+           "VERDICT_TEXT", "STATE_COLORS", "OP_MARKS", "CHECK_STYLES",
            "THEME_CHOICES", "SURFACES", "scheme_of", "current_scheme", "set_current_scheme",
-           "surface", "ink", "verdict_text", "verdict_tint", "verdict_color", "op_mark",
+           "surface", "ink", "verdict_text", "verdict_tint", "op_mark",
            "check_style", "state_color", "severity_color", "framework_color", "plot_text",
            "figure_ink", "mark_color", "mix", "legible"]
 
@@ -147,11 +145,6 @@ def verdict_tint(verdict: str, scheme: str | None = None) -> str:
     if scheme == "light":
         return VERDICT_TINT.get(verdict, "#eeeeee")
     return mix(SURFACES[scheme]["base"], VERDICT_TEXT.get(verdict, "#777777"), 0.3)
-
-
-def verdict_color(verdict: str) -> str:
-    """The tint of a verdict (the name the tables used first)."""
-    return verdict_tint(verdict)
 
 
 def verdict_text(verdict: str, scheme: str | None = None) -> str:
