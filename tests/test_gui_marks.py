@@ -115,3 +115,25 @@ def test_status_bar_counts_cancelled_apart_from_failed(qtbot, window):
     assert "1 failed" in text and "1 cancelled" in text
     assert win.tree.shown_mark(hangs)[:2] == OP_MARKS["cancelled"]
     assert win.tree.shown_mark(raises)[:2] == OP_MARKS["error"]
+
+
+def test_a_match_with_an_error_finding_is_flagged_not_a_plain_tick(qtbot, engine, tmp_path,
+                                                                    examples_dir):
+    """trap_call_returns_grad_fn: its grad_fn is never registered, so custom is TF's own gradient
+    and x "matches"; GV603 (error) says so. The walkthrough found a plain green tick on it."""
+    from gradviz.qt.main_window import MainWindow
+    from gradviz.qt.theme import severity_color
+    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
+    qs.setValue("run/modes", "default,custom,numeric")
+    traps = str(examples_dir / "traps_tf.py")
+    win = MainWindow([traps], engine=engine, qsettings=qs)
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
+        win.start()
+    key = next(k for k in win.state.loaded.ops if win.state.loaded.pair_name(k) == "trap_call_returns_grad_fn")
+    _run(qtbot, win, [key])
+    assert win.state.op_mark(key) == "match"                  # the verdict itself is unchanged
+    glyph, color, tip = win.tree.shown_mark(key)
+    assert glyph == OP_MARKS["match"][0] + "!" and color == severity_color("error")
+    assert "worst: match" in tip and "Diagnostics (error): GV603-call-returns-grad-fn" in tip

@@ -158,6 +158,20 @@ class AppState:
             return ERROR if a.result.status != "ok" else OK
         return max(verdicts, key=MARK_ORDER.index)
 
+    def op_warning(self, key) -> tuple[str, tuple]:
+        """The most severe error or warning finding of the op's last final result, and the codes
+        of that severity: ("error", ("GV603-call-returns-grad-fn",)), or ("", ()). A verdict
+        can be match while a finding says the custom gradient was never used (the tree shows
+        both, rather than a plain green tick)."""
+        a = self.results.get(key)
+        if a is None or a.result.partial:
+            return "", ()
+        for severity in ("error", "warning"):
+            codes = tuple(f.code for f in a.findings if f.severity == severity)
+            if codes:
+                return severity, codes
+        return "", ()
+
     def file_mark(self, file: str) -> str:
         """The worst mark of a file's ops ("running" while any runs; "error" if it did not load)."""
         if file in self.loaded.errors:

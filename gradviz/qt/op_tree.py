@@ -14,10 +14,11 @@ from PySide6.QtWidgets import QHeaderView, QInputDialog, QMenu, QTreeWidget, QTr
 
 from gradviz.app.loaded import OpKey
 from gradviz.app.state import AppState
-from gradviz.qt.theme import framework_color, op_mark, surface
+from gradviz.qt.theme import framework_color, op_mark, severity_color, surface
 
 COL_NAME, COL_FW, COL_STATE, COL_WHERE = range(4)
 ROLE_KEY = Qt.UserRole + 1
+PASSING_MARKS = ("ok", "match", "surrogate")   # marks an error or warning finding is flagged on
 
 
 class OpTree(QTreeWidget):
@@ -64,7 +65,7 @@ class OpTree(QTreeWidget):
         item = self._items.get(key)
         if item is not None:
             self._paint_mark(item, self.state.op_mark(key), self._op_tip(key),
-                             self.state.is_stale(key))
+                             self.state.is_stale(key), self._warning(key))
             if item.parent() is not None:
                 self._paint_file(item.parent(), key[1])
 
@@ -161,7 +162,8 @@ class OpTree(QTreeWidget):
         item.setToolTip(COL_WHERE, op.where)
         item.setForeground(COL_FW, QBrush(QColor(framework_color(op.framework))))
         item.setFont(COL_FW, bold)
-        self._paint_mark(item, self.state.op_mark(key), self._op_tip(key), self.state.is_stale(key))
+        self._paint_mark(item, self.state.op_mark(key), self._op_tip(key), self.state.is_stale(key),
+                         self._warning(key))
         self._items[key] = item
         return item
 
@@ -176,7 +178,14 @@ class OpTree(QTreeWidget):
 
     def _op_tip(self, key: OpKey) -> str:
         stale = "\nstale: the settings changed since this run" if self.state.is_stale(key) else ""
-        return self._verdict_tip(key) + stale
+        severity, codes = self.state.op_warning(key)
+        found = f"\nDiagnostics ({severity}): {', '.join(codes)}" if severity else ""
+        return self._verdict_tip(key) + found + stale
+
+    def _warning(self, key: OpKey) -> str:
+        """The severity to flag on a passing mark ("!" in that colour), else ""."""
+        severity, _codes = self.state.op_warning(key)
+        return severity if self.state.op_mark(key) in PASSING_MARKS else ""
 
     def _verdict_tip(self, key: OpKey) -> str:
         mark = self.state.op_mark(key)
@@ -191,8 +200,11 @@ class OpTree(QTreeWidget):
         self._paint_mark(item, mark, f"worst of its ops: {mark}" if mark else "")
 
     @staticmethod
-    def _paint_mark(item: QTreeWidgetItem, mark: str, tip: str, stale: bool = False) -> None:
+    def _paint_mark(item: QTreeWidgetItem, mark: str, tip: str, stale: bool = False,
+                    warning: str = "") -> None:
         glyph, color = op_mark(mark)
+        if warning and glyph:                   # a match whose Diagnostics say otherwise
+            glyph, color = glyph + "!", severity_color(warning)
         item.setText(COL_STATE, glyph + ("*" if stale and glyph else ""))
         item.setToolTip(COL_STATE, tip)
         item.setForeground(COL_STATE, QBrush(QColor(color)))
