@@ -16,7 +16,7 @@ def launch(qtbot, engine, ini, files=()):
     win.show()
     with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
         win.start(run=run)
-    # _catalogs asks for the run right after catalogsLoaded, before the event loop resumes
+    # the catalogs handler (window_files.py) asks for the run right after catalogsLoaded, before the event loop resumes
     return win, win.bridge.running
 
 
