@@ -186,3 +186,8 @@ def test_long_notes_wrap_inside_their_plot_and_keep_every_word(qtbot):
     (label, _), = numeric.slot.corners
     assert label.textItem.toPlainText() == "1,000,000 elements, min/max of 800 buckets"
     assert label.textItem.boundingRect().width() <= numeric.plot.vb.width()
+    # notes sit above the data on the plot's background (under a dense curve they were unreadable)
+    curves = [i for i in _cells(grid, "out")[("torch", "default")].plot.listDataItems()]
+    note, _ = _cells(grid, "out")[("torch", "default")].slot.corners[0]
+    assert curves and note.zValue() > max(c.zValue() for c in curves)
+    assert note.fill.color().alpha() >= 200

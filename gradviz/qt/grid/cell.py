@@ -16,6 +16,8 @@ from gradviz.plots.ticks import fmt, nice_ticks
 from gradviz.qt.theme import plot_text, surface
 
 _FONTS: dict = {}
+NOTE_Z = 500            # corner notes: above the curves, under the "computing…" cover (1000)
+NOTE_BACK_ALPHA = 215   # their background: the plot's colour, the data faintly through it
 
 
 class CompactAxis(pg.AxisItem):
@@ -141,12 +143,20 @@ class CellPlot:
         self.message_item = label
 
     def corner(self, text: str, color: str, top: bool) -> None:
-        label = pg.TextItem(text, color=color, anchor=(0, 0) if top else (0, 1))
+        # above the data on the plot's background: drawn under a dense curve it could not be read
+        from PySide6.QtGui import QColor, QFontMetricsF
+        back = QColor(surface("plot"))
+        back.setAlpha(NOTE_BACK_ALPHA)
+        label = pg.TextItem(text, color=color, anchor=(0, 0) if top else (0, 1), fill=pg.mkBrush(back))
         label.setFont(small_font(7))
+        label.setZValue(NOTE_Z)
         label.setParentItem(self.vb)
+        metrics = QFontMetricsF(small_font(7))
+        natural = max(metrics.horizontalAdvance(line) for line in text.splitlines() or [""]) + 8
 
         def follow(vb):                         # wrapped to the plot's width: never cut off
-            label.setTextWidth(max(40.0, vb.width() - 4))
+            room = max(40.0, vb.width() - 4)    # (and no wider than its text: less data covered)
+            label.setTextWidth(room if natural > room else -1)
             label.setPos(2, 0 if top else vb.height())
         follow(self.vb)
         self.vb.sigResized.connect(follow)
