@@ -251,16 +251,52 @@ def test_framework_messages_lose_colour_codes_and_node_names():
 
 
 def test_numeric_runs_at_background_priority_then_restores(monkeypatch):
+    """Every thread of the worker is lowered (TF's own pool does much of a TF forward), and
+    each gets its priority back, a thread started meanwhile that of the caller."""
     import os
 
-    from gradviz.backends import runner
+    from gradviz.backends import priority, runner
     seen = []
-    monkeypatch.setattr(os, "setpriority", lambda which, who, prio: seen.append(prio))
-    monkeypatch.setattr(os, "getpriority", lambda which, who: 0)
+    monkeypatch.setattr(os, "setpriority", lambda which, who, prio: seen.append((who, prio)))
+    monkeypatch.setattr(os, "getpriority", lambda which, who: {0: 0, 41: 0, 42: 12}[who])
     monkeypatch.setattr(os, "geteuid", lambda: 0)
+    threads = [0, 41, 42]
+    monkeypatch.setattr(priority, "thread_ids", lambda: list(threads))
     with runner._background_priority():
-        assert seen == [10]
-    assert seen == [10, 0]
+        assert seen == [(0, 10), (41, 10)]          # 42 is below that priority already
+        threads.append(43)                           # started meanwhile, at the low value
+    assert seen[2:] == [(0, 0), (41, 0), (42, 12), (43, 0)]
+
+
+def test_background_priority_lowers_and_restores_real_threads():
+    """Real threads of this process (root or RLIMIT_NICE permitting, as in the worker)."""
+    import os
+    import threading
+
+    from gradviz.backends.priority import background_priority
+    if os.getpriority(os.PRIO_PROCESS, 0) >= 10:
+        pytest.skip("this process already runs at low priority")
+    ready, done, tid = threading.Event(), threading.Event(), []
+
+    def other():
+        tid.append(threading.get_native_id())
+        ready.set()
+        done.wait(10)
+    t = threading.Thread(target=other)
+    t.start()
+    ready.wait(10)
+    before = os.getpriority(os.PRIO_PROCESS, tid[0])
+    try:
+        with background_priority():
+            inside = os.getpriority(os.PRIO_PROCESS, tid[0])
+        after = os.getpriority(os.PRIO_PROCESS, tid[0])
+    finally:
+        done.set()
+        t.join()
+    if os.geteuid() != 0 and inside == before:
+        pytest.skip("lowering needs root or RLIMIT_NICE here")
+    assert (inside, after) == (10, before)
+    assert os.getpriority(os.PRIO_PROCESS, 0) == before
 
 
 def test_gradviz_leaves_no_warnings_of_its_own_in_the_user_log(engine, examples_dir):

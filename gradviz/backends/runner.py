@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import resource
 import time
 from typing import Optional
 
@@ -27,6 +26,7 @@ from gradviz.backends.graphs import (
 )
 from gradviz.backends.introspect import OpOutputError, OverrideKept, definition_line
 from gradviz.backends.kept import KeptRuns, QuickRun, quick_request
+from gradviz.backends.priority import background_priority as _background_priority
 from gradviz.backends.user_code import capture_output, error_info
 from gradviz.backends.user_modules import load_module
 from gradviz.backends.user_state import own_state
@@ -234,30 +234,6 @@ class Backend:
                          tensors=_tensor_results(tensors, numeric_infos, s.dtype),
                          mode_errors=mode_errors, outputs=outputs, inplace_inputs=tuple(inplace),
                          checks=checks)
-
-
-@contextlib.contextmanager
-def _background_priority():
-    """Run the numeric reference at a lower CPU priority: in the app it runs while the window
-    paints the custom and default gradients the user is waiting for. Only where the priority can
-    be restored afterwards (root, or RLIMIT_NICE allows it), and only for the app's second pass:
-    on a machine busy with other work it made the numeric pass ~3x slower."""
-    try:
-        old = os.getpriority(os.PRIO_PROCESS, 0)
-        floor = 20 - resource.getrlimit(resource.RLIMIT_NICE)[0]
-        lowered = (os.geteuid() == 0 or floor <= old) and old < 10
-        if lowered:
-            os.setpriority(os.PRIO_PROCESS, 0, 10)
-    except (OSError, AttributeError, ValueError):
-        lowered = False
-    try:
-        yield
-    finally:
-        if lowered:
-            try:
-                os.setpriority(os.PRIO_PROCESS, 0, old)
-            except OSError:
-                pass
 
 
 def _seed_params(built, seed: int, meta: dict) -> None:
