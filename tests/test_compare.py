@@ -302,37 +302,3 @@ def test_parity_float64_pair_uses_float64_tolerance_float32_otherwise():
     b32 = result("op", "tf", [tensor("x", dtype="float32", custom=[1.0])])
     assert parity([a, b32])[0].verdict == "match"
 
-
-def test_parity_memo_takes_rows_of_the_very_same_arrays_only(monkeypatch):
-    """The app's final result of an op holds its partial result's arrays: with the memo, only
-    the numeric rows are compared again; equal copies are compared again; rows are the same as
-    without the memo; the memo keeps no array alive."""
-    import gc
-    from dataclasses import replace
-
-    from samples import ste_result
-
-    import gradviz.compare.torch_vs_tf as tvt
-    full = [ste_result("torch", spike_at=3), ste_result("tf")]
-    partial = [replace(r, partial=True, tensors=tuple(
-        replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"}) for t in r.tensors))
-        for r in full]
-    calls = []
-    real = tvt.pair_metrics
-    monkeypatch.setattr(tvt, "pair_metrics", lambda a, b, tol: calls.append(1) or real(a, b, tol))
-    known: dict = {}
-    first = parity(partial, known)
-    assert len(calls) == len(first) == 6             # x, out: value, default, custom
-    calls.clear()
-    final = parity(full, known)
-    assert len(calls) == 2 and len(final) == 8       # only x and out's numeric rows are new
-    assert final == parity(full)
-    assert [r for r in final if r.mode != "numeric"] == first
-    assert {(r.tensor, r.mode): r.verdict for r in final}[("x", "custom")] == "differs"
-    calls.clear()
-    copies = [replace(r, tensors=tuple(replace(t, value=t.value.copy(), grads={
-        m: g.copy() for m, g in t.grads.items()}) for t in r.tensors)) for r in full]
-    assert parity(copies, known) == final and len(calls) == 8
-    del full, partial, copies, first, final
-    gc.collect()
-    assert all(ra() is None and rb() is None for ra, rb, _row in known.values())

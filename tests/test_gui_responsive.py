@@ -130,9 +130,9 @@ def test_big_pair_parity_runs_off_the_gui_thread_and_fills_the_table_later(qtbot
     win, deliver = pair_window
     real, threads = gradviz.compare.parity, []
 
-    def spy(results, *memo):
+    def spy(results):
         threads.append(threading.current_thread())
-        return real(results, *memo)
+        return real(results)
     monkeypatch.setattr(gradviz.compare, "parity", spy)
     n = 1_000_000
     deliver(ste_result("torch", n=n, numeric=False))
@@ -264,29 +264,6 @@ def test_bridge_analyzes_partials_together_and_each_before_its_full_result(qtbot
     assert len(order) == 4 and all(problem == "" for _s, _fw, problem in order)
     for fw in ("torch", "tf"):
         assert order.index(("partial", fw, "")) < order.index(("full", fw, ""))
-
-
-def test_parity_thread_compares_again_only_the_arrays_a_final_result_adds(qtbot, monkeypatch):
-    """The window's parity thread keeps compare.parity's memo: the final result of a pair
-    (sharing the partial one's arrays, engine.numeric_pass) costs only its numeric rows."""
-    import gradviz.compare.torch_vs_tf as tvt
-    from gradviz.qt.parity_worker import ParityWorker
-    calls = []
-    real = tvt.pair_metrics
-    monkeypatch.setattr(tvt, "pair_metrics", lambda a, b, tol: calls.append(1) or real(a, b, tol))
-    full = (ste_result("torch", n=30_000), ste_result("tf", n=30_000))
-    partial = tuple(replace(r, partial=True, tensors=tuple(
-        replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"}) for t in r.tensors))
-        for r in full)
-    worker = ParityWorker()
-    try:
-        for results, expect in ((partial, 6), (full, 2)):
-            calls.clear()
-            with qtbot.waitSignal(worker.ready, timeout=TIMEOUT_MS) as got:
-                assert worker.rows("round_ste", results) is None     # big: computed on the thread
-            assert len(calls) == expect and len(got.args[2]) == (6 if results is partial else 8)
-    finally:
-        assert worker.close()
 
 
 def test_parity_rows_in_sight_and_notes_whole_in_their_tooltips(qtbot, pair_window):

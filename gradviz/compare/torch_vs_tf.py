@@ -7,7 +7,6 @@ each framework gave.
 """
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
@@ -72,42 +71,9 @@ def _parity_row(op: str, name: str, mode: str, a: TensorResult, b: TensorResult)
                      "; ".join(notes))
 
 
-KNOWN_MAX = 1024     # memo entries before those of arrays already freed are dropped
-
-
-def _arrays(t: TensorResult, mode: str):
-    return t.value if mode == "value" else t.grads.get(mode)
-
-
-def _known_row(known: Optional[dict], key: tuple, ga, gb) -> Optional[ParityRow]:
-    """The row an earlier call made from the very same two arrays (the app's final result of an
-    op holds its partial result's arrays: engine.numeric_pass)."""
-    if known is None or ga is None or gb is None:
-        return None
-    hit = known.get(key)
-    if hit is None:
-        return None
-    ref_a, ref_b, row = hit
-    return row if ref_a() is ga and ref_b() is gb else None
-
-
-def _remember(known: Optional[dict], key: tuple, ga, gb, row: ParityRow) -> None:
-    if known is None or ga is None or gb is None:
-        return
-    try:    # weak: the memo never keeps an old run's arrays alive
-        known[key] = (weakref.ref(ga), weakref.ref(gb), row)
-    except TypeError:
-        return
-    if len(known) > KNOWN_MAX:
-        for k in [k for k, (ra, rb, _row) in known.items() if ra() is None or rb() is None]:
-            del known[k]
-
-
-def parity(results: Iterable[RunResult], known: Optional[dict] = None) -> list[ParityRow]:
+def parity(results: Iterable[RunResult]) -> list[ParityRow]:
     """torch vs tf for each op name run in both (first result of each framework; failed runs are
-    left out). One row per tensor in both and per mode, plus "value" for the forward values.
-    `known`: a dict this function fills, passed again on the next call: a row of two arrays it
-    has already compared (the same objects, not equal copies) is taken from it."""
+    left out). One row per tensor in both and per mode, plus "value" for the forward values."""
     by_name: dict[str, dict[str, RunResult]] = {}
     for r in results:
         if r.status == "ok":
@@ -121,12 +87,7 @@ def parity(results: Iterable[RunResult], known: Optional[dict] = None) -> list[P
             if b is None:
                 continue
             for mode in ("value",) + MODES:
-                ga, gb, key = _arrays(a, mode), _arrays(b, mode), (op, a.name, mode)
-                row = _known_row(known, key, ga, gb)
-                if row is None:
-                    row = _parity_row(op, a.name, mode, a, b)
-                    if row is not None:
-                        _remember(known, key, ga, gb, row)
+                row = _parity_row(op, a.name, mode, a, b)
                 if row is not None:
                     rows.append(row)
     return rows

@@ -21,12 +21,12 @@ INLINE_ELEMENTS = 20_000
 CACHE_SIZE = 8
 
 
-def parity_rows(pair: str, results, known: Optional[dict] = None) -> list:
+def parity_rows(pair: str, results) -> list:
     """compare.parity of `results` under the pair's name (each framework's op may be named
-    differently; the row is about the pair). `known`: compare.parity's memo of rows by array."""
+    differently; the row is about the pair)."""
     from gradviz.compare import parity
     renamed = [replace(r, op=replace(r.op, name=pair)) if r.op is not None else r for r in results]
-    return parity(renamed, known)
+    return parity(renamed)
 
 
 def _elements(results) -> int:
@@ -45,10 +45,7 @@ class ParityWorker(QObject):
 
     def __init__(self, compute: Optional[Callable] = None, parent=None):
         super().__init__(parent)
-        # The thread's rows by the arrays they compare: the final result of an op holds its
-        # partial result's custom/default arrays and values, so only numeric rows are new.
-        self._known: dict = {}
-        self._compute = compute or (lambda pair, results: parity_rows(pair, results, self._known))
+        self._compute = compute or parity_rows
         self._cache: list[tuple[str, tuple, list]] = []   # (pair, weakrefs, rows), newest last
         self._lock = threading.Lock()
         self._wanted: Optional[tuple[str, tuple]] = None  # newest request not yet answered
