@@ -131,3 +131,32 @@ def test_the_final_analysis_takes_the_partial_ones_numbers_for_shared_arrays(eng
     assert not any(s is early.series.get(k) for k, s in again.series.items())
     assert all(a.metrics["custom~default"] is not e.metrics["custom~default"]
                for a, e in zip(again.comparison.tensors, early.comparison.tensors))
+
+
+def test_each_worker_goes_on_to_its_numeric_pass_without_waiting_for_the_other(
+        engine, examples_dir, monkeypatch):
+    """TF's numeric pass starts while torch's quick pass is still running (held here until it
+    does): a worker that waited for the other framework's quick pass sat idle."""
+    import threading
+    tf_numeric = threading.Event()
+    held = []
+    real = {fw: engine.workers[fw].call for fw in ("torch", "tf")}
+
+    def torch_call(kind, payload, timeout, *stop):
+        if kind == "run:keep":
+            held.append(tf_numeric.wait(60))
+        return real["torch"](kind, payload, timeout, *stop)
+
+    def tf_call(kind, payload, timeout, *stop):
+        if kind == "run:numeric":
+            tf_numeric.set()
+        return real["tf"](kind, payload, timeout, *stop)
+    monkeypatch.setattr(engine.workers["torch"], "call", torch_call)
+    monkeypatch.setattr(engine.workers["tf"], "call", tf_call)
+    reqs = [RunRequest(str(examples_dir / f), q, fw, FULL) for f, q, fw in (
+        ("tutorial_torch.py", "MulWeights", "torch"), ("tutorial_tf.py", "mul_weights", "tf"))]
+    partial = []
+    results = engine.run(reqs, on_partial=partial.append)
+    assert held == [True]
+    assert [r.status for r in results] == ["ok", "ok"] and len(partial) == 2
+    assert all("numeric" in r.tensor("x").numeric.projections for r in results)

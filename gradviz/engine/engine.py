@@ -152,7 +152,8 @@ class Engine:
         worker thread).
 
         With `on_partial`, requests that include the numeric mode run in two passes: first every
-        op without it (each result goes to `on_partial`, marked `partial`), then in full. The
+        op without it (each result goes to `on_partial`, marked `partial`), then in full; each
+        framework's worker goes on to its full pass as soon as its own first pass is done. The
         custom and default gradients of all ops show at once; the numeric reference, which costs
         hundreds of forward passes, fills in after.
 
@@ -176,11 +177,12 @@ class Engine:
                     if res.status == "ok":  # a failure shows up again in the full pass
                         done[res.request] = res
                         on_partial(replace(res, partial=True))
-                # an op is "running" from its first pass; its worker keeps what this pass made
-                self._run_batch(quick, deliver, on_start, keep=True)
-                # the full pass adds the numeric reference (numeric_pass), at low priority: the
-                # window is painting the first pass meanwhile
-                return self._run_batch(requests, on_result, on_start, background=True, quick=done)
+                # An op is "running" from its first pass; its worker keeps what this pass made.
+                # The full pass adds the numeric reference (numeric_pass), at low priority: the
+                # window is painting the first pass meanwhile. Each worker goes on to it as soon
+                # as its own quick pass is done (a worker waiting for the other sat idle).
+                return self._run_batch(requests, on_result, on_start, background=True, quick=done,
+                                       first=(quick, deliver))
         return self._run_batch(requests, on_result, on_start)
 
     def _run_checks(self, requests, results, on_checks) -> list[RunResult]:
@@ -204,44 +206,50 @@ class Engine:
             self._run_batch(pending, deliver, None)
         return merged
 
-    def _run_batch(self, requests, on_result, on_start, background=False, keep=False,
-                   quick=None) -> list[RunResult]:
-        """`keep`: the app's quick pass (its worker keeps what it made); `quick`: the results of
-        that pass by request, for the numeric pass."""
-        by_fw: dict[str, list[int]] = {}
-        for i, r in enumerate(requests):
-            by_fw.setdefault(r.framework, []).append(i)
+    def _run_batch(self, requests, on_result, on_start, background=False, quick=None,
+                   first=None) -> list[RunResult]:
+        """Each framework's requests in its own thread, in order. `first`: (requests, on_result)
+        of the app's quick pass: each framework's thread runs its share of it first (its worker
+        keeps what it made) and goes straight on to its share of `requests`, without waiting
+        for the other framework's quick pass; their numeric passes find the quick results in
+        `quick` (filled by that on_result)."""
+        by_fw = _by_framework(requests)
+        first_by_fw = _by_framework(first[0]) if first else {}
         results: list[Optional[RunResult]] = [None] * len(requests)
 
-        def work(fw: str) -> None:
-            for i in by_fw[fw]:
-                req = requests[i]
-                key = _op_key(req)
-                with self._flight_lock:
-                    skipped = key in self._skipped
-                    if not skipped:
-                        self._in_flight[fw] = key
-                if self._stop.is_set():
-                    res = _failed(req, ErrorInfo("Cancelled", "the run was cancelled", kind="cancelled"))
-                elif skipped:
-                    res = _failed(req, ErrorInfo("Cancelled", "skipped by the user", kind="cancelled"))
+        def one(fw: str, req: RunRequest, keep: bool) -> RunResult:
+            key = _op_key(req)
+            with self._flight_lock:
+                skipped = key in self._skipped
+                if not skipped:
+                    self._in_flight[fw] = key
+            if self._stop.is_set():
+                res = _failed(req, ErrorInfo("Cancelled", "the run was cancelled", kind="cancelled"))
+            elif skipped:
+                res = _failed(req, ErrorInfo("Cancelled", "skipped by the user", kind="cancelled"))
+            else:
+                if on_start is not None:
+                    on_start(req)
+                earlier = quick.get(_without_numeric(req)) if quick is not None and not keep else None
+                if earlier is not None:
+                    res = self._run_numeric(req, earlier, stop=self._stop)
                 else:
-                    if on_start is not None:
-                        on_start(req)
-                    earlier = quick.get(_without_numeric(req)) if quick else None
-                    if earlier is not None:
-                        res = self._run_numeric(req, earlier, stop=self._stop)
-                    else:
-                        res = self.run_one(req, background, keep, stop=self._stop)
-                with self._flight_lock:
-                    self._in_flight.pop(fw, None)
-                    if key in self._skipped and res.error is not None and res.error.kind == "cancelled":
-                        res = replace(res, error=replace(res.error, message="skipped by the user"))
-                results[i] = res
+                    res = self.run_one(req, background and not keep, keep, stop=self._stop)
+            with self._flight_lock:
+                self._in_flight.pop(fw, None)
+                if key in self._skipped and res.error is not None and res.error.kind == "cancelled":
+                    res = replace(res, error=replace(res.error, message="skipped by the user"))
+            return res
+
+        def work(fw: str) -> None:
+            for i in first_by_fw.get(fw, ()):
+                first[1](one(fw, first[0][i], True))
+            for i in by_fw.get(fw, ()):
+                results[i] = res = one(fw, requests[i], False)
                 if on_result is not None:
                     on_result(res)
 
-        _in_parallel(work, list(by_fw))
+        _in_parallel(work, list(dict.fromkeys([*first_by_fw, *by_fw])))
         return [r for r in results if r is not None]
 
     def run_one(self, req: RunRequest, background: bool = False, keep: bool = False,
@@ -294,6 +302,14 @@ class Engine:
         self._stop.set()
         for w in self.workers.values():
             w.cancel()
+
+
+def _by_framework(requests) -> dict[str, list[int]]:
+    """Indexes of the requests of each framework, in order."""
+    out: dict[str, list[int]] = {}
+    for i, r in enumerate(requests):
+        out.setdefault(r.framework, []).append(i)
+    return out
 
 
 def _op_key(req: RunRequest) -> tuple:
