@@ -117,6 +117,21 @@ def test_status_bar_counts_cancelled_apart_from_failed(qtbot, window):
     assert win.tree.shown_mark(raises)[:2] == OP_MARKS["error"]
 
 
+def test_a_file_whose_only_problem_is_a_cancelled_op_is_not_ticked(qtbot, window):
+    win, ops, _good = window
+    right, hangs = ("torch", ops, "Right"), ("torch", ops, "Hangs")
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
+        assert win.run([right, hangs])
+        qtbot.waitUntil(lambda: win.state.progress.states.get(hangs) == "running",
+                        timeout=RUN_TIMEOUT_MS)
+        win.cancel()
+    assert win.tree.shown_mark(right)[:2] == OP_MARKS["match"]
+    assert win.tree.shown_mark(hangs)[:2] == OP_MARKS["cancelled"]
+    # Hangs was never checked: the file says cancelled, not the ✓ of its one checked op
+    glyph, color, tip = win.tree.shown_mark(ops)
+    assert (glyph, color) == OP_MARKS["cancelled"] and "✓" not in glyph and "cancelled" in tip
+
+
 def test_a_match_with_an_error_finding_is_flagged_not_a_plain_tick(qtbot, engine, tmp_path,
                                                                     examples_dir):
     """trap_call_returns_grad_fn: its grad_fn is never registered, so custom is TF's own gradient

@@ -26,6 +26,9 @@ from gradviz.model import RunRequest, RunResult, RunSettings
 
 # the op tree's marks, least to most worrying: the verdicts in compare's order, a failed run last
 MARK_ORDER = ("", CANCELLED, OK) + tuple(VERDICTS)
+# marks that say an op was checked and passed: a file's cancelled op outranks these (it was not
+# checked, so the file must not show a pass), while a real problem still outranks a cancel
+PASSING_MARKS = (OK, "match", "surrogate", "no-gradient")
 
 
 class AppState:
@@ -173,13 +176,15 @@ class AppState:
         return "", ()
 
     def file_mark(self, file: str) -> str:
-        """The worst mark of a file's ops ("running" while any runs; "error" if it did not load)."""
+        """The worst mark of a file's ops ("running" while any runs; "error" if it did not load);
+        "cancelled" rather than a pass when an op was cancelled and the others passed."""
         if file in self.loaded.errors:
             return ERROR
         marks = [self.op_mark(k) for k in self.loaded.ops if k[1] == file]
         if any(m in (QUEUED, RUNNING) for m in marks):
             return RUNNING
-        return max(marks, key=MARK_ORDER.index, default="")
+        worst = max(marks, key=MARK_ORDER.index, default="")
+        return CANCELLED if worst in PASSING_MARKS and CANCELLED in marks else worst
 
     def settings_changed(self, settings: dict) -> None:
         """The settings a run would use now ({framework: RunSettings}; a framework whose
