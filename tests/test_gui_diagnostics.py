@@ -119,3 +119,42 @@ def test_message_column_keeps_room_at_1000x700(qtbot, engine, tmp_path):
     win.resize(1500, 950)                                         # more room: a wider op column
     qtbot.waitUntil(lambda: lst.columnWidth(1) > narrow)
     assert lst.columnWidth(1) <= max(60, int(lst.viewport().width() * 0.3))
+
+
+def test_detail_pane_follows_the_selected_op(qtbot, engine, tmp_path, examples_dir, write_module):
+    """Another op selected in the tree: the detail pane shows that op's entry, or is cleared
+    when it has none; it never keeps describing the op the user left (filter on or off)."""
+    from gradviz.qt.main_window import MainWindow
+    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
+    qs.setValue("run/modes", "default,custom")
+    traps = str(examples_dir / "traps_torch.py")
+    nan = write_module("nan_ops.py", NAN_SRC)
+    win = MainWindow([traps, nan], engine=engine, qsettings=qs)
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
+        win.start()
+    too_many, nan_key = ("torch", traps, "TooManyGrads"), ("torch", nan, "NanGrad")
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
+        assert win.run([too_many, nan_key])
+    panel = win.diagnostics
+    win.tabs.setCurrentWidget(panel)
+    loaded = win.state.loaded
+    never_run = next(k for k in loaded.ordered_keys() if k not in (too_many, nan_key))
+    gv101 = next(p for p in panel.entries() if p.key == too_many)
+    nan_first = next(p for p in panel.entries() if p.key == nan_key)
+    for only_selected in (False, True):
+        panel.only_selected.setChecked(only_selected)
+        win.tree.select_pair(loaded.pair_name(too_many))
+        _click(qtbot, panel, panel.item_for(gv101.where))
+        assert panel.current() == gv101 and gv101.message in panel.detail.toPlainText()
+        # another op with entries: its first entry is shown, not the one clicked before
+        win.tree.select_pair(loaded.pair_name(nan_key))
+        assert panel.current() == nan_first
+        text = panel.detail.toPlainText()
+        assert nan_first.message in text and gv101.message not in text
+        # an op with no entry: the pane is cleared (its placeholder says "Click an entry.")
+        win.tree.select_pair(loaded.pair_name(never_run))
+        assert panel.current() is None and panel.detail.toPlainText() == ""
+        assert panel.detail.placeholderText() == "Click an entry."
+        assert not panel.open_button.isEnabled()

@@ -62,7 +62,7 @@ class DiagnosticsPanel(QWidget):
         self.detail.setOpenLinks(False)
         self.detail.setPlaceholderText("Click an entry.")  # its message, fix and file:line show here
         self.only_selected = QCheckBox("Only the selected op")
-        self.only_selected.toggled.connect(lambda _on: self._apply_filter())
+        self.only_selected.toggled.connect(lambda _on: self._filter_changed())
         self.open_button = QPushButton("Open in editor")
         self.open_button.setToolTip("$VISUAL or $EDITOR at the line, else the desktop's editor")
         self.open_button.clicked.connect(self.open_current)
@@ -162,9 +162,37 @@ class DiagnosticsPanel(QWidget):
 
     # --- what is shown -------------------------------------------------------------------------
     def set_selected_op(self, keys) -> None:
-        """The op the window shows (its keys, one per framework): the filter's choice."""
-        self._focus = set(map(tuple, keys))
+        """The op the window shows (its keys, one per framework): the filter's choice. Another op
+        selected: the detail pane follows it (called on every redraw, so only on a change)."""
+        focus = set(map(tuple, keys))
+        changed, self._focus = focus != self._focus, focus
         self._apply_filter()
+        if changed:
+            self._follow_selected_op()
+
+    def _filter_changed(self) -> None:
+        self._apply_filter()
+        item = self.list.currentItem()
+        if item is not None and item.isHidden():
+            self._follow_selected_op()
+
+    def _follow_selected_op(self) -> None:
+        """Keep the entry shown if it is the selected op's, else show the op's first entry, else
+        nothing ("Click an entry."): the pane must not describe an op the user has left."""
+        p = self.current()
+        focus = self._focus or set()
+        item = self.list.currentItem()
+        if p is not None and p.key and tuple(p.key) in focus and not item.isHidden():
+            return
+        for i in range(self.list.topLevelItemCount()):
+            item = self.list.topLevelItem(i)
+            p = self._entries[item.data(0, ROLE_INDEX)][0]
+            if not item.isHidden() and p.key and tuple(p.key) in focus:
+                self.list.setCurrentItem(item)
+                return
+        self.list.setCurrentItem(None)
+        self.list.clearSelection()
+        self._show_detail(None)
 
     def entries(self) -> list[Problem]:
         """The problems listed now, top to bottom (hidden ones left out)."""
