@@ -85,7 +85,11 @@ def close_mask(a: np.ndarray, b: np.ndarray, tol: Tol, atol: Optional[float] = N
     atol = tol.atol_for(b) if atol is None else atol
     with np.errstate(invalid="ignore"):
         ok = np.abs(a - b) <= atol + tol.rtol * np.abs(b)
-    return ok if all_finite else ok | same_nonfinite(a, b)
+    if all_finite:
+        return ok
+    # An infinite reference makes the bound above infinite: a finite value, or the other
+    # infinity, would count as close to it. Only the same non-finite value is.
+    return (ok & np.isfinite(a) & np.isfinite(b)) | same_nonfinite(a, b)
 
 
 def pair_metrics(a: np.ndarray, b: np.ndarray, tol: Tol) -> dict:
