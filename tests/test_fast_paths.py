@@ -3,9 +3,12 @@ buffers, leaf_array without a copy, the kept quick pass): odd third-party ops an
 get exactly the gradients and verdicts the slow paths gave, and the app's two passes exactly what
 `gradviz run`'s one pass gives."""
 
+import gc
+
 import numpy as np
 import pytest
 
+from gradviz.backends.graphs import input_values
 from gradviz.compare.metrics import Tol, mode_stats, pair_metrics
 from gradviz.model import RunRequest, RunSettings
 
@@ -150,3 +153,293 @@ def test_parity_says_differs_where_one_framework_gives_inf(engine, write_module)
     assert "differs at 1 of 8 elements" in rows[("x", "custom")].note
     assert rows[("x", "default")].verdict == "match"
     assert rows[("x", "value")].verdict == "match"
+
+
+# --- the app's two passes (7b4e057) against odd ops --------------------------------------------
+SMALL = RunSettings(shape=(40,), modes=("custom", "default", "numeric"), timeout=300)
+
+
+def _same_result(two, one) -> None:
+    """Every value, gradient, reason and numeric projection of the two-pass result exactly the
+    one-pass one (same seeds, same directions, same forwards)."""
+    assert two.status == one.status == "ok" and not two.partial, (two.error, one.error)
+    assert two.request == one.request and two.mode_errors.keys() == one.mode_errors.keys()
+    assert two.inplace_inputs == one.inplace_inputs
+    assert [t.name for t in two.tensors] == [t.name for t in one.tensors]
+    for a, b in zip(two.tensors, one.tensors):
+        assert (a.role, a.shape, a.dtype, a.absent) == (b.role, b.shape, b.dtype, b.absent)
+        np.testing.assert_array_equal(a.value, b.value)
+        assert sorted(a.grads) == sorted(b.grads), a.name
+        for mode in a.grads:
+            np.testing.assert_array_equal(a.grads[mode], b.grads[mode], err_msg=f"{a.name} {mode}")
+        assert (a.numeric is None) == (b.numeric is None)
+        if a.numeric is not None:
+            assert (a.numeric.method, a.numeric.eps) == (b.numeric.method, b.numeric.eps)
+            for k in a.numeric.projections:
+                np.testing.assert_array_equal(a.numeric.projections[k], b.numeric.projections[k])
+
+
+def _verdicts(res) -> dict:
+    from gradviz.compare import compare_result
+    return {t.name: t.verdict for t in compare_result(res).tensors}
+
+
+WRITES_INPUT = """
+    import torch
+
+    class WritesInput(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.detach().mul_(2.0)      # writes the caller's tensor: out = 6 * the input given
+            return x * 3.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3.0            # wrong for the input given: d out / d x = 6
+"""
+
+
+def test_an_op_writing_its_input_gets_the_one_pass_result_and_no_match(engine, write_module):
+    """The quick pass's leaves are copies (torch.tensor), the reported input is the value before
+    the op ran, and numeric sees a fresh input per forward: two passes give exactly one pass's
+    numbers, and custom (3) is not called a match against what the op does (6)."""
+    req = RunRequest(write_module("writes_input.py", WRITES_INPUT), "WritesInput", "torch", SMALL)
+    [one] = engine.run([req])
+    partial = []
+    [two] = engine.run([req], on_partial=partial.append)
+    _same_result(two, one)
+    x = two.tensor("x")
+    np.testing.assert_array_equal(x.value, input_values(0, "x", (40,)).astype(np.float32))
+    np.testing.assert_array_equal(x.grads["custom"], np.full(40, 3.0, np.float32))
+    np.testing.assert_allclose(x.grads["numeric"], 6.0, rtol=1e-6)
+    assert two.inplace_inputs == ("x",)
+    assert _verdicts(two)["x"] != "match"
+
+
+COUNTER = """
+    import torch
+    CALLS = [0]
+
+    class CountsCalls(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            CALLS[0] += 1             # state that changes per call: out = x * (number of calls)
+            ctx.k = float(CALLS[0])
+            return x * ctx.k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k
+"""
+
+
+def test_an_op_with_state_shows_the_gradients_of_one_quick_run_and_no_match(engine, write_module):
+    """custom and default of the final result are the very arrays the quick pass showed (one
+    run: default is the call after custom's), and the changing forward is never a match."""
+    req = RunRequest(write_module("counts_calls.py", COUNTER), "CountsCalls", "torch", SMALL)
+    partial = []
+    [two] = engine.run([req], on_partial=partial.append)
+    [quick] = partial
+    assert two.status == "ok" and two.mode_errors == {}
+    x, qx = two.tensor("x"), quick.tensor("x")
+    assert x.grads["custom"] is qx.grads["custom"] and x.grads["default"] is qx.grads["default"]
+    k = float(x.grads["custom"][0])
+    assert k >= 1 and np.all(x.grads["custom"] == k) and np.all(x.grads["default"] == k + 1)
+    assert _verdicts(two)["x"] != "match"
+
+
+@pytest.mark.parametrize("change", [{"seed": 1}, {"dtype": "float64"}, {"shape": (41,)},
+                                    {"upstream": "random"}, {"graph": "mlp"}])
+def test_a_kept_quick_pass_is_never_used_for_other_settings(engine, examples_dir, change):
+    """The worker kept the quick pass of one settings set; a numeric pass asked with another
+    (seed, dtype, shape, upstream, graph) runs in full, giving that request's one-pass result."""
+    req = RunRequest(str(examples_dir / "tutorial_torch.py"), "MulWeights", "torch", SMALL)
+    other = RunRequest(req.file, req.qualname, "torch", SMALL.with_(**change))
+    worker = engine.workers["torch"]
+    worker.call("run:keep", RunRequest(req.file, req.qualname, "torch",
+                                       SMALL.with_(modes=("custom", "default"))), 300)
+    kind, res = worker.call("run:numeric", other, 300)
+    assert kind == "full"
+    [one] = engine.run([other])
+    _same_result(res, one)
+
+
+def test_the_same_op_twice_and_same_names_in_two_files(engine, write_module, examples_dir):
+    """One batch asks for one op twice and for two ops of one name in two files: each final
+    result is its own op's one-pass result, on_partial and on_result come once per request."""
+    src = """
+        import torch
+        class Scale(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * {k}
+            @staticmethod
+            def backward(ctx, g):
+                return g * {k}
+    """
+    import os
+    a = write_module("scale.py", src.format(k=2.0))
+    os.makedirs(os.path.join(os.path.dirname(a), "other"))
+    b = write_module(os.path.join("other", "scale.py"), src.format(k=3.0))
+    reqs = [RunRequest(p, "Scale", "torch", SMALL) for p in (a, a, b)]
+    ones = engine.run(reqs)
+    partial, finals = [], []
+    twos = engine.run(reqs, on_result=finals.append, on_partial=partial.append)
+    assert len(partial) == 3 and len(finals) == 3
+    for two, one, k in zip(twos, ones, (2.0, 2.0, 3.0)):
+        _same_result(two, one)
+        np.testing.assert_array_equal(two.tensor("x").grads["custom"], np.full(40, k, np.float32))
+        np.testing.assert_allclose(two.tensor("x").grads["numeric"], k, rtol=1e-6)
+        assert _verdicts(two)["x"] == "match"
+
+
+CRASHES = """
+    import os
+    import torch
+
+    class Crashes(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            os._exit(3)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+"""
+
+
+def test_a_worker_replaced_between_the_passes_runs_the_op_in_full(engine, write_module,
+                                                                    examples_dir):
+    """Another op crashes the torch worker after MulWeights' quick pass: the new worker holds
+    nothing kept, and MulWeights' final result is still exactly its one-pass result."""
+    req = RunRequest(str(examples_dir / "tutorial_torch.py"), "MulWeights", "torch", SMALL)
+    crash = RunRequest(write_module("crashes.py", CRASHES), "Crashes", "torch", SMALL)
+    [one] = engine.run([req])
+    partial = []
+    two, crashed = engine.run([req, crash], on_partial=partial.append)
+    assert [p.request.qualname for p in partial] == ["MulWeights"]
+    assert crashed.status == "error" and crashed.error.kind == "crashed"
+    _same_result(two, one)
+    assert _verdicts(two) == _verdicts(one)
+
+
+def test_a_file_edited_and_edited_back_between_the_passes(engine, write_module):
+    """The op file changes after the quick pass and changes back: whatever the worker makes of
+    it (kept pass or a full run), the result is the one pass of the file as it is now."""
+    src = """
+        import torch
+        class Scale(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * {k}
+            @staticmethod
+            def backward(ctx, g):
+                return g * {k}
+    """
+    path = write_module("edited_back.py", src.format(k=2.0))
+    req = RunRequest(path, "Scale", "torch", SMALL)
+    worker = engine.workers["torch"]
+    quick = worker.call("run:keep", RunRequest(path, "Scale", "torch",
+                                               SMALL.with_(modes=("custom", "default"))), 300)
+    write_module("edited_back.py", src.format(k=5.0))
+    worker.call("load", [path], 300)               # the worker sees the edit in between
+    write_module("edited_back.py", src.format(k=2.0))
+    kind, res = worker.call("run:numeric", req, 300)
+    from gradviz.engine.numeric_pass import with_numeric
+    two = with_numeric(quick, res, req) if kind == "numeric" else res
+    [one] = engine.run([req])
+    _same_result(two, one)
+    np.testing.assert_allclose(two.tensor("x").grads["numeric"], 2.0, rtol=1e-6)
+
+
+def test_kept_runs_drop_the_oldest_and_a_too_big_one_replaces_nothing_stale():
+    from gradviz.backends.kept import KeptRuns, QuickRun
+
+    def run(n):
+        return QuickRun(None, None, None, {}, [], None, "cpu",
+                        {"x": {"role": "input", "value": np.zeros(n), "grads": {"custom": np.zeros(n)},
+                               "absent": {}}})
+    kept = KeptRuns(max_bytes=3 * 16 * 10)
+    assert kept.put("a", run(10)) and kept.put("b", run(10)) and kept.put("c", run(10))
+    assert kept.put("d", run(10)) and len(kept) == 3 and kept.take("a") is None
+    assert not kept.put("b", run(1000))          # too big to keep: and b's old pass is gone
+    assert kept.take("b") is None and kept.take("c") is not None and kept.take("c") is None
+
+
+# --- TF's shared buffers (a69ab5b) against odd ops, around the 1 MiB threshold ----------------
+TF_ODD = """
+    import numpy as np
+    import tensorflow as tf
+    import gradviz
+
+    @gradviz.op(name="passes_through")
+    @tf.custom_gradient
+    def passes_through(x):
+        def grad(g):
+            return g                  # the gradient is the upstream tensor itself
+        return tf.identity(x), grad   # the output is the input's buffer
+
+    @gradviz.op(name="doubles_in_numpy")
+    @tf.custom_gradient
+    def doubles_in_numpy(x):
+        def grad(g):                  # numpy code writing into the array it is given
+            return tf.numpy_function(lambda a: np.multiply(a, 2, out=a), [g], g.dtype)
+        return tf.numpy_function(lambda a: np.multiply(a, 2, out=a), [x], x.dtype), grad
+
+    @gradviz.op(name="transposed")
+    @tf.custom_gradient
+    def transposed(x):
+        def grad(g):
+            return tf.transpose(g)
+        return tf.transpose(x), grad
+"""
+# a float64 leaf of 131072 elements is exactly tf_arrays.ZERO_COPY_BYTES: shared; one less: copied
+AROUND = [(131071,), (131072,)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", AROUND)
+def test_tf_ops_passing_buffers_through_give_exact_values(engine, write_module, shape, dtype):
+    from gradviz.backends.graphs import upstream_values
+    path = write_module("tf_odd.py", TF_ODD)
+    s = RunSettings(shape=shape, dtype=dtype, modes=("custom", "default"), upstream="random",
+                    seed=5, timeout=300)
+    got = engine.run([RunRequest(path, q, "tf", s) for q in ("passes_through", "doubles_in_numpy")])
+    assert [r.status for r in got] == ["ok", "ok"], [r.error for r in got]
+    x0 = input_values(5, "x", shape).astype(dtype)
+    up = upstream_values(s, "out", shape).astype(dtype)
+    same, doubled = ({t.name: t for t in r.tensors} for r in got)
+    for t in (same, doubled):
+        assert t["x"].value.dtype == np.dtype(dtype) and t["x"].value.tobytes() == x0.tobytes()
+    assert same["out"].value.tobytes() == x0.tobytes()
+    for mode in ("custom", "default"):
+        assert same["x"].grads[mode].tobytes() == up.tobytes(), mode
+        assert same["out"].grads[mode].tobytes() == up.tobytes(), mode
+    assert doubled["out"].value.tobytes() == (2 * x0).tobytes()
+    assert doubled["x"].grads["custom"].tobytes() == (2 * up).tobytes()
+    assert doubled["out"].grads["custom"].tobytes() == up.tobytes()   # not written by grad's numpy
+    assert "default" not in doubled["x"].grads and "default" in doubled["x"].absent
+
+
+def test_tf_results_stay_exact_after_many_runs_and_gc(engine, write_module):
+    """Results read from TF's own buffers (zero-copy) must not change when later runs reuse
+    memory: the first run's arrays are checked again after four more runs and a collection."""
+    from gradviz.backends.graphs import upstream_values
+    path = write_module("tf_odd.py", TF_ODD)
+    s = RunSettings(shape=(256, 1024), modes=("custom", "default", "numeric"), upstream="random",
+                    timeout=300)
+    req = RunRequest(path, "transposed", "tf", s)
+    [first] = engine.run([req], on_partial=lambda r: None)
+    for seed in range(1, 5):
+        engine.run([RunRequest(path, "transposed", "tf", s.with_(seed=seed))])
+    gc.collect()
+    x0 = input_values(0, "x", (256, 1024)).astype(np.float32)
+    up = upstream_values(s, "out", (1024, 256)).astype(np.float32)
+    assert first.status == "ok", first.error
+    x, out = first.tensor("x"), first.tensor("out")
+    assert x.value.tobytes() == x0.tobytes() and out.shape == (1024, 256)
+    assert out.value.tobytes() == np.ascontiguousarray(x0.T).tobytes()
+    for mode in ("custom", "default"):
+        assert x.grads[mode].tobytes() == np.ascontiguousarray(up.T).tobytes(), mode
+        assert out.grads[mode].tobytes() == up.tobytes(), mode
+    assert _verdicts(first) == {"x": "match", "out": "match"}
