@@ -443,3 +443,72 @@ def test_tf_results_stay_exact_after_many_runs_and_gc(engine, write_module):
         assert x.grads[mode].tobytes() == np.ascontiguousarray(up.T).tobytes(), mode
         assert out.grads[mode].tobytes() == up.tobytes(), mode
     assert _verdicts(first) == {"x": "match", "out": "match"}
+
+
+# --- a backward that writes its upstream gradient in place --------------------------------------
+CLIPS_IN_PLACE = """
+    import torch
+
+    class ClipsGradInPlace(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.clamp_(-0.5, 0.5)    # clips the gradient it is handed, in place
+"""
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_backward_clipping_its_upstream_in_place_is_no_match(engine, write_module, dtype):
+    """custom is the upstream clipped to [-0.5, 0.5]; the true gradient (default, numeric) is the
+    upstream itself. The clip must not reach the upstream that default and numeric use."""
+    from gradviz.backends.graphs import upstream_values
+    s = SMALL.with_(dtype=dtype, upstream="random", seed=2)
+    req = RunRequest(write_module("clips.py", CLIPS_IN_PLACE), "ClipsGradInPlace", "torch", s)
+    [one] = engine.run([req])
+    [two] = engine.run([req], on_partial=lambda r: None)
+    _same_result(two, one)
+    up = upstream_values(s, "out", (40,)).astype(dtype)
+    assert np.any(np.abs(up) > 0.5)
+    x = one.tensor("x")
+    np.testing.assert_array_equal(x.grads["custom"], np.clip(up, -0.5, 0.5))
+    np.testing.assert_array_equal(x.grads["default"], up)
+    np.testing.assert_allclose(x.grads["numeric"], up, rtol=1e-6, atol=1e-9)
+    np.testing.assert_array_equal(one.tensor("out").grads["default"], up)
+    assert _verdicts(one)["x"] != "match"
+
+
+@pytest.mark.parametrize("with_on_checks", [False, True])
+def test_two_passes_with_contract_checks_give_the_one_pass_result(engine, examples_dir,
+                                                                 with_on_checks):
+    """Checks enabled: the quick pass is not kept (run_numeric runs in full) or the checks run
+    in a pass of their own; either way gradients and checks are exactly one pass's."""
+    s = SMALL.with_(checks=("noncontiguous_upstream", "precision"))
+    req = RunRequest(str(examples_dir / "tutorial_torch.py"), "RoundSTE", "torch", s)
+    [one] = engine.run([req])
+    checked = []
+    extra = {"on_checks": checked.append} if with_on_checks else {}
+    [two] = engine.run([req], on_partial=lambda r: None, **extra)
+    _same_result(two, one)
+    assert [(c.name, c.status) for c in two.checks] == [(c.name, c.status) for c in one.checks]
+    assert [c.name for c in one.checks] == ["noncontiguous_upstream", "precision"]
+    assert len(checked) == (1 if with_on_checks else 0)
+    assert _verdicts(two) == _verdicts(one) == {"x": "surrogate", "out": "match"}
+
+
+def test_a_request_without_numeric_beside_the_same_op_with_it(engine, examples_dir):
+    """One batch holds an op without the numeric mode and the same op with it: the first must
+    not take the second's kept quick pass (it would get a numeric mode nobody asked for), and
+    each result is exactly its own one-pass result."""
+    plain = RunRequest(str(examples_dir / "tutorial_torch.py"), "MulWeights", "torch",
+                       SMALL.with_(modes=("custom", "default")))
+    full = RunRequest(plain.file, plain.qualname, "torch", SMALL)
+    ones = engine.run([plain, full])
+    partial = []
+    twos = engine.run([plain, full], on_partial=partial.append)
+    assert [p.request for p in partial] == [plain]       # the quick pass of `full`
+    for two, one in zip(twos, ones):
+        _same_result(two, one)
+    assert "numeric" not in twos[0].tensor("x").grads and "numeric" in twos[1].tensor("x").grads

@@ -230,7 +230,10 @@ class Engine:
             else:
                 if on_start is not None:
                     on_start(req)
-                earlier = quick.get(_without_numeric(req)) if quick is not None and not keep else None
+                # only a request with numeric had a quick pass: one without it whose request
+                # equals that quick pass must not take it (nor its kept run)
+                earlier = quick.get(_without_numeric(req)) if quick is not None and not keep \
+                    and "numeric" in req.settings.modes else None
                 if earlier is not None:
                     res = self._run_numeric(req, earlier, stop=self._stop)
                 else:
