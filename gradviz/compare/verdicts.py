@@ -296,8 +296,8 @@ def _stats(t: TensorResult, mode_errors: dict, known: Optional[dict] = None) -> 
             out[mode] = mode_stats(t.grads[mode])
         elif mode in t.absent:
             out[mode] = mode_stats(None, t.absent[mode])
-        elif mode in mode_errors:
-            out[mode] = mode_stats(None, f"raised {mode_errors[mode].one_line()}")
+        elif mode in mode_errors:   # no gradient because the mode raised: an error, not absent
+            out[mode] = {**mode_stats(None, f"raised {mode_errors[mode].one_line()}"), "raised": True}
         elif mode == "numeric" and t.numeric is not None and t.numeric.method == "projection":
             out[mode] = {"absent": True, "method": "projection", "directions": t.numeric.directions,
                          "reason": f"checked along {t.numeric.directions} random directions only"}

@@ -204,8 +204,8 @@ class NumbersTable(QWidget):
             st = tc.stats.get(src) or {}
             if not st:
                 return None   # the mode gave nothing here (not run, an int input): not "0 NaN"
-            if st.get("absent"):
-                return "absent" if key == "min" else None
+            if st.get("absent"):   # a mode that raised is an error; absent: it gave no gradient
+                return ("error" if st.get("raised") else "absent") if key == "min" else None
             if key == "nonfinite":
                 return f"{st.get('nan', 0)}/{st.get('inf', 0)}" if (st.get("nan") or st.get("inf")) else "0"
             return st.get(key)

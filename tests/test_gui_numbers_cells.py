@@ -1,0 +1,58 @@
+"""What the numbers and parity tables say where a gradient is missing, on real runs in the
+window: a mode that raised reads "error" (not "absent": absent means the framework returned no
+gradient)."""
+from PySide6.QtCore import QSettings
+
+RUN_TIMEOUT_MS = 180_000
+
+RAISES_SRC = '''
+import torch
+
+class Raises(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, g):
+        raise ValueError("my backward is broken")
+'''
+
+
+def _window(qtbot, engine, tmp_path, files):
+    from gradviz.qt.main_window import MainWindow
+    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
+    qs.setValue("run/modes", "default,custom")
+    win = MainWindow(files, engine=engine, qsettings=qs)
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
+        win.start()
+    return win
+
+
+def _run_pair(qtbot, win, pair):
+    keys = win.state.loaded.keys_of(pair)
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
+        assert win.run(keys)
+    win.tree.select_pair(pair)
+    return keys
+
+
+def test_a_mode_that_raised_reads_error_and_absent_stays_absent(qtbot, engine, tmp_path,
+                                                                 write_module, examples_dir):
+    raises = write_module("raises.py", RAISES_SRC)
+    win = _window(qtbot, engine, tmp_path, [raises, str(examples_dir / "tutorial_tf.py")])
+    _run_pair(qtbot, win, "Raises")
+    numbers = win.numbers
+    qtbot.waitUntil(lambda: ("x", "torch") in numbers.rows, timeout=RUN_TIMEOUT_MS)
+    assert numbers.text("x", "torch", "custom min") == "error"
+    assert numbers.text("x", "torch", "custom max") == "—"
+    assert numbers.text("x", "torch", "default min") == "1"      # d(x*1)/dx, the mode that ran
+    cell = numbers.table.item(numbers.rows.index(("x", "torch")),
+                              [c[0] for c in numbers._cols].index("custom min"))
+    assert "my backward is broken" in cell.toolTip()
+    # TF registers no gradient for tf.round: its default returned None, which is absent
+    _run_pair(qtbot, win, "round_ste")
+    qtbot.waitUntil(lambda: ("x", "tf") in numbers.rows, timeout=RUN_TIMEOUT_MS)
+    assert numbers.text("x", "tf", "default min") == "absent"
