@@ -1,6 +1,7 @@
 """What the numbers and parity tables say where a gradient is missing, on real runs in the
 window: a mode that raised reads "error" (not "absent": absent means the framework returned no
-gradient)."""
+gradient), and a parity row where one side is absent has no error number ("—"), since a 0
+measured against zeros would contradict its `differs`."""
 from PySide6.QtCore import QSettings
 
 RUN_TIMEOUT_MS = 180_000
@@ -56,3 +57,27 @@ def test_a_mode_that_raised_reads_error_and_absent_stays_absent(qtbot, engine, t
     _run_pair(qtbot, win, "round_ste")
     qtbot.waitUntil(lambda: ("x", "tf") in numbers.rows, timeout=RUN_TIMEOUT_MS)
     assert numbers.text("x", "tf", "default min") == "absent"
+
+
+def test_parity_row_with_one_side_absent_has_no_error_number(qtbot, engine, tmp_path, examples_dir):
+    win = _window(qtbot, engine, tmp_path, [str(examples_dir / f"tutorial_{fw}.py")
+                                            for fw in ("torch", "tf")])
+    _run_pair(qtbot, win, "round_ste")
+    parity = win.numbers.parity
+    heads = [parity.horizontalHeaderItem(c).text() for c in range(parity.columnCount())]
+
+    def row(tensor, mode):
+        for r in range(parity.rowCount()):
+            cells = {h: parity.item(r, c).text() for c, h in enumerate(heads)}
+            if (cells["tensor"], cells["mode"]) == (tensor, mode):
+                return cells
+        return None
+
+    qtbot.waitUntil(lambda: row("x", "default") is not None, timeout=RUN_TIMEOUT_MS)
+    # TF None against torch's zeros: differs, and no "0" beside it
+    default = row("x", "default")
+    assert default["verdict"] == "differs" and "absent is not zero" in default["note"]
+    assert default["max abs err"] == "—"
+    # both sides have a gradient: the number is there (the same identity gradient: 0)
+    custom = row("x", "custom")
+    assert custom["verdict"] == "match" and custom["max abs err"] == "0"

@@ -1,9 +1,9 @@
 """torch vs tf: the same op's tensors compared across frameworks, per mode (numpy only).
 
 A TF `None` gradient and torch zeros are different data (DESIGN.md: absent is not zero): a row
-where one framework has a gradient and the other none is `differs`, whatever the values; the
-error is measured against zeros only to show how far apart they are, and the note says what
-each framework gave.
+where one framework has a gradient and the other none is `differs`, whatever the values. Such a
+row has no error number (None, shown "—"): measured against zeros it read 0 for TF None vs torch
+zeros, a number that said "equal" next to a `differs`. The note says what each framework gave.
 """
 from __future__ import annotations
 
@@ -67,7 +67,8 @@ def _parity_row(op: str, name: str, mode: str, a: TensorResult, b: TensorResult)
     elif not m["allclose"]:
         notes.append(f"differs at {m['n_differ']} of {m['n']} elements")
     same = m["allclose"] and not one_absent
-    return ParityRow(op, name, mode, "match" if same else "differs", m["max_abs_err"],
+    return ParityRow(op, name, mode, "match" if same else "differs",
+                     None if one_absent else m["max_abs_err"],
                      "; ".join(notes))
 
 
