@@ -158,3 +158,32 @@ def test_detail_pane_follows_the_selected_op(qtbot, engine, tmp_path, examples_d
         assert panel.current() is None and panel.detail.toPlainText() == ""
         assert panel.detail.placeholderText() == "Click an entry."
         assert not panel.open_button.isEnabled()
+
+
+
+def test_a_long_at_path_wraps_in_the_detail_pane_at_1000x700(qtbot, engine, tmp_path):
+    """The "At:" path and the traceback wrap, breaking anywhere in a long name, so the pane never
+    scrolls sideways and file:line is in sight at 1000x700."""
+    from gradviz.qt.main_window import MainWindow
+    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
+    win = MainWindow([], engine=engine, qsettings=qs)   # not started: no worker needed
+    qtbot.addWidget(win)
+    win.resize(1000, 700)
+    win.show()
+    panel = win.diagnostics
+    win.tabs.setCurrentWidget(panel)
+    # one path segment with no break opportunity, wider than the pane
+    where = "/home/someone/" + "averyveryverylongprojectnamewithoutanyplacetobreak" * 2 + "/traps_tf.py:51"
+    trace = (f'Traceback (most recent call last):\n  File "{where[:-3]}", line 51, in grad_fn\n'
+             "TypeError: @tf.custom_gradient grad_fn must accept keyword argument 'variables'")
+    item = panel.add("error", "trap (tf) · custom", "TypeError: grad_fn must accept 'variables'",
+                     where, detail=trace)
+    qtbot.waitUntil(lambda: panel.detail.viewport().width() > 100)
+    _click(qtbot, panel, item)
+    detail = panel.detail
+    assert "At: " in detail.toPlainText() and "traps_tf.py:51" in detail.toPlainText()
+    qtbot.waitUntil(lambda: detail.document().size().width() > 0)
+    width = detail.viewport().width()
+    assert detail.fontMetrics().horizontalAdvance(where) > width        # too long for one line
+    assert detail.document().size().width() <= width + 1, (detail.document().size().width(), width)
+    assert detail.horizontalScrollBar().maximum() == 0

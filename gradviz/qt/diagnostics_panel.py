@@ -10,7 +10,7 @@ import os
 from typing import Optional
 
 from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QGuiApplication
+from PySide6.QtGui import QBrush, QColor, QGuiApplication, QTextOption
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -61,6 +61,10 @@ class DiagnosticsPanel(QWidget):
         self.detail = QTextBrowser()
         self.detail.setOpenLinks(False)
         self.detail.setPlaceholderText("Click an entry.")  # its message, fix and file:line show here
+        # a long path has no space to wrap at: break it anywhere, so file:line is in sight without
+        # scrolling sideways at 1000x700; a traceback (<pre>) wraps too, else its widest line
+        # made the whole pane, the "At:" line included, scroll sideways
+        self.detail.setWordWrapMode(QTextOption.WrapAtWordBoundaryOrAnywhere)
         self.only_selected = QCheckBox("Only the selected op")
         self.only_selected.toggled.connect(lambda _on: self._filter_changed())
         self.open_button = QPushButton("Open in editor")
@@ -263,7 +267,7 @@ class DiagnosticsPanel(QWidget):
         if p.where:
             parts.append(f"<p><b>At:</b> <code>{html.escape(p.where)}</code></p>")
         if p.detail:
-            parts.append(f"<pre>{html.escape(p.detail)}</pre>")
+            parts.append(f'<pre style="white-space: pre-wrap">{html.escape(p.detail)}</pre>')
         self.detail.setHtml("".join(parts))
 
     def _clicked(self, item) -> None:
