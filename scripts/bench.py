@@ -333,7 +333,8 @@ def machine() -> dict:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="fewer repetitions and sizes (a few minutes)")
-    p.add_argument("--json", default=os.path.join(ROOT, "docs", "bench.json"))
+    p.add_argument("--json", default=None, help="where to write every repetition (default: "
+                   "docs/bench.json, and only for a full run, so a partial run cannot replace it)")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     p.add_argument("--only", default="", help="comma-separated: window,cold,warm,numeric,overhead,"
                    "redraw,export,checks")
@@ -366,9 +367,10 @@ def main(argv=None) -> int:
             log(f"bench: {name} took {time.perf_counter() - t0:.0f} s")
     info = {"machine": machine(), "quick": args.quick, "repetitions": reps, "rows": rows, "errors": errors,
             "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
-    if not only:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w") as fh:
+    out = args.json or (None if only else os.path.join(ROOT, "docs", "bench.json"))
+    if out:
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        with open(out, "w") as fh:
             json.dump(info, fh, indent=1)
     m = info["machine"]
     print(f"machine: {m['cpu']}, {m['cores']} cores, {m['memory']}, {m['os']}, Python {m['python']}, "
