@@ -54,3 +54,45 @@ def write_module(tmp_path):
         path.write_text(textwrap.dedent(source))
         return str(path)
     return write
+
+
+GUI_LOAD_TIMEOUT_MS = 240_000
+
+
+@pytest.fixture
+def settings(tmp_path):
+    """The window's QSettings: an ini file of the test's own; runs default and custom (numeric is
+    slower: set "run/modes" where a test needs it)."""
+    from PySide6.QtCore import QSettings
+    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
+    qs.setValue("run/modes", "default,custom")
+    return qs
+
+
+@pytest.fixture
+def make_window(qtbot, engine, settings):
+    """make(files, values=None, run=False): the real MainWindow on `files` over the shared
+    Engine and `settings` (`values` set in them first, e.g. {"run/modes": "custom"}), shown and
+    started; it returns once its files are loaded (at once when it has none). A run still going
+    when the test ends is cancelled and waited for."""
+    from gradviz.qt.main_window import MainWindow
+    made = []
+
+    def make(files=(), values=None, run=False):
+        for key, value in (values or {}).items():
+            settings.setValue(key, value)
+        win = MainWindow(list(files), engine=engine, qsettings=settings)
+        qtbot.addWidget(win)
+        win.show()
+        made.append(win)
+        if not files:                           # nothing to load: no catalogsLoaded to wait for
+            win.start(run=run)
+            return win
+        with qtbot.waitSignal(win.catalogsLoaded, timeout=GUI_LOAD_TIMEOUT_MS):
+            win.start(run=run)
+        return win
+    yield make
+    for w in made:
+        if w.bridge.running:
+            with qtbot.waitSignal(w.runDone, timeout=GUI_LOAD_TIMEOUT_MS):
+                w.cancel()

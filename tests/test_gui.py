@@ -8,9 +8,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QSettings, Qt  # noqa: E402
-
-from gradviz.qt.main_window import MainWindow  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
 
 pytestmark = pytest.mark.gui
 RUN_TIMEOUT_MS = 120_000
@@ -73,32 +71,6 @@ class NanGrad(torch.autograd.Function):
         out[5] = float("inf")
         return out
 '''
-
-
-@pytest.fixture
-def settings(tmp_path):
-    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
-    qs.setValue("run/modes", "default,custom")   # numeric is slower; asked for where tested
-    return qs
-
-
-@pytest.fixture
-def make_window(qtbot, engine, settings):
-    made = []
-
-    def make(files, run=False):
-        win = MainWindow(files, engine=engine, qsettings=settings)
-        qtbot.addWidget(win)
-        win.show()
-        with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
-            win.start(run=False)
-        made.append(win)
-        return win
-    yield make
-    for w in made:
-        if w.bridge.running:
-            with qtbot.waitSignal(w.runDone, timeout=RUN_TIMEOUT_MS):
-                w.cancel()
 
 
 def run_keys(qtbot, win, keys):

@@ -5,25 +5,13 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings
 
-from gradviz.qt.main_window import MainWindow
-
 RUN_TIMEOUT_MS = 240_000
 OPS = Path(__file__).resolve().parent / "corpus" / "checks" / "torch_ops.py"
 
 
 @pytest.fixture
-def window(qtbot, engine, tmp_path):
-    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
-    qs.setValue("run/modes", "default,custom,numeric")
-    win = MainWindow([str(OPS)], engine=engine, qsettings=qs)
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
-        win.start(run=False)
-    yield win
-    if win.bridge.running:
-        with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
-            win.cancel()
+def window(make_window):
+    return make_window([str(OPS)], {"run/modes": "default,custom,numeric"})
 
 
 def key(name):

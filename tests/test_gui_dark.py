@@ -14,7 +14,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QPalette  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 from test_export_actions import FakeDialogs  # noqa: E402
-from test_gui import keys_of, make_window, run_keys, settings  # noqa: E402,F401
+from test_gui import keys_of, run_keys  # noqa: E402
 
 from gradviz.model import CheckResult  # noqa: E402
 from gradviz.plots.palette import MODE_COLORS, PLOT_SCHEMES, VERDICT_TINT, contrast_ratio  # noqa: E402
@@ -59,7 +59,7 @@ def light_share(image) -> float:
 
 
 @pytest.fixture
-def shown(qtbot, make_window, settings, examples_dir):  # noqa: F811 - fixtures imported above
+def shown(qtbot, make_window, settings, examples_dir):
     """round_ste in both frameworks, all modes: TF's default has no gradient (a note in its
     cells), the verdicts differ (surrogate, broken), so there are tints and marks to read."""
     settings.setValue("run/modes", "default,custom,numeric")
@@ -257,7 +257,7 @@ def test_dark_window_exports_a_light_figure(qtbot, shown, tmp_path):
     assert titles["torch · default"] == MODE_COLORS["default"]
 
 
-def test_flow_chart_is_dark_in_the_window_and_light_in_files(qtbot, make_window, corpus_dir):  # noqa: F811
+def test_flow_chart_is_dark_in_the_window_and_light_in_files(qtbot, make_window, corpus_dir):
     win = make_window([str(corpus_dir / "flow" / "flow_torch.py")])
     panel = win.settings_panel
     panel.graph.setCurrentIndex(panel.graph.findData("stack"))

@@ -30,18 +30,11 @@ def _click(qtbot, panel, item):
     qtbot.mouseClick(panel.list.viewport(), Qt.LeftButton, pos=panel.list.visualItemRect(item).center())
 
 
-def test_diagnostics_entry_detail_selection_editor_and_filter(qtbot, engine, tmp_path, examples_dir,
+def test_diagnostics_entry_detail_selection_editor_and_filter(qtbot, make_window, tmp_path, examples_dir,
                                                               write_module, monkeypatch):
-    from gradviz.qt.main_window import MainWindow
-    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
-    qs.setValue("run/modes", "default,custom")
     traps = str(examples_dir / "traps_torch.py")
     nan = write_module("nan_ops.py", NAN_SRC)
-    win = MainWindow([traps, nan], engine=engine, qsettings=qs)
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
-        win.start()
+    win = make_window([traps, nan])
     too_many, nan_key = ("torch", traps, "TooManyGrads"), ("torch", nan, "NanGrad")
     with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
         assert win.run([too_many, nan_key])

@@ -1,7 +1,7 @@
 """The op list as a TensorBoard user expects it: drop files and folders, filter many ops, remove
 a file, see which results are stale after a settings change, reset the settings to defaults."""
 import pytest
-from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QUrl
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
 from gradviz.app.op_files import op_files
@@ -53,18 +53,8 @@ def test_a_folder_is_its_own_py_files_without_venvs_and_caches(tmp_path):
 
 
 @pytest.fixture
-def window(qtbot, engine, tmp_path):
-    from gradviz.qt.main_window import MainWindow
-    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
-    qs.setValue("run/modes", "default,custom")
-    win = MainWindow([], engine=engine, qsettings=qs)
-    qtbot.addWidget(win)
-    win.show()
-    win.start()
-    yield win, qs
-    if win.bridge.running:
-        with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
-            win.cancel()
+def window(make_window, settings):
+    return make_window(), settings
 
 
 def _drop(qtbot, win, paths):

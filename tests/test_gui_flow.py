@@ -9,7 +9,7 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtGui import QImage  # noqa: E402
 from test_export_actions import FakeDialogs  # noqa: E402
-from test_gui import keys_of, make_window, run_keys, settings  # noqa: E402,F401
+from test_gui import keys_of, run_keys  # noqa: E402
 
 from gradviz.plots.figure import MODE_COLORS  # noqa: E402
 from gradviz.plots.flow import build_flow_figure  # noqa: E402
@@ -21,7 +21,7 @@ SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture
-def stack_window(make_window, corpus_dir):  # noqa: F811 - the fixture imported above
+def stack_window(make_window, corpus_dir):
     win = make_window([str(corpus_dir / "flow" / "flow_torch.py"),
                        str(corpus_dir / "flow" / "flow_tf.py")])
     panel = win.settings_panel

@@ -9,11 +9,9 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QPoint, QPointF, QSettings, Qt  # noqa: E402
+from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QWheelEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
-
-from gradviz.qt.main_window import MainWindow  # noqa: E402
 
 pytestmark = pytest.mark.gui
 RUN_TIMEOUT_MS = 120_000
@@ -68,16 +66,9 @@ def _step(win, rng: random.Random, log: list) -> None:
     _paint(win)
 
 
-def test_random_interaction_never_crashes_and_values_stay_true(qtbot, engine, examples_dir,
-                                                               tmp_path):
-    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
-    qs.setValue("run/modes", "default,custom,numeric")  # 6 columns; scatter shows 2
+def test_random_interaction_never_crashes_and_values_stay_true(qtbot, make_window, examples_dir):
     files = [str(examples_dir / "tutorial_torch.py"), str(examples_dir / "tutorial_tf.py")]
-    win = MainWindow(files, engine=engine, qsettings=qs)
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
-        win.start(run=False)
+    win = make_window(files, {"run/modes": "default,custom,numeric"})  # 6 columns; scatter shows 2
     with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
         assert win.run()
     rng = random.Random(SEED)

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from test_export_actions import FakeDialogs
-from test_gui import keys_of, make_window, run_keys, settings  # noqa: F401
+from test_gui import keys_of, run_keys
 
 from gradviz.plots.palette import MODE_COLORS
 from gradviz.qt import export_actions as EA
@@ -51,7 +51,7 @@ def _in_order(needles, haystack) -> bool:
 
 
 @pytest.fixture
-def shown(qtbot, make_window, settings, examples_dir):  # noqa: F811 - fixtures imported above
+def shown(qtbot, make_window, settings, examples_dir):
     settings.setValue("run/modes", "default,custom,numeric")
     win = make_window([str(examples_dir / "tutorial_torch.py"), str(examples_dir / "tutorial_tf.py")])
     results = run_keys(qtbot, win, keys_of(win, "round_ste"))

@@ -11,7 +11,7 @@ pytest.importorskip("pytestqt")
 
 from samples import DECADES, DECADES_SRC, SVG_NS
 from test_export_actions import FakeDialogs
-from test_gui import keys_of, make_window, run_keys, settings  # noqa: F401
+from test_gui import keys_of, run_keys
 
 from gradviz.plots.palette import MODE_COLORS
 from gradviz.qt import export_actions as EA
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.gui
 
 
 @pytest.fixture
-def shown(qtbot, make_window, tmp_path):  # noqa: F811 - fixtures imported above
+def shown(qtbot, make_window, tmp_path):
     path = tmp_path / "decades.py"
     path.write_text(DECADES_SRC)
     win = make_window([str(path)])                 # modes default, custom (test_gui's settings)

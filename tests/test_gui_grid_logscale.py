@@ -6,11 +6,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from test_gui import (  # noqa: E402,F401
-    keys_of,
-    make_window,
-    run_keys,
-    settings,
+from test_gui import (  # noqa: E402
     shown_round_ste,
 )
 
@@ -18,7 +14,7 @@ pytestmark = pytest.mark.gui
 
 
 @pytest.fixture
-def ste(qtbot, make_window, settings, examples_dir):  # noqa: F811 - fixtures imported above
+def ste(qtbot, make_window, settings, examples_dir):
     return shown_round_ste(qtbot, make_window, settings, [examples_dir / "tutorial_torch.py"])
 
 
@@ -36,7 +32,7 @@ def _curve(cell):
     return items[0]
 
 
-def test_log_scale_toggles_value_views_and_persists(qtbot, ste, settings):  # noqa: F811
+def test_log_scale_toggles_value_views_and_persists(qtbot, ste, settings):
     grid = ste.grid
     grid.set_view("x", "values")
     assert not ste.act_log_scale.isChecked()
@@ -66,7 +62,7 @@ def test_log_scale_toggles_value_views_and_persists(qtbot, ste, settings):  # no
     np.testing.assert_array_equal(_curve(custom).getData()[1], np.ones(200))
 
 
-def test_saved_log_scale_is_on_at_launch(make_window, settings, examples_dir):  # noqa: F811
+def test_saved_log_scale_is_on_at_launch(make_window, settings, examples_dir):
     settings.setValue("view/log_scale", True)
     win = make_window([str(examples_dir / "tutorial_torch.py")])
     assert win.act_log_scale.isChecked() and win.grid.log_scale

@@ -13,11 +13,9 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 from test_export_actions import FakeDialogs  # noqa: E402
-from test_gui import (  # noqa: E402,F401
+from test_gui import (  # noqa: E402
     keys_of,
-    make_window,
     run_keys,
-    settings,
     shown_round_ste,
 )
 
@@ -47,7 +45,7 @@ def _cells(grid, tensor):
 
 
 @pytest.fixture
-def ste(qtbot, make_window, settings, examples_dir):  # noqa: F811 - fixtures imported above
+def ste(qtbot, make_window, settings, examples_dir):
     files = [examples_dir / "tutorial_torch.py", examples_dir / "tutorial_tf.py"]
     return shown_round_ste(qtbot, make_window, settings, files)
 
@@ -122,7 +120,7 @@ def test_heatmap_has_a_colour_bar_and_whole_number_ticks(qtbot, ste):
     assert _cells(grid, "x")[("torch", "custom")].slot.colorbar is None
 
 
-def test_wrong_shape_says_so_in_its_cell(qtbot, make_window, settings, examples_dir):  # noqa: F811
+def test_wrong_shape_says_so_in_its_cell(qtbot, make_window, settings, examples_dir):
     settings.setValue("run/modes", "default,custom,numeric")
     win = make_window([str(examples_dir / "traps_tf.py")])
     run_keys(qtbot, win, keys_of(win, "trap_wrong_grad_shape"))
@@ -137,7 +135,7 @@ def test_wrong_shape_says_so_in_its_cell(qtbot, make_window, settings, examples_
         assert not pair.has_data and pair.message.startswith("shape () vs (200,)")
 
 
-def test_numeric_column_never_shows_the_custom_backwards_error(qtbot, make_window, settings,  # noqa: F811
+def test_numeric_column_never_shows_the_custom_backwards_error(qtbot, make_window, settings,
                                                               write_module):
     settings.setValue("run/modes", "default,custom,numeric")
     win = make_window([write_module("wrong_shape.py", WRONG_SHAPE_TORCH)])

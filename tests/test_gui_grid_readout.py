@@ -7,11 +7,7 @@ pytest.importorskip("pytestqt")
 
 from PySide6.QtCore import QPoint, QPointF  # noqa: E402
 from pytestqt.exceptions import TimeoutError as WaitTimeout  # noqa: E402
-from test_gui import (  # noqa: E402,F401
-    keys_of,
-    make_window,
-    run_keys,
-    settings,
+from test_gui import (  # noqa: E402
     shown_round_ste,
 )
 
@@ -22,7 +18,7 @@ pytestmark = pytest.mark.gui
 
 
 @pytest.fixture
-def ste(qtbot, make_window, settings, examples_dir):  # noqa: F811 - fixtures imported above
+def ste(qtbot, make_window, settings, examples_dir):
     return shown_round_ste(qtbot, make_window, settings, [examples_dir / "tutorial_torch.py"])
 
 

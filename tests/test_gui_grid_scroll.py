@@ -10,7 +10,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QWheelEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
-from test_gui import keys_of, make_window, run_keys, settings  # noqa: E402,F401
+from test_gui import keys_of, run_keys  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
@@ -37,7 +37,7 @@ def _visible_rows(grid) -> list[str]:
 
 
 @pytest.fixture
-def window(qtbot, make_window, settings, examples_dir):  # noqa: F811 - fixtures imported above
+def window(qtbot, make_window, settings, examples_dir):
     win = make_window([str(examples_dir / "tutorial_torch.py"), str(examples_dir / "tutorial_tf.py")])
     win.resize(1500, 950)
     results = run_keys(qtbot, win, keys_of(win, "mul_weights"))

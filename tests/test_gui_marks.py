@@ -1,7 +1,6 @@
 """The op tree shows each op's and each file's worst verdict (icon and colour), not a green tick
 for "did not raise"; the status bar counts cancelled runs apart from failed ones."""
 import pytest
-from PySide6.QtCore import QSettings
 
 from gradviz.qt.theme import OP_MARKS
 
@@ -53,21 +52,10 @@ GOOD_SRC = OPS_SRC.split("class Wrong")[0]
 
 
 @pytest.fixture
-def window(qtbot, engine, tmp_path, write_module):
-    from gradviz.qt.main_window import MainWindow
-    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
-    qs.setValue("run/modes", "default,custom")
+def window(make_window, write_module):
     ops = write_module("ops.py", OPS_SRC)
     good = write_module("good.py", GOOD_SRC)
-    win = MainWindow([ops, good], engine=engine, qsettings=qs)
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
-        win.start()
-    yield win, ops, good
-    if win.bridge.running:
-        with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
-            win.cancel()
+    return make_window([ops, good]), ops, good
 
 
 def _run(qtbot, win, keys):
@@ -132,20 +120,11 @@ def test_a_file_whose_only_problem_is_a_cancelled_op_is_not_ticked(qtbot, window
     assert (glyph, color) == OP_MARKS["cancelled"] and "✓" not in glyph and "cancelled" in tip
 
 
-def test_a_match_with_an_error_finding_is_flagged_not_a_plain_tick(qtbot, engine, tmp_path,
-                                                                    examples_dir):
+def test_a_match_with_an_error_finding_is_flagged_not_a_plain_tick(qtbot, make_window, examples_dir):
     """trap_call_returns_grad_fn: its grad_fn is never registered, so custom is TF's own gradient
     and x "matches"; GV603 (error) says so. The walkthrough found a plain green tick on it."""
-    from gradviz.qt.main_window import MainWindow
     from gradviz.qt.theme import severity_color
-    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
-    qs.setValue("run/modes", "default,custom,numeric")
-    traps = str(examples_dir / "traps_tf.py")
-    win = MainWindow([traps], engine=engine, qsettings=qs)
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
-        win.start()
+    win = make_window([str(examples_dir / "traps_tf.py")], {"run/modes": "default,custom,numeric"})
     key = next(k for k in win.state.loaded.ops if win.state.loaded.pair_name(k) == "trap_call_returns_grad_fn")
     _run(qtbot, win, [key])
     assert win.state.op_mark(key) == "match"                  # the verdict itself is unchanged

@@ -5,29 +5,18 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QTimer, QUrl  # noqa: E402
+from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication, QInputDialog  # noqa: E402
 from test_package_files import write_package  # noqa: E402
-
-from gradviz.qt.main_window import MainWindow  # noqa: E402
 
 pytestmark = pytest.mark.gui
 TIMEOUT_MS = 120_000
 
 
 @pytest.fixture
-def window(qtbot, engine, tmp_path):
-    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
-    qs.setValue("run/modes", "default,custom")
-    win = MainWindow([], engine=engine, qsettings=qs)
-    qtbot.addWidget(win)
-    win.show()
-    win.start(run=False)
-    yield win
-    if win.bridge.running:
-        with qtbot.waitSignal(win.runDone, timeout=TIMEOUT_MS):
-            win.cancel()
+def window(make_window):
+    return make_window()
 
 
 def answer_module_dialog(names: list[str], seen: list[str]) -> None:

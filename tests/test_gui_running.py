@@ -33,18 +33,10 @@ class Right(torch.autograd.Function):
 '''
 
 
-def test_running_op_shows_elapsed_and_skip_goes_on_with_the_queue(qtbot, engine, tmp_path,
-                                                                   write_module):
-    from gradviz.qt.main_window import MainWindow
-    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
-    qs.setValue("run/modes", "default,custom,numeric")   # two passes: Hangs must run in neither
-    qs.setValue("run/timeout", 90)
+def test_running_op_shows_elapsed_and_skip_goes_on_with_the_queue(qtbot, make_window, write_module):
     path = write_module("ops.py", OPS_SRC)
-    win = MainWindow([path], engine=engine, qsettings=qs)
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
-        win.start()
+    win = make_window([path], {"run/modes": "default,custom,numeric",   # two passes: Hangs must
+                               "run/timeout": 90})                      # run in neither
     hangs, right = ("torch", path, "Hangs"), ("torch", path, "Right")
     win.tree.select_pair("Hangs")
     assert not win.act_skip.isEnabled()

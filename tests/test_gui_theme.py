@@ -3,7 +3,7 @@ change it), a View > Theme override is saved, and exports stay on white."""
 import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QSettings, Qt
-from test_gui import keys_of, make_window, run_keys, settings  # noqa: F401
+from test_gui import keys_of, run_keys
 
 from gradviz.plots.palette import PLOT_SCHEMES, contrast_ratio
 from gradviz.qt.main_window import MainWindow
@@ -12,7 +12,7 @@ RUN_TIMEOUT_MS = 120_000
 
 
 @pytest.fixture
-def window(qtbot, make_window, examples_dir):  # noqa: F811 - fixtures imported above
+def window(qtbot, make_window, examples_dir):
     win = make_window([str(examples_dir / "tutorial_torch.py")])
     run_keys(qtbot, win, keys_of(win, "mul_weights"))
     win.tree.select_pair("mul_weights")
