@@ -114,19 +114,12 @@ def test_message_column_keeps_room_at_1000x700(qtbot, engine, tmp_path):
     assert lst.columnWidth(1) <= max(60, int(lst.viewport().width() * 0.3))
 
 
-def test_detail_pane_follows_the_selected_op(qtbot, engine, tmp_path, examples_dir, write_module):
+def test_detail_pane_follows_the_selected_op(qtbot, make_window, examples_dir, write_module):
     """Another op selected in the tree: the detail pane shows that op's entry, or is cleared
     when it has none; it never keeps describing the op the user left (filter on or off)."""
-    from gradviz.qt.main_window import MainWindow
-    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
-    qs.setValue("run/modes", "default,custom")
     traps = str(examples_dir / "traps_torch.py")
     nan = write_module("nan_ops.py", NAN_SRC)
-    win = MainWindow([traps, nan], engine=engine, qsettings=qs)
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
-        win.start()
+    win = make_window([traps, nan])
     too_many, nan_key = ("torch", traps, "TooManyGrads"), ("torch", nan, "NanGrad")
     with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
         assert win.run([too_many, nan_key])

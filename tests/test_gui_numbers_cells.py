@@ -2,7 +2,6 @@
 window: a mode that raised reads "error" (not "absent": absent means the framework returned no
 gradient), and a parity row where one side is absent has no error number ("—"), since a 0
 measured against zeros would contradict its `differs`."""
-from PySide6.QtCore import QSettings
 
 RUN_TIMEOUT_MS = 180_000
 
@@ -20,18 +19,6 @@ class Raises(torch.autograd.Function):
 '''
 
 
-def _window(qtbot, engine, tmp_path, files):
-    from gradviz.qt.main_window import MainWindow
-    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
-    qs.setValue("run/modes", "default,custom")
-    win = MainWindow(files, engine=engine, qsettings=qs)
-    qtbot.addWidget(win)
-    win.show()
-    with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
-        win.start()
-    return win
-
-
 def _run_pair(qtbot, win, pair):
     keys = win.state.loaded.keys_of(pair)
     with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
@@ -40,10 +27,10 @@ def _run_pair(qtbot, win, pair):
     return keys
 
 
-def test_a_mode_that_raised_reads_error_and_absent_stays_absent(qtbot, engine, tmp_path,
-                                                                 write_module, examples_dir):
+def test_a_mode_that_raised_reads_error_and_absent_stays_absent(qtbot, make_window, write_module,
+                                                                 examples_dir):
     raises = write_module("raises.py", RAISES_SRC)
-    win = _window(qtbot, engine, tmp_path, [raises, str(examples_dir / "tutorial_tf.py")])
+    win = make_window([raises, str(examples_dir / "tutorial_tf.py")])
     _run_pair(qtbot, win, "Raises")
     numbers = win.numbers
     qtbot.waitUntil(lambda: ("x", "torch") in numbers.rows, timeout=RUN_TIMEOUT_MS)
@@ -59,9 +46,8 @@ def test_a_mode_that_raised_reads_error_and_absent_stays_absent(qtbot, engine, t
     assert numbers.text("x", "tf", "default min") == "absent"
 
 
-def test_parity_row_with_one_side_absent_has_no_error_number(qtbot, engine, tmp_path, examples_dir):
-    win = _window(qtbot, engine, tmp_path, [str(examples_dir / f"tutorial_{fw}.py")
-                                            for fw in ("torch", "tf")])
+def test_parity_row_with_one_side_absent_has_no_error_number(qtbot, make_window, examples_dir):
+    win = make_window([str(examples_dir / f"tutorial_{fw}.py") for fw in ("torch", "tf")])
     _run_pair(qtbot, win, "round_ste")
     parity = win.numbers.parity
     heads = [parity.horizontalHeaderItem(c).text() for c in range(parity.columnCount())]
