@@ -250,10 +250,10 @@ def test_an_op_with_state_shows_the_gradients_of_one_quick_run_and_no_match(engi
 
 
 @pytest.mark.parametrize("change", [{"seed": 1}, {"dtype": "float64"}, {"shape": (41,)},
-                                    {"upstream": "random"}, {"graph": "mlp"}])
+                                    {"upstream": "random"}, {"graph": "mlp"}, {"device": "cpu"}])
 def test_a_kept_quick_pass_is_never_used_for_other_settings(engine, examples_dir, change):
     """The worker kept the quick pass of one settings set; a numeric pass asked with another
-    (seed, dtype, shape, upstream, graph) runs in full, giving that request's one-pass result."""
+    (seed, dtype, shape, upstream, graph, device) runs in full, giving that request's one-pass result."""
     req = RunRequest(str(examples_dir / "tutorial_torch.py"), "MulWeights", "torch", SMALL)
     other = RunRequest(req.file, req.qualname, "torch", SMALL.with_(**change))
     worker = engine.workers["torch"]
@@ -542,3 +542,72 @@ def test_tf_output_that_is_a_variables_buffer_keeps_its_value(engine, write_modu
     assert k >= 1 and np.all(res.outputs["custom"] == k)
     assert np.all(res.outputs["default"] == k + 1)       # the next call's, not a shared buffer
     assert np.all(res.tensor("out").value == k)
+
+
+# --- background priority (e87124c): every thread of the worker gets its priority back ---------
+def _nice_of_threads(pid: int) -> dict:
+    import os
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as fh:
+                out[int(tid)] = int(fh.read().rsplit(")", 1)[1].split()[16])   # field 19: nice
+        except (OSError, IndexError, ValueError):   # the thread ended meanwhile
+            pass
+    return out
+
+
+@pytest.mark.parametrize("file, qualname, framework", [
+    ("tutorial_torch.py", "MulWeights", "torch"), ("tutorial_tf.py", "mul_weights", "tf")])
+def test_the_numeric_pass_gives_every_worker_thread_its_priority_back(
+        engine, examples_dir, file, qualname, framework):
+    """The app's numeric pass lowers every thread of the worker; afterwards each thread, those
+    the pass started included (TF's pool, the direction-drawing thread), runs at the worker's
+    own priority again, so the next quick pass or `gradviz run` is not slowed."""
+    worker = engine.workers[framework]
+    engine.run([RunRequest(str(examples_dir / file), qualname, framework,
+                           SMALL.with_(modes=("custom",)))])     # a started, answering worker
+    pid = worker.pid()
+    base = _nice_of_threads(pid)[pid]
+    if base >= 10:
+        pytest.skip("the worker already runs at background priority")
+    s = RunSettings(shape=(20000,), modes=("custom", "default", "numeric"), timeout=300)
+    [res] = engine.run([RunRequest(str(examples_dir / file), qualname, framework, s)],
+                       on_partial=lambda r: None)
+    assert res.status == "ok" and worker.pid() == pid, res.error
+    after = _nice_of_threads(pid)
+    assert len(after) > 1 and set(after.values()) == {base}, after
+
+
+# --- each framework goes on to its numeric pass at once (4417977) ------------------------------
+def test_partials_and_results_once_each_in_order_with_a_skip_in_between(engine, examples_dir):
+    """Two ops per framework; the first torch op is skipped as its partial result arrives
+    (between its passes). Every request gets on_partial at most once and on_result exactly
+    once, each op's partial before its final; the skipped op ends 'skipped by the user', the
+    others give exactly their one-pass results."""
+    import threading
+    reqs = [RunRequest(str(examples_dir / f), q, fw, SMALL) for f, q, fw in (
+        ("tutorial_torch.py", "MulWeights", "torch"), ("tutorial_tf.py", "mul_weights", "tf"),
+        ("tutorial_torch.py", "RoundSTE", "torch"), ("tutorial_tf.py", "round_ste", "tf"))]
+    ones = engine.run(reqs[1:])
+    skip_key = ("torch", reqs[0].file, "MulWeights")
+    events, lock = [], threading.Lock()
+
+    def on_partial(res):
+        with lock:
+            events.append(("partial", res.request.qualname))
+        if res.request.qualname == "MulWeights":
+            engine.skip(skip_key)
+
+    def on_result(res):
+        with lock:
+            events.append(("final", res.request.qualname))
+    twos = engine.run(reqs, on_result=on_result, on_partial=on_partial)
+    names = [r.qualname for r in reqs]
+    assert [r.request.qualname for r in twos] == names
+    for name in names:
+        assert [e for e in events if e[1] == name] == [("partial", name), ("final", name)], events
+    assert twos[0].status == "error" and twos[0].error.kind == "cancelled"
+    assert twos[0].error.message == "skipped by the user"
+    for two, one in zip(twos[1:], ones):
+        _same_result(two, one)
