@@ -611,3 +611,41 @@ def test_partials_and_results_once_each_in_order_with_a_skip_in_between(engine, 
     assert twos[0].error.message == "skipped by the user"
     for two, one in zip(twos[1:], ones):
         _same_result(two, one)
+
+
+TF_HALF = """
+    import tensorflow as tf
+    import gradviz
+
+    @gradviz.op(name="to_half")
+    @tf.custom_gradient
+    def to_half(x):                          # an output of another dtype than the run's
+        return tf.cast(x, tf.float16), lambda g: tf.cast(g, x.dtype)
+
+    @gradviz.op(name="to_bfloat16")
+    @tf.custom_gradient
+    def to_bfloat16(x):
+        return tf.cast(x, tf.bfloat16), lambda g: tf.cast(g, x.dtype)
+"""
+
+
+@pytest.mark.parametrize("qualname, half", [("to_half", "float16"), ("to_bfloat16", "bfloat16")])
+def test_tf_half_precision_outputs_of_big_inputs_are_exact(engine, write_module, qualname, half):
+    """A float32 run whose op outputs float16 / bfloat16 above the zero-copy size: the output,
+    its upstream (cast to the output's dtype, not shared) and the input's gradient are what TF
+    gives for the same arrays."""
+    import ml_dtypes  # numpy's names for bfloat16 (TF's own dependency; no TF import here)
+
+    from gradviz.backends.graphs import upstream_values
+    np_half = np.float16 if half == "float16" else ml_dtypes.bfloat16
+    s = RunSettings(shape=(300000,), modes=("custom", "default"), upstream="random", seed=3,
+                    timeout=300)
+    [res] = engine.run([RunRequest(write_module("tf_half.py", TF_HALF), qualname, "tf", s)])
+    assert res.status == "ok", res.error
+    x0 = input_values(3, "x", (300000,)).astype(np.float32)
+    up = upstream_values(s, "out", (300000,)).astype(np_half)     # the upstream in out's dtype
+    got = res.tensor("out").value
+    # IEEE round-to-nearest-even casts, as TF's Cast does; the Cast's gradient casts back
+    assert str(got.dtype) == half and got.tobytes() == x0.astype(np_half).tobytes()
+    for mode in ("custom", "default"):
+        assert res.tensor("x").grads[mode].tobytes() == up.astype(np.float32).tobytes(), mode
