@@ -649,3 +649,12 @@ def test_tf_half_precision_outputs_of_big_inputs_are_exact(engine, write_module,
     assert str(got.dtype) == half and got.tobytes() == x0.astype(np_half).tobytes()
     for mode in ("custom", "default"):
         assert res.tensor("x").grads[mode].tobytes() == up.astype(np.float32).tobytes(), mode
+
+
+def test_what_a_worker_keeps_is_bounded_by_its_memory_limit():
+    """A worker whose limit (GRADVIZ_WORKER_MEMORY) is low keeps a quarter of it, never the
+    whole 512 MiB: the parent would kill it for memory the kept quick passes hold."""
+    from gradviz.backends.kept import KEEP_MAX_BYTES, keep_bound
+    assert keep_bound(1 << 30) == 256 << 20
+    assert keep_bound(64 << 30) == KEEP_MAX_BYTES == 512 << 20
+    assert keep_bound(0) == KEEP_MAX_BYTES          # no limit set

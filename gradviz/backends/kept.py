@@ -42,6 +42,13 @@ def tensor_bytes(tensors: dict) -> int:
     return n
 
 
+def keep_bound(memory_limit: int) -> int:
+    """What a worker may keep: a quarter of its memory limit (GRADVIZ_WORKER_MEMORY, which the
+    parent enforces by killing it), at most KEEP_MAX_BYTES; with a low limit it keeps less and
+    runs the rest again in full rather than being killed for what it kept."""
+    return min(KEEP_MAX_BYTES, memory_limit // 4) if memory_limit > 0 else KEEP_MAX_BYTES
+
+
 class KeptRuns:
     def __init__(self, max_bytes: int = KEEP_MAX_BYTES):
         self.max_bytes = max_bytes

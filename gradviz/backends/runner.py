@@ -25,7 +25,7 @@ from gradviz.backends.graphs import (
     plan_args,
 )
 from gradviz.backends.introspect import OpOutputError, OverrideKept, definition_line
-from gradviz.backends.kept import KeptRuns, QuickRun, quick_request
+from gradviz.backends.kept import KeptRuns, QuickRun, keep_bound, quick_request
 from gradviz.backends.priority import background_priority as _background_priority
 from gradviz.backends.user_code import capture_output, error_info
 from gradviz.backends.user_modules import load_module
@@ -36,10 +36,10 @@ from gradviz.model import ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult,
 class Backend:
     """What the worker loop talks to: handle(kind, payload)."""
 
-    def __init__(self, adapter: Adapter):
+    def __init__(self, adapter: Adapter, memory_limit: int = 0):
         self.adapter = adapter
         self._ops_by_path: dict[str, tuple] = {}   # path -> (module, {qualname: (info, obj)})
-        self.kept = KeptRuns()      # the app's quick passes, for their numeric passes
+        self.kept = KeptRuns(keep_bound(memory_limit))  # the app's quick passes, for numeric
 
     def version(self) -> str:
         return self.adapter.version()

@@ -85,10 +85,11 @@ def main(conn, framework: str, parent_pid: int, folder: str = "") -> None:
     threading.Thread(target=_watch_parent, args=(parent_pid, folder), daemon=True).start()
     t0 = time.perf_counter()
     from gradviz.engine import process_tree
+    from gradviz.engine.memory import memory_limit_from_env
     from gradviz.engine.transport import send
     try:
         from gradviz.backends import load_backend
-        backend = load_backend(framework)
+        backend = load_backend(framework, memory_limit_from_env())
     except BaseException as exc:  # noqa: BLE001 - tell the parent why the framework is missing
         send(conn, ("fail", f"{type(exc).__name__}: {exc}"))
         return
