@@ -123,3 +123,30 @@ def test_readout_wider_than_its_plot_wraps_inside_it(qtbot, ste):
     qtbot.waitUntil(lambda: row.readout.text.startswith("x[7] (#7): default 0 · custom 1 · numeric"))
     label, plot = row.readout.label.sceneBoundingRect(), cell.slot.vb.sceneBoundingRect()
     assert label.left() >= plot.left() - 0.5 and label.right() <= plot.right() + 0.5, (label, plot)
+
+
+def test_readout_sits_in_the_corner_away_from_the_hovered_point(qtbot, ste):
+    """The readout covered the top of the plot and the data it described (walkthrough 11b): it
+    goes to the corner diagonally away from the cursor, inside the plot, off the hovered point."""
+    grid = ste.grid
+    grid.set_view("x", "values")
+    row = grid.rows["x"]
+    cell = next(c for c in row.cells if (c.framework, c.mode) == ("torch", "custom"))
+    vb = cell.slot.vb
+    n = cell.data["n"]
+    qtbot.waitUntil(lambda: vb.width() > 50 and vb.viewRange()[0][1] >= n - 1)
+    (x0, x1), (y0, y1) = vb.viewRange()
+    near_top, near_bottom = y1 - 0.1 * (y1 - y0), y0 + 0.1 * (y1 - y0)
+    # (element, y of the cursor): top right, bottom left, top left, bottom right
+    for i, y in ((n - 3, near_top), (2, near_bottom), (2, near_top), (n - 3, near_bottom)):
+        row.readout.hide()
+        _hover(qtbot, row, cell, i + 0.2, y)
+        # about x[i]: at under a pixel per element the pixel may land on a neighbour
+        qtbot.waitUntil(lambda: row.readout.text.startswith("x["))
+        label, plot = row.readout.label.sceneBoundingRect(), vb.sceneBoundingRect()
+        cursor = vb.mapViewToScene(QPointF(i + 0.2, y))
+        assert not label.contains(cursor), (i, y, label, cursor)
+        # the label is in the other half of the plot, both ways
+        assert (label.center().x() < plot.center().x()) == (cursor.x() > plot.center().x())
+        assert (label.center().y() < plot.center().y()) == (cursor.y() > plot.center().y())
+        assert plot.contains(label.adjusted(0.5, 0.5, -0.5, -0.5)), (label, plot)

@@ -1,7 +1,8 @@
-"""The value under the mouse in a row's plots (issue 13 item 11): a small label in the hovered
-cell's top right corner. Cheap at any size: the element comes from the cursor's x coordinate
-(rounded to the nearest index), never from a search over the drawn points, and the values are
-read from the run's own gradients (not the decimated curve), one element per mode.
+"""The value under the mouse in a row's plots (issue 13 item 11): a small label in the corner of
+the hovered cell away from the cursor (a fixed top corner covered the data it described). Cheap
+at any size: the element comes from the cursor's x coordinate (rounded to the nearest index),
+never from a search over the drawn points, and the values are read from the run's own gradients
+(not the decimated curve), one element per mode.
 """
 from __future__ import annotations
 
@@ -95,7 +96,7 @@ class HoverReadout:
                 p = vb.mapSceneToView(scene_pos)
                 text = cell_text(cell, self.results(), self.row.name, p.x(), p.y())
                 if text:
-                    self.show(vb, text)
+                    self.show(vb, text, vb.mapFromScene(scene_pos))
                     return
                 break
         self.hide()
@@ -105,7 +106,8 @@ class HoverReadout:
         nearly opaque panel of the readout surface, readable over any curve."""
         return surface("note"), surface("readout_fill")
 
-    def show(self, vb, text: str) -> None:
+    def show(self, vb, text: str, cursor=None) -> None:
+        """`cursor`: the mouse in vb's own coordinates; the label goes to the corner away from it."""
         colors = self.colors()
         if colors != self._colors:              # first shown, or the scheme changed since
             self._colors = colors
@@ -120,7 +122,12 @@ class HoverReadout:
         self.label.setTextWidth(-1)
         if self.label.boundingRect().width() > vb.width() - 4:
             self.label.setTextWidth(max(40.0, vb.width() - 4))
-        self.label.setPos(vb.width() - 2, 0)
+        w, h = vb.width(), vb.height()
+        # the corner diagonally away from the cursor: the hovered point stays in sight
+        right = cursor is None or cursor.x() < w / 2
+        below = cursor is not None and cursor.y() < h / 2
+        self.label.setAnchor((1 if right else 0, 1 if below else 0))
+        self.label.setPos(w - 2 if right else 2, h if below else 0)
         self.label.show()
         self.text = text
 
