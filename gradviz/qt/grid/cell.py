@@ -13,11 +13,15 @@ import pyqtgraph as pg
 from gradviz.plots.description import COMPUTING, Panel
 from gradviz.plots.palette import NAN_COLOR
 from gradviz.plots.ticks import fmt, nice_ticks
+from gradviz.qt.grid.corners import emptiest_corner
 from gradviz.qt.theme import plot_text, surface
 
 _FONTS: dict = {}
 NOTE_Z = 500            # corner notes: above the curves, under the "computing…" cover (1000)
 NOTE_BACK_ALPHA = 215   # their background: the plot's colour, the data faintly through it
+# corners a note prefers, in order, when several are as empty (a warning reads first: top left)
+NOTE_ORDER = ("bottom-left", "bottom-right", "top-right", "top-left")
+WARN_ORDER = ("top-left", "top-right", "bottom-left", "bottom-right")
 
 
 class CompactAxis(pg.AxisItem):
@@ -62,6 +66,12 @@ def small_font(size: int = 7):
     return _FONTS[size]
 
 
+def _natural_width(text: str) -> float:
+    from PySide6.QtGui import QFontMetricsF
+    metrics = QFontMetricsF(small_font(7))
+    return max(metrics.horizontalAdvance(line) for line in text.splitlines() or [""]) + 8
+
+
 def _disconnect(signal, handler) -> None:
     try:
         signal.disconnect(handler)
@@ -83,6 +93,8 @@ class CellPlot:
         self.kind = None            # what the plot looks like apart from its data: same kind -> setData
         self.curve = None           # the values curve, reusable when the kind stays
         self.corners: list = []     # (TextItem, resize handler) of the notes in its corners
+        self.notes: dict = {}       # role ("note", "warn") -> its TextItem of self.corners
+        self.points = None          # a sample of the drawn (x, y), which notes keep clear of
         self.wait_note = None       # the "computing…" cover over a kept curve
         self._wait_follow = None
         self.ysync = None           # handler keeping its y range with the row's (links.sync_y)
@@ -142,31 +154,79 @@ class CellPlot:
         self.corners.append((label, follow))
         self.message_item = label
 
-    def corner(self, text: str, color: str, top: bool) -> None:
-        # above the data on the plot's background: drawn under a dense curve it could not be read
-        from PySide6.QtGui import QColor, QFontMetricsF
+    def set_note(self, role: str, text: Optional[str], color: str) -> None:
+        """The plot's `role` note ("warn": a non-finite warning, "note": the panel's info) says
+        `text` (None: no such note). A reused plot keeps its label and only gets the new text: a
+        warm re-run added one more label per plot each time."""
+        label = self.notes.get(role)
+        if not text:
+            if label is not None:
+                self._drop_corner(label)
+                del self.notes[role]
+            return
+        if label is None:
+            label = self._corner(role)
+            self.notes[role] = label
+        if label.textItem.toPlainText() != text or label.color != pg.mkColor(color):
+            label.setText(text, color)
+            label.natural = _natural_width(text)
+            label.follow(self.vb)
+
+    def _corner(self, role: str):
+        # above the data on the plot's background, in the corner with the fewest drawn points
+        # (gradviz.qt.grid.corners); wrapped to the plot's width: never cut off
+        from PySide6.QtGui import QColor
         back = QColor(surface("plot"))
         back.setAlpha(NOTE_BACK_ALPHA)
-        label = pg.TextItem(text, color=color, anchor=(0, 0) if top else (0, 1), fill=pg.mkBrush(back))
+        label = pg.TextItem("", fill=pg.mkBrush(back))
         label.setFont(small_font(7))
         label.setZValue(NOTE_Z)
         label.setParentItem(self.vb)
-        metrics = QFontMetricsF(small_font(7))
-        natural = max(metrics.horizontalAdvance(line) for line in text.splitlines() or [""]) + 8
+        label.natural = 0.0
+        order = WARN_ORDER if role == "warn" else NOTE_ORDER
 
-        def follow(vb):                         # wrapped to the plot's width: never cut off
-            room = max(40.0, vb.width() - 4)    # (and no wider than its text: less data covered)
-            label.setTextWidth(room if natural > room else -1)
-            label.setPos(2, 0 if top else vb.height())
-        follow(self.vb)
+        def follow(vb, *_args):
+            room = max(40.0, vb.width() - 4)    # no wider than its text: less data covered
+            label.setTextWidth(room if label.natural > room else -1)
+            box = label.boundingRect()
+            taken = [other.corner for r, other in self.notes.items() if other is not label
+                     and getattr(other, "corner", None) and (r == "warn" or role != "warn")]
+            where = emptiest_corner(self.points, vb.viewRange(), (vb.width(), vb.height()),
+                                    (box.width() + 2, box.height()), order, taken)
+            if getattr(label, "corner", None) != where:
+                label.corner = where
+                left, top = where.endswith("left"), where.startswith("top")
+                label.setAnchor((0 if left else 1, 0 if top else 1))
+            label.setPos(2 if label.corner.endswith("left") else vb.width() - 2,
+                         0 if label.corner.startswith("top") else vb.height())
+        label.follow = follow
+        label.corner = None
         self.vb.sigResized.connect(follow)
+        self.vb.sigRangeChanged.connect(follow)
         self.corners.append((label, follow))
+        return label
+
+    def _drop_corner(self, label) -> None:
+        for i, (other, follow) in enumerate(self.corners):
+            if other is label:
+                _disconnect(self.vb.sigResized, follow)
+                _disconnect(self.vb.sigRangeChanged, follow)
+                _remove(label)
+                del self.corners[i]
+                return
 
     def warn(self, text: str) -> None:
-        self.corner(text, plot_text(NAN_COLOR), top=True)
+        self.set_note("warn", text, plot_text(NAN_COLOR))
 
     def note(self, text: str) -> None:
-        self.corner(text, surface("note"), top=False)
+        self.set_note("note", text, surface("note"))
+
+    def show_notes(self, on: bool) -> None:
+        """Hide the corner notes while the hover readout is over this plot (they overlapped)."""
+        if self.waiting():
+            return                              # the "computing…" cover keeps them hidden
+        for label in self.notes.values():
+            label.setVisible(on)
 
     # --- reuse ------------------------------------------------------------------------------------
     def drop_menu_actions(self) -> None:
@@ -184,10 +244,15 @@ class CellPlot:
         self.item.clear()
         self.curve = None
         self.kind = None
+        notes = set(map(id, self.notes.values()))
         for label, follow in self.corners:
             _disconnect(self.vb.sigResized, follow)
+            if id(label) in notes:              # only notes follow the range too
+                _disconnect(self.vb.sigRangeChanged, follow)
             _remove(label)
         self.corners = []
+        self.notes = {}
+        self.points = None
         self.message_item = None
         self.wait(False)
         self.drop_menu_actions()

@@ -10,6 +10,7 @@ from typing import Callable, Optional
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QObject
 
 from gradviz.model import MODES
 from gradviz.plots.ticks import fmt
@@ -87,7 +88,11 @@ class HoverReadout:
         self.label.setZValue(2000)
         self.label.hide()
         self.text = ""                          # what the label says now ("" when hidden; tests)
+        self._over = None                       # the CellPlot whose notes the label hides
         row.canvas.scene().sigMouseMoved.connect(self.moved)
+        # the scene sees no move when the mouse leaves the canvas: a readout stayed behind
+        self._leave = _LeaveFilter(self.hide, row.canvas)
+        row.canvas.viewport().installEventFilter(self._leave)
 
     def moved(self, scene_pos) -> None:
         for cell in self.row.cells:
@@ -96,7 +101,7 @@ class HoverReadout:
                 p = vb.mapSceneToView(scene_pos)
                 text = cell_text(cell, self.results(), self.row.name, p.x(), p.y())
                 if text:
-                    self.show(vb, text, vb.mapFromScene(scene_pos))
+                    self.show(vb, text, vb.mapFromScene(scene_pos), cell.slot)
                     return
                 break
         self.hide()
@@ -106,8 +111,14 @@ class HoverReadout:
         nearly opaque panel of the readout surface, readable over any curve."""
         return surface("note"), surface("readout_fill")
 
-    def show(self, vb, text: str, cursor=None) -> None:
-        """`cursor`: the mouse in vb's own coordinates; the label goes to the corner away from it."""
+    def show(self, vb, text: str, cursor=None, slot=None) -> None:
+        """`cursor`: the mouse in vb's own coordinates; the label goes to the corner away from it.
+        `slot`: the CellPlot of vb, whose corner notes are hidden meanwhile (they overlapped)."""
+        if slot is not self._over:
+            self._notes(True)
+            self._over = slot
+            if slot is not None:
+                slot.show_notes(False)
         colors = self.colors()
         if colors != self._colors:              # first shown, or the scheme changed since
             self._colors = colors
@@ -134,3 +145,20 @@ class HoverReadout:
     def hide(self) -> None:
         self.label.hide()
         self.text = ""
+        self._notes(True)
+        self._over = None
+
+    def _notes(self, on: bool) -> None:
+        if self._over is not None:
+            self._over.show_notes(on)
+
+
+class _LeaveFilter(QObject):
+    def __init__(self, on_leave, parent=None):
+        super().__init__(parent)
+        self.on_leave = on_leave
+
+    def eventFilter(self, obj, ev):
+        if ev.type() == QEvent.Type.Leave:
+            self.on_leave()
+        return False
