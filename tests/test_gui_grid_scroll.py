@@ -10,7 +10,7 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QWheelEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
-from test_gui import keys_of, run_keys  # noqa: E402
+from test_gui import keys_of, run_keys, shown_round_ste  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
@@ -61,6 +61,9 @@ def test_rows_are_compact_and_keep_their_height_when_numeric_arrives(qtbot, wind
     assert len(grid.rows["x"].cells) == 6                    # the numeric column is there
     assert {name: row.height() for name, row in grid.rows.items()} == heights
     assert len(_visible_rows(grid)) >= 3
+    for _ in range(5):                                       # the axes painted, widths final
+        QApplication.processEvents()
+    assert grid.horizontalScrollBar().maximum() == 0         # six columns fit at 1500x950
 
 
 def test_wheel_scrolls_ctrl_wheel_zooms_combo_needs_focus_and_fit(qtbot, window):
@@ -122,3 +125,32 @@ def test_every_column_reachable_at_1000x700(qtbot, window):
         QApplication.processEvents()
         assert row.canvas.mapTo(grid.viewport(), row.canvas.mapFromScene(
             last.plot.sceneBoundingRect().topRight())).x() <= grid.viewport().width() + 1
+
+
+def test_no_row_cuts_its_last_column_at_1000x700(qtbot, make_window, settings, examples_dir):
+    """round_ste's rows need different widths (x has a narrow 'no gradient' cell, out six plots
+    with wider tick labels): the widest decides the scroll range, and no row's plots overflow
+    its canvas (out's TF numeric plot was cut off with the scroll bar at its end)."""
+    win = shown_round_ste(qtbot, make_window, settings,
+                          [examples_dir / "tutorial_torch.py", examples_dir / "tutorial_tf.py"])
+    win.resize(1000, 700)
+    grid = win.grid
+    seen = []
+
+    def steady() -> bool:                   # axes take their width once painted: wait for it
+        QApplication.processEvents()
+        seen.append(tuple((r.minimumWidth(), r.canvas.width()) for r in grid.rows.values()))
+        return len(seen) > 3 and seen[-1] == seen[-2] == seen[-3]
+    qtbot.waitUntil(steady)
+    hbar = grid.horizontalScrollBar()
+    assert hbar.maximum() > 0
+    hbar.setValue(hbar.maximum())
+    QApplication.processEvents()
+    for name, row in grid.rows.items():
+        assert len(row.cells) == 6
+        for cell in row.cells:
+            rect = cell.plot.sceneBoundingRect()
+            assert rect.right() <= row.canvas.width() + 1, (name, cell.framework, cell.mode)
+        last = row.canvas.mapTo(grid.viewport(), row.canvas.mapFromScene(
+            row.cells[-1].plot.sceneBoundingRect().topRight()))
+        assert last.x() <= grid.viewport().width() + 1, name

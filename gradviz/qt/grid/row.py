@@ -173,6 +173,9 @@ class TensorRow(QFrame):
             self.plots.append(slot)
         else:
             slot = CellPlot(new_plot_item(self.canvas, col))
+            # a plot's axes take their width when their tick labels are first painted: the row
+            # then asks for what its plots really need (see fit_width)
+            slot.item.geometryChanged.connect(self.fit_width)
             self.plots.append(slot)
         slot.kind = kind
         return slot
@@ -183,8 +186,20 @@ class TensorRow(QFrame):
         for slot in self.plots[self.used:]:
             self.retire(slot)
         del self.plots[self.used:]
+        self.fit_width()
+
+    def fit_width(self) -> None:
+        """The row's minimum width: its plots' own minimum widths (axes, tick labels, title),
+        and at least MIN_CELL_W each. Below what its plots need the canvas cut the last column
+        off with no scroll bar to reach it (round_ste's output row at 1000x700)."""
         each = MIN_HEATMAP_W if self.view() == "heatmap" else MIN_CELL_W
-        self.setMinimumWidth(HEADER_W + 16 + self.used * each)
+        used = self.plots[:self.used]
+        ci = self.canvas.ci
+        need = sum(slot.item.effectiveSizeHint(Qt.SizeHint.MinimumSize).width() for slot in used)
+        need += ci.layout.horizontalSpacing() * max(0, len(used) - 1) + 4
+        width = HEADER_W + 16 + int(max(self.used * each, need) + 0.999)
+        if width != self.minimumWidth():
+            self.setMinimumWidth(width)
 
     def retire(self, slot: CellPlot) -> None:
         """Take a plot out of the layout and keep it in self.spare for reuse. Freeing a removed
