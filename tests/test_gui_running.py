@@ -87,3 +87,32 @@ def test_run_tool_bar_labels_are_in_the_window_font(qtbot, engine, tmp_path):
         metrics = QFontMetrics(button.font())
         missing = [c for c in action.text() if not metrics.inFontUcs4(ord(c))]
         assert not missing, (action.text(), missing, button.font().family())
+
+
+def test_keys_skip_cancel_and_esc_in_the_filter_box(qtbot, make_window, write_module):
+    """Shift+Esc skips the op running now and the queue goes on; Esc in the filter box clears
+    it (a second one moves to the op tree) and cancels nothing; Esc anywhere else cancels all."""
+    from PySide6.QtCore import Qt
+    path = write_module("ops.py", OPS_SRC.replace("class Right", "class Hangs2(Hangs):\n    pass\n\n\nclass Right"))
+    win = make_window([path], {"run/modes": "default,custom", "run/timeout": 90})
+    hangs, hangs2, right = (("torch", path, n) for n in ("Hangs", "Hangs2", "Right"))
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as done:
+        assert win.run([hangs, hangs2, right])
+        qtbot.waitUntil(lambda: win.state.in_flight() == [hangs], timeout=RUN_TIMEOUT_MS)
+        qtbot.keyClick(win.tree, Qt.Key_Escape, Qt.ShiftModifier)           # Skip this op
+        qtbot.waitUntil(lambda: win.state.in_flight() == [hangs2], timeout=RUN_TIMEOUT_MS)
+        win.op_filter.setFocus()
+        qtbot.waitUntil(win.op_filter.hasFocus)
+        qtbot.keyClicks(win.op_filter, "Hang")
+        assert win.tree.visible_keys() == [hangs, hangs2]
+        qtbot.keyClick(win.op_filter, Qt.Key_Escape)
+        assert win.op_filter.text() == "" and len(win.tree.visible_keys()) == 3
+        qtbot.keyClick(win.op_filter, Qt.Key_Escape)
+        qtbot.waitUntil(win.tree.hasFocus)
+        assert win.state.in_flight() == [hangs2] and win.act_cancel.isEnabled()   # still running
+        qtbot.keyClick(win.tree, Qt.Key_Escape)                                  # Cancel all
+    by_name = {r.request.qualname: r for r in done.args[0]}
+    assert by_name["Hangs"].error.message == "skipped by the user"
+    assert by_name["Hangs2"].error.kind == "cancelled"
+    assert by_name["Hangs2"].error.message != "skipped by the user"
+    assert win.state.progress.states[hangs2] == "cancelled"

@@ -4,10 +4,11 @@ Checks / Log tabs."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLineEdit, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from gradviz.qt.checks_matrix import ChecksMatrix
 from gradviz.qt.diagnostics_panel import DiagnosticsPanel
+from gradviz.qt.filter_box import FilterBox
 from gradviz.qt.flow_view import FlowView
 from gradviz.qt.grid import GridView
 from gradviz.qt.log_panel import LogPanel
@@ -21,9 +22,7 @@ from gradviz.qt.settings_panel import SettingsPanel
 def build_layout(win) -> None:
     """Create the widgets of MainWindow `win` (win.tree, win.grid, win.tabs, ...) and lay them out."""
     win.tree = OpTree(win.state)
-    win.op_filter = QLineEdit()
-    win.op_filter.setPlaceholderText("filter ops by name or file…")
-    win.op_filter.setClearButtonEnabled(True)
+    win.op_filter = FilterBox(next_focus=win.tree)
     ops = QWidget()
     ol = QVBoxLayout(ops)
     ol.setContentsMargins(0, 0, 0, 0)
