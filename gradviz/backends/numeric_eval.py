@@ -93,6 +93,7 @@ class Evaluator:
         self.fresh_inputs = False   # the op changes its inputs in place: new copies every time
         self.batch_ok: dict[str, bool] = {}
         self.dims = {int(s) for v in self.values.values() for s in np.shape(v)}
+        self._buffers: dict = {}    # name -> its last moved tensor, reused by the next (_moved)
 
     def pm_losses(self, name: str, dirs: np.ndarray, scales: np.ndarray, base: np.ndarray,
                   deadline: float = float("inf"), now=time.perf_counter):
@@ -108,13 +109,12 @@ class Evaluator:
                     return self._in_batches(name, dirs, scales, half)
                 except BatchRefused:
                     self.batch_ok[name] = False
-            d = self.kit.tensor(dirs, copy=False)
             plus, minus = np.empty(k), np.empty(k)
             try:
                 for i in range(k):
                     if now() > deadline:
                         raise BudgetUsed(name)
-                    step, scale = self.kit.step(d[i], float(scales[i]))
+                    step, scale = self.kit.step(dirs[i], float(scales[i]))
                     plus[i] = self._one(name, step, scale)
                     minus[i] = self._one(name, step, -scale)
             finally:
@@ -132,19 +132,29 @@ class Evaluator:
         """The loss with `name` moved by scale * delta (one pass: no scaled copy of delta)."""
         leaves, inject = self._leaves(), None
         if name in leaves:
-            leaves[name] = self.kit.axpy(leaves[name], delta, scale)
+            leaves[name] = self._moved(name, leaves[name], delta, scale)
         elif name in self.params:
-            self.kit.assign(self.built, name, self.kit.axpy(self.params[name], delta, scale))
+            self.kit.assign(self.built, name, self._moved(name, self.params[name], delta, scale))
         else:
             inject = (name, delta, scale)
-        loss = self._forward(leaves, inject, self.F, self.built.call_op)
+        loss = self._forward(leaves, inject, self.F, self.built.call_op, self._moved)
         self._inputs_unchanged()
         return float(self.kit.numbers(loss)[0])
 
-    def _forward(self, leaves, inject, F, call_op):
+    def _moved(self, name, t, delta, scale):
+        """t + scale * delta, into the buffer this name's earlier forward used where the kit can
+        (torch: a fresh 8 MB tensor per forward of a 10^6-element tensor was fresh memory to
+        touch each time); the forward before it is over, its loss read."""
+        moved = self.kit.axpy(t, delta, scale, out=self._buffers.get(name))
+        self._buffers[name] = moved
+        return moved
+
+    def _forward(self, leaves, inject, F, call_op, moved=None):
         def rec(n, t, role):
             if inject is None or n != inject[0]:
                 return t
+            if moved is not None:
+                return moved(n, t, inject[1], inject[2])
             return self.kit.axpy(t, inject[1], inject[2])
         return self.graph.forward(leaves, call_op, rec, F)
 

@@ -26,6 +26,7 @@ from gradviz.backends.graphs import (
 )
 from gradviz.backends.introspect import OpOutputError, OverrideKept, definition_line
 from gradviz.backends.kept import KeptRuns, QuickRun, keep_bound, quick_request
+from gradviz.backends.numeric_dirs import DirectionStore, dirs_bound
 from gradviz.backends.priority import background_priority as _background_priority
 from gradviz.backends.user_code import capture_output, error_info
 from gradviz.backends.user_modules import load_module
@@ -40,6 +41,8 @@ class Backend:
         self.adapter = adapter
         self._ops_by_path: dict[str, tuple] = {}   # path -> (module, {qualname: (info, obj)})
         self.kept = KeptRuns(keep_bound(memory_limit))  # the app's quick passes, for numeric
+        # the numeric reference's random directions, the same in every run of a name and shape
+        self.directions = DirectionStore(dirs_bound(memory_limit))
 
     def version(self) -> str:
         return self.adapter.version()
@@ -134,7 +137,7 @@ class Backend:
             built = ad.build(obj, info, "custom", "float64", device, module, meta, plans)
             _seed_params(built, s.seed, meta)
             with _background_priority() if background else contextlib.nullcontext():
-                return numeric.compute(ad, graph, built, device, tensors)
+                return numeric.compute(ad, graph, built, device, tensors, self.directions)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the numeric pass failed: the other modes still stand
             mode_errors["numeric"] = error_info(exc, "error", info.where)
             return {}

@@ -35,13 +35,19 @@ def host_array(t) -> np.ndarray:
     return np.asarray(t.numpy())
 
 
+def aligned_empty(shape: tuple, dtype) -> np.ndarray:
+    """A new C-contiguous array whose data starts on an ALIGN-byte boundary (values unset)."""
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape))
+    raw = np.empty(size * dtype.itemsize + ALIGN, dtype=np.uint8)
+    start = -raw.ctypes.data % ALIGN
+    return raw[start:start + size * dtype.itemsize].view(dtype).reshape(shape)
+
+
 def aligned_cast(values: np.ndarray, dtype) -> np.ndarray:
     """`values` cast to `dtype` (numpy's cast, as tf.constant does it) in a new C-contiguous
     array whose data starts on an ALIGN-byte boundary."""
-    dtype = np.dtype(dtype)
-    raw = np.empty(values.size * dtype.itemsize + ALIGN, dtype=np.uint8)
-    start = -raw.ctypes.data % ALIGN
-    out = raw[start:start + values.size * dtype.itemsize].view(dtype).reshape(values.shape)
+    out = aligned_empty(values.shape, dtype)
     np.copyto(out, values, casting="unsafe")
     return out
 

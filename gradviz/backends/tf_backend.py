@@ -13,7 +13,13 @@ from gradviz.backends.adapter import AdapterBase, BuiltBase
 from gradviz.backends.graphs import differentiable, leaf_array
 from gradviz.backends.introspect import no_arg_constructible
 from gradviz.backends.keras_names import named_variables
-from gradviz.backends.tf_arrays import HostArrays, host_array
+from gradviz.backends.tf_arrays import (
+    ZERO_COPY_BYTES,
+    HostArrays,
+    aligned_empty,
+    host_array,
+    on_cpu,
+)
 from gradviz.backends.tf_grad_returns import grad_returns_checked
 from gradviz.backends.tf_overrides import custom_gradients_as_default, is_framework_own
 
@@ -118,6 +124,7 @@ class NumericKit:
 
     def __init__(self, device):
         self.device = device
+        self._steps: dict = {}   # shape -> the buffer of the direction being evaluated
 
     def scope(self):
         return tf.device(self.device)
@@ -132,9 +139,18 @@ class NumericKit:
         return 0   # tensors cannot be changed in place
 
     def step(self, delta, scale):
-        return delta * scale, 1.0   # scaled once for both signs: TF has no fused a + s * b
+        # Scaled once for both signs: TF has no fused a + s * b. A big direction is scaled by
+        # numpy into a buffer shared with TF (DLPack) and reused for the next direction, rather
+        # than copied into a new TF tensor, sliced and multiplied there (the same product).
+        if delta.nbytes >= ZERO_COPY_BYTES and delta.dtype == np.float64 and on_cpu(self.device):
+            buf = self._steps.get(delta.shape)
+            if buf is None:
+                buf = self._steps[delta.shape] = aligned_empty(delta.shape, np.float64)
+            np.multiply(delta, scale, out=buf)
+            return tf.experimental.dlpack.from_dlpack(buf.__dlpack__()), 1.0
+        return tf.constant(delta) * scale, 1.0
 
-    def axpy(self, a, b, scale):
+    def axpy(self, a, b, scale, out=None):   # TF writes no tensor in place: `out` is not used
         if scale in (1.0, -1.0):
             return a + b if scale > 0 else a - b
         return a + scale * b

@@ -117,10 +117,16 @@ class NumericKit:
         return t._version   # bumped by every in-place change, views included
 
     def step(self, delta, scale):
-        return delta, scale   # axpy scales it on the fly
+        return torch.as_tensor(delta, device=self.device), scale   # axpy scales it on the fly
 
-    def axpy(self, a, b, scale):
-        return torch.add(a, b, alpha=scale)   # a + scale * b in one pass
+    def axpy(self, a, b, scale, out=None):
+        """a + scale * b in one pass; into `out` (an earlier result) when it has the very layout
+        a fresh result would have and shares no memory with a or b: the same values."""
+        if out is not None and a.shape == b.shape == out.shape and out.stride() == a.stride() \
+                and out.dtype == torch.result_type(a, b) and out.device == a.device \
+                and out.data_ptr() not in (a.data_ptr(), b.data_ptr()):
+            return torch.add(a, b, alpha=scale, out=out)
+        return torch.add(a, b, alpha=scale)
 
     def reduce(self, t, mean):
         dims = tuple(range(1, t.dim()))
