@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from gradviz.app.analysis import Analysis
 from gradviz.model import RunRequest, RunResult
+
+if TYPE_CHECKING:    # analysis (numpy curves) is imported by whoever analyses, not at start
+    from gradviz.app.analysis import Analysis
 
 PARTIAL, FINAL = "partial", "final"
 

@@ -14,15 +14,17 @@ it reports to its observers:
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
-from gradviz.app.analysis import Analysis
 from gradviz.app.loaded import LoadedFiles
 from gradviz.app.observers import Observers
 from gradviz.app.progress import CANCELLED, ERROR, OK, QUEUED, RUNNING, RunProgress, final_state
 from gradviz.app.results import FINAL, PARTIAL, Results, request_key
 from gradviz.compare import VERDICTS
 from gradviz.model import RunRequest, RunResult, RunSettings
+
+if TYPE_CHECKING:    # analysis (numpy curves) is imported by whoever analyses, not at start
+    from gradviz.app.analysis import Analysis
 
 # the op tree's marks, least to most worrying: the verdicts in compare's order, a failed run last
 MARK_ORDER = ("", CANCELLED, OK) + tuple(VERDICTS)

@@ -1,7 +1,8 @@
 """`gradviz [FILES] [--run] [--screenshot PNG]`: show the window first, then start the workers.
 
 Order matters for a window that is there at once: QApplication and the window are created and
-shown before the engine spawns its workers (torch/tensorflow import in those processes only).
+painted before the engine spawns its workers (torch/tensorflow import in those processes only) and
+before pyqtgraph is imported (the empty grid needs none of it; qt/first_paint.py).
 """
 from __future__ import annotations
 
@@ -67,6 +68,14 @@ def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional
     win, run = open_window(argv_files, run, engine, qsettings)
     if screenshot:
         win.resize(1500, 950)                    # the same picture whatever size was saved
+
+    def after_shown():
+        win.start(run=run)                       # the workers import their frameworks meanwhile
+        from gradviz.qt.grid.view import import_plots
+        import_plots()                           # pyqtgraph now, not when the first result comes
+
+    from gradviz.qt.first_paint import after_first_paint
+    after_first_paint(win, after_shown)          # the window is up before any worker is spawned
     win.show()
     exit_code = {"code": 0}
 
@@ -94,8 +103,6 @@ def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional
             app.exit(3)
         QTimer.singleShot(int(SCRIPTED_TIMEOUT_S * 1000), give_up)
 
-    # After the first paint: the window is up before any worker process is spawned.
-    QTimer.singleShot(0, lambda: win.start(run=run))
     code = app.exec()
     return exit_code["code"] if screenshot else code
 

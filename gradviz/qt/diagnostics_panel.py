@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
 )
 
 from gradviz.app.problems import Problem, problems
-from gradviz.diagnostics import diagnose_load
 from gradviz.qt.theme import severity_color
 
 SEVERITY_MARKS = {"error": "✗", "warning": "!", "info": "i"}
@@ -152,6 +151,7 @@ class DiagnosticsPanel(QWidget):
         failed = False
         for cat in catalogs:
             if cat.error is not None:
+                from gradviz.diagnostics import diagnose_load  # not needed for the first frame
                 failed = True
                 name = os.path.basename(cat.file) + (f" ({cat.framework})" if cat.framework else "")
                 self.add_error(name, cat.error, key=f"load:{cat.file}")

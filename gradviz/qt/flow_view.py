@@ -8,7 +8,6 @@ from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from gradviz.plots.flow import FlowFigure
-from gradviz.qt.export.flow import paint_flow
 from gradviz.qt.theme import figure_ink
 
 
@@ -33,6 +32,8 @@ class FlowView(QWidget):
     def paintEvent(self, ev):
         if self.figure is None:
             return
+        # imported here, not at start: the export package is not needed for the first frame
+        from gradviz.qt.export.flow import paint_flow
         p = QPainter(self)
         try:
             paint_flow(p, self.figure, self.width(), self.height(), ink=figure_ink())

@@ -9,6 +9,7 @@ Exports never read the scheme: they stay light.
 """
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
 
 from gradviz.plots.palette import (
@@ -202,10 +203,18 @@ def figure_ink(scheme: str | None = None) -> dict:
     return FIGURE_INK[scheme or current_scheme()]
 
 
+def plot_options(scheme: str | None = None) -> dict:
+    """pyqtgraph's default background and foreground for plots on `scheme` (default: current)."""
+    colors = PLOT_SCHEMES[scheme or current_scheme()]
+    return {"background": colors["background"], "foreground": colors["foreground"]}
+
+
 def apply_plot_scheme(root, scheme: str) -> None:
     """Plots under `root` (and those made later) on the scheme's background, with axes and
     labels in its foreground. Exports do not read this: they stay on white."""
-    import pyqtgraph as pg
+    pg = sys.modules.get("pyqtgraph")
+    if pg is None:      # no plot yet: the grid sets plot_options() when it imports pyqtgraph
+        return
     colors = PLOT_SCHEMES[scheme]
     pg.setConfigOptions(background=colors["background"], foreground=colors["foreground"])
     for view in root.findChildren(pg.GraphicsView):

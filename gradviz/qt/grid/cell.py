@@ -14,7 +14,11 @@ from gradviz.plots.description import COMPUTING, Panel
 from gradviz.plots.palette import NAN_COLOR
 from gradviz.plots.ticks import fmt, nice_ticks
 from gradviz.qt.grid.corners import emptiest_corner
-from gradviz.qt.theme import plot_text, surface
+from gradviz.qt.theme import plot_options, plot_text, surface
+
+# The first of the grid's modules to import pyqtgraph (after the window's first paint, view.py):
+# its defaults for every plot made from now on, on the colour scheme the window shows.
+pg.setConfigOptions(antialias=False, **plot_options())
 
 _FONTS: dict = {}
 NOTE_Z = 500            # corner notes: above the curves, under the "computing…" cover (1000)

@@ -4,9 +4,8 @@ so the grid shows what an export of it writes. Rows keep their own view and reus
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QVBoxLayout, QWidget
 
@@ -15,14 +14,20 @@ from gradviz.plots import figure as F
 from gradviz.plots import series as S
 from gradviz.plots.logscale import log_row
 from gradviz.plots.palette import FRAMEWORK_LABEL
-from gradviz.qt.grid.cell import Cell
-from gradviz.qt.grid.draw import draw, values_kind
-from gradviz.qt.grid.links import fit, link
-from gradviz.qt.grid.readout import HoverReadout
-from gradviz.qt.grid.row import TensorRow
 from gradviz.qt.theme import mark_color, surface
 
-pg.setConfigOptions(antialias=False, background="w", foreground="#333")
+if TYPE_CHECKING:
+    from gradviz.qt.grid.cell import Cell
+    from gradviz.qt.grid.row import TensorRow
+
+# The rows and their plots (row, cell, draw, links, readout) are pyqtgraph, imported when the first
+# row is made: an empty grid needs none of it, so the window paints its first frame without the
+# ~0.2 s pyqtgraph import, and qt/app.py imports them right after that frame (import_plots).
+
+
+def import_plots() -> None:
+    """Import the grid's pyqtgraph side now rather than when the first row is drawn."""
+    from gradviz.qt.grid import draw, links, readout, row  # noqa: F401
 
 
 def legend_html(fig_legend) -> str:
@@ -136,6 +141,8 @@ class GridView(QScrollArea):
         for d in descs:
             row = keep.get(d.tensor)
             if row is None:
+                from gradviz.qt.grid.readout import HoverReadout
+                from gradviz.qt.grid.row import TensorRow
                 row = TensorRow(d.tensor, d.role)
                 row.viewChanged.connect(self._view_changed)
                 row.clicked.connect(self.tensorClicked)
@@ -164,6 +171,7 @@ class GridView(QScrollArea):
         """Undo the user's zoom and pan in a row: the ranges of its figure description."""
         row = self.rows.get(tensor)
         if row is not None:
+            from gradviz.qt.grid.links import fit
             fit(row.cells)
 
     def restyle(self) -> None:
@@ -249,6 +257,9 @@ class GridView(QScrollArea):
                             + legend_html(legend))
 
     def _fill(self, row: TensorRow) -> None:
+        from gradviz.qt.grid.cell import Cell
+        from gradviz.qt.grid.draw import draw, values_kind
+        from gradviz.qt.grid.links import link
         view = row.view()
         desc = replace(self._row_desc[row.name], view=view)
         columns = F.grid_columns(self._described, view, self.modes)
