@@ -64,7 +64,11 @@ def child_main() -> None:
     from gradviz.engine import process_tree, transport
     process_tree.die_with_parent(int(parent_pid))
     # No __pycache__ written into users' folders; a stale one could be trusted (user_code).
+    # gradviz's own modules keep theirs (own_bytecode), as the parent's do.
     sys.dont_write_bytecode = True
+    import gradviz
+    from gradviz.engine import own_bytecode
+    own_bytecode.install(os.path.dirname(os.path.abspath(gradviz.__file__)))
     transport.use_folder(folder)
     crash_log = os.path.join(folder, "crash.log")
     import signal

@@ -37,8 +37,11 @@ child_main()
 
 
 def worker_command(args: list[str]) -> list[str]:
-    """argv of a worker process; `args` reach child.child_main as sys.argv[1:]."""
-    return [sys.executable, "-I", "-c", _BOOTSTRAP, PACKAGE_DIR,
+    """argv of a worker process; `args` reach child.child_main as sys.argv[1:]. A parent that
+    writes no bytecode (-B, PYTHONDONTWRITEBYTECODE, which -I would drop) has workers that write
+    none either, gradviz's own included (engine/own_bytecode.py)."""
+    flags = ["-I", "-B"] if sys.dont_write_bytecode else ["-I"]
+    return [sys.executable, *flags, "-c", _BOOTSTRAP, PACKAGE_DIR,
             os.pathsep.join(python_path()), os.pathsep.join(user_sites()), *args]
 
 
