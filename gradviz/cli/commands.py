@@ -136,10 +136,12 @@ def cmd_run(argv: list[str]) -> int:
     files = _files_or_examples(args.files)
 
     from gradviz.catalog import label_results, pair_ops, requests_for, select
+    from gradviz.cli.warm_up import WarmUp
     from gradviz.engine import Engine
     if args.verbose:  # TensorFlow's informational lines too, unless the user chose a level
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0")
-    with Engine(frameworks, start=False) as engine:
+    with WarmUp(plot=bool(args.plot)) as warm_up, \
+            Engine(frameworks, start=False, on_state=warm_up.on_state) as engine:
         if args.verbose:
             engine.follow_output(_echo_worker_line)
         engine.start()

@@ -7,6 +7,12 @@ import os
 _app = None
 
 
+def import_qt() -> None:
+    """Import the Qt modules an export draws with, making nothing (any thread may call it: the
+    application itself is made on the main thread, by ensure_app)."""
+    from PySide6 import QtCore, QtGui  # noqa: F401
+
+
 def ensure_app():
     global _app
     from PySide6.QtGui import QGuiApplication
