@@ -4,6 +4,7 @@ from __future__ import annotations
 from gradviz.qt.export.app import ensure_app
 
 SUFFIX = ".png"
+PNG_QUALITY = 40
 
 
 def white_image(width: float, height: float, scale: float, paint):
@@ -32,5 +33,7 @@ def write(path: str, width: int, height: int, paint, title: str, description: st
           scale: float = 2.0) -> None:
     """paint(painter, raster=True) draws in layout units; `title`/`description` are for vector
     formats (a PNG has no such fields here)."""
-    if not white_image(width, height, scale, lambda p: paint(p, True)).save(path, "PNG"):
+    # quality 40 is zlib level 5 (Qt's default is 6): a quarter less time for 2% more bytes (the
+    # examples' six-op grid, 15 Mpx: 0.75 -> 0.56 s, 2250 -> 2287 KiB)
+    if not white_image(width, height, scale, lambda p: paint(p, True)).save(path, "PNG", PNG_QUALITY):
         raise OSError("Qt could not write the PNG")
