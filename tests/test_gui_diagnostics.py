@@ -147,6 +147,33 @@ def test_detail_pane_follows_the_selected_op(qtbot, make_window, examples_dir, w
 
 
 
+def test_detail_pane_stays_on_the_selected_op_when_it_runs_again(qtbot, make_window, examples_dir,
+                                                                 write_module):
+    """A re-run replaces the op's entries; the list's current row used to move to a neighbour
+    (another op's entry), so the pane described trap_too_many_grads while NanGrad was shown."""
+    traps = str(examples_dir / "traps_torch.py")
+    nan = write_module("nan_ops.py", NAN_SRC)
+    win = make_window([traps, nan])
+    too_many, nan_key = ("torch", traps, "TooManyGrads"), ("torch", nan, "NanGrad")
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
+        assert win.run([too_many, nan_key])
+    panel = win.diagnostics
+    win.tabs.setCurrentWidget(panel)
+    win.tree.select_pair(win.state.loaded.pair_name(nan_key))
+    win.show_pair(win.state.loaded.pair_name(nan_key))
+    first = panel.current()
+    assert first is not None and first.key == nan_key
+    _click(qtbot, panel, panel.item_for(first.where))
+    for _ in range(2):
+        with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
+            assert win.run([nan_key])
+        now = panel.current()
+        assert now is not None and now.key == nan_key, now
+        assert now.message == first.message and now.message in panel.detail.toPlainText()
+        assert all(p.key != too_many or p.message not in panel.detail.toPlainText()
+                   for p in panel.entries())
+
+
 def test_a_long_at_path_wraps_in_the_detail_pane_at_1000x700(qtbot, engine, tmp_path):
     """The "At:" path and the traceback wrap, breaking anywhere in a long name, so the pane never
     scrolls sideways and file:line is in sight at 1000x700."""

@@ -134,6 +134,13 @@ class DiagnosticsPanel(QWidget):
             if key_prefix is None or str(self.list.topLevelItem(i).data(0, Qt.UserRole)).startswith(key_prefix):
                 self.list.takeTopLevelItem(i)
         self._count()
+        self._after_removal()
+
+    def _after_removal(self) -> None:
+        """Qt makes a neighbour of a removed current entry current: often another op's, which the
+        pane then described while the user looked at this op (a re-run replaces its entries)."""
+        if self._focus is not None:
+            self._follow_selected_op()
 
     def clear_file(self, file: str) -> None:
         """Forget a removed file: its load errors and its ops' entries."""
@@ -143,6 +150,7 @@ class DiagnosticsPanel(QWidget):
             if tag == f"load:{file}" or (p.key and p.key[1] == file):
                 self.list.takeTopLevelItem(i)
         self._count()
+        self._after_removal()
 
     def show_load(self, catalogs, files) -> bool:
         """The load errors of `files` (replacing earlier ones); True when there is one."""
@@ -163,6 +171,8 @@ class DiagnosticsPanel(QWidget):
         """A result's problems, one entry each (a partial result: only a comparison bug)."""
         for p in problems(key, analysis):
             self.add_problem(p, f"run:{key}")
+        if self.list.currentItem() is None and self._focus and tuple(key) in self._focus:
+            self._follow_selected_op()          # the shown op's new entries: its first one
 
     # --- what is shown -------------------------------------------------------------------------
     def set_selected_op(self, keys) -> None:
