@@ -257,3 +257,21 @@ def test_a_previous_runs_result_does_not_put_a_pair_in_step(tmp_path):
         state.arrived(analyze(_as_run(ste_result("tf", seed=seed), path, seed=seed)))
         assert state.pair_in_step("round_ste")
         state.run_finished([])
+
+
+def test_a_longer_timeout_makes_only_a_timed_out_result_stale(tmp_path):
+    state, path = _state_with_ste(tmp_path)
+    state.run_started(state.requests(state.loaded.checked_keys(), lambda fw: RunSettings(timeout=60.0)))
+    ok = _as_run(ste_result("torch"), path, timeout=60.0)
+    timed_out = replace(_as_run(ste_result("tf"), path, timeout=60.0), status="error", tensors=(),
+                        error=ErrorInfo("Timeout", "ran past 60 s", kind="timeout"))
+    for r in (ok, timed_out):
+        state.arrived(analyze(r))
+    torch_key, tf_key = ("torch", path, "RoundSTE"), ("tf", path, "RoundSTE")
+    state.settings_changed({"torch": RunSettings(timeout=60.0), "tf": RunSettings(timeout=60.0)})
+    assert not state.is_stale(torch_key) and not state.is_stale(tf_key)
+    state.settings_changed({"torch": RunSettings(timeout=120.0), "tf": RunSettings(timeout=120.0)})
+    assert not state.is_stale(torch_key)        # it finished within either
+    assert state.is_stale(tf_key)               # it might finish within 120 s
+    state.settings_changed({"torch": RunSettings(timeout=60.0, seed=3), "tf": RunSettings(timeout=60.0)})
+    assert state.is_stale(torch_key) and not state.is_stale(tf_key)

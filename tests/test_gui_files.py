@@ -111,6 +111,14 @@ def test_stale_mark_after_a_settings_change_and_reset_to_defaults(qtbot, window,
     assert glyph == "✓*" and "stale" in tip and "stale" in win.pair_label.text()
     panel.shape.setText("200")                        # back as it ran: not stale any more
     assert win.tree.shown_mark(key)[0] == "✓"
+    # settings that do not change a finished result: the timeout, the depth of another graph
+    panel.timeout.setValue(panel.timeout.value() / 2)
+    panel.depth.setValue(panel.depth.value() + 2)
+    assert win.tree.shown_mark(key)[0] == "✓" and "stale" not in win.pair_label.text()
+    panel.graph.setCurrentIndex(panel.graph.findText("stack"))    # the depth matters now
+    assert win.tree.shown_mark(key)[0] == "✓*"
+    panel.graph.setCurrentIndex(panel.graph.findText("op"))
+    assert win.tree.shown_mark(key)[0] == "✓"
     panel.shape.setText("300")
     with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
         assert win.run([key])

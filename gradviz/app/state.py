@@ -195,10 +195,21 @@ class AppState:
         self.events.emit("stale")
 
     def is_stale(self, key) -> bool:
-        """Whether the op's result was made with other settings than a run would use now."""
+        """Whether the op's result was made with other settings than a run would use now, among
+        those that change a result: not the timeout of an op that finished within it, nor the
+        depth of a graph that is not the stack (RunSettings: ignored by the others)."""
         asked = self.results.asked_for(key)
         now = self.settings.get(key[0])
-        return key in self.results and asked is not None and now is not None and asked.settings != now
+        if key not in self.results or asked is None or now is None:
+            return False
+        was = asked.settings
+        result = self.results.result(key)
+        timed_out = result is not None and result.error is not None and result.error.kind == "timeout"
+        if not timed_out:
+            now = now.with_(timeout=was.timeout)
+        if was.graph != "stack" and now.graph != "stack":
+            now = now.with_(depth=was.depth)
+        return was != now
 
     def in_flight(self, pair: Optional[str] = None) -> list:
         """Ops a worker runs now (one per framework at most), of `pair` only when given."""
