@@ -93,12 +93,18 @@ def test_dark_theme_darkens_every_panel_and_light_restores_the_start(qtbot, show
     parts = [shown.tree, shown.settings_panel.shape, shown.numbers.table, shown.numbers.parity,
              shown.diagnostics.list, shown.diagnostics.detail, shown.checks_matrix.table, shown.log,
              shown.statusBar(), shown.menuBar(), shown.view_menu, shown.grid.viewport(), row.view_box,
-             shown.op_filter, shown.tabs]
+             shown.op_filter, shown.tabs, shown.pair_label, shown.grid.header]
     qtbot.waitUntil(lambda: all(is_dark(w.palette().color(w.backgroundRole()).name()) for w in parts))
     for w in parts:
         bg = w.palette().color(w.backgroundRole()).name()
         fg = w.palette().color(w.foregroundRole()).name()
         assert is_dark(bg) and contrast_ratio(fg, bg) >= 7, (type(w).__name__, bg, fg)
+    # every label too, style sheet or not (one with padding kept the light palette)
+    from PySide6.QtWidgets import QLabel
+    labels = [w for w in shown.findChildren(QLabel) if w.isVisible()]
+    light = [(w.objectName() or type(w).__name__, w.text()[:30]) for w in labels
+             if not is_dark(w.palette().color(w.backgroundRole()).name())]
+    assert labels and not light, light
     # and so does what the screen shows: the window grabbed is mostly dark pixels
     assert light_share(shown.grab().toImage()) < 0.1
 
@@ -300,6 +306,11 @@ def test_a_window_opened_in_dark_is_dark_from_its_first_paint(qtbot, engine, tmp
         assert css_color(win.grid._placeholder.styleSheet()) == muted
         assert {css_color(lab.styleSheet()) for lab in win.workers.labels.values()} == {muted}
         assert pg.getConfigOption("background") == PLOT_SCHEMES["dark"]["background"]
+        # the pair's header above the grid (a style sheet with padding kept the light palette)
+        header = win.pair_label.palette()
+        assert is_dark(header.color(win.pair_label.backgroundRole()).name())
+        assert contrast_ratio(header.color(win.pair_label.foregroundRole()).name(),
+                              header.color(win.pair_label.backgroundRole()).name()) >= 7
         win.set_theme("light")                          # and the same parts come back light
         assert css_color(win.settings_panel.graph_help.styleSheet()) == SURFACES["light"]["muted"]
         assert css_color(win.grid._placeholder.styleSheet()) == SURFACES["light"]["muted"]

@@ -12,13 +12,15 @@ from gradviz.app.progress import QUEUED, RUNNING
 from gradviz.app.state import AppState
 from gradviz.qt.theme import surface
 
+STYLE = "font-size: 14px; padding: 2px 4px"
+
 
 class PairHeader(QLabel):
     def __init__(self, state: AppState, parent=None):
         super().__init__("", parent)
         self.state = state
         self.pair: Optional[str] = None
-        self.setStyleSheet("font-size: 14px; padding: 2px 4px")
+        self.setStyleSheet(STYLE)
         self.setTextFormat(Qt.RichText)
         self._tick = QTimer(self)
         self._tick.setInterval(500)
@@ -31,6 +33,10 @@ class PairHeader(QLabel):
         self._draw()
 
     def restyle(self) -> None:
+        # a style sheet with a box (padding) keeps the palette it was polished with: set again,
+        # it takes the scheme's (the header stayed black on the dark window)
+        self.setStyleSheet("")
+        self.setStyleSheet(STYLE)
         self._draw()
 
     def _progress(self, key) -> None:

@@ -30,6 +30,9 @@ def import_plots() -> None:
     from gradviz.qt.grid import draw, links, readout, row  # noqa: F401
 
 
+HEADER_STYLE = "font-size: 11px"
+
+
 def legend_html(fig_legend) -> str:
     parts = []
     for e in fig_legend:
@@ -82,7 +85,7 @@ class GridView(QScrollArea):
         self.header = QLabel()                  # the figure's title, subtitle and legend
         self.header.setTextFormat(Qt.RichText)
         self.header.setWordWrap(True)
-        self.header.setStyleSheet("font-size: 11px")
+        self.header.setStyleSheet(HEADER_STYLE)
         self._placeholder = QLabel()
         self._placeholder.setAlignment(Qt.AlignCenter)
         self.restyle()
@@ -178,6 +181,10 @@ class GridView(QScrollArea):
         """The window switched colour scheme: its notes, headers and every plot drawn again (a
         plot kept for new data would keep the old scheme's notes)."""
         self._placeholder.setStyleSheet(f"color: {surface('muted')}; font-size: 15px")
+        # set again: a label keeps the palette its style sheet was polished with (it stayed
+        # dark text on the dark window after a live switch)
+        self.header.setStyleSheet("")
+        self.header.setStyleSheet(HEADER_STYLE)
         for row in self.rows.values():
             row.restyle()
             for slot in row.plots:
