@@ -189,3 +189,38 @@ def test_long_notes_wrap_inside_their_plot_and_keep_every_word(qtbot):
     note, _ = _cells(grid, "out")[("torch", "default")].slot.corners[0]
     assert curves and note.zValue() > max(c.zValue() for c in curves)
     assert note.fill.color().alpha() >= 200
+
+
+def _tick_label_rects(axis):
+    """The tick labels the axis draws now: (rect, text), left to right."""
+    from PySide6.QtGui import QImage, QPainter
+    img = QImage(10, 10, QImage.Format_ARGB32)
+    painter = QPainter(img)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return sorted(((rect, text) for rect, _flags, text in specs[2]), key=lambda rt: rt[0].left())
+
+
+def test_tick_labels_never_run_together_in_a_narrow_zoomed_plot(qtbot, ste):
+    """At 1000x700 six plots share a row; zoomed to 50..150 the x labels read "100120140" in
+    the narrower TF plots (pyqtgraph draws every major label): the step widens until they fit."""
+    ste.resize(1000, 700)
+    for _ in range(5):
+        QApplication.processEvents()
+    row = ste.grid.rows["out"]
+    cells = [c for c in row.cells if c.has_data]
+    cells[0].plot.vb.setXRange(50, 150, padding=0)      # the row's plots are linked
+    for _ in range(5):
+        QApplication.processEvents()
+    for x0, x1 in ((50, 150), (0, 199), (1000, 1200)):
+        cells[0].plot.vb.setXRange(x0, x1, padding=0)
+        QApplication.processEvents()
+        for cell in cells:
+            axis = cell.plot.getAxis("bottom")
+            labels = _tick_label_rects(axis)
+            # labels at the very ends are left out by pyqtgraph when they would stick out
+            assert labels, (cell.framework, cell.mode)
+            for (a, ta), (b, tb) in zip(labels, labels[1:]):
+                assert a.right() + 2 <= b.left(), (cell.framework, cell.mode, ta, tb, axis.width())
