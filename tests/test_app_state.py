@@ -202,7 +202,7 @@ def test_real_engine_run_moves_the_state_as_the_bridge_would(engine, write_modul
     np.testing.assert_allclose(x.grads["custom"], 3.0)
     np.testing.assert_allclose(x.grads["default"], 2.0)
     assert {t.name: t.verdict for t in a.comparison.tensors}["x"] == "differs"
-    assert state.summary(results).startswith("1 run(s): ")
+    assert state.summary(results) == "1 op run — 2 tensors: 1 match, 1 differs"
     assert ("x", "custom") in a.series                # plot curves for the grid
 
 

@@ -138,3 +138,41 @@ def test_stale_mark_after_a_settings_change_and_reset_to_defaults(qtbot, window,
     assert str(qs.value("run/dtype")) == "float32"    # saved: the next launch starts from them
     assert str(qs.value("run/watch")) == "false"      # a menu's choice, not a run setting
     assert win.tree.shown_mark(key)[0] == "✓*"        # the last run used shape 300
+
+
+def _file_menu_pick(qtbot, win, path, text):
+    """Right-click the file's line in the op tree and pick `text` in the menu that opens."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMenu
+    tree = win.tree
+    item = next(tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
+                if tree.topLevelItem(i).toolTip(0) == path)
+    seen = []
+
+    def pick():
+        menu = QApplication.activePopupWidget()
+        if not isinstance(menu, QMenu):
+            QTimer.singleShot(20, pick)
+            return
+        seen.extend(a.text() for a in menu.actions())
+        next(a for a in menu.actions() if a.text() == text).trigger()
+        menu.close()
+    QTimer.singleShot(0, pick)
+    tree.customContextMenuRequested.emit(tree.visualItemRect(item).center())
+    return seen
+
+
+def test_a_files_menu_runs_its_ops_and_removes_it(qtbot, window, tmp_path):
+    win, _qs = window
+    root = _project(tmp_path)
+    a, b = str(root / "ops" / "scale_a.py"), str(root / "ops" / "scale_b.py")
+    _drop(qtbot, win, [root])
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as done:
+        seen = _file_menu_pick(qtbot, win, a, "Run this file's ops")
+    assert seen == ["Run this file's ops", "Remove from the list"]
+    assert [r.request.qualname for r in done.args[0]] == ["ScaleA"]
+    assert ("torch", a, "ScaleA") in win.state.results and ("torch", b, "ScaleB") not in win.state.results
+    assert win.summary.text() == "1 op run — 2 tensors: 2 match"
+    _file_menu_pick(qtbot, win, a, "Remove from the list")
+    assert win.state.loaded.files == [b] and win.tree.visible_keys() == [("torch", b, "ScaleB")]
+    assert ("torch", a, "ScaleA") not in win.state.results

@@ -65,6 +65,9 @@ def test_running_op_shows_elapsed_and_skip_goes_on_with_the_queue(qtbot, make_wi
     assert "1 cancelled" in win.summary.text() and "failed" not in win.summary.text()
     assert "running" not in win.pair_label.text() and not win.act_skip.isEnabled()
     assert "running" not in win.grid.message()
+    win.show_pair("Hangs")
+    assert win.grid.message().startswith("Hangs: cancelled before it finished: nothing to draw")
+    assert "skipped by the user" in win.grid.message()
 
 
 def test_run_tool_bar_labels_are_in_the_window_font(qtbot, engine, tmp_path):

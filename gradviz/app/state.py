@@ -233,12 +233,18 @@ class AppState:
                 for r, st in zip(results, states) if st != CANCELLED]
         comps = [a.comparison for a in kept if a is not None and a.comparison is not None]
         counts = {k: v for k, v in summary_counts(comps).items() if v}
-        text = f"{len(results)} run(s): " + (", ".join(f"{v} {k}" for k, v in counts.items()) or "no tensors")
+        # ops and tensors said apart: "2 run(s): 2 match, 32 surrogate" read as a contradiction
+        n = len(results)
+        text = f"{n} op{'s' if n != 1 else ''} run"
         failed, cancelled = states.count(ERROR), states.count(CANCELLED)
-        if failed:
-            text += f" — {failed} failed (see Diagnostics)"
-        if cancelled:
-            text += f" — {cancelled} cancelled"
+        apart = ([f"{failed} failed (see Diagnostics)"] if failed else []) + \
+            ([f"{cancelled} cancelled"] if cancelled else [])
+        if apart:
+            text += " (" + ", ".join(apart) + ")"
+        if counts:
+            tensors = sum(counts.values())
+            text += (f" — {tensors} tensor{'s' if tensors != 1 else ''}: "
+                     + ", ".join(f"{v} {k}" for k, v in counts.items()))
         return text
 
 

@@ -23,7 +23,7 @@ PASSING_MARKS = ("ok", "match", "surrogate")   # marks an error or warning findi
 
 class OpTree(QTreeWidget):
     pairSelected = Signal(str)          # the pair name now shown
-    runRequested = Signal(object)       # list of OpKey (context menu "Run only this")
+    runRequested = Signal(object)       # list of OpKey (context menus "Run only this op", "Run this file's ops")
     removeRequested = Signal(str)       # a file (context menu "Remove from the list")
 
     def __init__(self, state: AppState, parent=None):
@@ -226,6 +226,9 @@ class OpTree(QTreeWidget):
         if item is not None and item.parent() is None:        # a file
             path = item.toolTip(COL_NAME)
             menu = QMenu(self)
+            keys = [k for k in self.loaded.ordered_keys() if k[1] == path]
+            if keys:
+                menu.addAction("Run this file's ops", lambda: self.runRequested.emit(keys))
             menu.addAction("Remove from the list", lambda: self.removeRequested.emit(path))
             menu.exec(self.viewport().mapToGlobal(pos))
             return

@@ -123,7 +123,10 @@ class GridView(QScrollArea):
         if not descs:
             errs = [f"{FRAMEWORK_LABEL.get(fw, fw)}: {r.error.one_line()}" for fw, r in results.items()
                     if r.error is not None]
-            self.show_message(f"{pair}: no tensors.\n" + "\n".join(errs))
+            cancelled = all(r.error is not None and r.error.kind == "cancelled" for r in results.values())
+            head = (f"{pair}: cancelled before it finished: nothing to draw (▶ Run runs it again)."
+                    if cancelled else f"{pair}: no tensors.")
+            self.show_message(head + "\n" + "\n".join(errs))
             return True
         self._row_desc = {d.tensor: d for d in descs}
         self._placeholder.hide()
