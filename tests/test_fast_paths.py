@@ -68,6 +68,11 @@ PAIRS = {
     "float32 against float64": (_R.astype(np.float32), _R),
     "transposed gradient": (np.arange(12.0).reshape(3, 4).T, np.arange(12.0).reshape(3, 4).T.copy()),
     "same size, other shape": (np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(3, 2)),
+    # the all-finite path's shortcut for bitwise-equal arrays, and near misses of it
+    "identical float32 gradients": (_R.astype(np.float32), _R.astype(np.float32)),
+    "one element off": (np.where(np.arange(1000) == 999, 0.5, _R), _R),
+    "zeros against a gradient": (np.zeros(1000), _R),
+    "tiny values under the absolute tolerance": (_R * 1e-9, _R * 2e-9),
 }
 
 

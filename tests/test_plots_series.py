@@ -114,3 +114,51 @@ def test_ranges():
     assert S.padded_range(0.0, 10.0) == pytest.approx((-0.5, 10.5))
     assert S.padded_range(0.0, 0.0) == (-1.0, 1.0)
     assert S.padded_range(2.0, 2.0) == pytest.approx((1.8, 2.2))
+
+
+def _decimated_with_masks(y, buckets):
+    """minmax_decimate as it was before its all-finite fast path: every NaN/Inf mask and copy."""
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    n = y.size
+    xs = np.arange(n, dtype=np.float64)
+    finite = np.isfinite(y)
+    size = -(-n // buckets)
+    nb = -(-n // size)
+    pad = nb * size - n
+    lo_src = np.concatenate([np.where(finite, y, np.inf), np.full(pad, np.inf)]).reshape(nb, size)
+    hi_src = np.concatenate([np.where(finite, y, -np.inf), np.full(pad, -np.inf)]).reshape(nb, size)
+    base = np.arange(nb) * size
+    i_lo, i_hi = base + lo_src.argmin(axis=1), base + hi_src.argmax(axis=1)
+    has = np.isfinite(lo_src.min(axis=1))
+    i_lo, i_hi = i_lo[has], i_hi[has]
+    first, second = np.minimum(i_lo, i_hi), np.maximum(i_lo, i_hi)
+    idx = np.stack([first, second], axis=1).reshape(-1)
+    keep = np.ones(idx.size, dtype=bool)
+    keep[1::2] = second != first
+    return xs[idx[keep]], y[idx[keep]]
+
+
+_RNG = np.random.default_rng(11)
+FINITE_ARRAYS = {
+    "float64, buckets that divide it": (_RNG.standard_normal(8000), 800),
+    "float64, a shorter last bucket": (_RNG.standard_normal(10_007), 800),
+    "float32 gradient": (_RNG.standard_normal(99_999).astype(np.float32), 800),
+    "a last bucket of one element": (_RNG.standard_normal(1601), 800),
+    "ties and zeros (first index wins)": (np.round(_RNG.standard_normal(5000)), 300),
+    "-0.0 and 0.0": (np.where(_RNG.random(4000) < 0.5, -0.0, 0.0), 100),
+    "float16, 2-D": (_RNG.standard_normal((300, 40)).astype(np.float16), 50),
+    "constant": (np.full(3000, 2.5), 700),
+    "subnormals and huge values": (np.array([5e-324, -1e308, 1e308, 0.0] * 700), 200),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FINITE_ARRAYS))
+def test_decimating_a_finite_array_gives_the_points_the_masked_code_gave(case):
+    y, buckets = FINITE_ARRAYS[case]
+    s = S.minmax_decimate(y, buckets=buckets)
+    want_x, want_y = _decimated_with_masks(y, buckets)
+    assert s.decimated and s.n == y.size and s.nonfinite.total == 0
+    assert s.x.dtype == s.y.dtype == np.float64
+    assert np.array_equal(s.x, want_x) and np.array_equal(s.y, want_y)
+    assert np.array_equal(np.signbit(s.y), np.signbit(want_y))
+    assert s.nonfinite.nan_x.dtype == np.float64 and s.nonfinite.nan_x.size == 0
