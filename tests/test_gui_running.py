@@ -119,3 +119,30 @@ def test_keys_skip_cancel_and_esc_in_the_filter_box(qtbot, make_window, write_mo
     assert by_name["Hangs2"].error.kind == "cancelled"
     assert by_name["Hangs2"].error.message != "skipped by the user"
     assert win.state.progress.states[hangs2] == "cancelled"
+
+
+def test_cancel_all_keeps_the_last_result_of_ops_it_reached_in_the_queue(qtbot, make_window,
+                                                                        write_module):
+    """Cancel all during Run all: the op running is cancelled; those still queued keep the result
+    they had (Cancel used to replace every queued op's verdict by ⊘ and its plots by nothing)."""
+    path = write_module("ops.py", OPS_SRC)
+    win = make_window([path], {"run/modes": "default,custom", "run/timeout": 90})
+    hangs, right = ("torch", path, "Hangs"), ("torch", path, "Right")
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
+        assert win.run([right])
+    before = win.state.results.get(right)
+    assert before.result.status == "ok" and win.state.op_mark(right) == "match"
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as done:
+        assert win.run([hangs, right])
+        qtbot.waitUntil(lambda: win.state.in_flight() == [hangs], timeout=RUN_TIMEOUT_MS)
+        assert win.state.progress.states[right] == "queued"
+        win.cancel()
+    by_name = {r.request.qualname: r for r in done.args[0]}
+    assert by_name["Right"].error.kind == "cancelled"     # the engine's answer for it...
+    assert win.state.results.get(right) is before         # ...and the window keeps what it had
+    assert win.state.op_mark(right) == "match" and win.tree.shown_mark(right)[0] == "✓"
+    assert not win.state.is_stale(right)
+    assert win.state.op_mark(hangs) == "cancelled"
+    win.show_pair("Right")
+    assert win.grid.message() == "" and "x" in win.grid.rows
+    assert "2 cancelled" in win.summary.text()

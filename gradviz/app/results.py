@@ -41,6 +41,12 @@ class Results:
         self._by_key[key] = analysis
         return key
 
+    def keep(self, key, analysis: Analysis) -> None:
+        """`analysis` (the op's earlier result) stays its result, asked as it was then: a run
+        cancelled before the op started leaves it as the user last saw it."""
+        self._by_key[key] = analysis
+        self._asked[key] = analysis.result.request
+
     def add_checks(self, result: RunResult) -> Optional[tuple]:
         """An op's contract checks, which arrive after its result."""
         key = request_key(result.request)

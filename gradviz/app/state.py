@@ -111,7 +111,19 @@ class AppState:
 
     def arrived(self, analysis: Analysis) -> tuple:
         """A result, analysed: stored, and its op's progress moves on (a partial one keeps
-        running: its numeric pass is still going)."""
+        running: its numeric pass is still going). An op cancelled while still queued keeps its
+        earlier result: Cancel all during Run all wiped every queued op's last verdict."""
+        res = analysis.result
+        key = request_key(res.request)
+        earlier = self.results.get(key)
+        if earlier is not None and not res.partial and final_state(res) == CANCELLED \
+                and self.progress.states.get(key) == QUEUED:
+            self.results.keep(key, earlier)
+            self.progress.returned(key, FINAL)
+            self.progress.finished(key, final_state(earlier.result))
+            self.events.emit("progress", key)
+            self.events.emit("result", key, earlier)
+            return key
         key = self.results.put(analysis)
         self.progress.returned(key, PARTIAL if analysis.result.partial else FINAL)
         if analysis.result.partial:
