@@ -154,3 +154,13 @@ def test_no_row_cuts_its_last_column_at_1000x700(qtbot, make_window, settings, e
         last = row.canvas.mapTo(grid.viewport(), row.canvas.mapFromScene(
             row.cells[-1].plot.sceneBoundingRect().topRight()))
         assert last.x() <= grid.viewport().width() + 1, name
+    # the narrow 'no gradient' cell of TF's default: its start stays in sight, the rest elided,
+    # the whole note in the tooltip (centred and clipped, its first line was lost)
+    cell = next(c for c in grid.rows["x"].cells if (c.framework, c.mode) == ("tf", "default"))
+    assert not cell.has_data and cell.message.startswith("no gradient")
+    label = cell.slot.message_item
+    shown = label.textItem.toPlainText()
+    assert label.textItem.document().size().height() <= cell.plot.vb.height()
+    assert shown == cell.message or (shown.endswith("… (hover for all)") and
+                                     cell.message.startswith(shown[:-len(" … (hover for all)")]))
+    assert shown.startswith("no gradient") and cell.plot.toolTip() == cell.message

@@ -249,12 +249,12 @@ class AppState:
         n = len(results)
         text = f"{n} op{'s' if n != 1 else ''} run"
         failed, cancelled = states.count(ERROR), states.count(CANCELLED)
-        apart = ([f"{failed} failed (see Diagnostics)"] if failed else []) + \
+        apart = ([f"{failed} failed"] if failed else []) + \
             ([f"{cancelled} cancelled"] if cancelled else [])
-        if apart:
-            text += " (" + ", ".join(apart) + ")"
+        text += "".join(", " + a for a in apart)
         if counts:
             tensors = sum(counts.values())
+            # short enough for the status bar of a 1000 px window
             text += (f" — {tensors} tensor{'s' if tensors != 1 else ''}: "
                      + ", ".join(f"{v} {k}" for k, v in counts.items()))
         return text

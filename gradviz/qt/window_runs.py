@@ -128,7 +128,9 @@ class RunControl:
         win = self.win
         self.progress_bar.hide()
         pending = win.state.run_finished(results)
-        win.summary.setText(win.state.summary(results))
+        text = win.state.summary(results)
+        win.summary.setText(text)
+        win.summary.setToolTip(text + ("\nfailed runs: see Diagnostics" if " failed" in text else ""))
         shown = win.tree.current_pair()
         loaded = win.state.loaded
         if any(r.status != "ok" and loaded.pair_name(request_key(r.request)) == shown

@@ -121,6 +121,27 @@ def _natural_width(text: str) -> float:
     return max(metrics.horizontalAdvance(line) for line in text.splitlines() or [""]) + 8
 
 
+def _fit_height(label, text: str, height: float) -> None:
+    """The whole text when it fits the height, else as many of its first words as fit, then
+    "… (hover for all)": centred and clipped, a long note lost its first line, which says what
+    it is ("no gradient: …"). The whole text is the plot's tooltip."""
+    doc = label.textItem.document()
+    if label.textItem.toPlainText() != text:
+        label.setPlainText(text)
+    if doc.size().height() <= height:
+        return
+    words, tail = text.split(), " … (hover for all)"
+    lo, hi = 0, len(words)                  # the most words that fit, by halving
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        label.setPlainText(" ".join(words[:mid]) + tail)
+        if doc.size().height() <= height:
+            lo = mid
+        else:
+            hi = mid - 1
+    label.setPlainText(" ".join(words[:lo]) + tail)
+
+
 def _disconnect(signal, handler) -> None:
     try:
         signal.disconnect(handler)
@@ -197,6 +218,7 @@ class CellPlot:
 
         def follow(vb):
             label.setTextWidth(max(40.0, vb.width() - 8))
+            _fit_height(label, text, vb.height() - 4)
             label.setPos(vb.width() / 2, vb.height() / 2)
         follow(self.vb)
         self.vb.sigResized.connect(follow)
