@@ -246,7 +246,7 @@ class Walk:
         keys = [k for k in win.state.loaded.ops if k[1] == path]
         done = []
         win.runDone.connect(done.append)
-        win.run(keys)                                      # this file's ops (its context menu's Run)
+        win.run(keys)                                      # this file's ops (its context menu's "Run this file's ops")
         self.wait(lambda: "running" in win.pair_label.text(), "SlowDouble running")
         start = time.monotonic()
         self.wait(lambda: time.monotonic() - start > 2.5, "a few seconds of running")
@@ -344,6 +344,23 @@ class Walk:
         win.act_reset_settings.trigger()
         self.shot("11c_reset_settings.png", f"Run > Reset settings to defaults: {win.summary.text()!r}")
 
+    def item11_dark_readout(self) -> None:
+        """View > Theme: dark with the hover readout over a plot, then back to the desktop's."""
+        from PySide6.QtTest import QTest
+        win = self.win
+        self.click_op("round_ste")
+        win.theme_actions["dark"].trigger()
+        self.wait(lambda: win.plot_scheme == "dark", "the dark scheme")
+        row = win.grid.rows["out"]
+        cell = next(c for c in row.cells if (c.framework, c.mode) == ("tf", "custom"))
+        self.settle(10)
+        QTest.mouseMove(row.canvas.viewport(), self.plot_point(row, cell, 150.2, 1.0))
+        self.wait(lambda: bool(row.readout.text), "the hover readout in dark")
+        self.shot("11d_dark_readout.png",
+                  f"View > Theme: dark, hover readout {row.readout.text!r}")
+        win.theme_actions["follow desktop"].trigger()
+        self.wait(lambda: win.plot_scheme == "light", "the light scheme again")
+
     def item1_stack_scroll(self) -> None:
         """Many tensors (the stack graph): the wheel over a plot scrolls the grid."""
         win = self.win
@@ -393,7 +410,7 @@ def main(argv=None) -> int:
         for step in (walk.item1_wheel, walk.item2_tree, walk.item3_small, walk.item4_diagnostics,
                      walk.item5_running, walk.item6_plots, walk.item6_heatmap_big, walk.item7_shape,
                      walk.item8_numbers, walk.item9_traps, walk.item11_filter_readout_log,
-                     walk.item1_stack_scroll, walk.item10_export):
+                     walk.item11_dark_readout, walk.item1_stack_scroll, walk.item10_export):
             step()
         walk.close()
         return 0

@@ -8,6 +8,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from PySide6.QtGui import QImage  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
 from test_export_actions import FakeDialogs  # noqa: E402
 from test_gui import keys_of, run_keys  # noqa: E402
 
@@ -59,8 +60,12 @@ def test_flow_view_shows_each_framework_and_marks_the_dead_default(qtbot, stack_
         assert {m: s.color for m, s in series.items()} == {m: MODE_COLORS[m] for m in series}
         assert series["default"].layers == () and series["default"].dies_at == 3
         assert series["custom"].layers == (1, 2, 3) and series["custom"].dies_at is None
-    # the per-tensor grid stays below it
+    # the per-tensor grid stays below it, with the room: the chart takes what it needs to read
     assert {"h1", "o1", "w3", "h3", "o3"} <= set(win.grid.rows)
+    win.resize(1500, 950)
+    QApplication.processEvents()
+    assert view.height() <= 210 < win.grid.height()
+    assert win.grid.viewport().height() >= 2 * next(iter(win.grid.rows.values())).height()
 
     # the window's pixels are the exporter's pixels for the same description at the same size
     shown = view.grab().toImage()

@@ -55,8 +55,8 @@ def build_layout(win) -> None:
     win.flow_split = QSplitter(Qt.Vertical)
     win.flow_split.addWidget(win.flow_view)
     win.flow_split.addWidget(win.grid)
+    win.flow_split.setStretchFactor(0, 0)       # a taller window gives the rows the room
     win.flow_split.setStretchFactor(1, 1)
-    win.flow_split.setSizes([330, 400])
     cl.addWidget(win.flow_split, 1)
     middle = QSplitter(Qt.Vertical)
     middle.addWidget(center)
