@@ -176,3 +176,16 @@ def test_a_files_menu_runs_its_ops_and_removes_it(qtbot, window, tmp_path):
     _file_menu_pick(qtbot, win, a, "Remove from the list")
     assert win.state.loaded.files == [b] and win.tree.visible_keys() == [("torch", b, "ScaleB")]
     assert ("torch", a, "ScaleA") not in win.state.results
+
+
+def test_files_dropped_under_a_filter_say_what_it_hides(qtbot, window, tmp_path, write_module):
+    win, _qs = window
+    a = write_module("scale_a.py", OP_SRC.format(name="ScaleA"))
+    _drop(qtbot, win, [a])
+    qtbot.keyClicks(win.op_filter, "scale_a")
+    b = write_module("scale_b.py", OP_SRC.format(name="ScaleB"))
+    _drop(qtbot, win, [b])
+    assert win.tree.visible_keys() == [("torch", a, "ScaleA")]
+    assert win.summary.text() == "2 file(s), 2 op(s) — the filter 'scale_a' hides 1 (Esc in it clears it)"
+    qtbot.keyClick(win.op_filter, Qt.Key_Escape)
+    assert len(win.tree.visible_keys()) == 2

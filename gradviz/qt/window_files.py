@@ -65,7 +65,11 @@ class FileControl:
             win.tabs.setCurrentWidget(win.diagnostics)
         keys, first = win.state.catalogs_arrived(catalogs, files)
         loaded = win.state.loaded
-        win.summary.setText(f"{len(loaded.files)} file(s), {len(loaded.ops)} op(s)")
+        text = f"{len(loaded.files)} file(s), {len(loaded.ops)} op(s)"
+        hidden = len(loaded.ops) - len(win.tree.visible_keys())
+        if win.op_filter.text() and hidden:     # a dropped file's ops may be among them
+            text += f" — the filter '{win.op_filter.text()}' hides {hidden} (Esc in it clears it)"
+        win.summary.setText(text)
         win.catalogsLoaded.emit()
         if keys is not None and not win.run(keys) and first:
             win.runDone.emit([])
