@@ -67,3 +67,25 @@ def test_parity_row_with_one_side_absent_has_no_error_number(qtbot, make_window,
     # both sides have a gradient: the number is there (the same identity gradient: 0)
     custom = row("x", "custom")
     assert custom["verdict"] == "match" and custom["max abs err"] == "0"
+
+
+def test_the_comparisons_are_in_sight_without_scrolling(qtbot, make_window, examples_dir):
+    """How far custom is from numeric and default comes right after the verdict: with the
+    per-mode statistics first (~27 columns) it was off-screen to the right at 1500x950."""
+    from PySide6.QtWidgets import QApplication
+    win = make_window([str(examples_dir / "tutorial_torch.py")], {"run/modes": "default,custom,numeric"})
+    win.resize(1500, 950)
+    _run_pair(qtbot, win, "round_ste")
+    win.show_pair("round_ste")
+    win.tabs.setCurrentWidget(win.numbers)
+    numbers = win.numbers
+    qtbot.waitUntil(lambda: ("x", "torch") in numbers.rows, timeout=RUN_TIMEOUT_MS)
+    QApplication.processEvents()
+    t = numbers.table
+    heads = [c[0] for c in numbers._cols]
+    assert heads[:5] == ["tensor", "fw", "verdict", "shape", "custom~default max abs err"]
+    for head in ("verdict", "custom~default max abs err", "custom~numeric max abs err"):
+        c = heads.index(head)
+        right = t.columnViewportPosition(c) + t.columnWidth(c)
+        assert 0 <= t.columnViewportPosition(c) and right <= t.viewport().width(), head
+    assert numbers.text("x", "torch", "custom~numeric max abs err") == "1"   # the STE's gap

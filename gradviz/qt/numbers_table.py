@@ -42,15 +42,18 @@ def columns(modes=MODES) -> list[tuple[str, str, str]]:
     """(header, source, key): source is 'row', a mode (stats) or a pair (metrics)."""
     cols = [("tensor", "row", "name"), ("fw", "row", "framework"), ("verdict", "row", "verdict"),
             ("shape", "row", "shape")]
-    for m in modes:
-        cols += [(f"{m} {k}", m, k) for k in STAT_KEYS]
-        cols.append((f"{m} NaN/Inf", m, "nonfinite"))
+    # how far apart the modes are comes first (what a verdict rests on), each mode's own
+    # numbers after it: at ~27 columns, the comparisons sat off-screen to the right
     for p in PAIRS:
         a, b = p.split("~")
         if a in modes and b in modes:
             cols += [(f"{p} max abs err", p, "max_abs_err"), (f"{p} max rel err", p, "max_rel_err"),
                      (f"{p} differ", p, "n_differ")]
-    cols += [("tolerance", "row", "tolerance"), ("explanation", "row", "explanation")]
+    cols.append(("tolerance", "row", "tolerance"))
+    for m in modes:
+        cols += [(f"{m} {k}", m, k) for k in STAT_KEYS]
+        cols.append((f"{m} NaN/Inf", m, "nonfinite"))
+    cols.append(("explanation", "row", "explanation"))
     return cols
 
 
