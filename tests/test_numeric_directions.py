@@ -151,6 +151,18 @@ def test_torch_axpy_into_an_earlier_result_gives_the_values_of_a_fresh_one():
         assert kit.axpy(out, b, 2.0, out=out) is not out
         step, scale = kit.step(b.numpy(), 0.5)
         assert scale == 0.5 and step.data_ptr() == b.data_ptr()     # shared, not copied
+        # the loss's product: into the last forward's buffer, the same sum as a fresh product
+        from gradviz.backends.numeric_eval import CachedConsts
+        F = CachedConsts(kit.F, kit)
+        first = F.weighted_sum(a, b)
+        kept = F._product
+        for t in (b, b * 3.0, -a):
+            got = F.weighted_sum(a, t)
+            assert torch.equal(got, torch.sum(a * t)) and torch.equal(got, kit.F.weighted_sum(a, t))
+        assert F._product is kept and torch.equal(first, torch.sum(a * b))
+        odd = b.t().contiguous().t()                # other strides: a fresh product, as before
+        got = F.weighted_sum(a, odd)
+        assert F._product is not kept and torch.equal(got, torch.sum(a * odd))
     """)
 
 

@@ -3,7 +3,7 @@
 A graph is a list of leaves (seeded numpy values) and a forward function
 `forward(leaves, call_op, rec, F) -> loss`. `rec(name, tensor, role)` marks a named intermediate
 (the backends record it for gradients, or add a finite-difference perturbation to it), and `F`
-holds the few framework functions the graphs need (sum, mean, dense).
+holds the few framework functions the graphs need (sum, mean, dense, weighted_sum).
 """
 from __future__ import annotations
 
@@ -255,7 +255,7 @@ def _op_graph(settings, plans):
             if i not in upstream:
                 name = "out" if i == 0 else f"out{i}"
                 upstream[i] = upstream_values(settings, name, tuple(F.shape(o)))
-            loss = loss + F.sum(F.const(upstream[i], o) * o)
+            loss = loss + F.weighted_sum(F.const(upstream[i], o), o)
         return loss
 
     return Graph(leaves, forward)

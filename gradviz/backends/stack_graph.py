@@ -61,7 +61,7 @@ def stack_graph(settings, plans) -> Graph:
             o = rec(f"o{i}", o, "output" if i == depth else "intermediate")
         if not upstream:
             upstream.append(upstream_values(settings, "out", shape))
-        return F.sum(F.const(upstream[0], o) * o)
+        return F.weighted_sum(F.const(upstream[0], o), o)
 
     # the flow is read at h{i}: its numeric reference comes before the weights' and biases'
     return Graph(leaves, forward, numeric_first=tuple(f"h{i}" for i in range(depth, 0, -1)))

@@ -35,6 +35,10 @@ class F:
     mean = staticmethod(tf.reduce_mean)
 
     @staticmethod
+    def weighted_sum(w, t):
+        return tf.reduce_sum(w * t)
+
+    @staticmethod
     def dense(x, w, b):
         return tf.tensordot(x, w, axes=[[len(x.shape) - 1], [0]]) + b
 

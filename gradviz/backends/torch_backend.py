@@ -33,6 +33,10 @@ class F:
     mean = staticmethod(torch.mean)
 
     @staticmethod
+    def weighted_sum(w, t):
+        return torch.sum(w * t)
+
+    @staticmethod
     def dense(x, w, b):
         return x @ w + b
 
@@ -85,6 +89,16 @@ class Built(BuiltBase):
             p.copy_(torch.as_tensor(np.asarray(values), dtype=p.dtype, device=p.device))
 
 
+def _fits(out, a, b) -> bool:
+    """`out` can take an elementwise result of a and b with the values and layout a fresh one
+    would have: same shape and strides all three (no broadcast, no reordered reduction later),
+    the result's dtype and device, and no memory shared with a or b."""
+    return (out is not None and a.shape == b.shape == out.shape
+            and a.stride() == b.stride() == out.stride()
+            and out.dtype == torch.result_type(a, b) and out.device == a.device == b.device
+            and out.data_ptr() not in (a.data_ptr(), b.data_ptr()))
+
+
 class NumericKit:
     """What numeric_eval needs of torch: float64 tensors on one device, a few tensor functions."""
     F = F
@@ -120,13 +134,16 @@ class NumericKit:
         return torch.as_tensor(delta, device=self.device), scale   # axpy scales it on the fly
 
     def axpy(self, a, b, scale, out=None):
-        """a + scale * b in one pass; into `out` (an earlier result) when it has the very layout
-        a fresh result would have and shares no memory with a or b: the same values."""
-        if out is not None and a.shape == b.shape == out.shape and out.stride() == a.stride() \
-                and out.dtype == torch.result_type(a, b) and out.device == a.device \
-                and out.data_ptr() not in (a.data_ptr(), b.data_ptr()):
+        """a + scale * b in one pass; into `out` (an earlier result) where it fits (_fits)."""
+        if _fits(out, a, b):
             return torch.add(a, b, alpha=scale, out=out)
         return torch.add(a, b, alpha=scale)
+
+    def mul(self, a, b, out=None):
+        """a * b; into `out` (an earlier result) where it fits (_fits)."""
+        if _fits(out, a, b):
+            return torch.mul(a, b, out=out)
+        return a * b
 
     def reduce(self, t, mean):
         dims = tuple(range(1, t.dim()))
