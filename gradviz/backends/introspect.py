@@ -11,7 +11,12 @@ class OpOutputError(TypeError):
 
 class OverrideKept(RuntimeError):
     """A custom backward still ran in the default mode, so gradviz has no true default there.
-    The message starts with model.OVERRIDE_KEPT."""
+    The message starts with model.OVERRIDE_KEPT. `again`: the swap missed an alias that a fresh
+    look finds (torch_aliases), so the mode built and run again may have its true default."""
+
+    def __init__(self, message: str, again: bool = False):
+        super().__init__(message)
+        self.again = again
 
 
 def definition_line(obj) -> int:

@@ -13,6 +13,7 @@ from gradviz.backends.introspect import no_arg_constructible
 from gradviz.backends.torch_overrides import (  # noqa: F401
     OverrideKept,
     StandInCtx,
+    aliases_missed,
     default_apply,
     functions_as_default,
     is_override,
@@ -295,7 +296,7 @@ class TorchAdapter(AdapterBase):
         written = {n for n, v in versions.items() if tensors[n]._version != v}
         kept = overrides_in_graph([loss]) if built.check_overrides else []
         if kept:
-            raise OverrideKept(kept_message(kept))
+            raise OverrideKept(kept_message(kept), again=aliases_missed())
         targets = [(n, t, "input" if leaf.role == "input" else "param")
                    for leaf, (n, t) in zip(graph.leaves, leaves.items()) if n not in fixed]
         targets += [(n, p, "param") for n, p in built.params().items()]

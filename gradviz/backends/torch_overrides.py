@@ -4,19 +4,20 @@ DESIGN.md: `default` is torch's own autodiff of the same forward, whether the ov
 itself, a subclass of a Function imported from a package, or a Function that some other module
 the op calls applies. For the length of one default run, every autograd.Function that is not
 torch's own runs its forward directly (under autograd) instead of through `apply`, and the
-bound `Fn.apply` aliases modules keep (`revgrad = RevGrad.apply`) are swapped where they are.
-Afterwards everything is restored. An override gradviz cannot reach (a bound method kept in a
-list, a closure) is found in the resulting graph and reported, never silently kept.
+bound `Fn.apply` aliases modules keep (`revgrad = RevGrad.apply`) are swapped where they are
+(torch_aliases finds them, keeping what it read of each module). Afterwards everything is
+restored. An override gradviz cannot reach (a bound method kept in a list, a closure) is found
+in the resulting graph and reported, never silently kept.
 """
 from __future__ import annotations
 
 import contextlib
-import sys
 import types
 
 import torch
 
 from gradviz.backends.introspect import OverrideKept  # noqa: F401  (raised by the backend)
+from gradviz.backends.torch_aliases import AliasIndex
 from gradviz.model import OVERRIDE_KEPT
 
 _APPLY = torch.autograd.Function.apply.__func__
@@ -83,19 +84,14 @@ def _is_bound_apply(obj) -> bool:
             and is_override(obj.__self__))
 
 
+_ALIASES = AliasIndex(_is_bound_apply, _FRAMEWORK_PREFIXES)
+
+
 @contextlib.contextmanager
 def functions_as_default():
     """Within: every non-torch Function runs its forward directly; restored on exit."""
     classes = [(cls, "apply" in vars(cls), vars(cls).get("apply")) for cls in _all_overrides()]
-    aliases = []
-    for name, mod in list(sys.modules.items()):
-        if mod is None or name.split(".")[0] in _FRAMEWORK_PREFIXES:
-            continue
-        try:
-            items = list(vars(mod).items())
-        except TypeError:
-            continue
-        aliases += [(mod, attr, obj) for attr, obj in items if _is_bound_apply(obj)]
+    aliases = _ALIASES.find()
     try:
         for cls, _, _ in classes:
             cls.apply = staticmethod(default_apply(cls))
@@ -110,6 +106,13 @@ def functions_as_default():
                 cls.apply = old
             else:
                 del cls.apply
+
+
+def aliases_missed() -> bool:
+    """After a default run that kept a custom backward: does a fresh look at every module find an
+    alias that the last swap did not have (one bound since its module was last read)? Building
+    the mode again then swaps it (torch_aliases)."""
+    return _ALIASES.missed()
 
 
 def kept_message(names: list[str]) -> str:
