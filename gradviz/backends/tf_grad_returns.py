@@ -17,6 +17,9 @@ from gradviz.user_frames import is_user_frame
 # TF's wrappers that call the user's grad: eager (actual_grad_fn) and graph mode (tape_grad_fn).
 _CALLERS = {"actual_grad_fn", "tape_grad_fn"}
 _CALLER_FILE = "custom_gradient.py"
+# is_user_frame by file name: the hook sees ~1800 returns per gradient of even a small op, and
+# working the path out each time took a third of a small TF run
+_user_files: dict[str, bool] = {}
 
 
 class GradReturnedNonTensor(TypeError):
@@ -56,7 +59,10 @@ def grad_returns_checked():
         if event != "return" or found:
             return
         code = frame.f_code
-        if is_user_frame(code.co_filename):
+        user = _user_files.get(code.co_filename)
+        if user is None:
+            user = _user_files[code.co_filename] = is_user_frame(code.co_filename)
+        if user:
             last_user[:] = [arg, f"{code.co_filename}:{frame.f_lineno}", code.co_name]
         caller = frame.f_back
         if caller is None or caller.f_code.co_name not in _CALLERS or \
