@@ -155,3 +155,40 @@ def _parent(pid: int) -> int:
     except OSError:
         return 0
     return 0 if fields[0] == "Z" else int(fields[1])
+
+
+def test_has_children_sees_every_kind_of_child_and_reaps_none():
+    # kill_descendants looks for processes only when has_children() says there are some: in a
+    # fresh interpreter (the session's workers are this process's children), each kind of child
+    script = textwrap.dedent("""\
+        import ctypes, os, subprocess, threading, time
+        from gradviz.engine import process_tree as pt
+        seen = [pt.has_children()]
+        p = subprocess.Popen(["sleep", "30"])
+        seen.append(pt.has_children())                 # live
+        p.kill()
+        while open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z":
+            time.sleep(0.01)
+        seen.append(pt.has_children())                 # a zombie, still there to wait for
+        p.wait()
+        seen.append(pt.has_children())
+        box = []
+        t = threading.Thread(target=lambda: box.append(subprocess.Popen(["sleep", "30"])))
+        t.start(); t.join()
+        seen.append(pt.has_children())                 # started by a thread that has ended
+        seen.append(pt.kill_descendants())
+        seen.append(pt.has_children())
+        pid = ctypes.CDLL(None, use_errno=True).syscall(56, 0, 0, 0, 0, 0)  # clone, no SIGCHLD
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        seen.append(pt.has_children())
+        seen.append(pt.kill_descendants())
+        print(seen)
+    """)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["[False,", "True,", "True,", "False,", "True,", "1,", "False,",
+                                   "True,", "1]"]
