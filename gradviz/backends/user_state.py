@@ -31,6 +31,7 @@ class _State:
     environ: dict[str, str]
     modules: dict[str, object] = field(default_factory=dict)  # users' modules, by name
     framework: object = None                                    # the adapter's settings()
+    raw_environ: Optional[dict] = None   # os.environ's undecoded dict then (_environ_unchanged)
 
 
 _base: Optional[_State] = None
@@ -48,7 +49,7 @@ def own_state(path: str, adapter=None):
     if _base is None:
         _base, _base_modules = _capture(adapter), frozenset(sys.modules)
     state = _files.get(path) or _State(list(_base.path), _base.cwd, dict(_base.environ),
-                                       framework=_base.framework)
+                                       framework=_base.framework, raw_environ=_base.raw_environ)
     # What the file added to sys.path comes first; what it removed stays importable behind it
     # (gradviz itself and the standard library import lazily while the file's op runs).
     state.path += [p for p in _base.path if p not in state.path]
@@ -65,7 +66,8 @@ def _capture(adapter=None, take_user_modules: bool = False) -> _State:
         cwd = os.getcwd()
     except OSError:  # the folder was removed: keep the one we know
         cwd = _base.cwd if _base else "/"
-    state = _State(list(sys.path), cwd, dict(os.environ))
+    environ, raw = _environ_copy()
+    state = _State(list(sys.path), cwd, environ, raw_environ=raw)
     if adapter is not None:
         state.framework = adapter.settings()
     if take_user_modules:
@@ -85,7 +87,7 @@ def _apply(state: _State, adapter=None) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             os.chdir(state.cwd)
-    if os.environ != state.environ:
+    if not _environ_unchanged(state) and os.environ != state.environ:
         for key in [k for k in os.environ if k not in state.environ]:
             del os.environ[key]
         for key, value in state.environ.items():
@@ -96,6 +98,33 @@ def _apply(state: _State, adapter=None) -> None:
     if adapter is not None and state.framework is not None and \
             adapter.settings() != state.framework:
         adapter.apply_settings(state.framework)
+
+
+# Decoding os.environ (str <-> bytes per key and value) to copy and compare it was most of
+# own_state's time, twice around every request; CPython's os.environ keeps the undecoded dict,
+# which compares equal exactly when the decoded ones do.
+_last_environ: Optional[tuple[dict, dict]] = None   # (undecoded, decoded) at the last copy
+
+
+def _raw_environ() -> Optional[dict]:
+    data = getattr(os.environ, "_data", None)   # None where os.environ is not CPython's
+    return data if type(data) is dict else None
+
+
+def _environ_copy() -> tuple[dict, Optional[dict]]:
+    """(os.environ as a dict, a copy of its undecoded dict or None)."""
+    global _last_environ
+    raw = _raw_environ()
+    if raw is None:
+        return dict(os.environ), None
+    if _last_environ is None or raw != _last_environ[0]:
+        _last_environ = (dict(raw), dict(os.environ))
+    return dict(_last_environ[1]), _last_environ[0]   # the undecoded copy is never changed
+
+
+def _environ_unchanged(state: _State) -> bool:
+    raw = _raw_environ()
+    return raw is not None and state.raw_environ is not None and raw == state.raw_environ
 
 
 _verdicts: dict[int, tuple[object, bool]] = {}  # id(module) -> (module, from a user's file?)
