@@ -158,3 +158,60 @@ def test_framework_settings_changed_at_import_stay_with_their_file(engine, tmp_p
         res = engine.run_one(RunRequest(path, name, "torch", RunSettings(shape=(4,))))
         assert res.status == "ok", res.error
         assert res.tensor("x").grads["custom"].tolist() == [factor] * 4
+
+
+def test_the_users_modules_found_after_the_marker_are_those_the_full_comparison_finds(
+        tmp_path, monkeypatch):
+    # user_state reads only the names added to sys.modules since its marker; at every step the
+    # names it takes must be sys.modules.keys() - _base_modules, read in full
+    import sys
+    import types
+
+    from gradviz.backends import user_state as us
+
+    def module(name, user):
+        mod = types.ModuleType(name)
+        mod.__file__ = str(tmp_path / f"{name}.py") if user else \
+            f"/usr/lib/python3/site-packages/{name}.py"
+        return mod
+
+    tag = os.urandom(4).hex()
+    names = [f"gv_us_{tag}_{i}" for i in range(6)]
+    base_name = f"gv_us_{tag}_base"
+    sys.modules[base_name] = module(base_name, False)
+    monkeypatch.setattr(us, "_base_modules", frozenset(sys.modules) - {us._MARK})
+    monkeypatch.setattr(us, "_kept_names", set())
+    monkeypatch.delitem(sys.modules, us._MARK, raising=False)
+
+    def capture():
+        want = set(sys.modules.keys() - us._base_modules) - {us._MARK}
+        assert us._added_names() == want
+        users = {n for n in want if us._is_users(sys.modules[n])}
+        state = us._capture(take_user_modules=True)
+        assert set(state.modules) == users
+        assert not users & set(sys.modules)
+        assert next(reversed(sys.modules)) == us._MARK
+        return users
+
+    try:
+        sys.modules[names[0]] = module(names[0], False)     # a library a file imported
+        sys.modules[names[1]] = module(names[1], True)      # the file's helper
+        assert capture() == {names[1]}                      # the first look reads all names
+        sys.modules[names[2]] = module(names[2], True)
+        sys.modules[names[1]] = module(names[1], True)      # imported again after its removal
+        assert capture() == {names[1], names[2]}
+        sys.modules[names[0]] = module(names[0], True)      # replaced in place, before the marker
+        assert capture() == {names[0]}
+        sys.modules[names[3]] = module(names[3], False)
+        del sys.modules[base_name]                          # a base name gone and back: not new
+        sys.modules[base_name] = module(base_name, True)
+        assert capture() == set()
+        sys.modules[names[4]] = module(names[4], True)
+        del sys.modules[us._MARK]                           # user code removed the marker
+        sys.modules[names[5]] = module(names[5], True)
+        assert capture() == {names[4], names[5]}
+        del sys.modules[names[3]]
+        assert capture() == set()
+    finally:
+        for name in names + [base_name, us._MARK]:
+            sys.modules.pop(name, None)
