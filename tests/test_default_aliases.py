@@ -163,7 +163,8 @@ def _found(index) -> set:
 
 def test_index_finds_rereads_and_misses_only_what_it_cannot_see():
     tag = uuid.uuid4().hex[:8]
-    a_name, b_name, skipped = f"gv_alias_a_{tag}", f"gv_alias_b_{tag}", f"fw_{tag}"
+    a_name, b_name, c_name = f"gv_alias_a_{tag}", f"gv_alias_b_{tag}", f"gv_alias_c_{tag}"
+    skipped = f"fw_{tag}"
     try:
         a = _library(a_name, one=Alias(), other=None)
         _library(skipped, hidden=Alias())
@@ -183,6 +184,11 @@ def test_index_finds_rereads_and_misses_only_what_it_cannot_see():
         assert not index.missed()
         _library(b_name)                      # another object under the name
         assert _found(index) == {(a_name, "two"), (a_name, "other")}
+        _library(b_name, four=Alias())
+        _library(c_name)                      # b is no longer sys.modules' last entry
+        _library(b_name, five=Alias())        # and is replaced in place: no sign but the graph
+        seen = (b_name, "five") in _found(index) or index.missed()
+        assert seen and (b_name, "five") in _found(index)
     finally:
-        for name in (a_name, b_name, skipped):
+        for name in (a_name, b_name, c_name, skipped):
             sys.modules.pop(name, None)

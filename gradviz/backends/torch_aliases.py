@@ -3,16 +3,19 @@ swap (torch_overrides). Worker-only.
 
 Reading every attribute of every module took ~80% of a small default run (~20,000 attributes
 once torch is in), so what was found is kept per module and a module is read again only where
-it may have changed: new in sys.modules (or another object under its name), its namespace grown
-or shrunk, an alias found in it no longer in place, or one of the users' own modules (read every
-time: their globals are what the op's own code reassigns). What this cannot see, a library's
-existing global rebound to an alias with the namespace the same size, still shows in the default
-graph (overrides_in_graph); `missed` then reads everything afresh, and the runner builds the
-mode again when that finds an alias the swap did not have (introspect.OverrideKept.again).
+it may have changed: new in sys.modules, its namespace grown or shrunk, an alias found in it no
+longer in place, or one of the users' own modules (read every time: their globals are what the
+op's own code reassigns). Even looking at each of sys.modules' ~1200 entries took ~0.5 ms in a
+worker, whose caches other processes have emptied between requests, so a change to sys.modules
+is told by its length and its last entry (imports add at the end), and the namespaces' sizes are
+compared in one C-level pass. What this cannot see (a library's existing global rebound to an
+alias with the namespace the same size; a module put in place of another with sys.modules'
+length and last entry unchanged) still shows in the default graph (overrides_in_graph); `missed`
+then reads everything afresh, and the runner builds the mode again when that finds an alias the
+swap did not have (introspect.OverrideKept.again).
 """
 from __future__ import annotations
 
-import operator
 import sys
 import types
 from typing import Callable
@@ -21,17 +24,16 @@ from gradviz.user_frames import is_user_frame
 
 
 class _Module:
-    """One module as last read: its namespace's size then, and the aliases in it."""
-    __slots__ = ("module", "namespace", "fixed", "size", "found", "users")
+    """One module as last read: the aliases in it."""
+    __slots__ = ("module", "namespace", "always", "found")
 
     def __init__(self, module, namespace: dict):
         self.module, self.namespace = module, namespace
-        # a module's namespace is its own for life; another object in sys.modules may get a new one
-        self.fixed = isinstance(module, types.ModuleType)
-        self.size = -1                          # never read
-        self.found: list[tuple[str, object]] = []
         f = getattr(module, "__file__", None)
-        self.users = isinstance(f, str) and is_user_frame(f)
+        # a user's module, or another kind of object (it may get another namespace)
+        self.always = type(module) is not types.ModuleType or (
+            isinstance(f, str) and is_user_frame(f))
+        self.found: list[tuple[str, object]] = []
 
 
 class AliasIndex:
@@ -41,56 +43,79 @@ class AliasIndex:
     def __init__(self, is_alias: Callable[[object], bool], skip: tuple[str, ...]):
         self._is_alias = is_alias
         self._skip = skip
-        self._modules: list[_Module] = []   # the modules to read, in sys.modules' order
-        self._listed: list = []             # sys.modules' values when _modules was made
+        self._key: tuple = ()
+        self._modules: list[_Module] = []   # the modules kept, in sys.modules' order
+        self._namespaces: list[dict] = []   # theirs, for the one-pass size comparison
+        self._sizes: list[int] = []         # their sizes when last read (-1: never)
+        self._always: list[_Module] = []    # read every time: the users' and other objects
+        self._holding: dict[int, _Module] = {}   # id -> module with aliases found in it
         self.last: list[tuple] = []         # what the last find() returned
 
     def find(self) -> list[tuple]:
-        if len(sys.modules) != len(self._listed) or \
-                not all(map(operator.is_, sys.modules.values(), self._listed)):
+        if _modules_key() != self._key:
             self._list()
-        out = []
-        for m in self._modules:
-            if not m.fixed:
-                try:
-                    m.namespace = vars(m.module)
-                except TypeError:
-                    m.namespace, m.size = {}, -1
-            ns = m.namespace
-            if m.users or len(ns) != m.size or (m.found and not all(
-                    ns.get(attr) is obj for attr, obj in m.found)):
+        sizes = list(map(len, self._namespaces))
+        if sizes != self._sizes:
+            for i, (m, size) in enumerate(zip(self._modules, sizes)):
+                if size != self._sizes[i]:
+                    self._read(m)
+            self._sizes = sizes
+        for m in self._always:
+            if type(m.module) is not types.ModuleType:
+                m.namespace = _namespace(m.module) or {}
+            self._read(m)
+        for m in list(self._holding.values()):
+            if not all(m.namespace.get(attr) is obj for attr, obj in m.found):
                 self._read(m)
-            if m.found:
-                out += [(m.module, attr, obj) for attr, obj in m.found]
-        self.last = out
-        return out
+        self.last = [(m.module, attr, obj) for m in self._holding.values() for attr, obj in m.found]
+        return self.last
 
     def missed(self) -> bool:
         """Read every module afresh: is there an alias now that the last find() did not return?"""
         before = {(id(mod), attr, id(obj)) for mod, attr, obj in self.last}
-        for m in self._modules:
-            m.size = -1
-        self._listed = []
+        self._key, self._modules, self._always = (), [], []
         return any((id(mod), attr, id(obj)) not in before for mod, attr, obj in self.find())
 
     def _list(self) -> None:
-        known = {id(m.module): m for m in self._modules}
-        modules, taken = [], set()
-        items = list(sys.modules.items())
-        for name, mod in items:
+        known = {id(m.module): m for m in self._modules + self._always}
+        old_sizes = {id(m.module): size for m, size in zip(self._modules, self._sizes)}
+        modules, sizes, always, taken = [], [], [], set()
+        for name, mod in list(sys.modules.items()):
             if mod is None or id(mod) in taken or name.partition(".")[0] in self._skip:
                 continue
-            m = known.get(id(mod))
-            if m is None or m.module is not mod:
-                try:
-                    m = _Module(mod, vars(mod))
-                except TypeError:   # no namespace to hold an alias
-                    continue
+            namespace = _namespace(mod)
+            if namespace is None:   # nothing to hold an alias
+                continue
             taken.add(id(mod))
-            modules.append(m)
-        self._modules, self._listed = modules, [mod for _, mod in items]
+            m = known.get(id(mod))
+            kept = m is not None and m.module is mod
+            if not kept:
+                m = _Module(mod, namespace)
+            if m.always:
+                always.append(m)
+            else:
+                modules.append(m)
+                sizes.append(old_sizes.get(id(mod), -1) if kept else -1)
+        self._modules, self._sizes, self._always = modules, sizes, always
+        self._namespaces = [m.namespace for m in modules]
+        self._holding = {id(m): m for m in modules + always if m.found}
+        self._key = _modules_key()
 
     def _read(self, m: _Module) -> None:
-        items = list(m.namespace.items())
-        m.size = len(items)
-        m.found = [(attr, obj) for attr, obj in items if self._is_alias(obj)]
+        m.found = [(attr, obj) for attr, obj in list(m.namespace.items()) if self._is_alias(obj)]
+        if m.found:
+            self._holding[id(m)] = m
+        else:
+            self._holding.pop(id(m), None)
+
+
+def _modules_key() -> tuple:
+    last = next(reversed(sys.modules), None)
+    return len(sys.modules), last, id(sys.modules.get(last))
+
+
+def _namespace(obj):
+    try:
+        return vars(obj)
+    except TypeError:
+        return None
