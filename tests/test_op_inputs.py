@@ -100,3 +100,18 @@ def test_annotated_constant_without_a_value_is_a_clear_error(engine, write_modul
     [res] = engine.run([RunRequest(str(path), "Scaled", "torch", RunSettings())])
     assert res.status == "error"
     assert "consts={'min_val': ...}" in res.error.message
+
+
+def test_kept_input_draws_are_the_seeded_numbers_and_each_callers_own():
+    from gradviz.backends import graphs
+    fresh = graphs.rng_for(7, "input:x").uniform(-2.0, 2.0, size=(3, 50))
+    first = graphs.input_values(7, "x", (3, 50), (-2.0, 2.0))
+    first[:] = 99.0                               # a caller writing into its array
+    again = graphs.input_values(7, "x", (3, 50), (-2.0, 2.0))
+    np.testing.assert_array_equal(again, fresh)
+    assert again is not graphs.input_values(7, "x", (3, 50), (-2.0, 2.0))
+    other = graphs.input_values(7, "x", (3, 50), (-3.0, 3.0))   # another range: another draw
+    np.testing.assert_array_equal(other, graphs.rng_for(7, "input:x").uniform(-3, 3, (3, 50)))
+    big = (graphs._DRAWN_BYTES // 8 + 1,)        # too big to keep: drawn each time
+    graphs.input_values(1, "y", big)
+    assert not [k for k in graphs._drawn if k[2] == big]
