@@ -224,3 +224,21 @@ def test_tick_labels_never_run_together_in_a_narrow_zoomed_plot(qtbot, ste):
             assert labels, (cell.framework, cell.mode)
             for (a, ta), (b, tb) in zip(labels, labels[1:]):
                 assert a.right() + 2 <= b.left(), (cell.framework, cell.mode, ta, tb, axis.width())
+
+
+def test_a_small_heatmap_has_readable_ticks_on_both_axes(qtbot, ste):
+    ste.settings_panel.shape.setText("20x30")
+    run_keys(qtbot, ste, keys_of(ste, "round_ste"))
+    ste.show_pair("round_ste")
+    ste.grid.set_view("x", "heatmap")
+    for _ in range(5):
+        QApplication.processEvents()
+    cell = _cells(ste.grid, "x")[("torch", "custom")]
+    bottom = _tick_label_rects(cell.plot.getAxis("bottom"))
+    left = sorted(_tick_label_rects(cell.plot.getAxis("left")), key=lambda rt: rt[0].top())
+    assert len(bottom) >= 2 and len(left) >= 2, ([t for _, t in bottom], [t for _, t in left])
+    assert all(float(t).is_integer() for _, t in bottom + left)
+    for (a, _ta), (b, _tb) in zip(bottom, bottom[1:]):
+        assert a.right() + 2 <= b.left()
+    for (a, _ta), (b, _tb) in zip(left, left[1:]):
+        assert a.bottom() <= b.top()

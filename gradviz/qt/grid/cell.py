@@ -51,10 +51,13 @@ class CompactAxis(pg.AxisItem):
 
     def tickSpacing(self, minVal, maxVal, size):
         if self.integer:
-            ticks = nice_ticks(minVal, maxVal, target=max(2, int(size // 60)), integer=True)
+            self._fit = None                    # a reused plot's values view set it
+            # a label per ~25 px: a 110 px heatmap of 30 columns showed one tick ("20")
+            ticks = nice_ticks(minVal, maxVal, target=max(2, int(size // 25)), integer=True)
             return [(ticks[1] - ticks[0] if len(ticks) > 1 else 1.0, 0.0)]
         levels = super().tickSpacing(minVal, maxVal, size)
         if not levels or self.orientation not in ("bottom", "top") or not maxVal > minVal:
+            self._fit = None
             return levels
         # pyqtgraph draws every major label, fitting or not: a narrow zoomed plot read
         # "60 80 100120140". Widen the major step (1, 2, 5 × 10^k) until its labels fit.
