@@ -1,0 +1,72 @@
+"""Issue 13 items 9 and 10 in the real window (offscreen, real workers): the trap examples show
+the verdicts their docstrings promise (the in-place trap is no green match; the detached forward
+is a surrogate, not broken), and File ▸ Export ▸ Whole run as JSON report… from a window whose
+ops ran under different settings gives each op its own and claims none of them at the top."""
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtWidgets import QMenu  # noqa: E402
+from test_export_actions import FakeDialogs  # noqa: E402
+from test_gui import keys_of, run_keys  # noqa: E402
+
+from gradviz import report  # noqa: E402
+from gradviz.qt import export_actions as EA  # noqa: E402
+
+pytestmark = pytest.mark.gui
+
+
+def _export_action(win, text):
+    """The entry of File ▸ Export as the window installs it (export_actions.install)."""
+    menu = QMenu(win)
+    EA.install(win, menu)
+    return next(a for a in menu.actions() if a.text() == text)
+
+
+def _docstring(path, name):
+    import ast
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    return next(ast.get_docstring(n) for n in ast.walk(tree) if getattr(n, "name", "") == name)
+
+
+def test_trap_verdicts_in_the_window_are_what_their_docstrings_say(qtbot, make_window, examples_dir):
+    traps = str(examples_dir / "traps_torch.py")
+    win = make_window([traps], {"run/modes": "default,custom,numeric"})
+    inplace = ("torch", traps, "InPlaceNoMarkDirty")
+    detached = ("torch", traps, "DetachedForward")
+    run_keys(qtbot, win, [inplace, detached])
+    # in-place: its default raised and GV605 warns: an error, in the tree and the row header
+    assert win.state.op_mark(inplace) == "error" and win.tree.shown_mark(inplace)[0].startswith("✗")
+    win.tree.select_pair("trap_inplace_no_mark_dirty")
+    win.show_pair("trap_inplace_no_mark_dirty")
+    assert "torch: error" in win.grid.rows["x"].verdicts.text()
+    assert "match" not in win.grid.rows["x"].verdicts.text()
+    # the docstring says surrogate (custom stands in for a gradient autodiff cannot give)
+    assert "the verdict `surrogate`" in _docstring(traps, "DetachedForward")
+    assert win.state.op_mark(detached) == "surrogate"
+    win.tree.select_pair("trap_detached_forward")
+    win.show_pair("trap_detached_forward")
+    assert "torch: surrogate" in win.grid.rows["x"].verdicts.text()
+    assert "broken" not in win.grid.rows["x"].verdicts.text()
+
+
+def test_whole_run_json_from_the_window_has_each_ops_own_settings(qtbot, make_window, examples_dir,
+                                                                   tmp_path, monkeypatch):
+    win = make_window([str(examples_dir / "tutorial_torch.py")], {"run/modes": "default,custom"})
+    run_keys(qtbot, win, keys_of(win, "mul_weights"))               # at 200 elements
+    sp = win.settings_panel
+    sp.shape.setText("20x30")
+    sp.seed.setValue(5)
+    run_keys(qtbot, win, keys_of(win, "round_ste"))                 # then another op otherwise
+    fake = FakeDialogs([str(tmp_path / "run.json")])
+    monkeypatch.setattr(EA, "dialogs", fake)
+    _export_action(win, "Whole run as JSON report…").trigger()
+    assert not fake.errors
+    data = report.read_json(str(tmp_path / "run.json"))
+    ran = {op["name"]: op["settings"] for op in data["ops"]}
+    assert ran["mul_weights"]["shape"] == [200] and ran["mul_weights"]["seed"] == 0
+    assert ran["round_ste"]["shape"] == [20, 30] and ran["round_ste"]["seed"] == 5
+    top = data["settings"]
+    assert {"shape", "seed"} <= set(top["varies_by_op"])
+    assert "shape" not in top and "seed" not in top
+    assert top["modes"] == ["default", "custom"]                    # what both ran with
