@@ -5,11 +5,11 @@ Reading every attribute of every module took ~80% of a small default run (~20,00
 once torch is in), so what was found is kept per module and a module is read again only where
 it may have changed: new in sys.modules, its namespace grown or shrunk, an alias found in it no
 longer in place, or one of the users' own modules (read every time: their globals are what the
-op's own code reassigns). Even looking at each of sys.modules' ~1200 entries took ~0.5 ms in a
-worker, whose caches other processes have emptied between requests, so a change to sys.modules
-is told by its length and its last entry (imports add at the end), and the namespaces' sizes are
-compared in one C-level pass. What this cannot see (a library's existing global rebound to an
-alias with the namespace the same size; a module put in place of another with sys.modules'
+op's own code reassigns). Looking at each of sys.modules' ~1200 entries and each kept module in
+Python still took ~0.5 ms in a warm worker (other processes empty its caches between requests),
+so a change to sys.modules is told by its length and its last entry (imports add at the end),
+and the namespaces' sizes are compared in one C-level pass. What this cannot see (a library's
+existing global rebound to an alias with the namespace the same size; a module put in place of another with sys.modules'
 length and last entry unchanged) still shows in the default graph (overrides_in_graph); `missed`
 then reads everything afresh, and the runner builds the mode again when that finds an alias the
 swap did not have (introspect.OverrideKept.again).
