@@ -9,10 +9,10 @@ op's own code reassigns). Looking at each of sys.modules' ~1200 entries and each
 Python still took ~0.5 ms in a warm worker (other processes empty its caches between requests),
 so a change to sys.modules is told by its length and its last entry (imports add at the end),
 and the namespaces' sizes are compared in one C-level pass. What this cannot see (a library's
-existing global rebound to an alias with the namespace the same size; a module put in place of another with sys.modules'
-length and last entry unchanged) still shows in the default graph (overrides_in_graph); `missed`
-then reads everything afresh, and the runner builds the mode again when that finds an alias the
-swap did not have (introspect.OverrideKept.again).
+existing global rebound to an alias with the namespace the same size; a module put in place of
+another with sys.modules' length and last entry unchanged) still shows in the default graph
+(overrides_in_graph); `missed` then reads everything afresh, and the runner builds the mode
+again when that finds an alias the swap did not have (introspect.OverrideKept.again).
 """
 from __future__ import annotations
 
