@@ -58,7 +58,8 @@ class Reverse(torch.nn.Module):
 
 
 def _library_ops(write_module, start: str, bind: str) -> str:
-    src = LIBRARY.format(revgrad=textwrap.dedent(REVGRAD), tag=uuid.uuid4().hex[:10], start=start, bind=bind)
+    src = LIBRARY.format(revgrad=textwrap.dedent(REVGRAD), tag=uuid.uuid4().hex[:10],
+                         start=start, bind=bind)
     return write_module(f"lib_ops_{uuid.uuid4().hex[:6]}.py", src)
 
 
