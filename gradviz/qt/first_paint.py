@@ -1,8 +1,8 @@
 """Run something once the window has painted its first frame: what the first frame does not need
 (the workers' start, pyqtgraph's import) waits for it instead of delaying it.
 
-A zero timer set before `show()` fires before the first paint (the window is exposed and painted
-in a later pass of the event loop), so the paint itself is watched for.
+A zero timer set at `show()` fires before the first paint (the window is exposed and painted in a
+later pass of the event loop), so the paint itself is watched for.
 """
 from __future__ import annotations
 
