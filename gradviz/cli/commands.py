@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 
 from gradviz.model import (
     DEPTH_RANGE,
@@ -160,16 +161,22 @@ def cmd_run(argv: list[str]) -> int:
             return EXIT_USAGE
         progress = None if args.quiet else _progress(len(requests))
         results = label_results(paired, engine.run(requests, on_result=progress))
-    # the app's analysis: the verdicts and diagnostics the window shows for the same results
-    from gradviz.app.analysis import analyze
-    analyses = [analyze(r, curves=False) for r in results]
-    for a in analyses:
-        if a.problem:                       # a bug in gradviz's comparison: say so, loudly
-            raise RuntimeError(f"comparing {a.result.name} ({a.result.framework}): {a.problem}")
-    comparisons = [a.comparison for a in analyses]
-    failed_files = [cat for cat in catalogs if cat.error is not None]
-    written = print_results(results, comparisons, settings, args, load_errors=failed_files,
-                            diagnostics=[list(a.findings) for a in analyses])
+        # the workers are killed and reaped (~0.1 s: TensorFlow's takes a while to go) while the
+        # results are compared and written; leaving the block then finds them stopped
+        closing = threading.Thread(target=engine.close, name="gradviz-close")
+        closing.start()
+        warm_up.join()                      # its imports are done before this thread imports
+        # the app's analysis: the verdicts and diagnostics the window shows for the same results
+        from gradviz.app.analysis import analyze
+        analyses = [analyze(r, curves=False) for r in results]
+        for a in analyses:
+            if a.problem:                   # a bug in gradviz's comparison: say so, loudly
+                raise RuntimeError(f"comparing {a.result.name} ({a.result.framework}): {a.problem}")
+        comparisons = [a.comparison for a in analyses]
+        failed_files = [cat for cat in catalogs if cat.error is not None]
+        written = print_results(results, comparisons, settings, args, load_errors=failed_files,
+                                diagnostics=[list(a.findings) for a in analyses])
+    closing.join()
     if written != EXIT_OK:                  # a report file could not be written
         return written
     if load_failed or missing:

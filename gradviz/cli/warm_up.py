@@ -5,8 +5,8 @@ plots), writes the reports and, with --plot, starts Qt and the exporters: ~0.2-0
 (more where no bytecode is cached) that used to come after the last result. They run on a thread
 of their own from the moment the first worker is ready: a core is free then, while the other
 framework is still importing (TensorFlow takes about twice torch's time). The main thread waits
-for them (leaving the `with` block) before it imports anything itself, so the two never import
-at once.
+for them (`join`, also on leaving the `with` block) before it imports anything itself, so the two
+never import at once.
 """
 from __future__ import annotations
 
