@@ -3,6 +3,9 @@
 On Linux a nice value belongs to a thread, not a process: lowering only the calling thread left
 TensorFlow's own thread pool, which does about half of a 10^6-element TF forward, at the normal
 priority, competing with the window that paints the custom and default gradients meanwhile.
+And it ranks a thread only within its scheduling group: under autogroup scheduling a worker, in a
+session of its own (engine/worker.py), is a group of its own, and this lowers it against the
+window not at all (ARCHITECTURE.md, "Progressive results").
 """
 from __future__ import annotations
 
