@@ -3,16 +3,21 @@
 DESIGN.md: `default` is torch's own autodiff of the same forward, whether the override is the op
 itself, a subclass of a Function imported from a package, or a Function that some other module
 the op calls applies. For the length of one default run, every autograd.Function that is not
-torch's own runs its forward directly (under autograd) instead of through `apply`, and the
-bound `Fn.apply` aliases modules keep (`revgrad = RevGrad.apply`) are swapped where they are
+torch's own gets an `apply` that runs its forward directly (under autograd), and the bound
+`Fn.apply` aliases modules keep (`revgrad = RevGrad.apply`) are swapped where they are
 (torch_aliases finds them, keeping what it read of each module). Afterwards everything is
-restored. An override gradviz cannot reach (a bound method kept in a list, a closure) is found
-in the resulting graph and reported, never silently kept.
+restored. What the op's code reads during the run (a module imported then binding
+`op = Fn.apply`, a cache filled on first use) is a StandIn, which runs the forward directly only
+while a default run is on in its thread and is the real `apply` otherwise: a reference to it kept
+anywhere never turns a later custom run into the default gradient. An override gradviz cannot
+reach (a bound method kept in a list before the run, a closure) is found in the resulting graph
+and reported, never silently kept.
 """
 from __future__ import annotations
 
 import contextlib
 import types
+from threading import get_ident
 
 import torch
 
@@ -65,6 +70,70 @@ def default_apply(cls):
     return apply
 
 
+# thread id -> how many default runs are on in it; a StandIn is the default only where one is
+_ACTIVE: dict[int, int] = {}
+
+
+class StandIn:
+    """`Fn.apply` (or an alias of it) as code sees it during a default run: the forward called
+    directly while a default run is on in this thread, else the real apply it stands for, so a
+    reference taken during the run and kept (a module global, a list, a closure, a partial)
+    behaves as the real one afterwards. Attributes (`__self__`, `__func__`, `__name__`...),
+    equality and hashing are the real apply's."""
+    __slots__ = ("_real", "_direct")
+
+    def __init__(self, cls, real):
+        self._real = real
+        self._direct = default_apply(cls)
+
+    def __call__(self, *args, **kwargs):
+        if _ACTIVE and _ACTIVE.get(get_ident()):
+            return self._direct(*args, **kwargs)
+        return self._real(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name in StandIn.__slots__:   # not set yet (copy, pickle): no recursion
+            raise AttributeError(name)
+        return getattr(self._real, name)
+
+    def __eq__(self, other):
+        return self._real == (other._real if type(other) is StandIn else other)
+
+    def __hash__(self):
+        return hash(self._real)
+
+    def __repr__(self):
+        return f"<gradviz default-mode stand-in for {self._real!r}>"
+
+
+class _StandInApply:
+    """Put in place of `cls.apply` for a default run: reading `apply` through any class below
+    it (one defined during the run included) gives a StandIn for that class, whose real apply is
+    the one the class would resolve without gradviz's (`_real_apply`)."""
+    __slots__ = ("original", "_made")
+
+    def __init__(self, original):
+        self.original = original   # what vars(cls) held under "apply", or None
+        self._made: dict[type, StandIn] = {}
+
+    def __get__(self, obj, owner=None):
+        owner = type(obj) if owner is None else owner
+        made = self._made.get(owner)
+        if made is None:
+            made = self._made[owner] = StandIn(owner, _real_apply(owner))
+        return made
+
+
+def _real_apply(cls):
+    for klass in cls.__mro__:
+        found = vars(klass).get("apply")
+        while isinstance(found, _StandInApply):
+            found = found.original
+        if found is not None:
+            return found.__get__(None, cls)
+    raise AttributeError(f"{cls.__qualname__} has no apply")
+
+
 def _all_overrides() -> list[type]:
     out, stack, seen = [], list(torch.autograd.Function.__subclasses__()), set()
     while stack:
@@ -85,34 +154,45 @@ def _is_bound_apply(obj) -> bool:
 
 
 _ALIASES = AliasIndex(_is_bound_apply, _FRAMEWORK_PREFIXES)
+_patched: set = set()   # the classes the last default run gave a StandIn apply
 
 
 @contextlib.contextmanager
 def functions_as_default():
     """Within: every non-torch Function runs its forward directly; restored on exit."""
-    classes = [(cls, "apply" in vars(cls), vars(cls).get("apply")) for cls in _all_overrides()]
+    global _patched
+    classes = [(cls, vars(cls).get("apply")) for cls in _all_overrides()]
     aliases = _ALIASES.find()
+    me = get_ident()
     try:
-        for cls, _, _ in classes:
-            cls.apply = staticmethod(default_apply(cls))
+        for cls, old in classes:
+            cls.apply = _StandInApply(old)
         for mod, attr, obj in aliases:
-            setattr(mod, attr, default_apply(obj.__self__))
+            setattr(mod, attr, StandIn(obj.__self__, obj))
+        _patched = {cls for cls, _ in classes}
+        _ACTIVE[me] = _ACTIVE.get(me, 0) + 1
         yield
     finally:
+        depth = _ACTIVE.pop(me, 1) - 1
+        if depth > 0:
+            _ACTIVE[me] = depth
         for mod, attr, obj in reversed(aliases):
             setattr(mod, attr, obj)
-        for cls, had, old in reversed(classes):
-            if had:
+        for cls, old in reversed(classes):
+            if old is not None:
                 cls.apply = old
             else:
                 del cls.apply
 
 
 def aliases_missed() -> bool:
-    """After a default run that kept a custom backward: does a fresh look at every module find an
-    alias that the last swap did not have (one bound since its module was last read)? Building
-    the mode again then swaps it (torch_aliases)."""
-    return _ALIASES.missed()
+    """After a default run that kept a custom backward: would building the mode again remove it?
+    Yes when a fresh look at every module finds an alias the last swap did not have (one bound
+    since its module was last read: torch_aliases), or when a Function with its own backward
+    now exists that the last run did not give a StandIn (defined during it, in a module first
+    imported then)."""
+    missed = _ALIASES.missed()
+    return missed or any(cls not in _patched for cls in _all_overrides())
 
 
 def kept_message(names: list[str]) -> str:
