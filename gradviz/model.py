@@ -50,7 +50,7 @@ class ErrorInfo:
     message: str
     where: str = ""           # "file:line" of the innermost frame in the user's file, "" if unknown
     traceback: str = ""       # the user's own frames only
-    kind: str = "error"       # "error" | "timeout" | "crashed" | "load"
+    kind: str = "error"       # "error" | "timeout" | "crashed" | "load" | "cancelled" | ...
 
     def one_line(self) -> str:
         at = f" at {self.where}" if self.where else ""
@@ -194,6 +194,13 @@ class RunResult:
     @property
     def framework(self) -> str:
         return self.request.framework
+
+    @property
+    def numeric_cancelled(self) -> bool:
+        """Its numeric pass was cancelled (Cancel all, Skip this op) after the quick pass came
+        back: custom and default are kept, numeric is missing (the app's two-pass runs)."""
+        err = self.mode_errors.get("numeric")
+        return err is not None and err.kind == "cancelled"
 
     def tensor(self, name: str) -> Optional[TensorResult]:
         for t in self.tensors:

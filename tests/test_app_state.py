@@ -246,6 +246,44 @@ def test_in_flight_is_the_op_each_worker_has_now(tmp_path):
     assert state.progress.elapsed(torch_key) is not None
 
 
+def test_numeric_pass_taken_before_the_partial_arrives_is_still_in_flight(tmp_path):
+    """The partial is analysed before it reaches the window, the start of the numeric pass is
+    not: that start can come first, and the op is then in flight (Skip this op skips it)."""
+    state, path = _state_with_ste(tmp_path)
+    key = ("torch", path, "RoundSTE")
+    (req,) = state.requests([key], lambda fw: RunSettings())
+    state.run_started([req])
+    state.op_started(req)                            # quick pass
+    state.op_started(req)                            # numeric pass, before the partial
+    state.arrived(analyze(replace(_as_run(ste_result("torch"), path), partial=True)))
+    assert state.in_flight() == [key] and state.progress.states[key] == "running"
+
+
+def test_numeric_cancelled_after_the_partial_is_kept_and_marked_cancelled(tmp_path):
+    """The engine's answer for an op whose numeric pass was cancelled: custom and default of its
+    quick pass (numeric_pass.numeric_cancelled). Stored, counted cancelled, its mark ⊘."""
+    from gradviz.engine.numeric_pass import numeric_cancelled
+    state, path = _state_with_ste(tmp_path)
+    key = ("torch", path, "RoundSTE")
+    (req,) = state.requests([key], lambda fw: RunSettings())
+    state.run_started([req])
+    state.op_started(req)
+    full = _as_run(ste_result("torch"), path)
+    quick = replace(full, request=replace(req, settings=req.settings.with_(modes=("default", "custom"))),
+                    tensors=tuple(replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"})
+                                  for t in full.tensors))
+    state.arrived(analyze(replace(quick, partial=True)))
+    kept = numeric_cancelled(quick, req, skipped=False)
+    state.arrived(analyze(kept))
+    held = state.results.get(key)
+    assert held.result is kept and not held.result.partial and held.result.numeric_cancelled
+    assert state.progress.states[key] == "cancelled" and state.op_mark(key) == "cancelled"
+    x = next(t for t in held.comparison.tensors if t.name == "x")
+    assert x.numeric_cancelled and x.stats["numeric"]["cancelled"]
+    assert "numeric" not in x.metrics and "custom~numeric" not in x.metrics
+    assert state.summary([kept]) == "1 op run, 1 cancelled"
+
+
 def test_a_previous_runs_result_does_not_put_a_pair_in_step(tmp_path):
     state, path = _state_with_ste(tmp_path)
     keys = [("torch", path, "RoundSTE"), ("tf", path, "RoundSTE")]

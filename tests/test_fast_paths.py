@@ -588,8 +588,8 @@ def test_the_numeric_pass_gives_every_worker_thread_its_priority_back(
 def test_partials_and_results_once_each_in_order_with_a_skip_in_between(engine, examples_dir):
     """Two ops per framework; the first torch op is skipped as its partial result arrives
     (between its passes). Every request gets on_partial at most once and on_result exactly
-    once, each op's partial before its final; the skipped op ends 'skipped by the user', the
-    others give exactly their one-pass results."""
+    once, each op's partial before its final; the skipped op keeps its quick pass, its numeric
+    mode 'skipped by the user', the others give exactly their one-pass results."""
     import threading
     reqs = [RunRequest(str(examples_dir / f), q, fw, SMALL) for f, q, fw in (
         ("tutorial_torch.py", "MulWeights", "torch"), ("tutorial_tf.py", "mul_weights", "tf"),
@@ -598,9 +598,12 @@ def test_partials_and_results_once_each_in_order_with_a_skip_in_between(engine, 
     skip_key = ("torch", reqs[0].file, "MulWeights")
     events, lock = [], threading.Lock()
 
+    partials = {}
+
     def on_partial(res):
         with lock:
             events.append(("partial", res.request.qualname))
+            partials[res.request.qualname] = res
         if res.request.qualname == "MulWeights":
             engine.skip(skip_key)
 
@@ -612,8 +615,14 @@ def test_partials_and_results_once_each_in_order_with_a_skip_in_between(engine, 
     assert [r.request.qualname for r in twos] == names
     for name in names:
         assert [e for e in events if e[1] == name] == [("partial", name), ("final", name)], events
-    assert twos[0].status == "error" and twos[0].error.kind == "cancelled"
-    assert twos[0].error.message == "skipped by the user"
+    skipped = twos[0]
+    assert skipped.status == "ok" and skipped.error is None and not skipped.partial
+    assert skipped.numeric_cancelled and skipped.request == reqs[0]
+    assert skipped.mode_errors["numeric"].message == "the numeric pass was skipped by the user before it finished"
+    quick = partials["MulWeights"]
+    for t in skipped.tensors:                # the quick pass's very arrays, numeric missing
+        assert "numeric" not in t.grads
+        assert all(g is quick.tensor(t.name).grads[m] for m, g in t.grads.items())
     for two, one in zip(twos[1:], ones):
         _same_result(two, one)
 

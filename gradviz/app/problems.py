@@ -1,7 +1,8 @@
 """One entry per problem of a run, for the diagnostics list: a user's exception that several
 modes hit (and the op-level error it caused) is one entry naming the modes, and an exception a
 diagnostic rewrote in plain words (GV101-GV106, or any finding at the same file:line) is that
-finding, with the exception kept as its detail. A cancelled run is not a problem."""
+finding, with the exception kept as its detail. A cancelled run is not a problem; a cancelled
+numeric pass is one "info" entry that says what is missing."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -46,6 +47,11 @@ def problems(key: tuple, analysis: Analysis) -> list[Problem]:
         groups.setdefault(k, [])
         errors[k] = res.error
     for mode, err in res.mode_errors.items():
+        if err.kind == "cancelled":           # not a problem of the op: say what is missing
+            out.append(Problem("info", f"{label} · {mode}", f"{mode}: {err.message}: the other "
+                               f"modes are shown, custom is not checked against {mode} "
+                               "(▶ Run computes it)", key=key))
+            continue
         k = (err.type, err.message, err.where)
         groups.setdefault(k, []).append(mode)
         errors.setdefault(k, err)

@@ -9,7 +9,11 @@ QUEUED, RUNNING, OK, ERROR, CANCELLED = "queued", "running", "ok", "error", "can
 
 
 def final_state(result) -> str:
+    """A run whose numeric pass was cancelled is cancelled too, though its custom and default
+    came back: it was not checked (DESIGN.md: a match needs numeric where it was asked for)."""
     if result.error is not None and result.error.kind == "cancelled":
+        return CANCELLED
+    if result.numeric_cancelled:
         return CANCELLED
     return OK if result.status == "ok" else ERROR
 
@@ -21,6 +25,7 @@ class RunProgress:
         self.started_at: dict[tuple, float] = {}     # time.monotonic() its run began
         self.in_flight: dict[str, tuple] = {}        # framework -> the op its worker runs now
         self.stage: dict[tuple, str] = {}            # "partial" / "final": what came back in this batch
+        self._passes: dict[tuple, int] = {}          # passes its worker took in this batch
         self._done: set = set()
 
     def begin(self, keys) -> None:
@@ -28,6 +33,7 @@ class RunProgress:
         self._done = set()
         self.in_flight = {}
         self.stage = {}
+        self._passes = {}
         for k in self.keys:
             self.states[k] = QUEUED
             self.started_at.pop(k, None)
@@ -38,12 +44,18 @@ class RunProgress:
         if restart:
             self.started_at[key] = time.monotonic()
             self.in_flight[key[0]] = key
+            self._passes[key] = self._passes.get(key, 0) + 1
         else:
             self.started_at.setdefault(key, time.monotonic())
 
     def returned(self, key, stage: str) -> None:
-        """Its worker gave a result (partial or final): it is no longer in flight."""
+        """Its worker gave a result (partial or final): it is no longer in flight, unless this
+        is the quick pass's and the worker has taken its numeric pass already (the partial is
+        analysed before it reaches the window, the start of the next pass is not: Skip this op
+        found nothing running through a whole numeric pass)."""
         self.stage[key] = stage
+        if stage == "partial" and self._passes.get(key, 0) > 1:
+            return
         if self.in_flight.get(key[0]) == key:
             del self.in_flight[key[0]]
 

@@ -112,12 +112,14 @@ class AppState:
     def arrived(self, analysis: Analysis) -> tuple:
         """A result, analysed: stored, and its op's progress moves on (a partial one keeps
         running: its numeric pass is still going). An op cancelled while still queued keeps its
-        earlier result: Cancel all during Run all wiped every queued op's last verdict."""
+        earlier result: Cancel all during Run all wiped every queued op's last verdict. One
+        cancelled in its numeric pass comes back with custom and default (the engine keeps its
+        quick pass: RunResult.numeric_cancelled) and is marked cancelled, not by its verdicts."""
         res = analysis.result
         key = request_key(res.request)
         earlier = self.results.get(key)
-        if earlier is not None and not res.partial and final_state(res) == CANCELLED \
-                and self.progress.states.get(key) == QUEUED:
+        if earlier is not None and not res.partial and not res.tensors \
+                and final_state(res) == CANCELLED and self.progress.states.get(key) == QUEUED:
             self.results.keep(key, earlier)
             self.progress.returned(key, FINAL)
             self.progress.finished(key, final_state(earlier.result))

@@ -33,6 +33,9 @@ class TensorComparison:
     tolerance: Tol              # custom vs default
     numeric_tolerance: Tol      # either vs numeric
     numeric_method: Optional[str] = None   # "full" | "projection" | None
+    # the numeric pass was cancelled after custom and default came back (RunResult.numeric_cancelled):
+    # the verdict rests on them alone, and a passing one is shown as unchecked (shown_verdict)
+    numeric_cancelled: bool = False
 
 
 @dataclass(frozen=True)
@@ -302,6 +305,8 @@ def _stats(t: TensorResult, mode_errors: dict, known: Optional[dict] = None) -> 
             out[mode] = mode_stats(t.grads[mode])
         elif mode in t.absent:
             out[mode] = mode_stats(None, t.absent[mode])
+        elif mode in mode_errors and mode_errors[mode].kind == "cancelled":   # not run to its end
+            out[mode] = {**mode_stats(None, mode_errors[mode].message), "cancelled": True}
         elif mode in mode_errors:   # no gradient because the mode raised: an error, not absent
             out[mode] = {**mode_stats(None, f"raised {mode_errors[mode].one_line()}"), "raised": True}
         elif mode == "numeric" and t.numeric is not None and t.numeric.method == "projection":
@@ -319,6 +324,9 @@ def compare_tensor(t: TensorResult, op_status: str = "ok", mode_errors: Optional
     known_stats, known_metrics = _known(t, earlier)
     metrics = tensor_metrics(t, known_metrics)
     v, why = _judge(t, op_status, mode_errors, error, metrics, inplace)
+    cancelled = "numeric" in mode_errors and mode_errors["numeric"].kind == "cancelled"
+    if cancelled and t.dtype not in FIXED_DTYPES:
+        why += f" ({mode_errors['numeric'].message}: custom is not checked against numeric)"
     method = None
     if t.grads.get("numeric") is not None:
         method = "full"
@@ -326,7 +334,22 @@ def compare_tensor(t: TensorResult, op_status: str = "ok", mode_errors: Optional
         method = "projection"
     return TensorComparison(t.name, t.role, tuple(t.shape), t.dtype, v, why,
                             _stats(t, mode_errors, known_stats), metrics, tolerances(t.dtype),
-                            tolerances(t.dtype, numeric=True), method)
+                            tolerances(t.dtype, numeric=True), method,
+                            cancelled and t.dtype not in FIXED_DTYPES)
+
+
+# Verdicts that say the custom gradient passed: DESIGN.md's match needs custom to agree with
+# numeric too, and surrogate is told from differs by numeric where default gives nothing
+PASSING = ("match", "surrogate")
+UNCHECKED = "numeric cancelled"
+
+
+def shown_verdict(tc: TensorComparison) -> str:
+    """The verdict as the window and its exports label it: a passing one whose numeric pass was
+    cancelled reads "match, numeric cancelled" (no verdict colour: it was not checked)."""
+    if tc.numeric_cancelled and tc.verdict in PASSING:
+        return f"{tc.verdict}, {UNCHECKED}"
+    return tc.verdict
 
 
 def _known(t: TensorResult, earlier: Optional[tuple]) -> tuple[dict, dict]:

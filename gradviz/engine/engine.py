@@ -18,7 +18,7 @@ from gradviz.engine.errors import (
     WorkerTimeout,
     WorkerUnavailable,
 )
-from gradviz.engine.numeric_pass import with_numeric
+from gradviz.engine.numeric_pass import numeric_cancelled, with_numeric
 from gradviz.engine.worker import Worker, WorkerState
 from gradviz.import_scan import frameworks_used
 from gradviz.model import (
@@ -188,8 +188,8 @@ class Engine:
     def _run_checks(self, requests, results, on_checks) -> list[RunResult]:
         """The checks pass: the plain modes without numeric (a check that needs numeric computes
         it), then the checks. A run that fails here leaves its checks skipped, with why."""
-        todo = [i for i, (req, res) in enumerate(zip(requests, results))
-                if req.settings.checks and res.status == "ok"]
+        todo = [i for i, (req, res) in enumerate(zip(requests, results))   # not a skipped op's
+                if req.settings.checks and res.status == "ok" and not res.numeric_cancelled]
         merged = list(results)
         pending = [_checks_only(requests[i]) for i in todo]
         slots: dict[RunRequest, list[int]] = {}
@@ -223,6 +223,10 @@ class Engine:
                 skipped = key in self._skipped
                 if not skipped:
                     self._in_flight[fw] = key
+            # only a request with numeric had a quick pass: one without it whose request
+            # equals that quick pass must not take it (nor its kept run)
+            earlier = quick.get(_without_numeric(req)) if quick is not None and not keep \
+                and "numeric" in req.settings.modes else None
             if self._stop.is_set():
                 res = _failed(req, ErrorInfo("Cancelled", "the run was cancelled", kind="cancelled"))
             elif skipped:
@@ -230,18 +234,18 @@ class Engine:
             else:
                 if on_start is not None:
                     on_start(req)
-                # only a request with numeric had a quick pass: one without it whose request
-                # equals that quick pass must not take it (nor its kept run)
-                earlier = quick.get(_without_numeric(req)) if quick is not None and not keep \
-                    and "numeric" in req.settings.modes else None
                 if earlier is not None:
                     res = self._run_numeric(req, earlier, stop=self._stop)
                 else:
                     res = self.run_one(req, background and not keep, keep, stop=self._stop)
             with self._flight_lock:
                 self._in_flight.pop(fw, None)
-                if key in self._skipped and res.error is not None and res.error.kind == "cancelled":
+                skipped = key in self._skipped
+                if skipped and res.error is not None and res.error.kind == "cancelled":
                     res = replace(res, error=replace(res.error, message="skipped by the user"))
+            if res.error is not None and res.error.kind == "cancelled" and earlier is not None:
+                # its quick pass came back and was shown: a cancel takes only what was left
+                res = numeric_cancelled(earlier, req, skipped)
             return res
 
         def work(fw: str) -> None:

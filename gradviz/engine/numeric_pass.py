@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gradviz.model import RunRequest, RunResult
+from gradviz.model import ErrorInfo, RunRequest, RunResult
 
 
 def with_numeric(quick: RunResult, numeric: RunResult, req: RunRequest) -> RunResult:
@@ -31,3 +31,15 @@ def with_numeric(quick: RunResult, numeric: RunResult, req: RunRequest) -> RunRe
                    mode_errors={**quick.mode_errors, **numeric.mode_errors},
                    log=quick.log + numeric.log, warnings=warnings,
                    elapsed=quick.elapsed + numeric.elapsed)
+
+
+def numeric_cancelled(quick: RunResult, req: RunRequest, skipped: bool) -> RunResult:
+    """The result of `req` whose numeric pass was cancelled (Cancel all) or skipped (Skip this
+    op) after its quick pass gave `quick`: custom and default as they came, the numeric mode
+    missing with why (its mode error, kind "cancelled"). The window showed them already; a
+    cancel must not take them away."""
+    why = "skipped by the user" if skipped else "cancelled"
+    err = ErrorInfo("Cancelled", f"the numeric pass was {why} before it finished",
+                    kind="cancelled")
+    return replace(quick, request=req, partial=False,
+                   mode_errors={**quick.mode_errors, "numeric": err})

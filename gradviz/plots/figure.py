@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
+from gradviz.compare.verdicts import TensorComparison, shown_verdict
 from gradviz.model import FRAMEWORKS, MODES, ROLES, RunResult, TensorResult
 from gradviz.plots import series as S
 from gradviz.plots.description import (
@@ -63,7 +64,8 @@ def verdicts_from(comparisons: Optional[Iterable[Any]]) -> dict[tuple[str, str, 
     out = {}
     for c in _comparison_items(comparisons):
         for t in getattr(c, "tensors", ()):
-            v = getattr(t, "verdict", None)
+            # as the window labels it: "match, numeric cancelled" is no verdict colour
+            v = shown_verdict(t) if isinstance(t, TensorComparison) else getattr(t, "verdict", None)
             if v:
                 out[(c.framework, c.name, t.name)] = str(v)
     return out

@@ -41,6 +41,8 @@ def missing_note(r: Optional[RunResult], t: Optional[TensorResult], mode: str, t
         return ""
     if t is not None and t.dtype in FIXED_DTYPES:
         return f"{t.dtype} input: no gradient"
+    if mode in r.mode_errors and r.mode_errors[mode].kind == "cancelled":
+        return f"{mode}: {r.mode_errors[mode].message} (▶ Run computes it)"
     if mode in r.mode_errors:
         return f"{mode} raised {r.mode_errors[mode].one_line()}"
     if r.status != "ok" and r.error is not None:

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gradviz.compare.verdicts import shown_verdict
 from gradviz.model import MODES
 from gradviz.qt.theme import verdict_text, verdict_tint
 
@@ -134,7 +135,7 @@ class NumbersTable(QWidget):
                 self._row_error(r, fw, comp)
                 continue
             self.rows.append((tc.name, fw))
-            self.verdicts.append(tc.verdict)
+            self.verdicts.append(shown_verdict(tc))
             for c, (_h, src, key) in enumerate(self._cols):
                 value = self._value(fw, tc, src, key)
                 item = QTableWidgetItem(fmt(value) if src != "row" or key in ("tolerance",) else str(value))
@@ -202,13 +203,16 @@ class NumbersTable(QWidget):
                 return "×".join(map(str, tc.shape)) or "scalar"
             if key == "tolerance":
                 return str(tc.tolerance)
+            if key == "verdict":
+                return shown_verdict(tc)
             return getattr(tc, key, "")
         if src in MODES:
             st = tc.stats.get(src) or {}
             if not st:
                 return None   # the mode gave nothing here (not run, an int input): not "0 NaN"
             if st.get("absent"):   # a mode that raised is an error; absent: it gave no gradient
-                return ("error" if st.get("raised") else "absent") if key == "min" else None
+                said = "cancelled" if st.get("cancelled") else "error" if st.get("raised") else "absent"
+                return said if key == "min" else None
             if key == "nonfinite":
                 return f"{st.get('nan', 0)}/{st.get('inf', 0)}" if (st.get("nan") or st.get("inf")) else "0"
             return st.get(key)
