@@ -146,3 +146,49 @@ def test_cancel_all_keeps_the_last_result_of_ops_it_reached_in_the_queue(qtbot, 
     win.show_pair("Right")
     assert win.grid.message() == "" and "x" in win.grid.rows
     assert "2 cancelled" in win.summary.text()
+
+
+def test_esc_in_a_settings_field_undoes_the_edit_and_never_cancels_the_run(qtbot, make_window,
+                                                                          write_module):
+    """Esc in the settings panel's text and number fields undoes what was typed since the field
+    took the focus (a second Esc leaves it for the op tree); the run goes on. Esc in the tree
+    then cancels all, as before."""
+    from PySide6.QtCore import Qt
+    path = write_module("ops.py", OPS_SRC)
+    win = make_window([path], {"run/modes": "default,custom", "run/timeout": 90})
+    hangs = ("torch", path, "Hangs")
+    sp = win.settings_panel
+    # (field, typed over what it shows, or after it, keys, its text before, after the keys)
+    typed = ((sp.shape, False, "x5", "200", "200x5"), (sp.range, False, "0", "-3,3", "-3,30"),
+             (sp.seed, True, "7", "0", "7"), (sp.timeout, True, "905", "90.00 s", "905 s"),
+             (sp.upstream.lineEdit(), False, ":2", "ones", "ones:2"))
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as done:
+        assert win.run([hangs])
+        qtbot.waitUntil(lambda: win.state.in_flight() == [hangs], timeout=RUN_TIMEOUT_MS)
+        for field, over, keys, before, after in typed:
+            field.setFocus()
+            qtbot.waitUntil(field.hasFocus)
+            qtbot.keyClick(field, Qt.Key_A, Qt.ControlModifier) if over else \
+                qtbot.keyClick(field, Qt.Key_End)
+            qtbot.keyClicks(field, keys)
+            assert field.text() == after
+            qtbot.keyClick(field, Qt.Key_Escape)             # undo what was typed
+            assert field.text() == before and field.hasFocus()
+            assert win.state.in_flight() == [hangs] and win.act_cancel.isEnabled()
+            qtbot.keyClick(field, Qt.Key_Escape)             # nothing to undo: leave the field
+            qtbot.waitUntil(win.tree.hasFocus)
+            assert win.state.in_flight() == [hangs] and win.act_cancel.isEnabled()
+        assert sp.settings("torch").shape == (200,) and sp.settings("torch").seed == 0
+        assert sp.settings("torch").timeout == 90 and sp.settings("torch").upstream == "ones"
+        # an edit finished with Enter stays: Esc then only leaves the field
+        sp.seed.setFocus()
+        qtbot.waitUntil(sp.seed.hasFocus)
+        qtbot.keyClick(sp.seed, Qt.Key_A, Qt.ControlModifier)
+        qtbot.keyClicks(sp.seed, "6")
+        qtbot.keyClick(sp.seed, Qt.Key_Return)
+        qtbot.keyClick(sp.seed, Qt.Key_Escape)
+        qtbot.waitUntil(win.tree.hasFocus)
+        assert sp.seed.value() == 6 and win.act_cancel.isEnabled()
+        qtbot.keyClick(win.tree, Qt.Key_Escape)              # Esc elsewhere: Cancel all
+    (res,) = done.args[0]
+    assert res.error.kind == "cancelled" and res.error.message != "skipped by the user"

@@ -155,6 +155,10 @@ class SettingsPanel(QWidget):
                            depth=self.depth.value(), input_range=input_range,
                            checks=tuple(c for c in CHECKS if self.checks[c].isChecked()))
 
+    def text_fields(self) -> list[QWidget]:
+        """The fields typed into (Esc there undoes the edit, never cancels a run: qt/field_escape)."""
+        return [self.depth, self.shape, self.range, self.seed, self.upstream, self.timeout]
+
     def validate(self) -> str:
         try:
             self.settings()

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from gradviz.qt.checks_matrix import ChecksMatrix
 from gradviz.qt.diagnostics_panel import DiagnosticsPanel
+from gradviz.qt.field_escape import FieldEscape
 from gradviz.qt.filter_box import FilterBox
 from gradviz.qt.flow_view import FlowView
 from gradviz.qt.grid import GridView
@@ -29,6 +30,7 @@ def build_layout(win) -> None:
     ol.addWidget(win.op_filter)
     ol.addWidget(win.tree, 1)
     win.settings_panel = SettingsPanel(win.qs, win.bridge.frameworks)
+    win.field_escape = FieldEscape(win.settings_panel.text_fields(), win.tree, win)
     left = QSplitter(Qt.Vertical)
     left.addWidget(ops)
     left.addWidget(win.settings_panel)
