@@ -1,12 +1,13 @@
 """The numbers behind the grid: per tensor and framework the engine's verdict, per-mode stats and
 pair metrics (from gradviz.compare), coloured by verdict; below, torch-vs-tf parity rows.
-Selecting a row emits the tensor's name (the grid highlights its plots).
+Selecting a row emits the tensor's name (the grid highlights its plots). Which columns show is
+the user's choice (qt/numbers_columns.py: right-click the header).
 """
 from __future__ import annotations
 
 from typing import Optional
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from gradviz.compare.verdicts import shown_verdict
 from gradviz.model import MODES
+from gradviz.qt.numbers_columns import ColumnChooser, header_label
 from gradviz.qt.theme import verdict_text, verdict_tint
 
 STAT_KEYS = ("min", "max", "mean")
@@ -61,7 +63,7 @@ def columns(modes=MODES) -> list[tuple[str, str, str]]:
 class NumbersTable(QWidget):
     tensorSelected = Signal(str)
 
-    def __init__(self, parent=None):
+    def __init__(self, qsettings: Optional[QSettings] = None, parent=None):
         super().__init__(parent)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -72,6 +74,7 @@ class NumbersTable(QWidget):
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
         self.table.itemSelectionChanged.connect(self._selected)
+        self.chooser = ColumnChooser(self.table, qsettings)    # right-click the header
         self.parity = QTableWidget()
         self.parity.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.parity.setSelectionBehavior(QAbstractItemView.SelectRows)
@@ -113,7 +116,8 @@ class NumbersTable(QWidget):
         t.blockSignals(True)
         t.clear()
         t.setColumnCount(len(self._cols))
-        t.setHorizontalHeaderLabels([c[0] for c in self._cols])
+        t.setHorizontalHeaderLabels([header_label(h, src) for h, src, _k in self._cols])
+        self.chooser.apply(self._cols)
         entries = []
         for fw, comp in comparisons.items():
             if comp is None:

@@ -36,7 +36,7 @@ def build_layout(win) -> None:
     left.addWidget(win.settings_panel)
     left.setSizes([520, 380])
     win.grid = GridView()
-    win.numbers = NumbersTable()
+    win.numbers = NumbersTable(win.qs)
     win.pair_numbers = PairNumbers(win.numbers, win)
     win.diagnostics = DiagnosticsPanel()
     win.log = LogPanel()
