@@ -7,17 +7,19 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtCore import QSettings, QSize, Qt, Signal
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
+    QFrame,
     QGridLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QScrollArea,
     QSpinBox,
     QWidget,
 )
@@ -66,6 +68,8 @@ class SettingsPanel(QWidget):
         self.frameworks = tuple(frameworks)
         form = QFormLayout(self)
         form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+        # a narrow left pane (the window at 1000 px) puts a field under its label, not past the edge
+        form.setRowWrapPolicy(QFormLayout.WrapLongRows)
         self.device: dict[str, QComboBox] = {}
         for fw in self.frameworks:
             box = QComboBox()
@@ -274,16 +278,35 @@ class SettingsPanel(QWidget):
         """Contract checks, run after the plain results (none by default, as on the command
         line: compiled and vmap cost seconds per op)."""
         self.checks_box = QWidget()
-        grid = QGridLayout(self.checks_box)
-        grid.setContentsMargins(0, 0, 0, 0)
+        self._checks_grid = QGridLayout(self.checks_box)
+        self._checks_grid.setContentsMargins(0, 0, 0, 0)
         boxes = {}
-        for i, name in enumerate(CHECKS):
+        for name in CHECKS:
             cb = QCheckBox(name.replace("_", " "))
             cb.setToolTip(CHECK_HELP[name])
             cb.toggled.connect(self._changed)
             boxes[name] = cb
-            grid.addWidget(cb, i // 2, i % 2)
+        self._checks_columns = 0
+        self._lay_checks(boxes.values(), 2)
         return boxes
+
+    def _lay_checks(self, boxes, columns: int) -> None:
+        if columns == self._checks_columns:
+            return
+        self._checks_columns = columns
+        for cb in boxes:
+            self._checks_grid.removeWidget(cb)
+        for i, cb in enumerate(boxes):
+            self._checks_grid.addWidget(cb, i // columns, i % columns)
+
+    def fit_width(self, width: int) -> None:
+        """The checks in two columns where `width` (what the panel is shown in) has room for
+        them, else in one: two held the panel, and the window's left pane, at ~440 px."""
+        grid, boxes = self._checks_grid, list(self.checks.values())
+        pair = max(b.sizeHint().width() for b in boxes[0::2]) + \
+            max(b.sizeHint().width() for b in boxes[1::2]) + grid.horizontalSpacing()
+        m = self.layout().contentsMargins()
+        self._lay_checks(boxes, 2 if width - m.left() - m.right() >= pair else 1)
 
     def _changed(self, *_):
         self.graph_help.setText(GRAPH_HELP.get(self.graph.currentData(), ""))
@@ -311,3 +334,30 @@ def _int_or(value, default: int) -> int:
         return int(value)
     except (TypeError, ValueError):
         return default
+
+
+class SettingsScroll(QScrollArea):
+    """The settings panel as the window shows it: scrolled (vertically, and sideways only below
+    its narrowest layout) rather than holding the left pane at its own width; its fields wrap
+    under their labels and its checks go to one column when the pane is narrow."""
+
+    def __init__(self, panel: SettingsPanel, parent=None):
+        super().__init__(parent)
+        self.setWidget(panel)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+
+    def minimumSizeHint(self) -> QSize:
+        """As tall as the panel wants, up to half the window: the op list keeps the rest (a
+        scroll area's own minimum let the splitter squeeze the settings to a third, with the
+        checks and timeout scrolled away at 1500x950)."""
+        panel = self.widget()
+        width = self.viewport().width()
+        want = (panel.heightForWidth(width) if panel.hasHeightForWidth() and width > 0
+                else panel.sizeHint().height()) + 2 * self.frameWidth()
+        room = self.window().height() // 2 if self.window() is not self else want
+        return QSize(super().minimumSizeHint().width(), min(want, room))
+
+    def resizeEvent(self, ev):
+        self.widget().fit_width(self.viewport().width())
+        super().resizeEvent(ev)

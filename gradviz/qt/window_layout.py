@@ -17,7 +17,7 @@ from gradviz.qt.numbers_table import NumbersTable
 from gradviz.qt.op_tree import OpTree
 from gradviz.qt.pair_header import PairHeader
 from gradviz.qt.pair_numbers import PairNumbers
-from gradviz.qt.settings_panel import SettingsPanel
+from gradviz.qt.settings_panel import SettingsPanel, SettingsScroll
 
 
 def build_layout(win) -> None:
@@ -31,9 +31,12 @@ def build_layout(win) -> None:
     ol.addWidget(win.tree, 1)
     win.settings_panel = SettingsPanel(win.qs, win.bridge.frameworks)
     win.field_escape = FieldEscape(win.settings_panel.text_fields(), win.tree, win)
+    # the settings wrap and scroll rather than hold the left pane at their width (~440 px, the
+    # checks' two columns beside the labels): at 1000x700 the grid and Diagnostics need the room
+    win.settings_scroll = SettingsScroll(win.settings_panel)
     left = QSplitter(Qt.Vertical)
     left.addWidget(ops)
-    left.addWidget(win.settings_panel)
+    left.addWidget(win.settings_scroll)
     left.setSizes([520, 380])
     win.grid = GridView()
     win.numbers = NumbersTable(win.qs)
@@ -67,6 +70,10 @@ def build_layout(win) -> None:
     main = QSplitter(Qt.Horizontal)
     main.addWidget(left)
     main.addWidget(middle)
-    main.setSizes([380, 1120])
-    main.setStretchFactor(1, 1)
+    main.setSizes([400, 1100])
+    # both stretch, so a narrower window, at the start or later, scales the two (left 266 of
+    # 1000 px); with only the middle stretching the left kept its 400 (and before, the settings'
+    # minimum width held it at 440)
+    main.setStretchFactor(0, 1)
+    main.setStretchFactor(1, 4)
     win.setCentralWidget(main)
