@@ -20,6 +20,9 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# this checkout's gradviz, not the editable install's: from a worktree the walkthrough showed the
+# main checkout's window (its workers run the parent's gradviz folder, so they follow)
+sys.path.insert(0, ROOT)
 EXAMPLES = os.path.join(ROOT, "resources", "examples")
 STEP_TIMEOUT_S = 240.0          # a step that never reaches its state fails the walkthrough
 
@@ -44,6 +47,26 @@ class SlowDouble(torch.autograd.Function):
 class Double(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2.0
+'''
+
+# An op whose quick pass (custom, default: float32) comes back at once and whose numeric pass
+# (float64) takes its time: Cancel all during it keeps what came back.
+SLOW_NUMERIC_OPS = '''"""Walkthrough op: the numeric reference takes its time."""
+import time
+
+import torch
+
+
+class SlowNumeric(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        if x.dtype == torch.float64:        # the numeric pass runs the op in float64
+            time.sleep(40)
         return x * 2.0
 
     @staticmethod
@@ -259,6 +282,32 @@ class Walk:
         self.shot("05b_skipped_queue_went_on.png", f"after Skip: status {win.summary.text()!r}")
         win.settings_panel.timeout.setValue(120)
 
+    def item5_numeric_cancelled(self) -> None:
+        """Cancel all while an op's numeric pass runs: its custom and default stay."""
+        win = self.win
+        path = os.path.join(self.home, "slow_numeric.py")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(SLOW_NUMERIC_OPS)
+        loaded = []
+        win.catalogsLoaded.connect(lambda: loaded.append(1))
+        win.open_files([path])
+        self.wait(lambda: loaded and any(k[1] == path for k in win.state.loaded.ops),
+                  "slow_numeric loaded")
+        self.click_op("SlowNumeric")
+        key = next(k for k in win.state.loaded.ops if k[1] == path)
+        done = []
+        win.runDone.connect(done.append)
+        win.run([key])
+        self.wait(lambda: win.state.results.stage(key) == "partial" and win.state.in_flight() == [key]
+                  and "x" in win.grid.rows, "SlowNumeric's numeric pass")
+        self.click_tool(win.act_cancel)                    # (Esc needs an active window: none under xvfb)
+        self.wait(lambda: bool(done), "the run cancelled")
+        win.runDone.disconnect(done.append)
+        cell = next(c for c in win.grid.rows["x"].cells if c.mode == "numeric")
+        self.shot("05c_numeric_cancelled.png",
+                  f"Cancel all during SlowNumeric's numeric pass: mark {win.tree.shown_mark(key)[0]!r}, "
+                  f"numeric cell {cell.message!r}, status {win.summary.text()!r}")
+
     def item6_plots(self) -> None:
         win = self.win
         self.click_op("round_ste")
@@ -298,6 +347,13 @@ class Walk:
         middle = win.tabs.parent()
         middle.setSizes([430, 470])                         # the user drags the splitter up
         self.shot("08_numbers_table.png", "round_ste Numbers tab with parity rows")
+        header = win.numbers.table.horizontalHeader()
+        menu = win.numbers.chooser.menu()                  # what a right-click on the header opens
+        menu.popup(header.mapToGlobal(header.rect().center()))
+        self.wait(menu.isVisible, "the columns menu")
+        self.shot("08b_numbers_columns_menu.png", "right-click on the Numbers header: the columns",
+                  screen=True)
+        menu.close()
         middle.setSizes([640, 260])
 
     def item9_traps(self) -> None:
@@ -408,7 +464,8 @@ def main(argv=None) -> int:
         if args.readme:
             walk.readme_shot(args.readme)
         for step in (walk.item1_wheel, walk.item2_tree, walk.item3_small, walk.item4_diagnostics,
-                     walk.item5_running, walk.item6_plots, walk.item6_heatmap_big, walk.item7_shape,
+                     walk.item5_running, walk.item5_numeric_cancelled, walk.item6_plots,
+                     walk.item6_heatmap_big, walk.item7_shape,
                      walk.item8_numbers, walk.item9_traps, walk.item11_filter_readout_log,
                      walk.item11_dark_readout, walk.item1_stack_scroll, walk.item10_export):
             step()
