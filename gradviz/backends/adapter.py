@@ -106,6 +106,12 @@ class BuiltBase:
             out = self._call(*args, **kwargs)
         return tensors_of(out, type(self).is_tensor)
 
+    def window(self):
+        """The mode's patch around a whole differentiation (TF): a grad function that runs code
+        of the forward again (tf.recompute_grad) must see what the forward saw. The patch must
+        be re-entrant: call_op enters it again inside."""
+        return self._patch()
+
     def param_names(self):
         return list(self._params)
 

@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from gradviz.backends.adapter import AdapterBase, BuiltBase
 from gradviz.backends.graphs import differentiable, leaf_array
-from gradviz.backends.introspect import no_arg_constructible
+from gradviz.backends.introspect import OverrideKept, no_arg_constructible
 from gradviz.backends.keras_names import named_variables
 from gradviz.backends.tf_arrays import (
     ZERO_COPY_BYTES,
@@ -21,7 +21,12 @@ from gradviz.backends.tf_arrays import (
     on_cpu,
 )
 from gradviz.backends.tf_grad_returns import grad_returns_checked
-from gradviz.backends.tf_overrides import custom_gradients_as_default, is_framework_own
+from gradviz.backends.tf_overrides import (
+    custom_gradients_as_default,
+    is_framework_own,
+    kept_message,
+    take_kept,
+)
 
 _DTYPES = {"float32": tf.float32, "float64": tf.float64}
 _NO_PATH = ("TensorFlow returned None: no gradient path (an op without a registered gradient such "
@@ -110,6 +115,8 @@ class Built(BuiltBase):
     def __init__(self, call, layer=None, patch=None):
         super().__init__(call, named_variables(layer) if layer is not None else {}, patch)
         self.layer = layer
+        # the default mode without a user reference: no custom gradient may remain in its graph
+        self.check_overrides = patch is custom_gradients_as_default
 
     def param_shape(self, name):
         return tuple(int(s) for s in self._params[name].shape)
@@ -259,8 +266,12 @@ class TfAdapter(AdapterBase):
             return Built(obj, patch=custom_gradients_as_default)
         with tf.device(device), _floatx(dtype, keras_of(obj)):
             layer = obj()
+        plain = mode != "custom" and reference is None   # the default mode, overrides removed
         if not layer.built:
-            _build_layer(layer, plans, dtype, device)
+            # a default build calls what the default run will (tf.function twins): a Layer whose
+            # call is a tf.function is then traced once per default run, not twice
+            with custom_gradients_as_default() if plain else contextlib.nullcontext():
+                _build_layer(layer, plans, dtype, device)
         if mode == "custom":
             return Built(layer, layer)
         if reference is not None:
@@ -281,18 +292,32 @@ class TfAdapter(AdapterBase):
             # int64 / bool inputs keep their dtype and are not watched (DESIGN.md "Op modules")
             leaves = {leaf.name: tf.constant(leaf.values) if leaf.name in fixed else
                       arrays.tensor(leaf.values, tdtype, device) for leaf in graph.leaves}
-            with tf.GradientTape(persistent=True) as tape:
-                for n, t in leaves.items():
-                    if n not in fixed:
-                        tape.watch(t)
-                loss = graph.forward(leaves, built.call_op, rec, RunF(arrays))
-            targets = [(n, t, leaf.role) for leaf, (n, t) in zip(graph.leaves, leaves.items())
-                       if n not in fixed]
-            targets += [(n, v, "param") for n, v in built.params().items()]
-            targets += [(n, t, role) for n, (t, role) in recorded.items()]
-            with grad_returns_checked():
-                grads = tape.gradient(loss, [_watchable(t) for _, t, _ in targets])
+            take_kept()
+            # one window for the forward and its gradient: a grad function that runs forward
+            # code again (tf.recompute_grad) must get the same functions
+            with built.window():
+                with tf.GradientTape(persistent=True) as tape:
+                    for n, t in leaves.items():
+                        if n not in fixed:
+                            tape.watch(t)
+                    loss = graph.forward(leaves, built.call_op, rec, RunF(arrays))
+                kept = take_kept() if built.check_overrides else []
+                targets = [(n, t, leaf.role) for leaf, (n, t) in zip(graph.leaves, leaves.items())
+                           if n not in fixed]
+                targets += [(n, v, "param") for n, v in built.params().items()]
+                targets += [(n, t, role) for n, (t, role) in recorded.items()]
+                if not kept:
+                    # no user grad runs in a default run (its forward ran plain or its graph was
+                    # reported kept above), so the profile hook that checks their returns (~0.25
+                    # ms a gradient) has nothing to find there
+                    checked = (contextlib.nullcontext() if built.check_overrides
+                               else grad_returns_checked())
+                    with checked:
+                        grads = tape.gradient(loss, [_watchable(t) for _, t, _ in targets])
+                    kept = take_kept() if built.check_overrides else []
             del tape
+            if kept:
+                raise OverrideKept(kept_message(kept))
         got = {}
         for (name, t, role), g in zip(targets, grads):
             if isinstance(g, tf.IndexedSlices):
