@@ -229,6 +229,25 @@ def test_op_and_file_marks_are_the_worst_verdict(tmp_path):
     assert state.file_mark(path) == "error"
 
 
+def test_an_op_with_nothing_checked_is_marked_unchecked_never_a_pass(tmp_path):
+    """Custom alone with no numeric reference, or no tensor at all (default alone whose
+    override could not be removed): the tree shows ?, and the file does not pass."""
+    state, path = _state_with_ste(tmp_path)
+    torch_key, tf_key = ("torch", path, "RoundSTE"), ("tf", path, "RoundSTE")
+    state.run_started(state.requests([torch_key, tf_key], lambda fw: RunSettings()))
+    r = ste_result("torch", numeric=False)
+    alone = replace(r, tensors=tuple(replace(t, grads={"custom": t.grads["custom"]})
+                                     for t in r.tensors))
+    alone = _as_run(alone, path, modes=("custom",))
+    state.arrived(analyze(alone))
+    assert state.op_mark(torch_key) == "unchecked"
+    assert state.summary([alone]) == "1 op run — 2 tensors: 2 unchecked"
+    state.arrived(analyze(_as_run(ste_result("tf"), path)))
+    assert state.op_mark(tf_key) == "surrogate" and state.file_mark(path) == "unchecked"
+    state.arrived(analyze(_as_run(replace(r, tensors=()), path, modes=("default",))))
+    assert state.op_mark(torch_key) == "unchecked"
+
+
 def test_in_flight_is_the_op_each_worker_has_now(tmp_path):
     state, path = _state_with_ste(tmp_path)
     torch_key, tf_key = ("torch", path, "RoundSTE"), ("tf", path, "RoundSTE")

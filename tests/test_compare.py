@@ -230,13 +230,49 @@ def test_compare_result_fields_and_summary():
     assert c.tensors[1].verdict == "match"
     counts = summary_counts([c])
     assert counts == {"match": 1, "surrogate": 1, "differs": 0, "non-finite": 0, "broken": 0,
-                      "error": 0, "no-gradient": 0}
+                      "error": 0, "no-gradient": 0, "unchecked": 0}
     assert tuple(counts) == VERDICTS
 
 
 def test_failed_op_without_tensors_counts_as_error():
     r = result("boom", "tf", [], status="error", error=ErrorInfo("RuntimeError", "x"))
     assert summary_counts([compare_result(r)])["error"] == 1
+
+
+# --- nothing to check a gradient against: unchecked, never match -----------------------------
+KEPT = {"default": "gradviz could not remove the override for the default mode: f still ran"}
+
+
+@pytest.mark.parametrize("absent, mode_errors, why", [
+    ({}, {}, "only custom was run"),
+    (KEPT, {}, "no default (gradviz could not remove the override"),
+    ({}, {"default": ErrorInfo("LookupError", "No gradient defined for Foo")},
+     "no default (it raised LookupError: No gradient defined for Foo)"),
+])
+def test_custom_alone_without_numeric_is_unchecked(absent, mode_errors, why):
+    """A wrong gradient that nothing was compared with must not read as a match."""
+    r = result("alone", "torch", [tensor(custom=[1.0, 7.0], absent=absent)], mode_errors=mode_errors)
+    t = compare_result(r).tensors[0]
+    assert t.verdict == "unchecked"
+    assert why in t.explanation and "no numeric reference" in t.explanation
+    assert summary_counts([compare_result(r)])["unchecked"] == 1
+
+
+def test_custom_alone_is_judged_by_numeric_where_it_ran():
+    ok = result("alone", "torch", [tensor(custom=[2.0, 3.0], numeric=[2.0, 3.0], absent=KEPT)])
+    bad = result("alone", "torch", [tensor(custom=[2.0, 7.0], numeric=[2.0, 3.0], absent=KEPT)])
+    assert compare_result(ok).tensors[0].verdict == "match"
+    assert compare_result(bad).tensors[0].verdict == "differs"
+
+
+def test_neither_mode_run_is_unchecked_and_a_raising_default_alone_is_an_error():
+    none_ran = result("n", "tf", [tensor(numeric=[1.0, 1.0], absent=KEPT)])
+    t = compare_result(none_ran).tensors[0]
+    assert t.verdict == "unchecked" and "nothing was compared" in t.explanation
+    raised = result("n", "tf", [tensor(numeric=[1.0, 1.0])],
+                    mode_errors={"default": ErrorInfo("LookupError", "No gradient defined")})
+    t = compare_result(raised).tensors[0]
+    assert t.verdict == "error" and "the default mode raised: LookupError" in t.explanation
 
 
 def test_custom_mode_error_gives_error_verdict():

@@ -173,9 +173,11 @@ class AppState:
         if a.comparison is None:                  # the comparison itself failed
             return ERROR
         verdicts = [t.verdict for t in a.comparison.tensors]
-        if a.result.status != "ok" or not verdicts:
-            return ERROR if a.result.status != "ok" else OK
-        return max(verdicts, key=MARK_ORDER.index)
+        if a.result.status != "ok":
+            return ERROR
+        # no tensor came back (only the default mode ran, and its override could not be
+        # removed): nothing was checked, which a tick would claim
+        return max(verdicts, key=MARK_ORDER.index) if verdicts else "unchecked"
 
     def op_warning(self, key) -> tuple[str, tuple]:
         """The most severe error or warning finding of the op's last final result, and the codes

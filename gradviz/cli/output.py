@@ -7,7 +7,7 @@ import textwrap
 
 VERDICT_MARK = {"match": "match", "surrogate": "surrogate", "differs": "DIFFERS",
                 "non-finite": "NON-FINITE", "broken": "broken", "error": "ERROR",
-                "no-gradient": "no gradient"}
+                "no-gradient": "no gradient", "unchecked": "unchecked"}
 
 
 def _rel(path: str) -> str:

@@ -2,7 +2,9 @@
 
 The numbers (tolerances, statistics, pair metrics) live in compare/metrics.py; this module decides
 what they mean. Verdicts (DESIGN.md): match, surrogate, differs, non-finite, broken, error, and
-no-gradient for int64 / bool inputs, which are not differentiated (nothing was compared).
+two that say nothing was compared: no-gradient for int64 / bool inputs, which are not
+differentiated, and unchecked for a gradient with nothing to check it against (one mode of custom
+and default, no numeric reference): calling that `match` would vouch for a gradient no one checked.
 """
 from __future__ import annotations
 
@@ -16,8 +18,10 @@ from gradviz.compare.metrics import Tol, close_mask, fmt, mode_stats, pair_metri
 from gradviz.model import FIXED_DTYPES, MODES, OVERRIDE_KEPT, ErrorInfo, RunResult, TensorResult
 
 # Least severe first: the app's marks take the worst as the last of these (app/state.py).
-# no-gradient (an int64 / bool input) says nothing about the op, so it never hides another.
-VERDICTS = ("no-gradient", "match", "surrogate", "differs", "non-finite", "broken", "error")
+# no-gradient (an int64 / bool input) says nothing about the op, so it never hides another;
+# unchecked outranks the passing verdicts: an op with one unchecked tensor has not passed.
+VERDICTS = ("no-gradient", "match", "surrogate", "unchecked", "differs", "non-finite", "broken",
+            "error")
 
 
 @dataclass(frozen=True)
@@ -198,14 +202,18 @@ def _custom_vs_default(t: TensorResult, metrics: dict) -> tuple[str, str]:
     return "differs", f"{where}, {_err_text(m)}; {num}"
 
 
-def _one_mode_vs_numeric(t: TensorResult, mode: str, metrics: dict) -> tuple[str, str]:
-    """Only `mode` of custom/default was run, and it is present and finite."""
+def _one_mode_vs_numeric(t: TensorResult, mode: str, metrics: dict,
+                         mode_errors: dict) -> tuple[str, str]:
+    """Only `mode` of custom/default gave a gradient, present and finite."""
     m = metrics.get(f"{mode}~numeric")
     only = f"only {mode} was run"
     if mode == "custom" and _override_kept(t, "default"):
         only = f"no default ({t.absent['default']})"
+    elif mode == "custom" and "default" in mode_errors:
+        only = f"no default (it raised {mode_errors['default'].one_line()})"
     if m is None:
-        return "match", f"{only} and there is no numeric reference: nothing to compare it with"
+        return "unchecked", (f"{only} and there is no numeric reference: nothing checks the "
+                             f"{mode} gradient of {t.name} (add the numeric mode to check it)")
     if m["allclose"]:
         return "match", f"{only}; {_numeric_clause(metrics, mode)}"
     if m.get("method") == "full" and mode == "custom" and not m.get("shape_mismatch"):
@@ -277,14 +285,18 @@ def _judge(t: TensorResult, op_status: str, mode_errors: dict, error: Optional[E
         return _custom_vs_default(t, metrics)
     mode = "custom" if c_ran else "default" if d_ran else None
     if mode is None:
-        why = f" (default raised: {mode_errors['default'].one_line()})" if "default" in mode_errors else ""
-        return "match", f"neither custom nor default was run for {t.name}{why}: nothing to compare"
+        err = mode_errors.get("default")
+        if err is not None and err.kind != "cancelled":   # the one gradient asked for raised
+            return "error", f"the default mode raised: {err.one_line()}"
+        why = f" (default: {err.message})" if err is not None else \
+            f" (no default: {t.absent['default']})" if _override_kept(t, "default") else ""
+        return "unchecked", f"neither custom nor default was run for {t.name}{why}: nothing was compared"
     g = t.grads.get(mode)
     if g is None:
         return "broken", f"no gradient reaches {t.name}: {mode}: {_why(t, mode)} (only {mode} was run)"
     if not np.all(np.isfinite(g)):
         return "non-finite", _nonfinite_text(t, mode, g)
-    return _one_mode_vs_numeric(t, mode, metrics)
+    return _one_mode_vs_numeric(t, mode, metrics, mode_errors)
 
 
 def verdict(tensor: TensorResult, op_status: str = "ok", mode_errors: Optional[dict] = None,

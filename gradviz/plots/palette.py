@@ -17,13 +17,14 @@ FRAMEWORK_COLORS = {"torch": "#ee4c2c", "tf": "#ff8f00"}
 # Verdicts: text (and plot badges), and a light tint for table cells and row headers.
 VERDICT_TEXT = {"match": "#1b6e1b", "surrogate": "#1f4fa3", "differs": "#a3560d",
                 "non-finite": "#b01c1c", "broken": "#6b3fa0", "error": "#9a0d0d",
-                "no-gradient": "#555555"}
-# int64 / bool inputs ("no-gradient"): nothing compared, nothing to alarm
+                "no-gradient": "#555555", "unchecked": "#555555"}
+# int64 / bool inputs ("no-gradient") and "unchecked": nothing compared, nothing to alarm, no pass
 VERDICT_TINT = {"match": "#d8f0d8", "surrogate": "#dde8fb", "differs": "#fbe3c8",
                 "non-finite": "#f7d0d0", "broken": "#e4d9f2", "error": "#f4b6b6",
-                "no-gradient": "#eeeeee"}
+                "no-gradient": "#eeeeee", "unchecked": "#eeeeee"}
 # Worst first: the verdict a row or an op is marked with when its frameworks disagree.
-VERDICT_ORDER = ("error", "non-finite", "broken", "differs", "surrogate", "match", "no-gradient")
+VERDICT_ORDER = ("error", "non-finite", "broken", "differs", "unchecked", "surrogate", "match",
+                 "no-gradient")
 
 NAN_COLOR = "#c62828"              # NaN markers and non-finite counts
 INF_COLOR = "#8000c0"              # +Inf / -Inf markers

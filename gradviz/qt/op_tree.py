@@ -18,7 +18,7 @@ from gradviz.qt.theme import framework_color, op_mark, severity_color, surface
 
 COL_NAME, COL_FW, COL_STATE, COL_WHERE = range(4)
 ROLE_KEY = Qt.UserRole + 1
-PASSING_MARKS = ("ok", "match", "surrogate")   # marks an error or warning finding is flagged on
+PASSING_MARKS = ("ok", "match", "surrogate", "unchecked")   # marks a finding is flagged on (!)
 
 
 class OpTree(QTreeWidget):

@@ -44,7 +44,7 @@ OP_MARKS = {"queued": ("…", "#666666"), "running": ("▶", "#1f4fa3"), "cancel
             "ok": ("✓", "#1b6e1b"), "match": ("✓", VERDICT_TEXT["match"]),
             "surrogate": ("≈", VERDICT_TEXT["surrogate"]), "differs": ("≠", VERDICT_TEXT["differs"]),
             "non-finite": ("∞", VERDICT_TEXT["non-finite"]), "broken": ("⚠", VERDICT_TEXT["broken"]),
-            "error": ("✗", VERDICT_TEXT["error"])}
+            "error": ("✗", VERDICT_TEXT["error"]), "unchecked": ("?", VERDICT_TEXT["unchecked"])}
 
 # Contract checks (--checks), as the checks matrix shows them: (icon, text colour, background).
 CHECK_STYLES = {"pass": ("✓", "#1b6e1b", "#d8f0d8"), "fail": ("✗", "#9a0d0d", "#f7d0d0"),
