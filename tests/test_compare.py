@@ -275,6 +275,40 @@ def test_neither_mode_run_is_unchecked_and_a_raising_default_alone_is_an_error()
     assert t.verdict == "error" and "the default mode raised: LookupError" in t.explanation
 
 
+# --- a numeric reference that is NaN/Inf where the gradient is finite judges nothing there ----
+def test_a_loss_that_is_nan_everywhere_leaves_no_numeric_reference():
+    """A NaN forward output makes every finite difference NaN: custom agreeing with default is
+    a match without numeric, custom alone is unchecked; neither differs 'from numeric'."""
+    nan = [np.nan] * 3
+    both = compare_result(result("log", "tf", [tensor(custom=[1.0] * 3, default=[1.0] * 3,
+                                                       numeric=nan)])).tensors[0]
+    assert both.verdict == "match"
+    assert "no usable numeric reference" in both.explanation and "at all 3 elements" in both.explanation
+    assert both.metrics["custom~numeric"]["n"] == 0
+    assert both.metrics["custom~numeric"]["numeric_undefined"] == 3
+    alone = compare_result(result("log", "tf", [tensor(custom=[1.0] * 3, numeric=nan)])).tensors[0]
+    assert alone.verdict == "unchecked"
+
+
+def test_numeric_nan_at_a_domain_edge_is_left_out_and_counted():
+    ok = tensor(custom=[1.0, 2.0, 3.0, 4.0], default=[1.0, 2.0, 3.0, 4.0],
+                numeric=[1.0, np.nan, 3.0, np.inf])
+    t = compare_result(result("sqrt", "torch", [ok])).tensors[0]
+    m = t.metrics["custom~numeric"]
+    assert t.verdict == "match" and (m["n"], m["n_differ"], m["numeric_undefined"]) == (2, 0, 2)
+    assert "on all 2 elements where numeric is finite (it is NaN/Inf at the other 2" in t.explanation
+    # a wrong element where numeric is defined still counts, at its own index
+    bad = tensor(custom=[1.0, 2.0, 3.0, 9.0, 5.0], numeric=[1.0, np.nan, 3.0, 4.0, 5.0],
+                 absent=KEPT)
+    t = compare_result(result("sqrt", "torch", [bad])).tensors[0]
+    m = t.metrics["custom~numeric"]
+    assert t.verdict == "differs" and (m["n"], m["n_differ"], m["worst_index"]) == (4, 1, 3)
+    # NaN in the gradient where numeric is NaN too agrees, as before
+    same = tensor(custom=[1.0, np.nan], default=[1.0, np.nan], numeric=[1.0, np.nan])
+    m = compare_result(result("sqrt", "torch", [same])).tensors[0].metrics["custom~numeric"]
+    assert m["allclose"] and "numeric_undefined" not in m
+
+
 def test_custom_mode_error_gives_error_verdict():
     r = result("half", "torch", [tensor(default=[1.0])],
                mode_errors={"custom": ErrorInfo("TypeError", "backward returned 3 values", "/u/h.py:9")})

@@ -59,11 +59,41 @@ def _vs_numeric(t: TensorResult, mode: str) -> Optional[dict]:
         return None
     tol = tolerances(t.dtype, numeric=True)
     if t.grads.get("numeric") is not None:
-        return {**pair_metrics(g, t.grads["numeric"], tol), "method": "full"}
+        return _against_numeric(g, t.grads["numeric"], tol, "full")
     p = t.numeric.projections if t.numeric is not None else {}
     if t.numeric is not None and t.numeric.method == "projection" and mode in p and "numeric" in p:
-        return {**pair_metrics(p[mode], p["numeric"], tol), "method": "projection"}
+        return _against_numeric(p[mode], p["numeric"], tol, "projection")
     return None
+
+
+def numeric_defined(g, n) -> np.ndarray:
+    """Per element (flat): can numeric judge `g` there? Not where the finite difference is
+    NaN/Inf and `g` is finite: the loss is not finite at or next to that point (a NaN forward
+    output, a log's or sqrt's domain edge straddled), so there is no reference there, not a
+    reference that the gradient misses. NaN in both still counts as agreeing (close_mask)."""
+    g = np.asarray(g, dtype=np.float64).reshape(-1)
+    n = np.asarray(n, dtype=np.float64).reshape(-1)
+    return np.isfinite(n) | ~np.isfinite(g)
+
+
+def _against_numeric(g, n, tol: Tol, method: str) -> dict:
+    """pair_metrics of `g` against numeric over the elements numeric is defined at; the others
+    are counted as "numeric_undefined" ("n" is what was compared: 0 when nothing was)."""
+    n_flat = np.asarray(n, dtype=np.float64).reshape(-1)
+    if np.size(g) != n_flat.size or np.isfinite(n_flat).all():
+        return {**pair_metrics(g, n, tol), "method": method}
+    keep = numeric_defined(g, n_flat)
+    k = int(keep.size - np.count_nonzero(keep))
+    if k == 0:
+        return {**pair_metrics(g, n, tol), "method": method}
+    if k == keep.size:
+        return {"n": 0, "n_differ": 0, "allclose": True, "max_abs_err": None, "max_rel_err": None,
+                "cosine": None, "norm_ratio": None, "worst_index": None, "atol": None,
+                "rtol": tol.rtol, "method": method, "numeric_undefined": k}
+    m = pair_metrics(np.asarray(g, dtype=np.float64).reshape(-1)[keep], n_flat[keep], tol)
+    if m["worst_index"] is not None:
+        m["worst_index"] = int(np.flatnonzero(keep)[m["worst_index"]])
+    return {**m, "method": method, "numeric_undefined": k}
 
 
 def tensor_metrics(t: TensorResult, known: Optional[dict] = None) -> dict:
@@ -138,9 +168,21 @@ def _numeric_clause(metrics: dict, mode: str) -> str:
     if m is None:
         return f"no numeric reference to check {mode} against"
     unit = "random directions" if m["method"] == "projection" else "elements"
+    k = m.get("numeric_undefined", 0)
+    if m["n"] == 0:
+        at = "along" if m["method"] == "projection" else "at"
+        return (f"no usable numeric reference to check {mode} against: numeric is NaN/Inf {at} "
+                f"all {k} {unit} where {mode} is finite (the loss is not finite at or next to "
+                "these inputs)")
+    where = f" where numeric is finite (it is NaN/Inf at the other {k}, next to inputs where " \
+            "the loss is not finite)" if k else ""
     if m["allclose"]:
-        return f"{mode} agrees with numeric on all {m['n']} {unit}, {_err_text(m)}"
-    return f"{mode} differs from numeric at {m['n_differ']} of {m['n']} {unit}, {_err_text(m)}"
+        return f"{mode} agrees with numeric on all {m['n']} {unit}{where}, {_err_text(m)}"
+    return f"{mode} differs from numeric at {m['n_differ']} of {m['n']} {unit}{where}, {_err_text(m)}"
+
+
+def _checked_by_numeric(m: Optional[dict]) -> bool:
+    return m is not None and m["n"] > 0
 
 
 def _nonfinite_text(t: TensorResult, mode: str, g: np.ndarray) -> str:
@@ -214,12 +256,15 @@ def _one_mode_vs_numeric(t: TensorResult, mode: str, metrics: dict,
     if m is None:
         return "unchecked", (f"{only} and there is no numeric reference: nothing checks the "
                              f"{mode} gradient of {t.name} (add the numeric mode to check it)")
+    if not _checked_by_numeric(m):
+        return "unchecked", f"{only}, and {_numeric_clause(metrics, mode)}"
     if m["allclose"]:
         return "match", f"{only}; {_numeric_clause(metrics, mode)}"
     if m.get("method") == "full" and mode == "custom" and not m.get("shape_mismatch"):
         g = np.asarray(t.grads[mode], dtype=np.float64).reshape(-1)
         n = np.asarray(t.grads["numeric"], dtype=np.float64).reshape(-1)
-        if np.all(n[~close_mask(g, n, tolerances(t.dtype, numeric=True))] == 0):
+        wrong = ~close_mask(g, n, tolerances(t.dtype, numeric=True)) & numeric_defined(g, n)
+        if np.all(n[wrong] == 0):
             return "surrogate", f"{only}; {_numeric_clause(metrics, mode)}, all where numeric is 0"
     return "differs", f"{only}; {_numeric_clause(metrics, mode)}"
 
@@ -237,11 +282,12 @@ def _no_default_gradient(t: TensorResult, c, metrics: dict) -> tuple[str, str]:
     if m["method"] == "full":
         g = np.asarray(c, dtype=np.float64).reshape(-1)
         n = np.asarray(t.grads["numeric"], dtype=np.float64).reshape(-1)
-        wrong = int((~close_mask(g, n, tol) & (n != 0)).sum())
+        wrong = int((~close_mask(g, n, tol) & (n != 0) & np.isfinite(n)).sum())
         if wrong <= max(1, int(KINK_FRACTION * n.size)):   # a step straddled, as at a kink
             return "surrogate", f"{text}, where numeric is 0"
         return "differs", f"{text}; {wrong} of them where numeric is not 0: custom is wrong there"
     n = np.asarray(t.numeric.projections["numeric"], dtype=np.float64)
+    n = n[np.isfinite(n)]       # custom is finite here: a NaN/Inf projection judges nothing
     if np.all(np.abs(n) <= tol.atol_for(n)):
         return "surrogate", f"{text}, along which numeric is 0"
     return "differs", f"{text}, along which numeric is not 0: custom is wrong there"

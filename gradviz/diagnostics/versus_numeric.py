@@ -8,6 +8,7 @@ import numpy as np
 
 from gradviz.compare import tensor_metrics
 from gradviz.compare.metrics import close_mask, fmt, tolerances
+from gradviz.compare.verdicts import numeric_defined
 from gradviz.diagnostics.context import Context
 
 
@@ -47,7 +48,13 @@ def _judge(ctx: Context, t, c: np.ndarray, ref, ref_name: str, cn: dict):
                            "the derivative of the forward at the saved inputs.",
                            ctx.backward_where(), tensor=t.name)
     d = np.asarray(ref, dtype=np.float64).reshape(-1)
-    pattern = _pattern(c, d, _input_values(ctx, t, c.size), tolerances(t.dtype, numeric=True))
+    x = _input_values(ctx, t, c.size)
+    if ref_name == "numeric":       # where numeric is NaN/Inf it is no reference (verdicts)
+        keep = numeric_defined(c, d)
+        if not keep.all():
+            c, d = c[keep], d[keep]
+            x = x[keep] if x is not None and x.size == keep.size else None
+    pattern = _pattern(c, d, x, tolerances(t.dtype, numeric=True))
     if pattern is None:
         return ctx.finding(
             "GV301-grad-wrong", "error",
