@@ -15,7 +15,7 @@ API (numpy + ast only: no torch / tensorflow import; the user's file is parsed, 
     framework, op, tensor. `as_dict()` for JSON, `one_line()` for a terminal.
 
 Codes: GV1xx gradients that do not fit (count, shape, dtype, device, missing, for non-tensors),
-GV2xx forward changed, GV3xx custom vs numeric (bug or surrogate), GV4xx NaN/Inf, GV5xx no default
+GV2xx forward changed, GV3xx custom vs numeric (bug or surrogate; no float64 reference), GV4xx NaN/Inf, GV5xx no default
 path, GV6xx tutorial traps (Keras weights, variables=, call returning a grad fn,
 save_for_backward, in-place without mark_dirty), GV7xx failed contract checks (double backward,
 non-contiguous upstream, autocast, vmap, compiled, precision). GV000: a check itself failed (a
@@ -31,6 +31,7 @@ from gradviz.diagnostics import (
     gradients,
     keras_traps,
     nonfinite,
+    numeric_float64,
     source,
     torch_traps,
     versus_numeric,
@@ -42,7 +43,7 @@ from gradviz.model import ErrorInfo, RunResult
 __all__ = ["diagnose", "diagnose_load", "Finding", "CODES", "SEVERITIES"]
 
 CHECKS = (from_errors.check, gradients.check, forward_changed.check, versus_numeric.check,
-          nonfinite.check, default_path.check, keras_traps.check, torch_traps.check,
+          numeric_float64.check, nonfinite.check, default_path.check, keras_traps.check, torch_traps.check,
           contract_checks.check)
 
 

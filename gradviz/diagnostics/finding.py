@@ -17,6 +17,7 @@ CODES = {
     "GV201-forward-changed": "Custom forward differs from the reference forward",
     "GV301-grad-wrong": "Custom gradient disagrees with numeric while default agrees",
     "GV302-grad-surrogate": "Custom gradient is a deliberate-looking surrogate",
+    "GV303-numeric-float64": "Forward pins float32: no numeric reference in float64",
     "GV401-non-finite": "NaN or Inf in a gradient",
     "GV402-non-finite-output": "NaN or Inf in the forward output",
     "GV501-no-default-path": "The forward cuts the graph: no default gradient",
