@@ -256,3 +256,38 @@ def test_custom_gradient_loaded_with_a_saved_model_leaves_default_absent(engine,
     for _ in range(2):
         _default_kept(run(engine, path, "Loaded", "tf", ALL), "SavedModel")
     _custom_ones(engine, path, "Loaded", times=1)
+
+
+WRAPPED = """\
+    import tensorflow as tf
+
+
+    @tf.function
+    @tf.custom_gradient
+    def half_square(v):
+        # the factor 2 forgotten: TF's own gradient is 2 v
+        return v * v, lambda dy: dy * v
+
+
+    @tf.function
+    @tf.custom_gradient
+    def round_ste(v):
+        return tf.round(v), lambda dy: dy
+"""
+
+
+def test_a_tf_function_around_a_custom_gradient_is_an_op_with_its_own_default(engine, write_module):
+    """@tf.function on top of @tf.custom_gradient was not found at all; found, its default
+    column is TF's own gradient (the tf.function's twin without the override), not custom's."""
+    path = write_module(f"wrapped_{uuid.uuid4().hex}.py", textwrap.dedent(WRAPPED))
+    [cat] = [c for c in engine.load([path]) if c.framework == "tf"]
+    kinds = {op.qualname: (op.kind, op.line) for op in cat.ops}
+    assert kinds == {"half_square": ("custom_gradient", 6), "round_ste": ("custom_gradient", 13)}
+    res = run(engine, path, "half_square", "tf", BOTH)
+    v = res.tensor("v")
+    np.testing.assert_allclose(v.grads["custom"], v.value)
+    np.testing.assert_allclose(v.grads["default"], 2 * v.value, rtol=1e-6)
+    assert verdicts(res)["v"] == "differs"
+    ste = run(engine, path, "round_ste", "tf", ALL)
+    np.testing.assert_array_equal(ste.tensor("v").grads["custom"], np.ones(N))
+    assert "default" in ste.tensor("v").absent and verdicts(ste)["v"] == "surrogate"

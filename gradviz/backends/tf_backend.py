@@ -84,9 +84,9 @@ def keras_of(cls):
 
 
 def _classify(obj, own: bool, named: bool, qualname: str) -> tuple[str | None, str]:
-    if _is_custom_gradient(obj):
+    fn = _user_function(obj)
+    if fn is not None:
         # an imported custom_gradient function is an op; TensorFlow's own are not
-        fn = obj.__wrapped__
         if own or named or not is_framework_own(fn):
             return "custom_gradient", ""
         return None, ""
@@ -106,6 +106,16 @@ def _classify(obj, own: bool, named: bool, qualname: str) -> tuple[str | None, s
 def _is_custom_gradient(obj) -> bool:
     deco = getattr(obj, "_tf_decorator", None)
     return getattr(deco, "decorator_name", None) == "custom_gradient"
+
+
+def _user_function(obj):
+    """The user's Python function under @tf.custom_gradient, also where a @tf.function wraps
+    that (a common way to write one; calling the tf.function runs it, and in the default mode
+    its twin without the override: tf_overrides); None for anything else."""
+    inner = obj if _is_custom_gradient(obj) else getattr(obj, "python_function", None)
+    if inner is None or not _is_custom_gradient(inner):
+        return None
+    return inner.__wrapped__
 
 
 class Built(BuiltBase):
@@ -246,12 +256,12 @@ class TfAdapter(AdapterBase):
     classify = staticmethod(_classify)
 
     def defining(self, obj, kind: str):
-        return obj.__wrapped__ if kind == "custom_gradient" else obj
+        return _user_function(obj) if kind == "custom_gradient" else obj
 
     def forward_params(self, obj, info_or_kind) -> list[inspect.Parameter]:
         kind = getattr(info_or_kind, "kind", info_or_kind)
         if kind == "custom_gradient":
-            return list(inspect.signature(obj.__wrapped__).parameters.values())
+            return list(inspect.signature(_user_function(obj)).parameters.values())
         params = list(inspect.signature(obj.call).parameters.values())[1:]
         return [p for p in params if not (p.name in _LAYER_DEFAULT_ARGS and p.default is not p.empty)]
 

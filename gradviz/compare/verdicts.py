@@ -168,6 +168,8 @@ def _numeric_clause(metrics: dict, mode: str) -> str:
     if m is None:
         return f"no numeric reference to check {mode} against"
     unit = "random directions" if m["method"] == "projection" else "elements"
+    if m.get("shape_mismatch"):
+        return f"{mode} and numeric differ in shape ({m['shape_mismatch']}): not compared"
     k = m.get("numeric_undefined", 0)
     if m["n"] == 0:
         at = "along" if m["method"] == "projection" else "at"
