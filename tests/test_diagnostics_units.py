@@ -127,3 +127,30 @@ def test_unreadable_source_still_gives_findings(tmp_path):
     [f] = diagnose(_result(tmp_path / "gone.py", "f", fw="tf", kind="custom_gradient",
                            status="error", error=err))
     assert f.code == "GV101-grad-count" and f.where == "/nonexistent/m.py:3"  # the error's line
+
+
+CLASSMETHOD_FN = """\
+    import torch
+    class Sparse(torch.autograd.Function):
+        @classmethod
+        def forward(cls, ctx, X, dim=-1, k=None):
+            ctx.dim = dim
+            ctx.k = k
+            ctx.X = X
+            return X * 2
+
+        @classmethod
+        def backward(cls, ctx, g):
+            return g * 2, None, None
+    """
+
+
+def test_ctx_attribute_warning_only_for_tensors_in_a_classmethod_forward(tmp_path):
+    """entmax's style: classmethod forward(cls, ctx, X, dim=-1, k=None). `dim` (a negative
+    literal) is no tensor; `k=None` is not fed a tensor by this run; X is."""
+    p = _write(tmp_path, CLASSMETHOD_FN)
+    x = np.ones(3, np.float32)
+    tensors = (TensorResult("X", "input", (3,), "float32", x, grads={"custom": 2 * x}),)
+    found = [f for f in diagnose(_result(p, "Sparse", tensors=tensors))
+             if f.code == "GV604-save-for-backward"]
+    assert [(f.tensor, f.where) for f in found] == [("X", f"{p}:7")]

@@ -15,11 +15,11 @@ API (numpy + ast only: no torch / tensorflow import; the user's file is parsed, 
     framework, op, tensor. `as_dict()` for JSON, `one_line()` for a terminal.
 
 Codes: GV1xx gradients that do not fit (count, shape, dtype, device, missing, for non-tensors),
-GV2xx forward changed, GV3xx custom vs numeric (bug or surrogate; no float64 reference), GV4xx NaN/Inf, GV5xx no default
-path, GV6xx tutorial traps (Keras weights, variables=, call returning a grad fn,
-save_for_backward, in-place without mark_dirty), GV7xx failed contract checks (double backward,
-non-contiguous upstream, autocast, vmap, compiled, precision). GV000: a check itself failed (a
-gradviz bug).
+GV2xx forward changed, GV3xx custom vs numeric (bug or surrogate; no float64 reference; an
+upstream that hides the backward), GV4xx NaN/Inf, GV5xx no default path, GV6xx tutorial traps
+(Keras weights, variables=, call returning a grad fn, save_for_backward, in-place without
+mark_dirty), GV7xx failed contract checks (double backward, non-contiguous upstream, autocast,
+vmap, compiled, precision). GV000: a check itself failed (a gradviz bug).
 """
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ from gradviz.diagnostics import (
     numeric_float64,
     source,
     torch_traps,
+    upstream_blind,
     versus_numeric,
 )
 from gradviz.diagnostics.context import Context
@@ -43,8 +44,8 @@ from gradviz.model import ErrorInfo, RunResult
 __all__ = ["diagnose", "diagnose_load", "Finding", "CODES", "SEVERITIES"]
 
 CHECKS = (from_errors.check, gradients.check, forward_changed.check, versus_numeric.check,
-          numeric_float64.check, nonfinite.check, default_path.check, keras_traps.check, torch_traps.check,
-          contract_checks.check)
+          numeric_float64.check, upstream_blind.check, nonfinite.check, default_path.check,
+          keras_traps.check, torch_traps.check, contract_checks.check)
 
 
 def diagnose(result: RunResult, comparison=None) -> list[Finding]:

@@ -18,6 +18,7 @@ CODES = {
     "GV301-grad-wrong": "Custom gradient disagrees with numeric while default agrees",
     "GV302-grad-surrogate": "Custom gradient is a deliberate-looking surrogate",
     "GV303-numeric-float64": "Forward pins float32: no numeric reference in float64",
+    "GV304-upstream-blind": "Every gradient is 0 under this upstream: the match checks nothing",
     "GV401-non-finite": "NaN or Inf in a gradient",
     "GV402-non-finite-output": "NaN or Inf in the forward output",
     "GV501-no-default-path": "The forward cuts the graph: no default gradient",

@@ -49,18 +49,34 @@ def _source_checks(ctx: Context, out: list) -> list:
     if fwd is None:
         return out
     setup = source.method(cls, "setup_context")
-    tensor_args = _tensor_params(fwd, skip=0 if setup is not None else 1)
+    skip = (0 if setup is not None else 1) + (1 if _is_classmethod(fwd) else 0)
+    tensor_args = _tensor_params(fwd, skip)
+    fed = {t.name for t in ctx.result.tensors if t.role == "input"}
+    if fed:         # the run knows which arguments were tensors: `dim=-1` was not
+        tensor_args &= fed
     if not out:
         out += _save_misuse(ctx, [m for m in (fwd, setup) if m is not None], tensor_args, fwd)
     out += _inplace(ctx, cls, fwd, tensor_args)
     return out
 
 
+def _is_classmethod(fn) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list)
+
+
 def _tensor_params(fn, skip: int) -> set:
-    """Forward parameters that are (probably) tensors: those without a non-tensor default."""
+    """Forward parameters that are (probably) tensors: those without a literal non-None
+    default (`k=None` may be a tensor; `dim=-1`, `scale=(1, 2)` are not)."""
     defaults = source.param_defaults(fn)
     return {p.arg for p in source.params(fn, skip)
-            if not isinstance(defaults.get(p.arg), ast.Constant) or defaults[p.arg].value is None}
+            if p.arg not in defaults or _literal(defaults[p.arg]) is None}
+
+
+def _literal(node):
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError):
+        return None
 
 
 def _save_error(ctx: Context) -> list:
