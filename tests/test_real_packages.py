@@ -4,6 +4,7 @@
 pytorch-revgrad: gradient reversal (a Function applied through an alias in another module).
 magic-clamp: a clamp with a conditional straight-through backward (torch).
 larq (Keras 2 through tf_keras): a binarised dense layer, ste_sign on inputs and kernel.
+entmax: sparsemax and 1.5-entmax, classmethod Functions whose outputs sum to 1.
 """
 import importlib.util
 import os
@@ -30,6 +31,29 @@ def test_pytorch_revgrad_reverses_and_default_does_not(engine, write_module):
     np.testing.assert_allclose(x.grads["numeric"], np.ones(200), atol=1e-4)
     np.testing.assert_array_equal(res.outputs["custom"], x.value)      # identity forward
     assert verdicts(res)["input_"] == "differs"
+
+
+def test_entmax_sparsemax_closed_form_and_the_ones_upstream_warning(engine, write_module):
+    pytest.importorskip("entmax")
+    from gradviz.app.analysis import analyze
+    path = write_module("entmax_ops.py", """\
+        from entmax.activations import Entmax15Function, SparsemaxFunction
+    """)
+    res = run(engine, path, "SparsemaxFunction", "torch", RunSettings(upstream="random"))
+    x, p = res.tensor("X"), res.outputs["custom"].astype(np.float64)
+    g = res.tensor("out").grads["custom"].astype(np.float64)
+    support = p > 0
+    assert 0 < support.sum() < p.size and p.sum() == pytest.approx(1.0, abs=1e-5)
+    # sparsemax's Jacobian-vector product: on the support, g minus its mean there; 0 off it
+    np.testing.assert_allclose(x.grads["custom"], np.where(support, g - g[support].mean(), 0.0),
+                               atol=1e-6)
+    assert verdicts(res) == {"X": "match", "out": "match"}
+    assert verdicts(run(engine, path, "Entmax15Function", "torch",
+                        RunSettings(upstream="random")))["X"] == "match"
+    ones = run(engine, path, "SparsemaxFunction", "torch")
+    codes = {f.code for f in analyze(ones).findings}
+    assert "GV304-upstream-blind" in codes         # outputs sum to 1: every gradient is 0
+    assert "GV604-save-for-backward" not in codes  # `ctx.dim = dim` stores an int, no tensor
 
 
 def test_magic_clamp_conditional_ste_closed_form(engine, write_module):
