@@ -1,6 +1,7 @@
 """Ops shaped the way real code is: an input the output ignores (a `match`), outputs marked
 non-differentiable (out of the loss), and forwards that write their input in place."""
 import numpy as np
+import pytest
 from op_runs import run, verdicts
 
 from gradviz.compare import compare_result
@@ -66,6 +67,36 @@ def test_non_differentiable_outputs_stay_out_of_the_loss(engine, write_module):
     np.testing.assert_allclose(x.grads["numeric"], 3 * np.ones(200), rtol=1e-5)
     assert verdicts(res)["x"] == "match"
     assert res.tensor("out1") is None          # not part of the loss, not a tensor to judge
+
+
+@pytest.mark.parametrize("fw", ["torch", "tf"])
+def test_an_op_with_only_integer_outputs_says_there_is_no_loss(engine, write_module, fw):
+    """A quantiser returning only its int codes: no loss to differentiate. It said
+    "TypeError: Cannot convert 0.0 to EagerTensor of dtype int32" (tf)."""
+    src = {"torch": """\
+        import torch
+
+        class Codes(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return (x > 0).to(torch.int64)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+    """, "tf": """\
+        import tensorflow as tf
+
+        @tf.custom_gradient
+        def codes(x):
+            return tf.cast(x > 0, tf.int32), lambda g: g
+    """}[fw]
+    path = write_module(f"codes_{fw}.py", src)
+    [res] = engine.run([RunRequest(str(path), "Codes" if fw == "torch" else "codes", fw,
+                                   RunSettings())])
+    assert res.status == "error" and res.error.type == "OpOutputError"
+    assert "no loss to differentiate" in res.error.message
+    assert res.error.where.startswith(str(path))
 
 
 def test_in_place_forward_keeps_the_input_value_and_is_named(engine, write_module):

@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from gradviz.backends.introspect import OpOutputError
 from gradviz.model import RunSettings, parse_upstream
 
 SEED_FACTOR = 23.0  # the classic check: c = b * 23, so a layer x*w gives a.grad == 23 * w
@@ -260,8 +261,13 @@ def _op_graph(settings, plans):
         raw = call_op(*_args_from(plans, tensors))
         if not skip:
             marked = F.non_differentiable(raw)
-            if marked is not None:  # never all of them: that op has no loss to differentiate
-                skip.append(marked if len(marked) < len(raw) else set())
+            if marked is not None and raw and len(marked) == len(raw):
+                raise OpOutputError(
+                    f"every output of the op ({len(raw)}) is an integer or bool tensor or marked "
+                    "non-differentiable: there is no loss to differentiate (return a float output "
+                    "too, such as the straight-through value)")
+            if marked is not None:
+                skip.append(marked)
         dropped = skip[0] if skip else set()
         names = ["out"] + [f"out{i}" for i in range(1, len(raw))]
         outs = {i: rec(names[i], o, "output") for i, o in enumerate(raw) if i not in dropped}
