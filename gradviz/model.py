@@ -202,6 +202,14 @@ class RunResult:
         err = self.mode_errors.get("numeric")
         return err is not None and err.kind == "cancelled"
 
+    @property
+    def numeric_failed(self) -> bool:
+        """Its numeric mode failed (it raised; in the app's second pass also a timeout, crash or
+        memory kill there, after the quick pass came back): custom and default stand, numeric
+        is missing, and the run counts as failed in the app (custom was not checked)."""
+        err = self.mode_errors.get("numeric")
+        return err is not None and err.kind != "cancelled"
+
     def tensor(self, name: str) -> Optional[TensorResult]:
         for t in self.tensors:
             if t.name == name:

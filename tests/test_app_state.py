@@ -303,6 +303,50 @@ def test_numeric_cancelled_after_the_partial_is_kept_and_marked_cancelled(tmp_pa
     assert state.summary([kept]) == "1 op run, 1 cancelled"
 
 
+def test_numeric_failed_after_the_partial_is_kept_and_counts_as_failed(tmp_path):
+    """The engine's answer for an op whose numeric pass timed out: custom and default of its
+    quick pass with the numeric mode's error (numeric_pass.numeric_failed). Stored, counted
+    failed (not match: custom was not checked), its mark the error mark; a worse verdict shows
+    as it is."""
+    from gradviz.compare.verdicts import shown_verdict
+    from gradviz.engine.numeric_pass import numeric_failed
+    state, path = _state_with_ste(tmp_path)
+    key = ("torch", path, "RoundSTE")
+    (req,) = state.requests([key], lambda fw: RunSettings())
+    state.run_started([req])
+    state.op_started(req)
+    full = _as_run(ste_result("torch", spike_at=3), path)
+    quick = replace(full, request=replace(req, settings=req.settings.with_(modes=("default", "custom"))),
+                    tensors=tuple(replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"},
+                                          numeric=None)
+                                  for t in full.tensors))
+    state.arrived(analyze(replace(quick, partial=True)))
+    err = ErrorInfo("Timeout", "the numeric pass did not finish within 3 s; its torch worker was "
+                    "stopped and replaced", f"{path}:7", kind="timeout")
+    kept = numeric_failed(quick, RunResult(req, None, status="error", error=err, elapsed=3.0), req)
+    assert kept.status == "ok" and kept.error is None and not kept.partial
+    assert kept.numeric_failed and not kept.numeric_cancelled and kept.elapsed == quick.elapsed + 3.0
+    state.arrived(analyze(kept))
+    held = state.results.get(key)
+    assert held.result is kept
+    assert state.progress.states[key] == "error" and state.op_mark(key) == "error"
+    assert state.summary([kept]) == "1 op run, 1 failed"
+    by_name = {t.name: t for t in held.comparison.tensors}
+    x, out = by_name["x"], by_name["out"]
+    assert x.numeric_failed and not x.numeric_cancelled
+    assert x.verdict == "surrogate" and shown_verdict(x) == "surrogate, numeric failed"
+    assert out.verdict == "match" and shown_verdict(out) == "match, numeric failed"
+    assert x.stats["numeric"]["raised"] and x.stats["numeric"]["reason"] == \
+        f"failed: Timeout at {path}:7: the numeric pass did not finish within 3 s; its torch " \
+        "worker was stopped and replaced"
+    assert x.explanation.endswith("(numeric failed: Timeout at " + f"{path}:7: the numeric pass did "
+                                  "not finish within 3 s; its torch worker was stopped and "
+                                  "replaced: custom is not checked against numeric)")
+    # a verdict worse than a pass stays as it is
+    bad = replace(x, verdict="differs")
+    assert shown_verdict(bad) == "differs"
+
+
 def test_a_previous_runs_result_does_not_put_a_pair_in_step(tmp_path):
     state, path = _state_with_ste(tmp_path)
     keys = [("torch", path, "RoundSTE"), ("tf", path, "RoundSTE")]

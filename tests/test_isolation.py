@@ -23,6 +23,8 @@ RUNNABLE = {
     "abort_tf.py": ("abort_forward", "crashed", ["abort_forward", "SIGABRT"]),
     "hang_tf.py": ("hang_backward", "timeout", ["hang_backward", "within 6 s"]),
     "hang_torch.py": ("HangBackward", "timeout", ["HangBackward", "within 6 s"]),
+    # the command line runs one pass: a hang in the numeric reference times out the op (exit 3)
+    "hang_numeric_torch.py": ("HangNumeric", "timeout", ["HangNumeric", "within 6 s"]),
     "os_exit_tf.py": ("os_exit_backward", "crashed", ["os_exit_backward", "os._exit(7)"]),
     "raise_backward_tf.py": ("raise_backward", "error", ["backward failed on purpose"]),
     "raise_backward_torch.py": ("RaiseBackward", "error", ["backward failed on purpose"]),

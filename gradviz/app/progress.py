@@ -10,11 +10,15 @@ QUEUED, RUNNING, OK, ERROR, CANCELLED = "queued", "running", "ok", "error", "can
 
 def final_state(result) -> str:
     """A run whose numeric pass was cancelled is cancelled too, though its custom and default
-    came back: it was not checked (DESIGN.md: a match needs numeric where it was asked for)."""
+    came back: it was not checked (DESIGN.md: a match needs numeric where it was asked for).
+    One whose numeric mode failed (raised, timed out, crashed its worker) failed: the user must
+    see a timeout, and custom was not checked either."""
     if result.error is not None and result.error.kind == "cancelled":
         return CANCELLED
     if result.numeric_cancelled:
         return CANCELLED
+    if result.numeric_failed:
+        return ERROR
     return OK if result.status == "ok" else ERROR
 
 

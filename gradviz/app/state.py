@@ -170,8 +170,8 @@ class AppState:
         a = self.results.get(key)
         if a is None or a.result.partial:
             return state
-        if a.comparison is None:                  # the comparison itself failed
-            return ERROR
+        if a.comparison is None or a.result.numeric_failed:   # the comparison itself failed,
+            return ERROR                          # or numeric did: custom was not checked
         verdicts = [t.verdict for t in a.comparison.tensors]
         if a.result.status != "ok":
             return ERROR
@@ -244,9 +244,10 @@ class AppState:
         """One line for the status bar: tensors per verdict, failed and cancelled runs apart."""
         from gradviz.compare import summary_counts
         states = [final_state(r) for r in results]
-        # a cancelled run is counted as cancelled, not as the "error" verdict of a failed one
+        # a cancelled run is counted as cancelled, not as the "error" verdict of a failed one;
+        # one whose numeric mode failed as failed, its tensors (not checked) not as match
         kept = [self.results.get(request_key(r.request))
-                for r, st in zip(results, states) if st != CANCELLED]
+                for r, st in zip(results, states) if st != CANCELLED and not r.numeric_failed]
         comps = [a.comparison for a in kept if a is not None and a.comparison is not None]
         counts = {k: v for k, v in summary_counts(comps).items() if v}
         # ops and tensors said apart: "2 run(s): 2 match, 32 surrogate" read as a contradiction

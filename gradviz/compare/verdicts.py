@@ -40,6 +40,9 @@ class TensorComparison:
     # the numeric pass was cancelled after custom and default came back (RunResult.numeric_cancelled):
     # the verdict rests on them alone, and a passing one is shown as unchecked (shown_verdict)
     numeric_cancelled: bool = False
+    # the numeric mode failed (it raised; in the app, its pass timed out or crashed the worker:
+    # RunResult.numeric_failed): the same, and a passing verdict is shown "..., numeric failed"
+    numeric_failed: bool = False
 
 
 @dataclass(frozen=True)
@@ -368,7 +371,7 @@ def _stats(t: TensorResult, mode_errors: dict, known: Optional[dict] = None) -> 
         elif mode in mode_errors and mode_errors[mode].kind == "cancelled":   # not run to its end
             out[mode] = {**mode_stats(None, mode_errors[mode].message), "cancelled": True}
         elif mode in mode_errors:   # no gradient because the mode raised: an error, not absent
-            out[mode] = {**mode_stats(None, f"raised {mode_errors[mode].one_line()}"), "raised": True}
+            out[mode] = {**mode_stats(None, failed_text(mode_errors[mode])), "raised": True}
         elif mode == "numeric" and t.numeric is not None and t.numeric.method == "projection":
             out[mode] = {"absent": True, "method": "projection", "directions": t.numeric.directions,
                          "reason": f"checked along {t.numeric.directions} random directions only"}
@@ -384,9 +387,13 @@ def compare_tensor(t: TensorResult, op_status: str = "ok", mode_errors: Optional
     known_stats, known_metrics = _known(t, earlier)
     metrics = tensor_metrics(t, known_metrics)
     v, why = _judge(t, op_status, mode_errors, error, metrics, inplace)
-    cancelled = "numeric" in mode_errors and mode_errors["numeric"].kind == "cancelled"
-    if cancelled and t.dtype not in FIXED_DTYPES:
-        why += f" ({mode_errors['numeric'].message}: custom is not checked against numeric)"
+    num_err = mode_errors.get("numeric") if t.dtype not in FIXED_DTYPES else None
+    cancelled = num_err is not None and num_err.kind == "cancelled"
+    failed = num_err is not None and not cancelled
+    if cancelled:
+        why += f" ({num_err.message}: custom is not checked against numeric)"
+    elif failed:
+        why += f" (numeric {failed_text(num_err)}: custom is not checked against numeric)"
     method = None
     if t.grads.get("numeric") is not None:
         method = "full"
@@ -394,21 +401,32 @@ def compare_tensor(t: TensorResult, op_status: str = "ok", mode_errors: Optional
         method = "projection"
     return TensorComparison(t.name, t.role, tuple(t.shape), t.dtype, v, why,
                             _stats(t, mode_errors, known_stats), metrics, tolerances(t.dtype),
-                            tolerances(t.dtype, numeric=True), method,
-                            cancelled and t.dtype not in FIXED_DTYPES)
+                            tolerances(t.dtype, numeric=True), method, cancelled, failed)
+
+
+def failed_text(err: ErrorInfo) -> str:
+    """How a mode failed, in words: "raised ValueError at ops.py:9: ..." for the user's
+    exception; "failed: Timeout at ops.py:9: the numeric pass did not finish ..." for a call
+    the worker never answered (a timeout, a crash, a memory kill: nothing was raised)."""
+    return f"{'raised' if err.kind == 'error' else 'failed:'} {err.one_line()}"
 
 
 # Verdicts that say the custom gradient passed: DESIGN.md's match needs custom to agree with
 # numeric too, and surrogate is told from differs by numeric where default gives nothing
 PASSING = ("match", "surrogate")
 UNCHECKED = "numeric cancelled"
+NUMERIC_FAILED = "numeric failed"
 
 
 def shown_verdict(tc: TensorComparison) -> str:
     """The verdict as the window and its exports label it: a passing one whose numeric pass was
-    cancelled reads "match, numeric cancelled" (no verdict colour: it was not checked)."""
-    if tc.numeric_cancelled and tc.verdict in PASSING:
-        return f"{tc.verdict}, {UNCHECKED}"
+    cancelled reads "match, numeric cancelled", one whose numeric mode failed "match, numeric
+    failed" (no verdict colour: it was not checked); a worse verdict stays as it is."""
+    if tc.verdict in PASSING:
+        if tc.numeric_cancelled:
+            return f"{tc.verdict}, {UNCHECKED}"
+        if tc.numeric_failed:
+            return f"{tc.verdict}, {NUMERIC_FAILED}"
     return tc.verdict
 
 

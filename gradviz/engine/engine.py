@@ -18,7 +18,7 @@ from gradviz.engine.errors import (
     WorkerTimeout,
     WorkerUnavailable,
 )
-from gradviz.engine.numeric_pass import numeric_cancelled, with_numeric
+from gradviz.engine.numeric_pass import numeric_cancelled, numeric_failed, with_numeric
 from gradviz.engine.worker import Worker, WorkerState
 from gradviz.import_scan import frameworks_used
 from gradviz.model import (
@@ -188,8 +188,11 @@ class Engine:
     def _run_checks(self, requests, results, on_checks) -> list[RunResult]:
         """The checks pass: the plain modes without numeric (a check that needs numeric computes
         it), then the checks. A run that fails here leaves its checks skipped, with why."""
-        todo = [i for i, (req, res) in enumerate(zip(requests, results))   # not a skipped op's
-                if req.settings.checks and res.status == "ok" and not res.numeric_cancelled]
+        # not a skipped op's, nor one whose numeric pass hung or crashed its worker (its
+        # float64 checks would most likely cost another timeout or crash)
+        todo = [i for i, (req, res) in enumerate(zip(requests, results))
+                if req.settings.checks and res.status == "ok" and not res.numeric_cancelled
+                and not (res.numeric_failed and res.mode_errors["numeric"].kind != "error")]
         merged = list(results)
         pending = [_checks_only(requests[i]) for i in todo]
         slots: dict[RunRequest, list[int]] = {}
@@ -271,21 +274,27 @@ class Engine:
     def _run_numeric(self, req: RunRequest, quick: RunResult,
                      stop: Optional[threading.Event] = None) -> RunResult:
         """The numeric pass of `req` whose quick pass gave `quick`: the worker answers with the
-        numeric part only when it kept that pass (else with the whole run)."""
-        got = self._call_run(req, "run:numeric", stop)
+        numeric part only when it kept that pass (else with the whole run). A call that fails
+        (timeout, crash, memory kill) keeps the quick pass, its numeric mode that failure: the
+        window showed custom and default already (a cancel is left to the caller)."""
+        got = self._call_run(req, "run:numeric", stop, what="the numeric pass")
         if isinstance(got, RunResult):          # the call failed
+            if got.error is not None and got.error.kind not in ("cancelled", "unavailable"):
+                return numeric_failed(quick, got, req)
             return got
         kind, res = got
         return with_numeric(quick, res, req) if kind == "numeric" else res
 
-    def _call_run(self, req: RunRequest, kind: str, stop: Optional[threading.Event]):
+    def _call_run(self, req: RunRequest, kind: str, stop: Optional[threading.Event],
+                  what: str = ""):
+        """`what` names what the worker was doing in a failure's message (default: the op)."""
         if req.framework not in self.workers:
             return _failed(req, ErrorInfo("UnknownFramework", f"no worker for {req.framework!r}"))
         t0 = time.perf_counter()
         try:
             return self.workers[req.framework].call(kind, req, req.settings.timeout, stop)
         except (WorkerTimeout, Cancelled, WorkerCrashed, WorkerUnavailable, RuntimeError) as exc:
-            err = _run_error(exc, req)
+            err = _failure(exc, what or req.qualname, req.framework, req.settings.timeout)
         res = _failed(req, err)
         return RunResult(**{**vars(res), "elapsed": time.perf_counter() - t0})
 
@@ -344,10 +353,6 @@ def _checks_skipped(res: RunResult) -> tuple:
 
 def _failed(req: RunRequest, err: ErrorInfo) -> RunResult:
     return RunResult(request=req, op=None, status="error", error=err)
-
-
-def _run_error(exc: Exception, req: RunRequest) -> ErrorInfo:
-    return _failure(exc, req.qualname, req.framework, req.settings.timeout)
 
 
 def _failure(exc: Exception, what: str, fw: str, timeout: float) -> ErrorInfo:

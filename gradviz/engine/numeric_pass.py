@@ -5,7 +5,8 @@ then again for the numeric reference. The worker keeps what the quick pass made
 (backends.kept) and answers the second pass with the numeric mode only; here that part joins
 the quick result, so the custom and default gradients are neither computed, sent nor copied a
 second time: the full result holds the very arrays of the partial one (the app's analysis
-reuses what it worked out from them).
+reuses what it worked out from them). A numeric pass cancelled, or one that fails as a whole
+(timeout, crash, memory kill), leaves the quick result with the numeric mode's error.
 """
 from __future__ import annotations
 
@@ -43,3 +44,14 @@ def numeric_cancelled(quick: RunResult, req: RunRequest, skipped: bool) -> RunRe
                     kind="cancelled")
     return replace(quick, request=req, partial=False,
                    mode_errors={**quick.mode_errors, "numeric": err})
+
+
+def numeric_failed(quick: RunResult, failed: RunResult, req: RunRequest) -> RunResult:
+    """The result of `req` whose numeric pass failed as a whole after its quick pass gave
+    `quick`: `failed` is the engine's answer for that call (a timeout, a crash of the worker,
+    a memory kill: status error, no tensors). Custom and default as they came, the numeric
+    mode's error that call's error (RunResult.numeric_failed). The window showed them already;
+    a failure in the numeric pass takes only numeric away, and says so."""
+    return replace(quick, request=req, partial=False,
+                   mode_errors={**quick.mode_errors, "numeric": failed.error},
+                   elapsed=quick.elapsed + failed.elapsed)

@@ -10,6 +10,7 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from gradviz.compare.verdicts import failed_text
 from gradviz.model import FIXED_DTYPES, RunResult, TensorResult
 from gradviz.plots import series as S
 from gradviz.plots.description import (
@@ -43,8 +44,8 @@ def missing_note(r: Optional[RunResult], t: Optional[TensorResult], mode: str, t
         return f"{t.dtype} input: no gradient"
     if mode in r.mode_errors and r.mode_errors[mode].kind == "cancelled":
         return f"{mode}: {r.mode_errors[mode].message} (▶ Run computes it)"
-    if mode in r.mode_errors:
-        return f"{mode} raised {r.mode_errors[mode].one_line()}"
+    if mode in r.mode_errors:       # raised, or (numeric pass) timed out / crashed its worker
+        return f"{mode} {failed_text(r.mode_errors[mode])}"
     if r.status != "ok" and r.error is not None:
         if mode == "numeric":           # numeric needs no backward: never another pass's error
             return (f"numeric not computed: the run stopped at an error ({r.error.type}, "
