@@ -36,6 +36,7 @@ def is_user_frame(filename: str) -> bool:
     return not any(path.startswith(d + os.sep) for d in _LIBRARY_DIRS)
 
 
+_CHILD_LOOP = os.path.join(_GRADVIZ_DIR, "engine", "child.py")   # a worker's request loop
 _DUMP_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<fn>.+?)\s*$')
 
 
@@ -43,17 +44,27 @@ def locate_in_stack_dump(text: str) -> tuple[str, str]:
     """(where, traceback) from a faulthandler dump: the innermost user frame as "file:line", and
     the user's frames in the usual outermost-first order. ("", "") when no user frame is there.
 
-    faulthandler lists the most recent call first, one block per thread; only the thread that ran
-    user code has user frames, so the first user frame in the text is the innermost one."""
-    block: list[tuple[str, int, str]] = []
+    faulthandler lists the most recent call first, one block per thread. The user's code may
+    start threads of its own (a sleeping one has user frames too): the block of the thread that
+    serves requests (engine/child.py at its bottom) wins, else the first block with user frames."""
+    blocks: list[tuple[list, bool]] = []     # (user frames, innermost first; serves requests)
     for line in text.splitlines():
         m = _DUMP_FRAME.match(line)
-        if m and is_user_frame(m["file"]):
-            block.append((m["file"], int(m["line"]), m["fn"]))
-        elif block and not m:
-            break  # the end of the block (thread) that held user frames
-    if not block:
+        if not m:
+            if line.strip():
+                blocks.append(([], False))   # a thread's header line
+            continue
+        if not blocks:
+            blocks.append(([], False))
+        frames, serving = blocks[-1]
+        if is_user_frame(m["file"]):
+            frames.append((m["file"], int(m["line"]), m["fn"]))
+        elif os.path.abspath(m["file"]) == _CHILD_LOOP:
+            blocks[-1] = (frames, True)
+    with_user = [b for b in blocks if b[0]]
+    if not with_user:
         return "", ""
+    block = next((f for f, serving in with_user if serving), with_user[0][0])
     where = f"{block[0][0]}:{block[0][1]}"
     tb = "".join(traceback.format_list(
         [traceback.FrameSummary(f, n, fn) for f, n, fn in reversed(block)]))

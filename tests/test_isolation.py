@@ -273,3 +273,87 @@ def test_stack_dump_points_at_the_innermost_user_frame(tmp_path):
 def test_stack_dump_without_user_frames_locates_nothing():
     assert locate_in_stack_dump("Fatal Python error: Aborted\n\nStack:\n"
                                 '  File "<string>", line 1 in <module>\n') == ("", "")
+
+
+def test_stack_dump_prefers_the_thread_that_serves_requests(tmp_path):
+    """A thread the user's module started (sleeping in user code) comes first in the dump; the
+    hung op is in the thread whose stack ends in the worker's request loop."""
+    import sysconfig
+
+    import gradviz
+    user = str(tmp_path / "ops.py")
+    (tmp_path / "ops.py").write_text("\n" * 60)
+    py, gv = sysconfig.get_paths()["stdlib"], os.path.dirname(gradviz.__file__)
+    text = (f'Thread 0x1 (most recent call first):\n'
+            f'  File "{user}", line 12 in <lambda>\n'
+            f'  File "{py}/threading.py", line 982 in run\n\n'
+            f'Current thread 0x2 (most recent call first):\n'
+            f'  File "{user}", line 53 in backward\n'
+            f'  File "{gv}/backends/runner.py", line 92 in _run\n'
+            f'  File "{gv}/engine/child.py", line 111 in main\n')
+    assert locate_in_stack_dump(text)[0] == f"{user}:53"
+
+
+HOSTILE_MODULE = """\
+    import sys
+    import threading
+    import time
+
+    import torch
+
+    threading.Thread(target=lambda: time.sleep(10**6)).start()   # non-daemon, never ends
+
+
+    class KbInt(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            raise KeyboardInterrupt  # FAILS HERE
+
+
+    class ClosesStdout(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            print("last words")
+            sys.stdout.close()
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+
+
+    class Hang(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            while True:  # HANGS HERE
+                pass
+"""
+
+
+def test_hostile_module_state_does_not_reach_the_next_op(engine, write_module):
+    """A KeyboardInterrupt raised by hand is the user's error at their line (it was a gradviz
+    'internal error'); closing sys.stdout breaks neither that op nor the next (the next one
+    timed out); a hang is located in the serving thread, not in the user's sleeping thread."""
+    path = write_module("hostile.py", HOSTILE_MODULE)
+    lines = Path(path).read_text().splitlines()
+    line_of = {tag: i for i, text in enumerate(lines, 1) for tag in ("FAILS", "HANGS") if tag in text}
+    fast = RunSettings(modes=("custom", "default"), timeout=3.0)
+    [kb] = engine.run([RunRequest(str(path), "KbInt", "torch", fast)])
+    assert kb.status == "error" and kb.error.type == "KeyboardInterrupt"
+    assert kb.error.where == f"{path}:{line_of['FAILS']}"
+    for _ in range(2):   # the second run finds the stdout the first one closed
+        [closed] = engine.run([RunRequest(str(path), "ClosesStdout", "torch", fast)])
+        assert closed.status == "ok", closed.error
+        assert closed.tensor("x").grads["custom"].tolist() == [3.0] * 200
+        assert "last words" in closed.log
+    [hang] = engine.run([RunRequest(str(path), "Hang", "torch", fast)])
+    assert hang.error.kind == "timeout"
+    assert hang.error.where in {f"{path}:{line_of['HANGS']}", f"{path}:{line_of['HANGS'] + 1}"}

@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from gradviz.backends.graphs import leaf_array, rng_for
+from gradviz.backends.user_code import USER_FAILURES
 
 CHUNK = 1 << 20         # elements of one batched tensor: bounds a batch's memory
 PROBE_RTOL = 1e-9       # batched vs one-at-a-time losses of the probe must agree this closely
@@ -215,7 +216,7 @@ class Evaluator:
             loss = self._forward(leaves, inject, self.FB, call_op)
         except BatchRefused:
             raise
-        except (Exception, SystemExit) as exc:  # no batch: one at a time
+        except USER_FAILURES as exc:  # no batch: one at a time
             raise BatchRefused(f"{type(exc).__name__}: {exc}") from exc
         if not self._inputs_unchanged():
             raise BatchRefused("the op changes its inputs in place")
@@ -233,7 +234,7 @@ class Evaluator:
         if name not in self.batch_ok:
             try:
                 self.batch_ok[name] = self._probe(name, np.asarray(base, dtype=np.float64))
-            except (Exception, SystemExit):  # noqa: BLE001 - far-off probe values may fail
+            except USER_FAILURES:  # noqa: BLE001 - far-off probe values may fail
                 self.batch_ok[name] = False
         return self.batch_ok[name]
 

@@ -28,7 +28,7 @@ from gradviz.backends.introspect import OpOutputError, OverrideKept, definition_
 from gradviz.backends.kept import KeptRuns, QuickRun, keep_bound, quick_request
 from gradviz.backends.numeric_dirs import DirectionStore, dirs_bound
 from gradviz.backends.priority import background_priority as _background_priority
-from gradviz.backends.user_code import capture_output, error_info
+from gradviz.backends.user_code import USER_FAILURES, capture_output, error_info
 from gradviz.backends.user_modules import load_module
 from gradviz.backends.user_state import own_state
 from gradviz.model import ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, TensorResult
@@ -68,7 +68,7 @@ class Backend:
             try:
                 module = load_module(path)
                 found, skipped = self.adapter.find_ops(module, path)
-            except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's file failed to import: a catalog error
+            except USER_FAILURES as exc:  # noqa: BLE001 - the user's file failed to import: a catalog error
                 return FileCatalog(path, fw, (), error_info(exc, "load", f"{path}:1"))
         return FileCatalog(path, fw, tuple(info for info, _ in found), skipped=tuple(skipped))
 
@@ -118,7 +118,7 @@ class Backend:
         try:
             module = load_module(path)
             found = self._found(module, path)
-        except (Exception, SystemExit):  # noqa: BLE001 - the full run reports the user's error
+        except USER_FAILURES:  # noqa: BLE001 - the full run reports the user's error
             return None
         if module is not q.module or found.get(req.qualname, (None, None))[1] is not q.obj:
             return None
@@ -138,7 +138,7 @@ class Backend:
             _seed_params(built, s.seed, meta)
             with _background_priority() if background else contextlib.nullcontext():
                 return numeric.compute(ad, graph, built, device, tensors, self.directions)
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the numeric pass failed: the other modes still stand
+        except USER_FAILURES as exc:  # noqa: BLE001 - the numeric pass failed: the other modes still stand
             mode_errors["numeric"] = error_info(exc, "error", info.where)
             return {}
 
@@ -148,7 +148,7 @@ class Backend:
         try:
             module = load_module(path)
             found = self._found(module, path)
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the user's file failed to import: a run error
+        except USER_FAILURES as exc:  # noqa: BLE001 - the user's file failed to import: a run error
             return _error(req, None, error_info(exc, "load", f"{path}:1"))
         if req.qualname not in found:
             names = ", ".join(sorted(found)) or "none"
@@ -164,7 +164,7 @@ class Backend:
         try:
             plans = plan_args(ad.forward_params(obj, info), meta, s)
             graph = build_graph(s, plans)
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the op's arguments or graph failed: a run error
+        except USER_FAILURES as exc:  # noqa: BLE001 - the op's arguments or graph failed: a run error
             return _error(req, info, error_info(exc, "error", info.where))
 
         tensors: dict[str, dict] = {}      # name -> {"role", "value", "grads", "absent", "dtype"}
@@ -183,7 +183,7 @@ class Backend:
             except OverrideKept as exc:  # no true default: absent, never a copy of custom
                 kept = str(exc)
                 continue
-            except (Exception, SystemExit) as exc:  # noqa: BLE001 - the op failed in this mode: the other modes still run
+            except USER_FAILURES as exc:  # noqa: BLE001 - the op failed in this mode: the other modes still run
                 mode_errors[mode] = error_info(exc, "error", _backward_where(obj, info))
                 continue
             inplace += [n for n, t in got.items() if t.get("inplace") and n not in inplace]

@@ -17,6 +17,10 @@ from dataclasses import dataclass, field
 from gradviz.model import ErrorInfo
 from gradviz.user_frames import is_user_frame
 
+# What user code may raise and gradviz reports at the user's line: also sys.exit() and a
+# KeyboardInterrupt raised by hand (the worker ignores SIGINT, so none comes from outside).
+USER_FAILURES = (Exception, SystemExit, KeyboardInterrupt)
+
 
 def error_info(exc: BaseException, kind: str = "error", fallback_where: str = "") -> ErrorInfo:
     """ErrorInfo naming the innermost user frame; the traceback keeps the user's frames only."""
@@ -85,8 +89,8 @@ class Captured:
 def capture_output():
     """Capture stdout/stderr at the file-descriptor level (C extensions too) and warnings."""
     cap = Captured()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    streams = sys.stdout, sys.stderr
+    _flush_std_streams()
     saved = os.dup(1), os.dup(2)
     tmp = _capture_file()
     with warnings.catch_warnings(record=True) as caught:
@@ -96,8 +100,9 @@ def capture_output():
         try:
             yield cap
         finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
+            _flush_std_streams()
+            # the user's code may have closed or replaced them; the worker writes to them later
+            sys.stdout, sys.stderr = _open_stream(streams[0], 1), _open_stream(streams[1], 2)
             os.dup2(saved[0], 1)
             os.dup2(saved[1], 2)
             os.close(saved[0])
@@ -105,6 +110,21 @@ def capture_output():
             cap.log = _read_capped(tmp)
             cap.warnings = _dedupe([_format_warning(w) for w in caught])
             _spare_files.append(tmp)
+
+
+def _flush_std_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, ValueError, OSError):   # None, closed, or not a file at all
+            pass
+
+
+def _open_stream(stream, fd: int):
+    """`stream` if it can still be written, else a fresh text stream on `fd` (not owning it)."""
+    if stream is not None and not getattr(stream, "closed", True):
+        return stream
+    return open(fd, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
 
 
 _spare_files: list = []   # capture files kept for the next request: making one costs milliseconds

@@ -81,6 +81,9 @@ def child_main() -> None:
     main(Connection(int(fd)), framework, int(parent_pid), folder)
     # A clean end (stop, or the parent gone): no crash to report, so no log or array to keep.
     _remove_folder(folder)
+    # Now, not after the user's non-daemon threads (a worker kept alive by them never ends) nor
+    # their atexit handlers.
+    _real_exit(0)
 
 
 def main(conn, framework: str, parent_pid: int, folder: str = "") -> None:
@@ -119,4 +122,7 @@ def main(conn, framework: str, parent_pid: int, folder: str = "") -> None:
             return
         except Exception as exc:  # noqa: BLE001 - pickling failed before anything was written
             send(conn, ("bug", f"the result could not be sent back: {type(exc).__name__}: {exc}"))
-        sys.stdout.flush()
+        try:
+            sys.stdout.flush()
+        except (AttributeError, ValueError, OSError):   # the user's code closed or replaced it
+            pass

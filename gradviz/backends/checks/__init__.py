@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 
 from gradviz.backends.checks.outcome import CheckFailed, raised
-from gradviz.backends.user_code import error_info
+from gradviz.backends.user_code import USER_FAILURES, error_info
 from gradviz.model import CHECKS, CheckResult
 
 
@@ -28,7 +28,7 @@ def run_one(ctx, name: str) -> CheckResult:
         result = check(ctx)
     except CheckFailed as exc:
         result = exc.result
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - user code raised in a way the check did not expect
+    except USER_FAILURES as exc:  # noqa: BLE001 - user code raised in a way the check did not expect
         err = error_info(exc, "error", ctx.backward_where())
         result = raised(name, err, f"the {name.replace('_', ' ')} check")
     return result
