@@ -64,6 +64,20 @@ def _is_function(obj) -> bool:
             and obj is not torch.autograd.Function and "backward" in own_attrs(obj))
 
 
+def _custom_op_body(obj):
+    """The Python function of a `torch.library.custom_op` with a registered autograd formula
+    (`register_autograd`), or None. Its body is what the framework's autograd differentiates in
+    the default mode; calling the op itself runs the registered backward."""
+    try:
+        from torch._library.custom_ops import CustomOpDef
+    except ImportError:           # a torch without torch.library.custom_op
+        return None
+    if not isinstance(obj, CustomOpDef) or getattr(obj, "_backward_fn", None) is None:
+        return None
+    body = getattr(obj, "_init_fn", None)
+    return body if callable(body) else None
+
+
 _uses_setup_context = uses_setup_context
 _default_apply = default_apply
 
@@ -229,6 +243,9 @@ class TorchAdapter(AdapterBase):
 
     # --- finding ops (the walk is AdapterBase.find_ops) --------------------------------------
     def classify(self, obj, own: bool, named: bool, qualname: str) -> tuple[str | None, str]:
+        body = _custom_op_body(obj)
+        if body is not None:   # the op object is torch's; its body tells whose op it is
+            return ("custom_op", "") if not body.__module__.startswith("torch.") else (None, "")
         if not isinstance(obj, type):
             return None, ""
         if _is_function(obj):
@@ -246,8 +263,13 @@ class TorchAdapter(AdapterBase):
                           "with an __init__ that passes them")
         return "module", ""
 
+    def defining(self, obj, kind: str):
+        return _custom_op_body(obj) if kind == "custom_op" else obj
+
     def forward_params(self, obj, info_or_kind) -> list[inspect.Parameter]:
         kind = getattr(info_or_kind, "kind", info_or_kind)
+        if kind == "custom_op":
+            return list(inspect.signature(_custom_op_body(obj)).parameters.values())
         if kind == "function":
             params = list(inspect.signature(obj.forward).parameters.values())
             return params if _uses_setup_context(obj) else params[1:]
@@ -256,6 +278,12 @@ class TorchAdapter(AdapterBase):
     # --- modes ---------------------------------------------------------------------------------
     def build(self, obj, info, mode, dtype, device, module, meta, plans) -> Built:
         reference = meta.get("reference")
+        if info.kind == "custom_op":
+            if mode == "custom":
+                return Built(obj)
+            if reference is not None:
+                return Built(reference)
+            return Built(_custom_op_body(obj), patch=functions_as_default)
         if info.kind == "function":
             if mode == "custom":
                 return Built(obj.apply)

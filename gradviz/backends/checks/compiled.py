@@ -14,10 +14,16 @@ _FIX = ("Keep the gradient in framework ops: no .numpy(), .item(), Python side e
         "compiler traces them once and bakes the result in, or refuses.")
 
 
+_FIX_CUSTOM_OP = ("Give the custom op a fake (meta) implementation with @op.register_fake, "
+                  "returning empty tensors of the output's shape and dtype: torch.compile traces "
+                  "the op with fake tensors and cannot run its body on them.")
+
+
 def _raised(ctx, exc, during: str):
     err = error_info(exc, "error", ctx.backward_where())
     text = brief(err.message)
-    return failed(NAME, "raised", f"{during} raised {err.type}: {text}", err.where, _FIX)
+    fix = _FIX_CUSTOM_OP if ctx.info.kind == "custom_op" and "fake" in err.message.lower() else _FIX
+    return failed(NAME, "raised", f"{during} raised {err.type}: {text}", err.where, fix)
 
 
 def torch_check(ctx):

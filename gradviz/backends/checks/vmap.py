@@ -34,9 +34,20 @@ def _classify(text: str):
     return "raised", "", _FIX_DATA
 
 
+_FIX_CUSTOM_OP = ("torch.func's grad and vmap do not go through a custom op's registered "
+                  "autograd (register_vmap does not change that here): for per-sample gradients "
+                  "write the op as an autograd.Function with setup_context and a vmap rule, or "
+                  "call torch.autograd.grad per sample.")
+
+
 def _fail_raised(ctx, exc, during: str):
     err = error_info(exc, "error", ctx.info.where)
     kind, why, fix = _classify(err.message)
+    if ctx.info.kind == "custom_op" and kind in ("setup_context", "vmap_rule"):
+        # torch wraps a custom op's autograd in an autograd.Function of its own: its advice
+        # about setup_context is not the user's to follow
+        kind, why, fix = ("vmap_rule", "torch.func does not transform a custom op's registered "
+                          "autograd", _FIX_CUSTOM_OP)
     text = brief(err.message)
     return failed(NAME, kind, f"{during} raised{': ' + why if why else ''} ({err.type}: {text})",
                   err.where, fix)
