@@ -30,7 +30,7 @@ class OpInfo:
     """One op found in a user file, in one framework."""
     name: str                 # pairing name (@gradviz.op(name=) or the Python name)
     framework: str            # "torch" | "tf"
-    kind: str                 # "function" | "custom_gradient" | "module" | "layer"
+    kind: str                 # "function" | "custom_op" | "custom_gradient" | "module" | "layer"
     qualname: str             # the Python name in the file
     file: str                 # absolute path
     line: int                 # line of the definition
