@@ -76,7 +76,11 @@ def _tensor_dict(tc) -> dict:
     return {"name": tc.name, "shape": list(tc.shape), "verdict": tc.verdict, "stats": tc.stats,
             "explanation": tc.explanation, "role": tc.role, "dtype": tc.dtype,
             "tolerance": {**tc.tolerance.as_dict(), "vs_numeric": tc.numeric_tolerance.as_dict()},
-            "numeric_method": tc.numeric_method, "metrics": tc.metrics}
+            "numeric_method": tc.numeric_method, "metrics": tc.metrics,
+            # the numeric pass was cancelled or failed after custom and default came back: a
+            # passing verdict here rests on custom vs default alone (the window: "match, numeric
+            # cancelled" / "..., numeric failed")
+            "numeric_unchecked": bool(tc.numeric_cancelled or tc.numeric_failed)}
 
 
 def _op_dict(r: RunResult, comp: OpComparison, diagnostics: list) -> dict:
@@ -154,6 +158,10 @@ def _load_error_dict(cat) -> dict:
 def _summary(comps, load_errors) -> dict:
     counts = summary_counts(comps)
     counts["error"] = counts.get("error", 0) + len(load_errors)
+    # of the passing verdicts counted, those not checked against numeric (see _tensor_dict)
+    counts["numeric_unchecked"] = sum(1 for c in comps for t in c.tensors
+                                      if (t.numeric_cancelled or t.numeric_failed)
+                                      and t.verdict in ("match", "surrogate"))
     return counts
 
 

@@ -123,6 +123,9 @@ def test_cancel_all_in_the_numeric_pass_keeps_custom_and_default(qtbot, make_win
     x = next(t for t in op["tensors"] if t["name"] == "x")
     assert x["stats"]["numeric"]["cancelled"] is True and x["stats"]["custom"]["min"] == 2.0
     assert "custom is not checked against numeric" in x["explanation"]
+    assert x["numeric_unchecked"] is True
+    assert data["summary"]["numeric_unchecked"] == sum(
+        t["verdict"] in ("match", "surrogate") for t in op["tensors"]) > 0
 
 
 def test_skip_in_the_numeric_pass_keeps_custom_and_default_and_goes_on(qtbot, make_window,

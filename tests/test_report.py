@@ -84,6 +84,7 @@ def test_json_has_design_shape_and_is_strict(tmp_path):
             "note": "tf: no gradient (None), torch: zeros (absent is not zero)"} in data["parity"]
     assert op["settings"] == RunSettings(seed=3).as_dict() and "varies_by_op" not in data["settings"]
     assert data["summary"]["error"] == 1
+    assert data["summary"]["numeric_unchecked"] == 0
     assert read_json(path) == data
 
 
