@@ -131,3 +131,18 @@ def test_a_match_with_an_error_finding_is_flagged_not_a_plain_tick(qtbot, make_w
     glyph, color, tip = win.tree.shown_mark(key)
     assert glyph == OP_MARKS["match"][0] + "!" and color == severity_color("error")
     assert "worst: match" in tip and "Diagnostics (error): GV603-call-returns-grad-fn" in tip
+
+
+def test_custom_alone_without_numeric_is_marked_unchecked_not_ticked(qtbot, make_window,
+                                                                     write_module):
+    """modes: custom only. Wrong's backward (3, not 2) was compared with nothing: the tree says
+    ? (unchecked) for the op and its file, never the ✓ it showed as a 'match'."""
+    ops = write_module("ops.py", OPS_SRC)
+    win = make_window([ops], {"run/modes": "custom"})
+    wrong = ("torch", ops, "Wrong")
+    [res] = _run(qtbot, win, [wrong])
+    assert res.tensor("x").grads["custom"].tolist() == [3.0] * 200
+    glyph, color, tip = win.tree.shown_mark(wrong)
+    assert (glyph, color) == OP_MARKS["unchecked"] and glyph != "✓" and "x: unchecked" in tip
+    assert win.tree.shown_mark(ops)[:2] == OP_MARKS["unchecked"]
+    assert "2 unchecked" in win.summary.text()
