@@ -22,6 +22,11 @@ FULL_MAX = 256          # elements: above this, random-direction projections
 DIRECTIONS = 16
 REL_EPS = 1e-6
 TIME_BUDGET_S = 30.0    # per op: tensors left when it runs out are reported as skipped
+REPEAT_RTOL = 1e-12     # two forwards at the same point must agree this closely (float64)
+
+
+class ForwardNotRepeatable(RuntimeError):
+    """The forward gave different losses at the same inputs: finite differences of it are noise."""
 
 
 def compute(ad, graph, built, device, tensors: dict,
@@ -30,6 +35,7 @@ def compute(ad, graph, built, device, tensors: dict,
     big tensors are kept between runs (the worker's store; None draws them afresh)."""
     kit = getattr(ad, "numeric_kit", None)
     ev = Evaluator(kit(device), graph, built) if kit else ViaEvaluate(ad, graph, built, device)
+    _repeatable(ev)
     batched = _batched(ad, graph, built, device, ev.values, tensors)
     out, t0 = {}, time.perf_counter()
     first = [n for n in getattr(graph, "numeric_first", ()) if n in tensors]
@@ -49,6 +55,22 @@ def compute(ad, graph, built, device, tensors: dict,
         else:
             out[name] = _projected(name, base, ev, t["grads"], directions)
     return out
+
+
+def _repeatable(ev) -> None:
+    """A forward with random ops (Dropout in training, tf.random / torch.rand) gives another loss
+    at every call: its finite differences are noise of size 1/eps (a correct layer read
+    `differs` with errors of 1e7). Two forwards at the unmoved point must agree; else there is
+    no numeric reference, and the error says why."""
+    first, second = ev.base_loss(), ev.base_loss()
+    if abs(first - second) > REPEAT_RTOL * (abs(first) + abs(second)) or \
+            np.isfinite(first) != np.isfinite(second):
+        raise ForwardNotRepeatable(
+            f"the forward is not repeatable: two calls at the same inputs gave losses {first:.6g} "
+            f"and {second:.6g} (a random op such as Dropout in training mode, tf.random or "
+            "torch.rand), so finite differences of it are noise and there is no numeric "
+            "reference; fix the randomness (training=False, or a seeded, stateless random op) "
+            "to check the gradient numerically")
 
 
 def _batched(ad, graph, built, device, base_leaves, tensors):

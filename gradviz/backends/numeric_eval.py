@@ -137,6 +137,13 @@ class Evaluator:
                     self.kit.assign(self.built, name, self.params[name])
             return plus, minus
 
+    def base_loss(self) -> float:
+        """The loss at the unmoved point."""
+        with self.kit.scope():
+            loss = self._forward(self._leaves(), None, self.F, self.built.call_op)
+            self._inputs_unchanged()
+            return float(self.kit.numbers(loss)[0])
+
     # --- one perturbation at a time --------------------------------------------------------------
     def _leaves(self) -> dict:
         if self.fresh_inputs:
@@ -270,6 +277,9 @@ class ViaEvaluate:
 
     def batches(self, name, base) -> bool:
         return False
+
+    def base_loss(self) -> float:
+        return float(self.ad.evaluate(self.graph, self.built, self.values, {}, self.device))
 
     def pm_losses(self, name, dirs, scales, base, deadline=float("inf"), now=time.perf_counter):
         k = dirs.shape[0]

@@ -2,6 +2,7 @@
 differentiate with a GradientTape. Worker-only."""
 from __future__ import annotations
 
+import collections
 import contextlib
 import inspect
 import sys
@@ -32,6 +33,7 @@ _DTYPES = {"float32": tf.float32, "float64": tf.float64}
 _NO_PATH = ("TensorFlow returned None: no gradient path (an op without a registered gradient such "
             "as tf.round, tf.stop_gradient, or a detour through numpy)")
 _LAYER_DEFAULT_ARGS = ("training", "mask")
+_RANDOM_SEED = 20240601
 
 
 class F:
@@ -202,6 +204,10 @@ class NumericKit:
 class TfAdapter(AdapterBase):
     name = "tf"
 
+    def __init__(self):
+        # the non-trainable weights of a request's first Layer build, by request (its plans)
+        self._fixed: collections.OrderedDict = collections.OrderedDict()
+
     # Process-wide settings a file may change at import; each file keeps its own (user_state):
     # floatx and dtype policy of each keras loaded (Keras 3 and/or Keras 2), TF's eager switch.
     def settings(self) -> tuple:
@@ -282,11 +288,32 @@ class TfAdapter(AdapterBase):
             # call is a tf.function is then traced once per default run, not twice
             with custom_gradients_as_default() if plain else contextlib.nullcontext():
                 _build_layer(layer, plans, dtype, device)
+        self._same_fixed_weights(layer, plans)
         if mode == "custom":
             return Built(layer, layer)
         if reference is not None:
             return Built(lambda *a, **k: reference(layer, *a, **k), layer)
         return Built(layer, layer, custom_gradients_as_default)
+
+    def _same_fixed_weights(self, layer, plans) -> None:
+        """Non-trainable weights (a buffer drawn by a random initializer, a sublayer's moving
+        statistics, a Dropout's seed state) are not seeded as trainable ones are: each build
+        drew its own, so custom, default and numeric ran different forwards and a layer with no
+        custom gradient read `differs` (GV201). The first build of a request keeps their values;
+        every later build of it (the same `plans` object: the modes, numeric in float64, the
+        checks, the app's later numeric pass) takes them."""
+        variables = list(layer.non_trainable_variables)
+        entry = self._fixed.get(id(plans))
+        if entry is not None and entry[0] is plans:
+            values = entry[1]
+            if [tuple(v.shape) for v in variables] == [a.shape for a in values]:
+                for v, a in zip(variables, values):
+                    v.assign(a.astype(v.dtype if isinstance(v.dtype, str) else v.dtype.name))
+            return
+        # plans is held with its values, so its id is not reused by a later request's
+        self._fixed[id(plans)] = (plans, [np.array(v.numpy()) for v in variables])
+        while len(self._fixed) > 8:
+            self._fixed.popitem(last=False)
 
     def differentiate(self, graph, built, dtype, device) -> dict:
         tdtype = _DTYPES[dtype]
@@ -303,6 +330,11 @@ class TfAdapter(AdapterBase):
             leaves = {leaf.name: tf.constant(leaf.values) if leaf.name in fixed else
                       arrays.tensor(leaf.values, tdtype, device) for leaf in graph.leaves}
             take_kept()
+            # the same draws of TF's global random ops (tf.random.uniform, no op seed) in every
+            # mode: custom and default of a random forward otherwise compared different forwards
+            # (GV201 blamed an override that was not there). The numeric pass does not reseed
+            # between its forwards: it finds such a forward not repeatable (numeric.py).
+            tf.random.set_seed(_RANDOM_SEED)
             # one window for the forward and its gradient: a grad function that runs forward
             # code again (tf.recompute_grad) must get the same functions
             with built.window():

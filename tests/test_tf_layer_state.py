@@ -1,0 +1,96 @@
+"""Keras layers whose forward depends on more than their inputs and trainable weights: a
+non-trainable weight from a random initializer, a Dropout in training mode, a tf.random op.
+Every mode must run the same forward; a forward that is random call after call has no numeric
+reference, and says so (it read `differs` with errors of 1e7, GV201 blamed an override)."""
+import numpy as np
+
+from gradviz.diagnostics import diagnose
+from tests.op_runs import run, verdicts
+
+STATE_OPS = """
+import tensorflow as tf
+import keras
+
+
+class FixedRandom(keras.layers.Layer):
+    # d: non-trainable, drawn by glorot_uniform at every build
+    def build(self, input_shape):
+        n = input_shape[-1]
+        self.b = self.add_weight(shape=(n,), initializer="ones", name="b")
+        self.c = self.add_weight(shape=(n,), initializer="zeros", name="c")
+        self.d = self.add_weight(shape=(n,), initializer="glorot_uniform", name="d",
+                                 trainable=False)
+
+    def call(self, x):
+        return x * self.b + self.c * self.d
+
+
+class Dropping(keras.layers.Layer):
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.drop = keras.layers.Dropout(0.5)
+
+    def call(self, x, training=True):
+        return self.drop(x, training=training) * 2.0
+
+
+class Noisy(keras.layers.Layer):
+    def call(self, x):
+        return x * tf.random.uniform(tf.shape(x), 0.5, 1.5, dtype=x.dtype)
+"""
+
+
+def _settings():
+    from gradviz.model import RunSettings
+    return RunSettings(shape=(3, 5))
+
+
+def test_non_trainable_random_weight_is_the_same_in_every_mode(engine, write_module):
+    path = write_module("state_ops.py", STATE_OPS)
+    res = run(engine, path, "FixedRandom", "tf", _settings())
+    assert verdicts(res) == {"x": "match", "b": "match", "c": "match", "out": "match"}
+    assert not res.mode_errors
+    np.testing.assert_array_equal(res.outputs["custom"], res.outputs["default"])
+    x, b, c = res.tensor("x"), res.tensor("b"), res.tensor("c")
+    # d(sum(x*b + c*d))/dx = b (seeded), /db = column sums of x; /dc = 3 * d, the same d in
+    # custom, default and numeric (numeric builds in float64: d's float32 values)
+    np.testing.assert_allclose(x.grads["custom"], np.broadcast_to(b.value, (3, 5)), rtol=1e-6)
+    np.testing.assert_allclose(b.grads["custom"], x.value.sum(axis=0), rtol=1e-5)
+    np.testing.assert_array_equal(c.grads["custom"], c.grads["default"])
+    np.testing.assert_allclose(c.grads["numeric"], c.grads["custom"], rtol=1e-5, atol=1e-7)
+    d = c.grads["custom"] / 3.0
+    assert np.all(np.abs(d) > 0) and len(set(np.round(d, 6))) == 5   # drawn, not a constant
+    assert "GV201-forward-changed" not in [f.code for f in diagnose(res)]
+
+
+def test_dropout_in_training_has_one_mask_and_no_numeric_reference(engine, write_module):
+    path = write_module("state_ops.py", STATE_OPS)
+    res = run(engine, path, "Dropping", "tf", _settings())
+    x = res.tensor("x")
+    out = res.outputs["custom"]
+    np.testing.assert_array_equal(out, res.outputs["default"])     # the same mask in both
+    kept = out != 0
+    assert 0 < kept.sum() < kept.size
+    # out = 2 * x * mask / (1 - 0.5): the gradient is 4 where kept, 0 where dropped
+    np.testing.assert_array_equal(x.grads["custom"], 4.0 * kept)
+    np.testing.assert_array_equal(x.grads["default"], 4.0 * kept)
+    err = res.mode_errors["numeric"]
+    assert err.type == "ForwardNotRepeatable", err
+    assert "not repeatable" in err.message and "Dropout" in err.message
+    assert "numeric" not in x.grads
+    assert verdicts(res)["x"] != "differs"
+    assert "GV201-forward-changed" not in [f.code for f in diagnose(res)]
+
+
+def test_global_random_op_draws_the_same_in_custom_and_default(engine, write_module):
+    path = write_module("state_ops.py", STATE_OPS)
+    res = run(engine, path, "Noisy", "tf", _settings())
+    x = res.tensor("x")
+    np.testing.assert_array_equal(res.outputs["custom"], res.outputs["default"])
+    # out = x * u: the gradient is u = out / x
+    u = res.outputs["custom"].astype(np.float64) / x.value.astype(np.float64)
+    assert np.all((u >= 0.5) & (u < 1.5))
+    np.testing.assert_allclose(x.grads["custom"], u, rtol=1e-5)
+    np.testing.assert_array_equal(x.grads["custom"], x.grads["default"])
+    assert res.mode_errors["numeric"].type == "ForwardNotRepeatable"
+    assert "GV201-forward-changed" not in [f.code for f in diagnose(res)]
