@@ -14,6 +14,7 @@ CODES = {
     "GV104-grad-device": "Gradient is on another device than its input",
     "GV105-grad-missing": "No gradient for an input that needs one",
     "GV106-grad-for-non-tensor": "Gradient returned for a non-tensor argument",
+    "GV107-input-shape": "The op needs inputs of other shapes than it was given",
     "GV201-forward-changed": "Custom forward differs from the reference forward",
     "GV301-grad-wrong": "Custom gradient disagrees with numeric while default agrees",
     "GV302-grad-surrogate": "Custom gradient is a deliberate-looking surrogate",

@@ -1,0 +1,32 @@
+"""An op that needs inputs of another shape than gradviz gave it (GV107): a conv on a flat
+vector, a matmul on 1-D tensors. The framework's shape error is right but does not say that the
+inputs were gradviz's choice, nor how to choose others."""
+from __future__ import annotations
+
+import re
+
+from gradviz.diagnostics.context import Context, first_lines
+
+# the frameworks' words for "this tensor has the wrong rank or size" (torch, then TensorFlow)
+_SHAPE_ERROR = re.compile(
+    r"Expected \d+D|to be at least \d+D|need to be at least \d+D|shapes cannot be multiplied|"
+    r"size mismatch|must match the size of tensor|cannot be broadcast|not aligned|"
+    r"Incompatible shapes|Dimensions must be equal|must be at least rank|must be rank|"
+    r"Shape must be rank|ndims|Matrix size-incompatible|In\[0\] and In\[1\]", re.IGNORECASE)
+
+
+def check(ctx: Context) -> list:
+    shape = tuple(ctx.result.request.settings.shape)
+    given = "x".join(str(n) for n in shape)
+    for mode, err in ctx.errors():
+        if err.kind == "cancelled" or not _SHAPE_ERROR.search(err.message):
+            continue
+        where = "" if mode == "run" else f" in the {mode} mode"
+        message = (f"The op raised a shape error{where} ({err.type}: {first_lines(err.message)[:160]}) "
+                   f"on the inputs gradviz made for it: shape {shape} from the shape setting, "
+                   "unless @gradviz.op(inputs=...) gives its own. If the op needs inputs of other "
+                   "shapes (a conv, a matmul), that is a setting to change, not a bug in the op.")
+        fix = (f"Give the op inputs of the shapes it expects: @gradviz.op(inputs={{\"x\": (1, 3, 8, 8)}}) "
+               f"on the op, or the shape setting (--shape 4x50 instead of {given}).")
+        return [ctx.finding("GV107-input-shape", "error", message, fix, err.where or ctx.op_where())]
+    return []
