@@ -34,6 +34,17 @@ class Dropping(keras.layers.Layer):
         return self.drop(x, training=training) * 2.0
 
 
+class Bf16(keras.layers.Layer):
+    def __init__(self, **kw):
+        super().__init__(dtype="mixed_bfloat16", **kw)
+
+    def build(self, input_shape):
+        self.s = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="s")
+
+    def call(self, x):
+        return x * self.s
+
+
 class Noisy(keras.layers.Layer):
     def call(self, x):
         return x * tf.random.uniform(tf.shape(x), 0.5, 1.5, dtype=x.dtype)
@@ -94,3 +105,23 @@ def test_global_random_op_draws_the_same_in_custom_and_default(engine, write_mod
     np.testing.assert_array_equal(x.grads["custom"], x.grads["default"])
     assert res.mode_errors["numeric"].type == "ForwardNotRepeatable"
     assert "GV201-forward-changed" not in [f.code for f in diagnose(res)]
+
+
+def test_mixed_bfloat16_layer_has_no_numeric_reference_and_its_output_a_gradient(engine,
+                                                                                 write_module):
+    # the numeric build computes in bfloat16 too (the policy is the layer's): a 1e-6 step was
+    # lost in rounding, the numeric gradient read 0 and a correct layer `differs`; its
+    # bfloat16 output was taken for an int tensor ("neither custom nor default was run")
+    path = write_module("state_ops.py", STATE_OPS)
+    res = run(engine, path, "Bf16", "tf", _settings())
+    assert verdicts(res) == {"x": "match", "s": "match", "out": "match"}
+    err = res.mode_errors["numeric"]
+    assert err.type == "NumericLowPrecision", err
+    assert "bfloat16" in err.message and "no numeric reference" in err.message
+    x, s, out = res.tensor("x"), res.tensor("s"), res.tensor("out")
+    np.testing.assert_array_equal(out.grads["custom"], np.ones((3, 5)))
+    np.testing.assert_array_equal(out.grads["default"], np.ones((3, 5)))
+    # d(sum(x * s))/dx = s, /ds = column sums of x, in bfloat16 (8 bits of mantissa)
+    np.testing.assert_allclose(x.grads["custom"], np.broadcast_to(s.value, (3, 5)), rtol=2 ** -8)
+    np.testing.assert_allclose(s.grads["custom"], x.value.sum(axis=0), rtol=2 ** -6, atol=2 ** -6)
+    np.testing.assert_array_equal(x.grads["custom"], x.grads["default"])

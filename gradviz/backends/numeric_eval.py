@@ -22,6 +22,12 @@ CHUNK = 1 << 20         # elements of one batched tensor: bounds a batch's memor
 PROBE_RTOL = 1e-9       # batched vs one-at-a-time losses of the probe must agree this closely
 
 
+def dtype_name(t) -> str:
+    """'float64', 'bfloat16', 'int32', ... of a torch or TF tensor."""
+    dtype = t.dtype
+    return str(getattr(dtype, "name", None) or dtype).rpartition(".")[2]
+
+
 class BudgetUsed(Exception):
     """The numeric time budget ran out in the middle of a tensor."""
 
@@ -137,12 +143,18 @@ class Evaluator:
                     self.kit.assign(self.built, name, self.params[name])
             return plus, minus
 
-    def base_loss(self) -> float:
-        """The loss at the unmoved point."""
+    def base_loss(self) -> tuple[float, list[str]]:
+        """The loss at the unmoved point, and the dtype names of the op's outputs there."""
+        dtypes: list[str] = []
+
+        def call_op(args, kwargs):
+            outs = self.built.call_op(args, kwargs)
+            dtypes.extend(dtype_name(o) for o in outs)
+            return outs
         with self.kit.scope():
-            loss = self._forward(self._leaves(), None, self.F, self.built.call_op)
+            loss = self._forward(self._leaves(), None, self.F, call_op)
             self._inputs_unchanged()
-            return float(self.kit.numbers(loss)[0])
+            return float(self.kit.numbers(loss)[0]), dtypes
 
     # --- one perturbation at a time --------------------------------------------------------------
     def _leaves(self) -> dict:
@@ -278,8 +290,8 @@ class ViaEvaluate:
     def batches(self, name, base) -> bool:
         return False
 
-    def base_loss(self) -> float:
-        return float(self.ad.evaluate(self.graph, self.built, self.values, {}, self.device))
+    def base_loss(self) -> tuple[float, list[str]]:
+        return float(self.ad.evaluate(self.graph, self.built, self.values, {}, self.device)), []
 
     def pm_losses(self, name, dirs, scales, base, deadline=float("inf"), now=time.perf_counter):
         k = dirs.shape[0]

@@ -364,8 +364,8 @@ class TfAdapter(AdapterBase):
         for (name, t, role), g in zip(targets, grads):
             if isinstance(g, tf.IndexedSlices):
                 g = tf.convert_to_tensor(g)
-            got[name] = {"role": role, "value": host_array(t), "grad": None if g is None
-                         else host_array(g), "why": "" if g is not None else _NO_PATH}
+            got[name] = {"role": role, "value": _host_float(t), "grad": None if g is None
+                         else _host_float(g), "why": "" if g is not None else _NO_PATH}
         for name in fixed:
             got[name] = {"role": "input", "value": host_array(leaves[name]), "grad": None,
                          "why": ""}
@@ -429,6 +429,14 @@ class TfAdapter(AdapterBase):
 def _watchable(t):
     # Keras 3 variables wrap a tf.Variable; the tape knows the inner one.
     return getattr(t, "value", t) if not tf.is_tensor(t) else t
+
+
+def _host_float(t) -> np.ndarray:
+    """host_array, with a bfloat16 tensor (a mixed_bfloat16 layer's output) as float32: numpy
+    has no bfloat16 (ml_dtypes' is kind 'V'), and such an output was taken for an int tensor
+    with no gradient ("neither custom nor default was run")."""
+    arr = host_array(t)
+    return arr.astype(np.float32) if arr.dtype.kind == "V" else arr
 
 
 def _build_layer(layer, plans, dtype, device) -> None:
