@@ -308,6 +308,24 @@ class Walk:
                   f"Cancel all during SlowNumeric's numeric pass: mark {win.tree.shown_mark(key)[0]!r}, "
                   f"numeric cell {cell.message!r}, status {win.summary.text()!r}")
 
+    def item5_numeric_failed(self) -> None:
+        """The numeric pass runs past the op's timeout: custom and default stay, the op fails."""
+        win = self.win
+        path = os.path.join(self.home, "slow_numeric.py")
+        key = next(k for k in win.state.loaded.ops if k[1] == path)
+        self.click_op("SlowNumeric")
+        win.settings_panel.timeout.setValue(3)
+        done = []
+        win.runDone.connect(done.append)
+        win.run([key])
+        self.wait(lambda: bool(done), "SlowNumeric's numeric pass timed out")
+        win.runDone.disconnect(done.append)
+        win.settings_panel.timeout.setValue(120)
+        cell = next(c for c in win.grid.rows["x"].cells if c.mode == "numeric")
+        self.shot("05d_numeric_failed.png",
+                  f"SlowNumeric's numeric pass past a 3 s timeout: mark {win.tree.shown_mark(key)[0]!r}, "
+                  f"numeric cell {cell.message!r}, status {win.summary.text()!r}")
+
     def item6_plots(self) -> None:
         win = self.win
         self.click_op("round_ste")
@@ -464,7 +482,8 @@ def main(argv=None) -> int:
         if args.readme:
             walk.readme_shot(args.readme)
         for step in (walk.item1_wheel, walk.item2_tree, walk.item3_small, walk.item4_diagnostics,
-                     walk.item5_running, walk.item5_numeric_cancelled, walk.item6_plots,
+                     walk.item5_running, walk.item5_numeric_cancelled, walk.item5_numeric_failed,
+                     walk.item6_plots,
                      walk.item6_heatmap_big, walk.item7_shape,
                      walk.item8_numbers, walk.item9_traps, walk.item11_filter_readout_log,
                      walk.item11_dark_readout, walk.item1_stack_scroll, walk.item10_export):
