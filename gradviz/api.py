@@ -17,11 +17,22 @@ def op(name: str | None = None, *, inputs: dict[str, Any] | None = None,
     consts    non-tensor arguments, passed as they are
     reference a forward with the framework's default autodiff semantics, used for the `default` mode
     """
+    if name is not None and not isinstance(name, str):
+        if callable(name) and not (inputs or consts or reference):
+            # `@gradviz.op` without parentheses: returning `mark` here replaced the user's op
+            # with gradviz's inner function and it silently vanished from the file's ops
+            return _marker(None, None, None, None, depth=2)(name)
+        raise TypeError(f"gradviz.op(name=...) takes a str, not {type(name).__name__}: write "
+                        "@gradviz.op(name='...') or @gradviz.op()")
+    return _marker(name, inputs, consts, reference, depth=1)
+
+
+def _marker(name, inputs, consts, reference, depth: int):
     meta = {"name": name, "inputs": dict(inputs or {}), "consts": dict(consts or {}),
             "reference": reference}
 
     def mark(obj):
-        caller = sys._getframe(1).f_globals
+        caller = sys._getframe(depth).f_globals
         if getattr(obj, "__module__", None) != caller.get("__name__"):
             # an imported class or function: registered in the file that names it, never
             # modified (it belongs to a library, and other files may use it differently)

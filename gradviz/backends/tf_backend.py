@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import tensorflow as tf
 
+from gradviz.api import META_ATTR
 from gradviz.backends.adapter import AdapterBase, BuiltBase
 from gradviz.backends.graphs import differentiable, leaf_array
 from gradviz.backends.introspect import OverrideKept, no_arg_constructible
@@ -92,6 +93,8 @@ def _classify(obj, own: bool, named: bool, qualname: str) -> tuple[str | None, s
         if own or named or not is_framework_own(fn):
             return "custom_gradient", ""
         return None, ""
+    if _marked_function(obj, own, named):
+        return None, _NOT_AN_OP
     if not isinstance(obj, type) or keras_of(obj) is None:
         return None, ""
     if not own and not named:
@@ -103,6 +106,22 @@ def _classify(obj, own: bool, named: bool, qualname: str) -> tuple[str | None, s
         return None, ("its constructor needs arguments; give them defaults or subclass it with "
                       "an __init__ that passes them")
     return "layer", ""
+
+
+_NOT_AN_OP = ("marked with gradviz.op, but a plain function or tf.function without a "
+              "@tf.custom_gradient under it is not an op (gradviz runs custom_gradient "
+              "functions, Keras Layers, torch Functions and Modules); call it from a Layer's "
+              "call() to check its gradient there")
+
+
+def _marked_function(obj, own: bool, named: bool) -> bool:
+    """A function the file marked with gradviz.op that is no op: it was left out in silence
+    (a tf.function(jit_compile=True) around a call of a custom_gradient, a straight-through
+    x + tf.stop_gradient(...)). Classes are left to each framework: a torch Function of a file
+    that uses both frameworks is not the tf worker's to judge."""
+    if isinstance(obj, type) or not (inspect.isfunction(obj) or hasattr(obj, "python_function")):
+        return False
+    return named or (own and getattr(obj, META_ATTR, None) is not None)
 
 
 def _is_custom_gradient(obj) -> bool:
