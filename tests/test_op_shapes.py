@@ -122,3 +122,21 @@ def test_in_place_forward_keeps_the_input_value_and_is_named(engine, write_modul
     codes = [f for f in diagnose(res, compare_result(res))
              if f.code == "GV605-inplace-no-mark-dirty"]
     assert codes and "'x'" in codes[0].message
+
+
+def test_a_forward_taking_star_args_says_it_cannot_be_fed(engine, write_module):
+    path = write_module("varargs.py", """\
+        import torch
+
+        class SumAll(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, *xs):
+                return sum(xs)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, g
+    """)
+    [res] = engine.run([RunRequest(str(path), "SumAll", "torch", RunSettings())])
+    assert res.status == "error" and "forward takes *xs" in res.error.message
+    assert res.error.where.startswith(str(path))      # it said "the op returned int"

@@ -96,6 +96,13 @@ def plan_args(params: list[inspect.Parameter], meta: dict, settings: RunSettings
         else:
             plans.append(ArgPlan(p.name, "tensor", values=input_values(
                 settings.seed, p.name, settings.shape, settings.input_range)))
+    var = next((p for p in params if p.kind == p.VAR_POSITIONAL), None)
+    if var is not None and not any(pl.kind == "tensor" for pl in plans):
+        raise ValueError(
+            f"forward takes *{var.name}: gradviz cannot tell how many tensors to pass, so it "
+            f"would call it with none; give the op named tensor arguments, or run it through a "
+            f"Module or function whose forward names them (def forward(self, a, b): return "
+            f"Op.apply(a, b))")
     return plans
 
 

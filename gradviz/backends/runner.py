@@ -243,6 +243,7 @@ class Backend:
         ad = self.adapter
 
         def once() -> dict:
+            ad.seed_random(s.seed)    # before the build: a layer may draw its seeds there
             built = ad.build(obj, info, mode, s.dtype, device, module, meta, plans)
             _seed_params(built, s.seed, meta)
             return ad.differentiate(graph, built, s.dtype, device)

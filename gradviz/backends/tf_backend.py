@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import inspect
+import random
 import sys
 
 import numpy as np
@@ -240,6 +241,12 @@ class TfAdapter(AdapterBase):
             for put, value in zip(_keras_switches(sys.modules[name])[1], values):
                 put(value)
         tf.config.run_functions_eagerly(eager)
+
+    def seed_random(self, seed: int) -> None:
+        """The same random stream for every mode (see the torch adapter): Python's, from which
+        Keras 3 seeds a layer's SeedGenerator at its build. TF's global seed is set again right
+        before each forward (differentiate)."""
+        random.seed(seed)
 
     def version(self) -> str:
         return str(tf.__version__)

@@ -195,6 +195,11 @@ class TorchAdapter(AdapterBase):
         torch.set_default_dtype(dtype)
         torch.set_grad_enabled(grad)
 
+    def seed_random(self, seed: int) -> None:
+        """The same random stream for every mode: a dropout mask drawn in the forward is the
+        same in custom and default (unseeded, they differed and read as a changed forward)."""
+        torch.manual_seed(seed)
+
     def version(self) -> str:
         return str(torch.__version__)  # TorchVersion would import torch where unpickled
 
