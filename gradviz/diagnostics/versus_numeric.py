@@ -31,6 +31,11 @@ def check(ctx: Context) -> list:
             ref, ref_name = t.grads.get("default"), "default"
         elif dn is None and "default" in t.absent and "numeric" in t.grads:
             ref, ref_name = t.grads["numeric"], "numeric"     # default cut: numeric is the truth
+        elif dn is not None and "numeric" in t.grads and \
+                (metrics.get("custom~default") or {}).get("allclose"):
+            # default is custom's own gradient: nothing overrides the backward, the forward's
+            # autodiff makes it (x + (q - x).detach()); numeric is the truth
+            ref, ref_name = t.grads["numeric"], "same"
         else:
             continue            # default is off too: nothing to say that the verdict does not
         out.append(_judge(ctx, t, c, ref, ref_name, cn))
@@ -39,9 +44,13 @@ def check(ctx: Context) -> list:
 
 def _judge(ctx: Context, t, c: np.ndarray, ref, ref_name: str, cn: dict):
     unit = "random directions" if cn.get("method") == "projection" else "elements"
+    other = {"default": "the default gradient agrees with it",
+             "numeric": "the default has no gradient",
+             "same": ("the default gives the same gradient: nothing overrides the backward, the "
+                      "forward's own autodiff makes it (as x + (q - x).detach() does)")}[ref_name]
     base = (f"The custom gradient of '{t.name}' differs from the numeric gradient at "
             f"{cn['n_differ']} of {cn['n']} {unit} (max abs error {fmt(cn['max_abs_err'])}), while "
-            f"the {'default gradient agrees with it' if ref_name == 'default' else 'default has no gradient'}")
+            f"{other}")
     if ref is None or np.asarray(ref).size != c.size:
         return ctx.finding("GV301-grad-wrong", "error", base + ".",
                            "Check the chain rule in backward: multiply the incoming gradient by "
@@ -49,7 +58,7 @@ def _judge(ctx: Context, t, c: np.ndarray, ref, ref_name: str, cn: dict):
                            ctx.backward_where(), tensor=t.name)
     d = np.asarray(ref, dtype=np.float64).reshape(-1)
     x = _input_values(ctx, t, c.size)
-    if ref_name == "numeric":       # where numeric is NaN/Inf it is no reference (verdicts)
+    if ref_name in ("numeric", "same"):   # where numeric is NaN/Inf it is no reference (verdicts)
         keep = numeric_defined(c, d)
         if not keep.all():
             c, d = c[keep], d[keep]
