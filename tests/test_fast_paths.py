@@ -246,7 +246,9 @@ def test_an_op_with_state_shows_the_gradients_of_one_quick_run_and_no_match(engi
     partial = []
     [two] = engine.run([req], on_partial=partial.append)
     [quick] = partial
-    assert two.status == "ok" and two.mode_errors == {}
+    # the forward changes per call: the numeric reference refuses it (numeric.ForwardNotRepeatable)
+    assert two.status == "ok" and set(two.mode_errors) == {"numeric"}
+    assert two.mode_errors["numeric"].type == "ForwardNotRepeatable"
     x, qx = two.tensor("x"), quick.tensor("x")
     assert x.grads["custom"] is qx.grads["custom"] and x.grads["default"] is qx.grads["default"]
     k = float(x.grads["custom"][0])
@@ -659,8 +661,11 @@ def test_tf_half_precision_outputs_of_big_inputs_are_exact(engine, write_module,
     x0 = input_values(3, "x", (300000,)).astype(np.float32)
     up = upstream_values(s, "out", (300000,)).astype(np_half)     # the upstream in out's dtype
     got = res.tensor("out").value
-    # IEEE round-to-nearest-even casts, as TF's Cast does; the Cast's gradient casts back
-    assert str(got.dtype) == half and got.tobytes() == x0.astype(np_half).tobytes()
+    # IEEE round-to-nearest-even casts, as TF's Cast does; the Cast's gradient casts back.
+    # bfloat16 reaches the host as float32, which holds every bfloat16 value exactly (numpy's
+    # ml_dtypes bfloat16 is no float kind: such an output read as having no gradient at all)
+    want = x0.astype(np_half) if half == "float16" else x0.astype(np_half).astype(np.float32)
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
     for mode in ("custom", "default"):
         assert res.tensor("x").grads[mode].tobytes() == up.astype(np.float32).tobytes(), mode
 
