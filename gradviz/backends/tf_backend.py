@@ -14,7 +14,7 @@ import tensorflow as tf
 from gradviz.api import META_ATTR
 from gradviz.backends.adapter import AdapterBase, BuiltBase
 from gradviz.backends.graphs import differentiable, leaf_array
-from gradviz.backends.introspect import OverrideKept, no_arg_constructible
+from gradviz.backends.introspect import OpOutputError, OverrideKept, no_arg_constructible
 from gradviz.backends.keras_names import named_variables
 from gradviz.backends.tf_arrays import (
     ZERO_COPY_BYTES,
@@ -140,9 +140,22 @@ def _user_function(obj):
     return inner.__wrapped__
 
 
+def _dense_tensor(t) -> bool:
+    """Whether an op's output is a tensor gradviz differentiates. tf.is_tensor is also true of
+    a RaggedTensor or SparseTensor: their shapes have None in them, and the run failed far from
+    the user's code ("int() argument must be ... not 'NoneType'")."""
+    if isinstance(t, (tf.RaggedTensor, tf.SparseTensor, tf.IndexedSlices)):
+        kind = type(t).__name__
+        dense = {"RaggedTensor": "out.to_tensor() or out.flat_values",
+                 "SparseTensor": "tf.sparse.to_dense(out)"}.get(kind, "tf.convert_to_tensor(out)")
+        raise OpOutputError(f"the op returned a tf.{kind}; gradviz differentiates dense tensors "
+                            f"only: return {dense} instead (or also, from a wrapper op)")
+    return tf.is_tensor(t)
+
+
 class Built(BuiltBase):
     """One op ready to call in one mode; a Layer's variables by attribute path (keras_names)."""
-    is_tensor = staticmethod(tf.is_tensor)
+    is_tensor = staticmethod(lambda t: _dense_tensor(t))
 
     def __init__(self, call, layer=None, patch=None):
         super().__init__(call, named_variables(layer) if layer is not None else {}, patch)
