@@ -46,8 +46,9 @@ def _judge(ctx: Context, t, c: np.ndarray, ref, ref_name: str, cn: dict):
     unit = "random directions" if cn.get("method") == "projection" else "elements"
     other = {"default": "the default gradient agrees with it",
              "numeric": "the default has no gradient",
-             "same": ("the default gives the same gradient: nothing overrides the backward, the "
-                      "forward's own autodiff makes it (as x + (q - x).detach() does)")}[ref_name]
+             "same": ("the default gives the same gradient: it comes from the forward itself (a "
+                      ".detach() trick such as x + (q - x).detach(), or a gradient hook), not "
+                      "from a backward of its own")}[ref_name]
     base = (f"The custom gradient of '{t.name}' differs from the numeric gradient at "
             f"{cn['n_differ']} of {cn['n']} {unit} (max abs error {fmt(cn['max_abs_err'])}), while "
             f"{other}")
