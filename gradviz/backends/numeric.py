@@ -95,11 +95,10 @@ def _rounding_noise(ev) -> bool:
     """Whether central differences along one random direction of the first float input, with
     steps h and 2h, disagree: a smooth float64 loss gives the same slope to ~1e-12, a rounded one
     slopes of noise ~ulp/h that differ, a piecewise-constant one 0 twice."""
-    for name, base in ev.values.items():
-        if differentiable(base) and np.size(base):
-            break
-    else:
+    name = next((n for n, b in ev.values.items() if differentiable(b) and np.size(b)), None)
+    if name is None:
         return False
+    base = ev.values[name]
     base = np.asarray(base, dtype=np.float64)
     v = rng_for(0, "rounding:" + name).standard_normal((1,) + base.shape)
     v /= np.sqrt(np.sum(v * v))
