@@ -34,6 +34,12 @@ from gradviz.backends.tf_overrides import (
 _DTYPES = {"float32": tf.float32, "float64": tf.float64}
 _NO_PATH = ("TensorFlow returned None: no gradient path (an op without a registered gradient such "
             "as tf.round, tf.stop_gradient, or a detour through numpy)")
+# a weight with no gradient in a Layer's custom run: the usual cause is a custom_gradient that
+# cuts it (the weight went in as a tensor, not an argument or a variable read inside)
+_NO_PATH_WEIGHT = ("TensorFlow returned None: no gradient path to this weight; a weight that a "
+                   "@tf.custom_gradient function uses as a tensor (tf.convert_to_tensor(self.w), "
+                   "captured from call) gets none from it: only its arguments do, and the "
+                   "variables it reads, through grad's variables= list")
 _LAYER_DEFAULT_ARGS = ("training", "mask")
 _RANDOM_SEED = 20240601
 
@@ -157,9 +163,10 @@ class Built(BuiltBase):
     """One op ready to call in one mode; a Layer's variables by attribute path (keras_names)."""
     is_tensor = staticmethod(lambda t: _dense_tensor(t))
 
-    def __init__(self, call, layer=None, patch=None):
+    def __init__(self, call, layer=None, patch=None, custom=False):
         super().__init__(call, named_variables(layer) if layer is not None else {}, patch)
         self.layer = layer
+        self.custom = custom     # the custom mode (no patch, no reference)
         # the default mode without a user reference: no custom gradient may remain in its graph
         self.check_overrides = patch is custom_gradients_as_default
 
@@ -329,7 +336,7 @@ class TfAdapter(AdapterBase):
                 _build_layer(layer, plans, dtype, device)
         self._same_fixed_weights(layer, plans)
         if mode == "custom":
-            return Built(layer, layer)
+            return Built(layer, layer, custom=True)
         if reference is not None:
             return Built(lambda *a, **k: reference(layer, *a, **k), layer)
         return Built(layer, layer, custom_gradients_as_default)
@@ -358,7 +365,15 @@ class TfAdapter(AdapterBase):
         tdtype = _DTYPES[dtype]
         recorded: dict[str, tuple] = {}
 
+        inputs: set[int] = set()
+
         def rec(name, t, role):
+            if id(t) in inputs:
+                # an output that is an input tensor itself (a forward returning x as it is, the
+                # default mode of a custom_gradient's `return (x, 2 * x), grad`): the gradient
+                # of that tensor was the input's whole gradient (1 + 2), not the loss's through
+                # this output (1), and a correct op read `differs`
+                t = tf.identity(t)
             recorded[name] = (t, role)
             return t
 
@@ -368,6 +383,7 @@ class TfAdapter(AdapterBase):
             # int64 / bool inputs keep their dtype and are not watched (DESIGN.md "Op modules")
             leaves = {leaf.name: tf.constant(leaf.values) if leaf.name in fixed else
                       arrays.tensor(leaf.values, tdtype, device) for leaf in graph.leaves}
+            inputs.update(id(t) for t in leaves.values())
             take_kept()
             # the same draws of TF's global random ops (tf.random.uniform, no op seed) in every
             # mode: custom and default of a random forward otherwise compared different forwards
@@ -401,10 +417,11 @@ class TfAdapter(AdapterBase):
                 raise OverrideKept(kept_message(kept))
         got = {}
         for (name, t, role), g in zip(targets, grads):
+            why = _NO_PATH_WEIGHT if role == "param" and built.custom else _NO_PATH
             if isinstance(g, tf.IndexedSlices):
                 g = tf.convert_to_tensor(g)
             got[name] = {"role": role, "value": _host_float(t), "grad": None if g is None
-                         else _host_float(g), "why": "" if g is not None else _NO_PATH}
+                         else _host_float(g), "why": "" if g is not None else why}
         for name in fixed:
             got[name] = {"role": "input", "value": host_array(leaves[name]), "grad": None,
                          "why": ""}
