@@ -63,7 +63,8 @@ def test_corpus_covers_every_code():
                                                "GV402-non-finite-output",   # test_diagnostics_units
                                                "GV303-numeric-float64",     # test_numeric_float64
                                                "GV304-upstream-blind",      # test_upstream_blind
-                                               "GV107-input-shape"}         # test_input_shapes
+                                               "GV107-input-shape",         # test_input_shapes
+                                               "GV108-upstream-unused"}     # test_diagnostics_units
 
 
 @pytest.mark.parametrize("path,fw,qualname,code,line", TRIGGERS,

@@ -154,3 +154,70 @@ def test_ctx_attribute_warning_only_for_tensors_in_a_classmethod_forward(tmp_pat
     found = [f for f in diagnose(_result(p, "Sparse", tensors=tensors))
              if f.code == "GV604-save-for-backward"]
     assert [(f.tensor, f.where) for f in found] == [("X", f"{p}:7")]
+
+
+UPSTREAM_OPS = """\
+    import tensorflow as tf
+    import torch
+
+
+    class IgnoresG(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return torch.ones_like(g) * 2 + 0 * g.shape[0]
+
+
+    class UsesOneOfTwo(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return 3 * g2
+
+
+    class NoGradient(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+
+    @tf.custom_gradient
+    def ignores_dy(x):
+        def grad(dy, variables=None):
+            return tf.ones_like(dy) * 2.0
+        return x * 2.0, grad
+
+
+    @tf.custom_gradient
+    def uses_dy(x):
+        def grad(dy):
+            return dy * 2.0
+        return x * 2.0, grad
+    """
+
+
+def test_a_backward_that_never_reads_its_upstream_is_flagged_from_the_source(tmp_path):
+    """With upstream ones, `ones_like(g) * 2` equals the true gradient of x * 2: the run reads
+    match, so only the source tells (GV108, an error at the backward)."""
+    p = _write(tmp_path, UPSTREAM_OPS)
+    x = np.ones(3, np.float32)
+    tensors = (TensorResult("x", "input", (3,), "float32", x,
+                            grads={"custom": 2 * x, "default": 2 * x}),)
+    found = {}
+    for qualname, fw in [("IgnoresG", "torch"), ("UsesOneOfTwo", "torch"), ("NoGradient", "torch"),
+                         ("ignores_dy", "tf"), ("uses_dy", "tf")]:
+        hits = [f for f in diagnose(_result(p, qualname, fw, tensors=tensors))
+                if f.code == "GV108-upstream-unused"]
+        found[qualname] = [(f.severity, f.where) for f in hits]
+    assert found == {"IgnoresG": [("error", f"{p}:11")], "UsesOneOfTwo": [], "NoGradient": [],
+                     "ignores_dy": [("error", f"{p}:37")], "uses_dy": []}

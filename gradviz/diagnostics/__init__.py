@@ -15,7 +15,7 @@ API (numpy + ast only: no torch / tensorflow import; the user's file is parsed, 
     framework, op, tensor. `as_dict()` for JSON, `one_line()` for a terminal.
 
 Codes: GV1xx gradients or inputs that do not fit (count, shape, dtype, device, missing, for
-non-tensors, inputs of a shape the op cannot take),
+non-tensors, inputs of a shape the op cannot take, an upstream gradient never read),
 GV2xx forward changed, GV3xx custom vs numeric (bug or surrogate; no float64 reference; an
 upstream that hides the backward), GV4xx NaN/Inf, GV5xx no default path, GV6xx tutorial traps
 (Keras weights, variables=, call returning a grad fn, save_for_backward, in-place without
@@ -37,6 +37,7 @@ from gradviz.diagnostics import (
     source,
     torch_traps,
     upstream_blind,
+    upstream_unused,
     versus_numeric,
 )
 from gradviz.diagnostics.context import Context
@@ -45,9 +46,10 @@ from gradviz.model import ErrorInfo, RunResult
 
 __all__ = ["diagnose", "diagnose_load", "Finding", "CODES", "SEVERITIES"]
 
-CHECKS = (from_errors.check, input_shapes.check, gradients.check, forward_changed.check, versus_numeric.check,
-          numeric_float64.check, upstream_blind.check, nonfinite.check, default_path.check,
-          keras_traps.check, torch_traps.check, contract_checks.check)
+CHECKS = (from_errors.check, input_shapes.check, upstream_unused.check, gradients.check,
+          forward_changed.check, versus_numeric.check, numeric_float64.check, upstream_blind.check,
+          nonfinite.check, default_path.check, keras_traps.check, torch_traps.check,
+          contract_checks.check)
 
 
 def diagnose(result: RunResult, comparison=None) -> list[Finding]:
