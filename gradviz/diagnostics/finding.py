@@ -29,6 +29,7 @@ CODES = {
     "GV603-call-returns-grad-fn": "call/forward returns a gradient function that nobody registers",
     "GV604-save-for-backward": "save_for_backward misused",
     "GV605-inplace-no-mark-dirty": "In-place forward without ctx.mark_dirty",
+    "GV606-one-argument-unpacked": "call/forward unpacks one argument into several tensors",
     # GV7xx: failed contract checks (see diagnostics/contract_checks.py)
     "GV701-double-backward-once": "Backward is once_differentiable: double backward raises",
     "GV702-double-backward-cut": "Custom gradient is not differentiable: double backward is zero",

@@ -71,3 +71,10 @@ class ReturnsLambda(keras.layers.Layer):
     """expect: GV603-call-returns-grad-fn"""
     def call(self, x):
         return tf.sign(x), lambda dy: dy   # TRIGGER
+
+
+class UnpacksInputs(keras.layers.Layer):
+    """expect: GV606-one-argument-unpacked"""
+    def call(self, inputs):
+        a, b = inputs   # TRIGGER: gradviz passes one tensor, not a list of two
+        return a * b
