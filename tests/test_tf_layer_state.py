@@ -125,3 +125,22 @@ def test_mixed_bfloat16_layer_has_no_numeric_reference_and_its_output_a_gradient
     np.testing.assert_allclose(x.grads["custom"], np.broadcast_to(s.value, (3, 5)), rtol=2 ** -8)
     np.testing.assert_allclose(s.grads["custom"], x.value.sum(axis=0), rtol=2 ** -6, atol=2 ** -6)
     np.testing.assert_array_equal(x.grads["custom"], x.grads["default"])
+
+
+def test_checks_of_a_random_or_low_precision_forward_are_skipped_with_why(engine, write_module):
+    # a Dropout's double_backward read a 'numeric second derivative' of 8e5 (GV702), the
+    # bfloat16 layer's precision check raised NumericLowPrecision (GV751 "precision bug")
+    from gradviz.model import RunSettings
+    path = write_module("state_ops.py", STATE_OPS)
+    checks = ("double_backward", "compiled", "precision")
+    res = run(engine, path, "Dropping", "tf", RunSettings(shape=(3, 5), checks=checks))
+    got = {c.name: c for c in res.checks}
+    assert sorted(got) == sorted(checks)
+    for c in got.values():
+        assert c.status == "skip" and "not repeatable" in c.message, c
+    res = run(engine, path, "Bf16", "tf", RunSettings(shape=(3, 5), checks=checks))
+    got = {c.name: c for c in res.checks}
+    assert got["double_backward"].status == got["precision"].status == "skip"
+    assert "below float64" in got["precision"].message
+    assert got["compiled"].status == "pass", got["compiled"]
+    assert not [f for f in diagnose(res) if f.code.startswith("GV7")]
