@@ -36,10 +36,11 @@ _NO_PATH = ("TensorFlow returned None: no gradient path (an op without a registe
             "as tf.round, tf.stop_gradient, or a detour through numpy)")
 # a weight with no gradient in a Layer's custom run: the usual cause is a custom_gradient that
 # cuts it (the weight went in as a tensor, not an argument or a variable read inside)
-_NO_PATH_WEIGHT = ("TensorFlow returned None: no gradient path to this weight; a weight that a "
-                   "@tf.custom_gradient function uses as a tensor (tf.convert_to_tensor(self.w), "
-                   "captured from call) gets none from it: only its arguments do, and the "
-                   "variables it reads, through grad's variables= list")
+_NO_PATH_WEIGHT = ("TensorFlow returned None: no gradient reaches this weight. Through a "
+                   "@tf.custom_gradient a weight gets only what grad returns for it: its entry "
+                   "in the variables= list (None there gives none), or its input gradient when "
+                   "it is passed as an argument; one captured as a tensor "
+                   "(tf.convert_to_tensor(self.w) outside the function) gets none")
 _LAYER_DEFAULT_ARGS = ("training", "mask")
 _RANDOM_SEED = 20240601
 

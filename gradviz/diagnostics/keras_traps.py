@@ -1,7 +1,8 @@
 """Keras 3 / TensorFlow tutorial traps: `self.weights = ...` (GV601), a variable read inside a
 @tf.custom_gradient without `variables=` (GV602), and a call()/forward() that returns
-`(output, grad_fn)` without registering anything (GV603); a call() that unpacks one argument
-into several tensors, the Keras `call(self, inputs): a, b = inputs` (GV606)."""
+`(output, grad_fn)` without registering anything (GV603); a variables= list of the wrong
+length (GV101); a call() that unpacks one argument into several tensors, the Keras
+`call(self, inputs): a, b = inputs` (GV606)."""
 from __future__ import annotations
 
 import ast
@@ -13,6 +14,7 @@ from gradviz.diagnostics.context import Context
 _NO_SETTER = re.compile(r"property '(\w+)' of '(\w+)' object has no setter|can't set attribute"
                         r"(?: '(\w+)')?")
 _VARIABLES = "must accept keyword argument 'variables'"
+_VARIABLE_COUNT = "Must return gradient for each variable from @custom_gradient grad_fn"
 _VAR_NAME = re.compile(r"<tf\.Variable '([^']+)'")
 # Read-only properties of every Keras 3 Layer that tutorials used to assign.
 READ_ONLY = ("weights", "trainable_weights", "non_trainable_weights", "variables",
@@ -25,9 +27,22 @@ def check(ctx: Context) -> list:
         out += weights_assignment(ctx.file, ctx.tree, err, ctx)
         if _VARIABLES in err.message:
             out.append(_missing_variables(ctx, err))
+        if _VARIABLE_COUNT in err.message:
+            out.append(_variable_grad_count(ctx, err))
     out += _call_returns_grad_fn(ctx)
     out += _unpacks_one_argument(ctx)
     return out
+
+
+def _variable_grad_count(ctx: Context, err):
+    """TensorFlow's words name neither count nor variables (GV101 for the variables= list)."""
+    message = ("The grad function of a @tf.custom_gradient returns a variables= list whose length "
+               "is not the number of variables the function reads (TensorFlow: \"Must return "
+               "gradient for each variable\"); it needs exactly one gradient per entry of "
+               "`variables`, in that order, None for one that gets none.")
+    fix = ("Return one gradient per entry of `variables`, in its order; print([v.name for v in "
+           "variables]) inside grad to see which variables TensorFlow found.")
+    return ctx.finding("GV101-grad-count", "error", message, fix, err.where or ctx.op_where())
 
 
 _UNPACK = re.compile(r"(?:too many|not enough) values to unpack")
