@@ -116,6 +116,23 @@ class BuiltBase:
     def param_names(self):
         return list(self._params)
 
+    def avoid_names(self, owns) -> dict:
+        """A parameter named as one of the graph's tensors (a weight `b` in the seed graph, whose
+        output is `b`) is named `self.b`: the two gradients shared one name, one overwrote the
+        other and the verdict read `differs`. Returns {new name: attribute name}."""
+        renamed = {}
+        if any(owns(n) for n in self._params):
+            params = {}
+            for name, p in self._params.items():
+                new = name
+                while owns(new) or (new != name and new in self._params):
+                    new = "self." + new
+                params[new] = p
+                if new != name:
+                    renamed[new] = name
+            self._params = params
+        return renamed
+
     def params(self):
         return self._params
 

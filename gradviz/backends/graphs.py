@@ -224,6 +224,13 @@ class Graph:
     # what an adapter made of the graph's arrays, kept for this graph's run and shared by its
     # modes (tf_arrays.HostArrays: each leaf and upstream gradient cast once, not per mode)
     prepared: dict = field(default_factory=dict)
+    # the names the forward records (rec), as a regular expression: a layer's weight of such a
+    # name (or of a leaf's) is shown as `self.NAME` (owns, BuiltBase.avoid_names)
+    recorded: str = r"out\d*"
+
+    def owns(self, name: str) -> bool:
+        return any(leaf.name == name for leaf in self.leaves) or \
+            re.fullmatch(self.recorded, name) is not None
 
 
 def build_graph(settings: RunSettings, plans: list[ArgPlan]) -> Graph:
@@ -235,7 +242,24 @@ def build_graph(settings: RunSettings, plans: list[ArgPlan]) -> Graph:
                "stack": stack_graph}.get(settings.graph)
     if builder is None:
         raise ValueError(f"unknown graph {settings.graph!r}: use op, seed, mlp or stack")
-    return builder(settings, plans)
+    graph = builder(settings, plans)
+    names = [leaf.name for leaf in graph.leaves]
+    clash = sorted({n for n in names if names.count(n) > 1 or re.fullmatch(graph.recorded, n)})
+    if clash:
+        # an argument named as one of the graph's own tensors (the seed graph's `b`, the mlp's
+        # `h`): one of the two gradients overwrote the other and the verdict read `differs`
+        if settings.graph == "op":
+            raise GraphMismatch(f"the op has an argument named {', '.join(clash)}, the name "
+                                "gradviz gives the op's output: rename the argument")
+        raise GraphMismatch(
+            f"the {settings.graph} graph names its own tensors {_graph_names(graph)}, and the op "
+            f"has an argument of the same name ({', '.join(clash)}): use the op graph for this op")
+    return graph
+
+
+def _graph_names(graph) -> str:
+    return {r"[bc]": "a, b, c", r"h|out|y": "x, w1, b1, h, out, w2, b2, y",
+            r"[ho]\d+": "x, w{i}, b{i}, h{i}, o{i}"}.get(graph.recorded, "out, out1, ...")
 
 
 def _args_from(plans, tensors: dict, first_from=None) -> tuple[list, dict]:
@@ -301,7 +325,7 @@ def _seed_graph(settings, plans):
         c = rec("c", b * SEED_FACTOR, "intermediate")
         return F.sum(c)
 
-    return Graph(leaves, forward)
+    return Graph(leaves, forward, recorded=r"[bc]")
 
 
 def _mlp_graph(settings, plans):
@@ -331,4 +355,4 @@ def _mlp_graph(settings, plans):
         diff = y - F.const(target, y)
         return F.mean(diff * diff)
 
-    return Graph(leaves, forward)
+    return Graph(leaves, forward, recorded=r"h|out|y")

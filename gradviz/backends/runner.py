@@ -135,7 +135,7 @@ class Backend:
         ad = self.adapter
         try:
             built = ad.build(obj, info, "custom", "float64", device, module, meta, plans)
-            _seed_params(built, s.seed, meta)
+            _seed_params(built, s.seed, meta, graph)
             with _background_priority() if background else contextlib.nullcontext():
                 return numeric.compute(ad, graph, built, device, tensors, self.directions)
         except USER_FAILURES as exc:  # noqa: BLE001 - the numeric pass failed: the other modes still stand
@@ -228,7 +228,7 @@ class Backend:
             # The plain gradients reach the caller first (the app's quick pass); checks come after
             # and reuse them, so only what a check adds is paid for.
             ctx = CheckContext(ad, obj, info, module, meta, plans, graph, s, device,
-                               lambda built: _seed_params(built, s.seed, meta), tensors,
+                               lambda built: _seed_params(built, s.seed, meta, graph), tensors,
                                numeric_infos)
             checks = run_checks(ctx, s.checks, unfit(mode_errors.get("numeric")))
         return RunResult(request=req, op=info, device=device, status="ok",
@@ -245,7 +245,7 @@ class Backend:
         def once() -> dict:
             ad.seed_random(s.seed)    # before the build: a layer may draw its seeds there
             built = ad.build(obj, info, mode, s.dtype, device, module, meta, plans)
-            _seed_params(built, s.seed, meta)
+            _seed_params(built, s.seed, meta, graph)
             return ad.differentiate(graph, built, s.dtype, device)
         try:
             return once()
@@ -255,11 +255,12 @@ class Backend:
         return once()
 
 
-def _seed_params(built, seed: int, meta: dict) -> None:
+def _seed_params(built, seed: int, meta: dict, graph=None) -> None:
     explicit = meta.get("inputs") or {}
+    renamed = built.avoid_names(graph.owns) if graph is not None else {}
     for name in built.param_names():
         shape = built.param_shape(name)
-        spec = explicit.get(name)
+        spec = explicit.get(renamed.get(name, name))
         if spec is not None and not isinstance(spec, tuple):
             values = np.broadcast_to(np.asarray(spec, dtype=np.float64), shape)
         else:

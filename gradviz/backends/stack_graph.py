@@ -64,4 +64,5 @@ def stack_graph(settings, plans) -> Graph:
         return F.weighted_sum(F.const(upstream[0], o), o)
 
     # the flow is read at h{i}: its numeric reference comes before the weights' and biases'
-    return Graph(leaves, forward, numeric_first=tuple(f"h{i}" for i in range(depth, 0, -1)))
+    return Graph(leaves, forward, numeric_first=tuple(f"h{i}" for i in range(depth, 0, -1)),
+                 recorded=r"[ho]\d+")
