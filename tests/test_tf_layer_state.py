@@ -45,6 +45,13 @@ class Bf16(keras.layers.Layer):
         return x * self.s
 
 
+class StatelessNoise(keras.layers.Layer):
+    # a seeded stateless draw: repeatable, but other numbers in float64 than in float32
+    def call(self, x):
+        return x * tf.random.stateless_uniform(tf.shape(x), seed=[1, 2], minval=0.5,
+                                               maxval=1.5, dtype=x.dtype)
+
+
 class Noisy(keras.layers.Layer):
     def call(self, x):
         return x * tf.random.uniform(tf.shape(x), 0.5, 1.5, dtype=x.dtype)
@@ -144,3 +151,19 @@ def test_checks_of_a_random_or_low_precision_forward_are_skipped_with_why(engine
     assert "below float64" in got["precision"].message
     assert got["compiled"].status == "pass", got["compiled"]
     assert not [f for f in diagnose(res) if f.code.startswith("GV7")]
+
+
+def test_a_draw_that_depends_on_the_dtype_has_no_numeric_reference(engine, write_module):
+    # the float64 numeric pass drew other numbers: it differentiated another function and a
+    # correct layer read `differs` with GV301 "looks like a bug"
+    path = write_module("state_ops.py", STATE_OPS)
+    res = run(engine, path, "StatelessNoise", "tf", _settings())
+    x = res.tensor("x")
+    u = res.outputs["custom"].astype(np.float64) / x.value.astype(np.float64)
+    assert np.all((u >= 0.5) & (u < 1.5))
+    np.testing.assert_allclose(x.grads["custom"], u, rtol=1e-5)
+    np.testing.assert_array_equal(x.grads["custom"], x.grads["default"])
+    err = res.mode_errors["numeric"]
+    assert err.type == "ForwardDependsOnDtype" and "not the run's forward" in err.message, err
+    assert verdicts(res) == {"x": "match", "out": "match"}
+    assert not [f for f in diagnose(res) if f.code.startswith("GV30")]

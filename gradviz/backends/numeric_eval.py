@@ -143,18 +143,21 @@ class Evaluator:
                     self.kit.assign(self.built, name, self.params[name])
             return plus, minus
 
-    def base_loss(self) -> tuple[float, list[str]]:
-        """The loss at the unmoved point, and the dtype names of the op's outputs there."""
+    def base_loss(self) -> tuple[float, list[str], dict]:
+        """The loss at the unmoved point, the dtype names of the op's outputs there, and the
+        values of the graph's outputs ({name: float64 numpy, flat})."""
         dtypes: list[str] = []
+        seen: dict = {}
 
         def call_op(args, kwargs):
             outs = self.built.call_op(args, kwargs)
             dtypes.extend(dtype_name(o) for o in outs)
             return outs
         with self.kit.scope():
-            loss = self._forward(self._leaves(), None, self.F, call_op)
+            loss = self._forward(self._leaves(), None, self.F, call_op, seen=seen)
             self._inputs_unchanged()
-            return float(self.kit.numbers(loss)[0]), dtypes
+            outs = {n: self.kit.numbers(t) for n, t in seen.items()}
+            return float(self.kit.numbers(loss)[0]), dtypes, outs
 
     # --- one perturbation at a time --------------------------------------------------------------
     def _leaves(self) -> dict:
@@ -183,8 +186,10 @@ class Evaluator:
         self._buffers[name] = moved
         return moved
 
-    def _forward(self, leaves, inject, F, call_op, moved=None):
+    def _forward(self, leaves, inject, F, call_op, moved=None, seen=None):
         def rec(n, t, role):
+            if seen is not None and role == "output":
+                seen[n] = t
             if inject is None or n != inject[0]:
                 return t
             if moved is not None:
@@ -290,8 +295,8 @@ class ViaEvaluate:
     def batches(self, name, base) -> bool:
         return False
 
-    def base_loss(self) -> tuple[float, list[str]]:
-        return float(self.ad.evaluate(self.graph, self.built, self.values, {}, self.device)), []
+    def base_loss(self) -> tuple[float, list[str], dict]:
+        return float(self.ad.evaluate(self.graph, self.built, self.values, {}, self.device)), [], {}
 
     def pm_losses(self, name, dirs, scales, base, deadline=float("inf"), now=time.perf_counter):
         k = dirs.shape[0]

@@ -37,6 +37,9 @@ def unfit(numeric_error) -> dict:
         why = ("the forward is not repeatable (random ops): every check compares calls of it, "
                "and two calls draw differently")
         return {name: why for name in CHECKS}
+    if kind == "ForwardDependsOnDtype":
+        why = "the forward computes another function in float64: no float64 reference"
+        return {name: why for name in _FINITE_DIFFERENCES}
     if kind == "NumericLowPrecision":
         why = ("the forward computes below float64 whatever its inputs are: no float64 "
                "reference to check against")
