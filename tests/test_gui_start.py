@@ -66,7 +66,9 @@ def test_first_frame_before_pyqtgraph_and_workers_then_plots_on_the_saved_scheme
     from gradviz.plots.palette import PLOT_SCHEMES
     ini = tmp_path / "settings.ini"
     ini.write_text("[view]\ntheme=dark\n")
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", GRADVIZ_SETTINGS=str(ini))
+    # a crash leaves its Python stack in stderr, which the assertion below shows
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", GRADVIZ_SETTINGS=str(ini),
+               PYTHONFAULTHANDLER="1")
     proc = subprocess.run([sys.executable, "-c", SCRIPT, str(examples_dir / "tutorial_torch.py")],
                           capture_output=True, text=True, timeout=240, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -104,7 +104,20 @@ def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional
         QTimer.singleShot(int(SCRIPTED_TIMEOUT_S * 1000), give_up)
 
     code = app.exec()
+    _delete_now(win)
     return exit_code["code"] if screenshot else code
+
+
+def _delete_now(win) -> None:
+    """Delete the window and its plots while Python and Qt are both whole. Left to the
+    interpreter's exit, the window, its pyqtgraph scenes and their items are freed in whatever
+    order the garbage collector meets them, and now and then one is freed under another: a
+    SIGSEGV on quit (seen once in a full test run, tests/test_gui_start.py)."""
+    from PySide6.QtCore import QCoreApplication, QEvent
+    win.hide()
+    win.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    QCoreApplication.processEvents()
 
 
 if __name__ == "__main__":
