@@ -64,7 +64,8 @@ def test_corpus_covers_every_code():
                                                "GV303-numeric-float64",     # test_numeric_float64
                                                "GV304-upstream-blind",      # test_upstream_blind
                                                "GV107-input-shape",         # test_input_shapes
-                                               "GV108-upstream-unused"}     # test_diagnostics_units
+                                               "GV108-upstream-unused",     # test_diagnostics_units
+                                               "GV109-input-range"}         # test_input_ranges
 
 
 @pytest.mark.parametrize("path,fw,qualname,code,line", TRIGGERS,

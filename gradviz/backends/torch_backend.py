@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import sys
 
 import numpy as np
 import torch
 
+from gradviz.api import META_ATTR
 from gradviz.backends.adapter import AdapterBase, BuiltBase
 from gradviz.backends.graphs import differentiable, leaf_array
 from gradviz.backends.introspect import no_arg_constructible
@@ -62,6 +64,19 @@ class F:
 def _is_function(obj) -> bool:
     return (isinstance(obj, type) and issubclass(obj, torch.autograd.Function)
             and obj is not torch.autograd.Function and "backward" in own_attrs(obj))
+
+
+_NOT_AN_OP = ("marked with gradviz.op, but a plain function is not an op (gradviz runs torch "
+              "Functions, Modules and torch.library custom ops); call it from a Module's "
+              "forward to check its gradient there")
+
+
+def _marked_function(obj, own: bool, named: bool) -> bool:
+    """A plain function the file marked with gradviz.op: it was left out in silence. In a file
+    that imports TensorFlow too, the TF worker says so (a tf.function may be its op)."""
+    if not inspect.isfunction(obj) or "tensorflow" in sys.modules:
+        return False
+    return named or (own and getattr(obj, META_ATTR, None) is not None)
 
 
 def _custom_op_body(obj):
@@ -252,7 +267,7 @@ class TorchAdapter(AdapterBase):
         if body is not None:   # the op object is torch's; its body tells whose op it is
             return ("custom_op", "") if not body.__module__.startswith("torch.") else (None, "")
         if not isinstance(obj, type):
-            return None, ""
+            return None, (_NOT_AN_OP if _marked_function(obj, own, named) else "")
         if _is_function(obj):
             # an imported Function with its own backward is an op (torch's own are not)
             return ("function", "") if own or named or is_override(obj) else (None, "")

@@ -15,7 +15,7 @@ API (numpy + ast only: no torch / tensorflow import; the user's file is parsed, 
     framework, op, tensor. `as_dict()` for JSON, `one_line()` for a terminal.
 
 Codes: GV1xx gradients or inputs that do not fit (count, shape, dtype, device, missing, for
-non-tensors, inputs of a shape the op cannot take, an upstream gradient never read),
+non-tensors, inputs of a shape or range the op cannot take, an upstream gradient never read),
 GV2xx forward changed, GV3xx custom vs numeric (bug or surrogate; no float64 reference; an
 upstream that hides the backward), GV4xx NaN/Inf, GV5xx no default path, GV6xx tutorial traps
 (Keras weights, variables=, call returning a grad fn, save_for_backward, in-place without

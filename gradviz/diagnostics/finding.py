@@ -16,6 +16,7 @@ CODES = {
     "GV106-grad-for-non-tensor": "Gradient returned for a non-tensor argument",
     "GV107-input-shape": "The op needs inputs of other shapes than it was given",
     "GV108-upstream-unused": "Backward never uses the incoming gradient",
+    "GV109-input-range": "An integer input indexes past the op's table",
     "GV201-forward-changed": "Custom forward differs from the reference forward",
     "GV301-grad-wrong": "Custom gradient disagrees with numeric while default agrees",
     "GV302-grad-surrogate": "Custom gradient is a deliberate-looking surrogate",

@@ -15,7 +15,34 @@ _SHAPE_ERROR = re.compile(
     r"Shape must be rank|ndims|Matrix size-incompatible|In\[0\] and In\[1\]", re.IGNORECASE)
 
 
+# an index the op looked up was out of its table (torch's Embedding / gather, TF's gather)
+_INDEX_ERROR = re.compile(r"index out of range|index \d+ is out of bounds|indices\[[^\]]*\] = "
+                          r"-?\d+ is not in \[", re.IGNORECASE)
+
+
 def check(ctx: Context) -> list:
+    return _shapes(ctx) or _int_ranges(ctx)
+
+
+def _int_ranges(ctx: Context) -> list:
+    """GV109: an index out of the op's table. Integer inputs are drawn from their range with both
+    ends included (DESIGN.md), so range (0, 10) for a table of 10 rows gives index 10 too."""
+    for mode, err in ctx.errors():
+        if err.kind == "cancelled" or not _INDEX_ERROR.search(err.message):
+            continue
+        message = (f"The op raised an index error ({err.type}: {first_lines(err.message)[:160]}). "
+                   "If an integer input indexes a table, note that gradviz draws integer inputs "
+                   "from their range with both ends included: range (0, 10) gives the index 10 "
+                   "as well.")
+        fix = ("Give the integer input a range that ends at the last valid index: "
+               "@gradviz.op(inputs={\"ids\": {\"shape\": (8,), \"dtype\": \"int64\", "
+               "\"range\": (0, 9)}}) for a table of 10 rows.")
+        return [ctx.finding("GV109-input-range", "error", message, fix,
+                            err.where or ctx.op_where())]
+    return []
+
+
+def _shapes(ctx: Context) -> list:
     shape = tuple(ctx.result.request.settings.shape)
     given = "x".join(str(n) for n in shape)
     for mode, err in ctx.errors():
