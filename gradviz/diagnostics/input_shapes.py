@@ -27,7 +27,7 @@ def check(ctx: Context) -> list:
 def _int_ranges(ctx: Context) -> list:
     """GV109: an index out of the op's table. Integer inputs are drawn from their range with both
     ends included (DESIGN.md), so range (0, 10) for a table of 10 rows gives index 10 too."""
-    for mode, err in ctx.errors():
+    for _mode, err in ctx.errors():
         if err.kind == "cancelled" or not _INDEX_ERROR.search(err.message):
             continue
         message = (f"The op raised an index error ({err.type}: {first_lines(err.message)[:160]}). "
