@@ -140,3 +140,27 @@ def test_a_forward_taking_star_args_says_it_cannot_be_fed(engine, write_module):
     [res] = engine.run([RunRequest(str(path), "SumAll", "torch", RunSettings())])
     assert res.status == "error" and "forward takes *xs" in res.error.message
     assert res.error.where.startswith(str(path))      # it said "the op returned int"
+
+
+@pytest.mark.parametrize("fw", ["torch", "tf"])
+def test_a_dict_output_is_its_tensors_in_order(engine, write_module, fw):
+    """A Module / Layer returning {"y": 3x, "total": sum(x)} (Hugging Face style) runs: out is y,
+    out1 the total, and x gets 3 + 1 under upstream ones. It was 'the op returned dict'."""
+    src = {"torch": """\
+        import torch
+
+        class Heads(torch.nn.Module):
+            def forward(self, x):
+                return {"y": x * 3.0, "total": x.sum()}
+    """, "tf": """\
+        import keras
+        import tensorflow as tf
+
+        class Heads(keras.layers.Layer):
+            def call(self, x):
+                return {"y": x * 3.0, "total": tf.reduce_sum(x)}
+    """}[fw]
+    res = run(engine, write_module(f"heads_{fw}.py", src), "Heads", fw)
+    assert verdicts(res) == {"x": "match", "out": "match", "out1": "match"}
+    np.testing.assert_allclose(res.tensor("x").grads["custom"], 4.0)
+    assert res.tensor("out").shape == (200,) and res.tensor("out1").shape == ()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from typing import Callable
 
 
@@ -42,15 +43,19 @@ def no_arg_constructible(cls) -> bool:
 
 
 def tensors_of(out, is_tensor: Callable[[object], bool]) -> list:
-    """The tensors an op returned: one tensor, or the tensors of a tuple/list (others dropped)."""
+    """The tensors an op returned: one tensor, or the tensors of a tuple/list, or the values of a
+    dict in its order (a Module returning {"logits": ..., "aux": ...}, Hugging Face's
+    ModelOutput); others dropped. They are named out, out1, ... by position."""
     if is_tensor(out):
         return [out]
+    if isinstance(out, Mapping):
+        out = list(out.values())
     if isinstance(out, (tuple, list)):
         tensors = [o for o in out if is_tensor(o)]
         if tensors:
             return tensors
-    raise OpOutputError(f"the op returned {type(out).__name__}, not a tensor (or a tuple of "
-                        "tensors)")
+    raise OpOutputError(f"the op returned {type(out).__name__}, not a tensor (or a tuple, list "
+                        "or dict of tensors)")
 
 
 def candidates(module, registered: list) -> list[tuple[str, object, bool]]:
