@@ -146,3 +146,14 @@ def test_custom_alone_without_numeric_is_marked_unchecked_not_ticked(qtbot, make
     assert (glyph, color) == OP_MARKS["unchecked"] and glyph != "✓" and "x: unchecked" in tip
     assert win.tree.shown_mark(ops)[:2] == OP_MARKS["unchecked"]
     assert "2 unchecked" in win.summary.text()
+
+
+def test_an_op_name_cut_in_a_narrow_tree_is_whole_in_its_tooltip(make_window, examples_dir):
+    """At 1000x700 the tree cuts 'AssignWeights → trap_assign_weights'; its tooltip starts with
+    the whole name (it gave the kind and the pair only)."""
+    win = make_window([str(examples_dir / "traps_tf.py")])
+    tree = win.tree
+    items = [tree.topLevelItem(i).child(j) for i in range(tree.topLevelItemCount())
+             for j in range(tree.topLevelItem(i).childCount())]
+    [item] = [it for it in items if it.text(0).startswith("AssignWeights")]
+    assert item.toolTip(0).startswith("AssignWeights (layer) · pairs as 'trap_assign_weights'")

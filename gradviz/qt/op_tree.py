@@ -158,7 +158,8 @@ class OpTree(QTreeWidget):
         item.setData(COL_NAME, ROLE_KEY, list(key))
         item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
         item.setCheckState(COL_NAME, Qt.Checked if self.loaded.is_checked(key) else Qt.Unchecked)
-        item.setToolTip(COL_NAME, f"{op.kind} · pairs as '{name}'\n{op.doc}".strip())
+        # the whole name first: a narrow tree (1000x700) cuts the label
+        item.setToolTip(COL_NAME, f"{op.qualname} ({op.kind}) · pairs as '{name}'\n{op.doc}".strip())
         item.setToolTip(COL_WHERE, op.where)
         item.setForeground(COL_FW, QBrush(QColor(framework_color(op.framework))))
         item.setFont(COL_FW, bold)
