@@ -163,6 +163,9 @@ class TensorResult:
     grads: dict[str, np.ndarray] = field(default_factory=dict)
     absent: dict[str, str] = field(default_factory=dict)
     numeric: Optional[NumericInfo] = None
+    # custom vs default once more under a second, random upstream (compare.pair_metrics), worked
+    # out in the worker; None where not taken (backends.runner: upstream ones on the op graph)
+    probe: Optional[dict] = None
 
     def grad(self, mode: str) -> Optional[np.ndarray]:
         return self.grads.get(mode)

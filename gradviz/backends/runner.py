@@ -23,6 +23,7 @@ from gradviz.backends.graphs import (
     differentiable,
     param_values,
     plan_args,
+    upstream_values,
 )
 from gradviz.backends.introspect import OpOutputError, OverrideKept, definition_line
 from gradviz.backends.kept import KeptRuns, QuickRun, keep_bound, quick_request
@@ -31,6 +32,7 @@ from gradviz.backends.priority import background_priority as _background_priorit
 from gradviz.backends.user_code import USER_FAILURES, capture_output, error_info
 from gradviz.backends.user_modules import load_module
 from gradviz.backends.user_state import own_state
+from gradviz.compare.metrics import pair_metrics, tolerances
 from gradviz.model import ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, TensorResult
 
 
@@ -169,11 +171,13 @@ class Backend:
 
         tensors: dict[str, dict] = {}      # name -> {"role", "value", "grads", "absent", "dtype"}
         outputs, mode_errors, kept, inplace = {}, {}, "", []
+        probe = _probe_upstream(s, plans)
         for mode in ("custom", "default"):
             if mode not in s.modes:
                 continue
             try:
-                got = self._differentiated(obj, info, mode, s, device, module, meta, plans, graph)
+                got = self._differentiated(obj, info, mode, s, device, module, meta, plans, graph,
+                                           probe)
             except GraphMismatch as exc:  # gradviz's graph, not the user's code: no user line
                 mode_errors[mode] = ErrorInfo("GraphMismatch", str(exc), info.where, kind="error")
                 continue
@@ -198,11 +202,14 @@ class Backend:
                     entry["grads"][mode] = t["grad"]
                 else:
                     entry["absent"][mode] = t["why"]
+                if t.get("probe") is not None:
+                    entry.setdefault("probes", {})[mode] = t["probe"]
                 if name == "out" or name == "b":
                     outputs[mode] = t["value"]
         # the casts the modes shared (tf_arrays) are not kept with a quick pass: the arrays the
         # results use stay alive through them, the rest (an upstream gradient's) goes now
         graph.prepared.clear()
+        _compare_probes(tensors, s.dtype)
 
         if kept:
             for entry in tensors.values():
@@ -236,7 +243,8 @@ class Backend:
                          mode_errors=mode_errors, outputs=outputs, inplace_inputs=tuple(inplace),
                          checks=checks)
 
-    def _differentiated(self, obj, info, mode, s, device, module, meta, plans, graph) -> dict:
+    def _differentiated(self, obj, info, mode, s, device, module, meta, plans, graph,
+                        probe=None) -> dict:
         """One mode built, seeded and differentiated; once more, from a fresh build, when the
         default mode kept a custom backward through an alias its swap missed (OverrideKept.again:
         bound since the module was last read), as a run would that read every module anew."""
@@ -246,7 +254,7 @@ class Backend:
             ad.seed_random(s.seed)    # before the build: a layer may draw its seeds there
             built = ad.build(obj, info, mode, s.dtype, device, module, meta, plans)
             _seed_params(built, s.seed, meta, graph)
-            return ad.differentiate(graph, built, s.dtype, device)
+            return ad.differentiate(graph, built, s.dtype, device, probe=probe)
         try:
             return once()
         except OverrideKept as exc:
@@ -280,6 +288,34 @@ def _backward_where(obj, info: OpInfo) -> str:
     return f"{info.file}:{definition_line(fn)}" if fn is not None else info.where
 
 
+PROBE_MAX = 1 << 17      # elements of an op's inputs and weights up to which the probe runs
+
+
+def _probe_upstream(s, plans):
+    """`(name, shape) -> array`: the second upstream for the probe, or None when none is taken.
+    A backward that ignores or misuses its incoming gradient (g.mean(), g.abs()) can equal the
+    true gradient under upstream ones (the default) and read match; every correct backward is
+    linear in it, so custom and default must agree under any upstream. Taken where it is cheap
+    and means that: a constant upstream on the op graph (whose loss weights the op's outputs
+    directly), custom and default both run, inputs of at most PROBE_MAX elements."""
+    if s.graph != "op" or s.upstream == "random" or not {"custom", "default"} <= set(s.modes):
+        return None
+    if sum(int(np.size(p.values)) for p in plans if p.kind == "tensor") > PROBE_MAX:
+        return None
+    random = s.with_(upstream="random", seed=s.seed + 1)
+    return lambda name, shape: upstream_values(random, name, tuple(shape))
+
+
+def _compare_probes(tensors: dict, dtype: str) -> None:
+    """custom vs default under the probe's upstream, per tensor, into entry["probe"]; the probe
+    gradients themselves go (they are not sent, nor kept with a quick pass)."""
+    for entry in tensors.values():
+        probes = entry.pop("probes", {})
+        c, d = probes.get("custom"), probes.get("default")
+        if c is not None and d is not None:
+            entry["probe"] = pair_metrics(c, d, tolerances(dtype))
+
+
 def _tensor_results(tensors: dict, numeric_infos: dict, dtype: str) -> tuple[TensorResult, ...]:
     order = {"input": 0, "param": 1, "intermediate": 2, "output": 2}
     items = sorted(tensors.items(), key=lambda kv: order.get(kv[1]["role"], 3))
@@ -298,7 +334,8 @@ def _tensor_results(tensors: dict, numeric_infos: dict, dtype: str) -> tuple[Ten
             else dtype   # int64 / bool inputs keep theirs
         out.append(TensorResult(name=name, role=t["role"], shape=shape, dtype=own, value=value,
                                 grads=grads, absent=absent,
-                                numeric=info["info"] if info is not None else None))
+                                numeric=info["info"] if info is not None else None,
+                                probe=t.get("probe")))
     return tuple(out)
 
 

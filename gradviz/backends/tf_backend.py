@@ -47,6 +47,29 @@ _RANDOM_SEED = 20240601
 _RESET: dict = {"state": None}    # TF's op-seed stream right after gradviz last reset it
 
 
+def _probe_grads(tape, recorded: dict, targets: list, probe) -> dict:
+    """The inputs' and weights' gradients under the probe's upstream (runner._probe_upstream),
+    from the run's persistent tape; {} when there is nothing to probe or it raises."""
+    outs = [(n, t) for n, (t, role) in recorded.items()
+            if role == "output" and t.dtype.is_floating]
+    wrt = [(n, t) for n, t, role in targets if role in ("input", "param")]
+    if not outs or not wrt:
+        return {}
+    try:
+        ups = [tf.constant(probe(n, tuple(t.shape)), dtype=t.dtype) for n, t in outs]
+        gs = tape.gradient([t for _, t in outs], [_watchable(t) for _, t in wrt],
+                           output_gradients=ups)
+    except Exception:  # noqa: BLE001 - the run's own gradient says what is wrong
+        return {}
+    out = {}
+    for (n, _), g in zip(wrt, gs):
+        if isinstance(g, tf.IndexedSlices):
+            g = tf.convert_to_tensor(g)
+        if g is not None:
+            out[n] = _host_float(g)
+    return out
+
+
 def _same_random_draws() -> None:
     """TF's global random state as right after a reset, for the forward about to run. A reset
     (tf.random.set_seed) also clears TF's eager kernel cache, so every op after it builds its
@@ -380,7 +403,7 @@ class TfAdapter(AdapterBase):
         while len(self._fixed) > 8:
             self._fixed.popitem(last=False)
 
-    def differentiate(self, graph, built, dtype, device) -> dict:
+    def differentiate(self, graph, built, dtype, device, probe=None) -> dict:
         tdtype = _DTYPES[dtype]
         recorded: dict[str, tuple] = {}
 
@@ -431,6 +454,7 @@ class TfAdapter(AdapterBase):
                     with checked:
                         grads = tape.gradient(loss, [_watchable(t) for _, t, _ in targets])
                     kept = take_kept() if built.check_overrides else []
+                probes = _probe_grads(tape, recorded, targets, probe) if probe and not kept else {}
             del tape
             if kept:
                 raise OverrideKept(kept_message(kept))
@@ -440,7 +464,8 @@ class TfAdapter(AdapterBase):
             if isinstance(g, tf.IndexedSlices):
                 g = tf.convert_to_tensor(g)
             got[name] = {"role": role, "value": _host_float(t), "grad": None if g is None
-                         else _host_float(g), "why": "" if g is not None else why}
+                         else _host_float(g), "why": "" if g is not None else why,
+                         "probe": probes.get(name)}
         for name in fixed:
             got[name] = {"role": "input", "value": host_array(leaves[name]), "grad": None,
                          "why": ""}

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import sys
 
 import numpy as np
 import torch
@@ -74,9 +73,33 @@ _NOT_AN_OP = ("marked with gradviz.op, but a plain function is not an op (gradvi
 def _marked_function(obj, own: bool, named: bool) -> bool:
     """A plain function the file marked with gradviz.op: it was left out in silence. In a file
     that imports TensorFlow too, the TF worker says so (a tf.function may be its op)."""
-    if not inspect.isfunction(obj) or "tensorflow" in sys.modules:
+    if not inspect.isfunction(obj) or _imports_tensorflow(obj.__globals__):
         return False
     return named or (own and getattr(obj, META_ATTR, None) is not None)
+
+
+def _imports_tensorflow(namespace: dict) -> bool:
+    return any(inspect.ismodule(v) and v.__name__.split(".")[0] in ("tensorflow", "keras", "tf_keras")
+               for v in namespace.values())
+
+
+def _probe_grads(recorded: dict, targets: list, probe) -> dict:
+    """The inputs' and weights' gradients under the probe's upstream (runner._probe_upstream),
+    the graph kept for the run's own backward after it. {} when there is nothing to probe or
+    it raises (the run's own backward reports what the user's code does)."""
+    outs = [(n, t) for n, (t, role) in recorded.items()
+            if role == "output" and t.requires_grad and t.is_floating_point()]
+    wrt = [(n, t) for n, t, role in targets if role in ("input", "param") and t.requires_grad]
+    if not outs or not wrt:
+        return {}
+    ups = [torch.as_tensor(probe(n, tuple(t.shape)), dtype=t.dtype, device=t.device)
+           for n, t in outs]
+    try:
+        gs = torch.autograd.grad([t for _, t in outs], [t for _, t in wrt], grad_outputs=ups,
+                                 retain_graph=True, allow_unused=True)
+    except Exception:  # noqa: BLE001 - the run's own backward says what is wrong
+        return {}
+    return {n: _np(g) for (n, _), g in zip(wrt, gs) if g is not None}
 
 
 def _custom_op_body(obj):
@@ -319,7 +342,7 @@ class TorchAdapter(AdapterBase):
             return Built(lambda *a, **k: reference(instance, *a, **k), instance)
         return Built(instance, instance, functions_as_default)
 
-    def differentiate(self, graph, built, dtype, device) -> dict:
+    def differentiate(self, graph, built, dtype, device, probe=None) -> dict:
         tdtype = _DTYPES[dtype]
         fixed = [leaf.name for leaf in graph.leaves if not differentiable(leaf.values)]
         # int64 / bool inputs keep their dtype and need no gradient (DESIGN.md "Op modules")
@@ -357,6 +380,8 @@ class TorchAdapter(AdapterBase):
         targets += [(n, p, "param") for n, p in built.params().items()]
         targets += [(n, t, role) for n, (t, role) in recorded.items()]
         live = [t for _, t, _ in targets if t.requires_grad]
+        # before the hooks below, which would keep the probe's gradients as the run's
+        probes = _probe_grads(recorded, targets, probe) if probe and loss.requires_grad else {}
         # A backward that writes into its upstream in place would change the gradient recorded
         # for `out` (autograd hands it that very buffer): keep a copy taken as it arrives.
         arrived = {}
@@ -373,7 +398,8 @@ class TorchAdapter(AdapterBase):
                 g = arrived[name]
             got[name] = {"role": role, "value": before.get(name, _np(t)),
                          "grad": None if g is None else _np(g),
-                         "why": "" if g is not None else _NO_PATH, "inplace": name in written}
+                         "why": "" if g is not None else _NO_PATH, "inplace": name in written,
+                         "probe": probes.get(name)}
         for name in fixed:
             got[name] = {"role": "input", "value": before[name], "grad": None, "why": "",
                          "inplace": name in written}

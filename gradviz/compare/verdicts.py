@@ -112,7 +112,13 @@ def tensor_metrics(t: TensorResult, known: Optional[dict] = None) -> dict:
         m = _vs_numeric(t, mode)
         if m is not None:
             out[f"{mode}~numeric"] = m
+    if t.probe is not None:
+        out[PROBE] = t.probe
     return out
+
+
+# custom vs default under a second, random upstream (TensorResult.probe)
+PROBE = "custom~default, random upstream"
 
 
 # --- verdict ---------------------------------------------------------------------------------
@@ -240,6 +246,13 @@ def _custom_vs_default(t: TensorResult, metrics: dict) -> tuple[str, str]:
             return "differs", (f"custom and default agree with each other at all {m['n']} "
                                f"elements but both differ from numeric: {num}; the default "
                                "column repeats the same gradient, so it proves nothing")
+        p = metrics.get(PROBE)
+        if p is not None and not p["allclose"]:
+            return "differs", (f"custom matches default at all {m['n']} elements under this "
+                               f"run's upstream, but under a random one they differ at "
+                               f"{p['n_differ']} of {p['n']} elements, {_err_text(p)}: the "
+                               "backward does not use its incoming gradient as the chain rule "
+                               "does (a correct one is linear in it); " + num)
         return "match", f"custom matches default at all {m['n']} elements, {_err_text(m)}; {num}"
     c, d = _flat64(t.grads["custom"]), _flat64(t.grads["default"])
     differing = ~close_mask(c, d, tol)
