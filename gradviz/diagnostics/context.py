@@ -52,6 +52,12 @@ class Context:
                 out.append((mode, err))
         return out
 
+    def error_matching(self, pattern) -> Optional[tuple[str, ErrorInfo]]:
+        """The first (mode or "run", error) of errors() whose message `pattern` (a compiled
+        regular expression) finds, a cancel never; None when none does."""
+        return next(((mode, err) for mode, err in self.errors()
+                     if err.kind != "cancelled" and pattern.search(err.message)), None)
+
     def comparison_of(self, tensor: str):
         for t in getattr(self.comparison, "tensors", ()) or ():
             if t.name == tensor:

@@ -27,33 +27,32 @@ def check(ctx: Context) -> list:
 def _int_ranges(ctx: Context) -> list:
     """GV109: an index out of the op's table. Integer inputs are drawn from their range with both
     ends included (DESIGN.md), so range (0, 10) for a table of 10 rows gives index 10 too."""
-    for _mode, err in ctx.errors():
-        if err.kind == "cancelled" or not _INDEX_ERROR.search(err.message):
-            continue
-        message = (f"The op raised an index error ({err.type}: {first_lines(err.message)[:160]}). "
-                   "If an integer input indexes a table, note that gradviz draws integer inputs "
-                   "from their range with both ends included: range (0, 10) gives the index 10 "
-                   "as well.")
-        fix = ("Give the integer input a range that ends at the last valid index: "
-               "@gradviz.op(inputs={\"ids\": {\"shape\": (8,), \"dtype\": \"int64\", "
-               "\"range\": (0, 9)}}) for a table of 10 rows.")
-        return [ctx.finding("GV109-input-range", "error", message, fix,
-                            err.where or ctx.op_where())]
-    return []
+    found = ctx.error_matching(_INDEX_ERROR)
+    if found is None:
+        return []
+    err = found[1]
+    message = (f"The op raised an index error ({err.type}: {first_lines(err.message)[:160]}). "
+               "If an integer input indexes a table, note that gradviz draws integer inputs "
+               "from their range with both ends included: range (0, 10) gives the index 10 "
+               "as well.")
+    fix = ("Give the integer input a range that ends at the last valid index: "
+           "@gradviz.op(inputs={\"ids\": {\"shape\": (8,), \"dtype\": \"int64\", "
+           "\"range\": (0, 9)}}) for a table of 10 rows.")
+    return [ctx.finding("GV109-input-range", "error", message, fix, err.where or ctx.op_where())]
 
 
 def _shapes(ctx: Context) -> list:
+    found = ctx.error_matching(_SHAPE_ERROR)
+    if found is None:
+        return []
+    mode, err = found
     shape = tuple(ctx.result.request.settings.shape)
     given = "x".join(str(n) for n in shape)
-    for mode, err in ctx.errors():
-        if err.kind == "cancelled" or not _SHAPE_ERROR.search(err.message):
-            continue
-        where = "" if mode == "run" else f" in the {mode} mode"
-        message = (f"The op raised a shape error{where} ({err.type}: {first_lines(err.message)[:160]}) "
-                   f"on the inputs gradviz made for it: shape {shape} from the shape setting, "
-                   "unless @gradviz.op(inputs=...) gives its own. If the op needs inputs of other "
-                   "shapes (a conv, a matmul), that is a setting to change, not a bug in the op.")
-        fix = (f"Give the op inputs of the shapes it expects: @gradviz.op(inputs={{\"x\": (1, 3, 8, 8)}}) "
-               f"on the op, or the shape setting (--shape 4x50 instead of {given}).")
-        return [ctx.finding("GV107-input-shape", "error", message, fix, err.where or ctx.op_where())]
-    return []
+    where = "" if mode == "run" else f" in the {mode} mode"
+    message = (f"The op raised a shape error{where} ({err.type}: {first_lines(err.message)[:160]}) "
+               f"on the inputs gradviz made for it: shape {shape} from the shape setting, "
+               "unless @gradviz.op(inputs=...) gives its own. If the op needs inputs of other "
+               "shapes (a conv, a matmul), that is a setting to change, not a bug in the op.")
+    fix = (f"Give the op inputs of the shapes it expects: @gradviz.op(inputs={{\"x\": (1, 3, 8, 8)}}) "
+           f"on the op, or the shape setting (--shape 4x50 instead of {given}).")
+    return [ctx.finding("GV107-input-shape", "error", message, fix, err.where or ctx.op_where())]

@@ -51,24 +51,24 @@ _UNPACK = re.compile(r"(?:too many|not enough) values to unpack")
 def _unpacks_one_argument(ctx: Context) -> list:
     """Python's "too many values to unpack (expected 2)" at `a, b = inputs` does not say that
     gradviz passes one tensor per argument and a list of tensors in one argument is not fed."""
-    for _, err in ctx.errors():
-        if err.kind == "cancelled" or not _UNPACK.search(err.message):
-            continue
-        args = list(ctx.result.op.args) if ctx.result.op is not None else []
-        arg = f"'{args[0]}'" if len(args) == 1 else "an argument"
-        shape = tuple(ctx.result.request.settings.shape)
-        # Keras puts "Exception encountered when calling ..." before Python's words
-        said = next(ln.strip() for ln in err.message.splitlines() if _UNPACK.search(ln))
-        message = (f"The op unpacks {arg} into several tensors ({err.type}: {said[:120]}), "
-                   "but gradviz passes one tensor to each argument (here of shape "
-                   f"{shape}), never a list or tuple of tensors: a call(self, inputs) that takes "
-                   "several tensors in one argument cannot be fed.")
-        fix = ("Give each tensor its own argument (def call(self, a, b)); for a layer you cannot "
-               "change, a small wrapper Layer whose call(self, a, b) returns Inner()([a, b]) is "
-               "the op.")
-        return [ctx.finding("GV606-one-argument-unpacked", "error", message, fix,
-                            err.where or ctx.op_where())]
-    return []
+    found = ctx.error_matching(_UNPACK)
+    if found is None:
+        return []
+    err = found[1]
+    args = list(ctx.result.op.args) if ctx.result.op is not None else []
+    arg = f"'{args[0]}'" if len(args) == 1 else "an argument"
+    shape = tuple(ctx.result.request.settings.shape)
+    # Keras puts "Exception encountered when calling ..." before Python's words
+    said = next(ln.strip() for ln in err.message.splitlines() if _UNPACK.search(ln))
+    message = (f"The op unpacks {arg} into several tensors ({err.type}: {said[:120]}), "
+               "but gradviz passes one tensor to each argument (here of shape "
+               f"{shape}), never a list or tuple of tensors: a call(self, inputs) that takes "
+               "several tensors in one argument cannot be fed.")
+    fix = ("Give each tensor its own argument (def call(self, a, b)); for a layer you cannot "
+           "change, a small wrapper Layer whose call(self, a, b) returns Inner()([a, b]) is "
+           "the op.")
+    return [ctx.finding("GV606-one-argument-unpacked", "error", message, fix,
+                        err.where or ctx.op_where())]
 
 
 def weights_assignment(path, tree, err, ctx: Context = None, framework: str = "tf",
