@@ -53,6 +53,12 @@ def registered(module) -> list:
     return list(vars(module).get(REGISTRY_ATTR, ()))
 
 
+def marked(obj, own: bool, named: bool) -> bool:
+    """Whether the file marked `obj` with gradviz.op: named with gradviz.op(...)(obj), or its own
+    object carrying the decorator's metadata (adapters use it to say why a marked object is no op)."""
+    return named or (own and getattr(obj, META_ATTR, None) is not None)
+
+
 def meta_of(obj, module=None) -> dict:
     """The metadata given by @gradviz.op (or by gradviz.op(...)(obj) in `module` for an
     imported obj), or an empty default. Class metadata is not inherited."""

@@ -56,7 +56,7 @@ def locate_in_stack_dump(text: str) -> tuple[str, str]:
             continue
         if not blocks:
             blocks.append(([], False))
-        frames, serving = blocks[-1]
+        frames = blocks[-1][0]
         if is_user_frame(m["file"]):
             frames.append((m["file"], int(m["line"]), m["fn"]))
         elif os.path.abspath(m["file"]) == _CHILD_LOOP:

@@ -12,7 +12,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.python.eager import context as tf_context
 
-from gradviz.api import META_ATTR
+from gradviz.api import marked
 from gradviz.backends.adapter import AdapterBase, BuiltBase
 from gradviz.backends.graphs import differentiable, leaf_array
 from gradviz.backends.introspect import OpOutputError, OverrideKept, no_arg_constructible
@@ -170,7 +170,7 @@ def _marked_function(obj, own: bool, named: bool) -> bool:
     that uses both frameworks is not the tf worker's to judge."""
     if isinstance(obj, type) or not (inspect.isfunction(obj) or hasattr(obj, "python_function")):
         return False
-    return named or (own and getattr(obj, META_ATTR, None) is not None)
+    return marked(obj, own, named)
 
 
 def _is_custom_gradient(obj) -> bool:
@@ -203,7 +203,7 @@ def _dense_tensor(t) -> bool:
 
 class Built(BuiltBase):
     """One op ready to call in one mode; a Layer's variables by attribute path (keras_names)."""
-    is_tensor = staticmethod(lambda t: _dense_tensor(t))
+    is_tensor = staticmethod(_dense_tensor)
 
     def __init__(self, call, layer=None, patch=None, custom=False):
         super().__init__(call, named_variables(layer) if layer is not None else {}, patch)

@@ -7,7 +7,7 @@ import inspect
 import numpy as np
 import torch
 
-from gradviz.api import META_ATTR
+from gradviz.api import marked
 from gradviz.backends.adapter import AdapterBase, BuiltBase
 from gradviz.backends.graphs import differentiable, leaf_array
 from gradviz.backends.introspect import no_arg_constructible
@@ -73,9 +73,8 @@ _NOT_AN_OP = ("marked with gradviz.op, but a plain function is not an op (gradvi
 def _marked_function(obj, own: bool, named: bool) -> bool:
     """A plain function the file marked with gradviz.op: it was left out in silence. In a file
     that imports TensorFlow too, the TF worker says so (a tf.function may be its op)."""
-    if not inspect.isfunction(obj) or _imports_tensorflow(obj.__globals__):
-        return False
-    return named or (own and getattr(obj, META_ATTR, None) is not None)
+    return inspect.isfunction(obj) and not _imports_tensorflow(obj.__globals__) and \
+        marked(obj, own, named)
 
 
 def _imports_tensorflow(namespace: dict) -> bool:
