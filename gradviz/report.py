@@ -18,6 +18,7 @@ import numpy as np
 
 import gradviz
 from gradviz.compare import OpComparison, ParityRow, compare_result, parity, summary_counts
+from gradviz.compare.verdicts import PASSING
 from gradviz.flow import flow_of
 from gradviz.model import MODES, RunResult, RunSettings, TensorResult
 
@@ -77,10 +78,8 @@ def _tensor_dict(tc) -> dict:
             "explanation": tc.explanation, "role": tc.role, "dtype": tc.dtype,
             "tolerance": {**tc.tolerance.as_dict(), "vs_numeric": tc.numeric_tolerance.as_dict()},
             "numeric_method": tc.numeric_method, "metrics": tc.metrics,
-            # the numeric pass was cancelled or failed after custom and default came back: a
-            # passing verdict here rests on custom vs default alone (the window: "match, numeric
-            # cancelled" / "..., numeric failed")
-            "numeric_unchecked": bool(tc.numeric_cancelled or tc.numeric_failed)}
+            # the window reads such a passing verdict "match, numeric cancelled" / "..., failed"
+            "numeric_unchecked": tc.numeric_unchecked}
 
 
 def _op_dict(r: RunResult, comp: OpComparison, diagnostics: list) -> dict:
@@ -160,8 +159,7 @@ def _summary(comps, load_errors) -> dict:
     counts["error"] = counts.get("error", 0) + len(load_errors)
     # of the passing verdicts counted, those not checked against numeric (see _tensor_dict)
     counts["numeric_unchecked"] = sum(1 for c in comps for t in c.tensors
-                                      if (t.numeric_cancelled or t.numeric_failed)
-                                      and t.verdict in ("match", "surrogate"))
+                                      if t.numeric_unchecked and t.verdict in PASSING)
     return counts
 
 

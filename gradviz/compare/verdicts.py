@@ -44,6 +44,12 @@ class TensorComparison:
     # RunResult.numeric_failed): the same, and a passing verdict is shown "..., numeric failed"
     numeric_failed: bool = False
 
+    @property
+    def numeric_unchecked(self) -> bool:
+        """Its numeric pass was cancelled or failed after custom and default came back: a
+        passing verdict rests on custom vs default alone."""
+        return self.numeric_cancelled or self.numeric_failed
+
 
 @dataclass(frozen=True)
 class OpComparison:

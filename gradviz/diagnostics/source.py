@@ -96,6 +96,11 @@ def decorator_names(fn) -> list[str]:
     return out
 
 
+def is_classmethod(fn) -> bool:
+    """A method decorated @classmethod (entmax's Functions: forward(cls, ctx, ...))."""
+    return "classmethod" in decorator_names(fn)
+
+
 def is_custom_gradient(fn) -> bool:
     return isinstance(fn, FuncDef) and any(n.split(".")[-1] == "custom_gradient"
                                            for n in decorator_names(fn))

@@ -49,7 +49,7 @@ def _source_checks(ctx: Context, out: list) -> list:
     if fwd is None:
         return out
     setup = source.method(cls, "setup_context")
-    skip = (0 if setup is not None else 1) + (1 if _is_classmethod(fwd) else 0)
+    skip = (0 if setup is not None else 1) + (1 if source.is_classmethod(fwd) else 0)
     tensor_args = _tensor_params(fwd, skip)
     fed = {t.name for t in ctx.result.tensors if t.role == "input"}
     if fed:         # the run knows which arguments were tensors: `dim=-1` was not
@@ -58,10 +58,6 @@ def _source_checks(ctx: Context, out: list) -> list:
         out += _save_misuse(ctx, [m for m in (fwd, setup) if m is not None], tensor_args, fwd)
     out += _inplace(ctx, cls, fwd, tensor_args)
     return out
-
-
-def _is_classmethod(fn) -> bool:
-    return any(isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list)
 
 
 def _tensor_params(fn, skip: int) -> set:

@@ -38,8 +38,7 @@ def _grad_params(ctx: Context, bw) -> list[str]:
     a = bw.args
     params = [p.arg for p in a.posonlyargs + a.args]
     if ctx.framework == "torch":      # a Function's backward(ctx, *grads); TF's grad(*grads)
-        decorators = {d.id for d in bw.decorator_list if isinstance(d, ast.Name)}
-        params = params[2:] if "classmethod" in decorators else params[1:]   # (cls,) ctx
+        params = params[2:] if source.is_classmethod(bw) else params[1:]   # (cls,) ctx
     params = [p for p in params if p != "variables"]
     if a.vararg is not None:
         params.append(a.vararg.arg)

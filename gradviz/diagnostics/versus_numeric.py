@@ -33,8 +33,8 @@ def check(ctx: Context) -> list:
             ref, ref_name = t.grads["numeric"], "numeric"     # default cut: numeric is the truth
         elif dn is not None and "numeric" in t.grads and \
                 (metrics.get("custom~default") or {}).get("allclose"):
-            # default is custom's own gradient: nothing overrides the backward, the forward's
-            # autodiff makes it (x + (q - x).detach()); numeric is the truth
+            # default is custom's own gradient: it comes from the forward itself (a .detach()
+            # trick, a gradient hook), not a backward of its own; numeric is the truth
             ref, ref_name = t.grads["numeric"], "same"
         else:
             continue            # default is off too: nothing to say that the verdict does not
