@@ -1,10 +1,11 @@
-"""An output that is an input tensor itself: its gradient is the loss's through that output, not
-the input's whole gradient (a correct op read `differs` at `out`, 3 against 1)."""
+"""An output that is an input tensor itself (TF and torch): its gradient is the loss's through
+that output, not the input's whole gradient (a correct op read `differs` at `out`, 3 against 1)."""
 import numpy as np
+import pytest
 
 from tests.op_runs import run, verdicts
 
-ALIAS = """
+ALIAS = {"tf": ("""
 import tensorflow as tf
 import keras
 
@@ -19,14 +20,33 @@ def passes_x(x):
 class PassThrough(keras.layers.Layer):
     def call(self, x):
         return x, x * 3.0
-"""
+""", "passes_x"), "torch": ("""
+import torch
 
 
-def test_an_input_returned_as_it_is_gets_the_gradient_of_its_output(engine, write_module):
+class PassThrough(torch.nn.Module):
+    def forward(self, x):
+        return x, x * 3.0
+
+
+class PassesX(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.view_as(x), 2.0 * x
+
+    @staticmethod
+    def backward(ctx, g1, g2):
+        return g1 + 2 * g2
+""", "PassesX")}
+
+
+@pytest.mark.parametrize("fw", ["tf", "torch"])
+def test_an_input_returned_as_it_is_gets_the_gradient_of_its_output(engine, write_module, fw):
     from gradviz.model import RunSettings
-    path = write_module("alias_ops.py", ALIAS)
-    for qualname, factor in (("passes_x", 2.0), ("PassThrough", 3.0)):
-        res = run(engine, path, qualname, "tf", RunSettings(shape=(3, 4)))
+    src, passes = ALIAS[fw]
+    path = write_module(f"alias_ops_{fw}.py", src)
+    for qualname, factor in ((passes, 2.0), ("PassThrough", 3.0)):
+        res = run(engine, path, qualname, fw, RunSettings(shape=(3, 4)))
         assert verdicts(res) == {"x": "match", "out": "match", "out1": "match"}, qualname
         out, x = res.tensor("out"), res.tensor("x")
         for mode in ("custom", "default"):
