@@ -60,6 +60,10 @@ class ErrorInfo:
 # The start of a default mode's absence reason when gradviz could not remove a custom backward:
 # that column is then absent (never a copy of custom), and verdicts rest on custom vs numeric.
 OVERRIDE_KEPT = "gradviz could not remove the override"
+# The start of every mode's absence reason for a frozen parameter (torch requires_grad=False,
+# a Keras weight of a layer set trainable=False): kept at the value the module built, never
+# seeded, differentiated or perturbed (TensorResult.frozen; DESIGN.md "Parameters").
+FROZEN = "no gradient: frozen"
 
 
 @dataclass(frozen=True)
@@ -166,6 +170,8 @@ class TensorResult:
     # custom vs default once more under a second, random upstream (compare.pair_metrics), worked
     # out in the worker; None where not taken (backends.runner: upstream ones on the op graph)
     probe: Optional[dict] = None
+    # a frozen parameter: no gradient in any mode by design, its value the module's own (FROZEN)
+    frozen: bool = False
 
     def grad(self, mode: str) -> Optional[np.ndarray]:
         return self.grads.get(mode)
@@ -189,6 +195,12 @@ class RunResult:
     partial: bool = False                       # an early result: the numeric mode is still running
     inplace_inputs: tuple[str, ...] = ()        # tensors the op wrote in place (torch version counter)
     checks: tuple[CheckResult, ...] = ()        # contract checks, when the settings asked for any
+    # why the upstream probe (TensorResult.probe) was not taken although the run asked for it:
+    # the op's backward raised when run a second time (it frees its saved state); "" otherwise
+    probe_skipped: str = ""
+    # the trainable parameters gradviz seeded (param_values or inputs=), by name; frozen ones
+    # and buffers keep the values the module built (TensorResult.frozen)
+    seeded_params: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:

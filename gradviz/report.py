@@ -94,6 +94,10 @@ def _op_dict(r: RunResult, comp: OpComparison, diagnostics: list) -> dict:
             "mode_errors": {m: _error_dict(e) for m, e in r.mode_errors.items()},
             "settings": r.request.settings.as_dict(),
             "checks": [c.as_dict() for c in r.checks],
+            # which parameters gradviz seeded; frozen ones kept the values the module built
+            "parameters": {"seeded": list(r.seeded_params),
+                           "frozen": [t.name for t in r.tensors if t.frozen]},
+            "probe_skipped": r.probe_skipped,
             "warnings": list(r.warnings), "log": r.log, "elapsed": r.elapsed,
             "framework_version": r.framework_version}
 

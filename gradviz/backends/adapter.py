@@ -98,10 +98,12 @@ class BuiltBase:
     adds how a parameter is read and written."""
     is_tensor: ClassVar[Callable[[Any], bool]]
 
-    def __init__(self, call, params: dict, patch=None):
+    def __init__(self, call, params: dict, patch=None, frozen: Optional[dict] = None):
         self._call = call
         self._patch = patch or contextlib.nullcontext
         self._params = params
+        # frozen parameters by name: shown ("no gradient: frozen"), never seeded or perturbed
+        self.frozen = frozen or {}
 
     def call_op(self, args, kwargs):
         with self._patch():
@@ -121,21 +123,27 @@ class BuiltBase:
         """A parameter named as one of the graph's tensors (a weight `b` in the seed graph, whose
         output is `b`) is named `self.b`: the two gradients shared one name, one overwrote the
         other and the verdict read `differs`. Returns {new name: attribute name}."""
-        renamed = {}
-        if any(owns(n) for n in self._params):
-            params = {}
-            for name, p in self._params.items():
-                new = name
-                while owns(new) or (new != name and new in self._params):
-                    new = "self." + new
-                params[new] = p
-                if new != name:
-                    renamed[new] = name
-            self._params = params
+        renamed: dict = {}
+        self._params = _renamed(self._params, owns, renamed)
+        self.frozen = _renamed(self.frozen, owns, renamed)
         return renamed
 
     def params(self):
         return self._params
+
+
+def _renamed(params: dict, owns, renamed: dict) -> dict:
+    if not any(owns(n) for n in params):
+        return params
+    out = {}
+    for name, p in params.items():
+        new = name
+        while owns(new) or (new != name and new in params):
+            new = "self." + new
+        out[new] = p
+        if new != name:
+            renamed[new] = name
+    return out
 
 
 class AdapterBase:

@@ -227,6 +227,10 @@ class Graph:
     # the names the forward records (rec), as a regular expression: a layer's weight of such a
     # name (or of a leaf's) is shown as `self.NAME` (owns, BuiltBase.avoid_names)
     recorded: str = r"out\d*"
+    # tensors the loss weighs directly and nothing after the op reads, by that weight (the op
+    # graph's outputs and their upstream): a gradient there of more than its weight comes
+    # through other outputs computed from it inside the op (numeric.py)
+    loss_weights: dict = field(default_factory=dict)
 
     def owns(self, name: str) -> bool:
         return any(leaf.name == name for leaf in self.leaves) or \
@@ -305,12 +309,13 @@ def _op_graph(settings, plans):
         loss = 0.0
         for i, o in outs.items():
             if i not in upstream:
-                name = "out" if i == 0 else f"out{i}"
-                upstream[i] = upstream_values(settings, name, tuple(F.shape(o)))
+                upstream[i] = upstream_values(settings, names[i], tuple(F.shape(o)))
+                graph.loss_weights[names[i]] = upstream[i]
             loss = loss + F.weighted_sum(F.const(upstream[i], o), o)
         return loss
 
-    return Graph(leaves, forward)
+    graph = Graph(leaves, forward)
+    return graph
 
 
 def _seed_graph(settings, plans):

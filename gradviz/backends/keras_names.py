@@ -12,7 +12,36 @@ def named_variables(layer) -> dict:
     torch's named_parameters() names them: stable across builds, unlike Keras's auto names
     (`variable_1`), so both modes and both frameworks seed and compare the same values.
     A variable reachable by no attribute keeps its Keras path, made unique."""
-    variables = list(layer.trainable_variables)
+    return _named(layer, list(layer.trainable_variables))
+
+
+def named_frozen(layer) -> dict:
+    """Frozen weights, named as named_variables names them: weights made trainable whose layer
+    (or an outer one) was set `trainable = False`, as torch's requires_grad=False parameters
+    are. Weights made non-trainable (moving statistics, a seed state) are the layer's buffers,
+    as torch's register_buffer ones: not shown. Keras 3 marks a frozen layer's variables
+    non-trainable too; each layer's own list of the weights it made trainable tells them apart
+    (Keras 2 leaves the variables' flag as it was)."""
+    trainable = {id(v) for v in layer.trainable_variables}
+    made = {id(v): v for v in _made_trainable(layer)}
+    return _named(layer, [v for v in layer.non_trainable_variables
+                          if id(v) in made and id(v) not in trainable])
+
+
+def _made_trainable(layer) -> list:
+    flatten = getattr(layer, "_flatten_layers", None)
+    if flatten is None:
+        return [v for v in layer.non_trainable_variables if getattr(v, "trainable", False)]
+    out = []
+    for sub in flatten(include_self=True, recursive=True):
+        own = getattr(sub, "_trainable_variables", None)     # Keras 3
+        if own is None:
+            own = getattr(sub, "_trainable_weights", [])     # Keras 2 (tf_keras)
+        out += list(own)
+    return out
+
+
+def _named(layer, variables: list) -> dict:
     wanted = {id(v): v for v in variables}
     found: dict[int, str] = {}
     _walk_attributes(layer, "", wanted, found, set())

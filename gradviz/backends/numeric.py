@@ -16,7 +16,8 @@ import numpy as np
 from gradviz.backends.graphs import differentiable, rng_for
 from gradviz.backends.numeric_dirs import DirectionStore, Drawn
 from gradviz.backends.numeric_eval import CHUNK, BudgetUsed, Evaluator, ViaEvaluate
-from gradviz.model import NumericInfo
+from gradviz.compare.metrics import close_mask, tolerances
+from gradviz.model import FROZEN, NumericInfo
 
 FULL_MAX = 256          # elements: above this, random-direction projections
 DIRECTIONS = 16
@@ -54,6 +55,13 @@ def compute(ad, graph, built, device, tensors: dict,
         t = tensors[name]
         if not differentiable(t["value"]):
             continue   # int64 / bool inputs: no gradient, nothing to perturb
+        if t.get("frozen"):
+            out[name] = {"grad": None, "why": FROZEN_NUMERIC, "info": NumericInfo("skipped")}
+            continue
+        through = _through_other_outputs(name, t, graph)
+        if through:
+            out[name] = {"grad": None, "why": through, "info": NumericInfo("skipped")}
+            continue
         if time.perf_counter() - t0 > TIME_BUDGET_S:
             out[name] = _skipped()
             continue
@@ -66,6 +74,35 @@ def compute(ad, graph, built, device, tensors: dict,
         else:
             out[name] = _projected(name, base, ev, t["grads"], directions)
     return out
+
+
+FROZEN_NUMERIC = (f"{FROZEN}: a frozen parameter keeps the value the module built; the numeric "
+                  "reference does not perturb it")
+
+
+def _through_other_outputs(name: str, t: dict, graph) -> str:
+    """Why an output of the op has no numeric reference, or "": other outputs are computed from
+    it inside the op (a forward returning y and z = f(y)). Its gradient then includes the paths
+    through them (autograd's answer: more than its weight in the loss, the only other reader
+    of an op graph's output), and a perturbation added to it after the op returned cannot move
+    them: numeric would hold them fixed and contradict a right gradient. The inputs' numeric
+    gradients go through the op and include those paths."""
+    weight = getattr(graph, "loss_weights", {}).get(name)
+    grads = t.get("grads", {})
+    g = grads.get("custom", grads.get("default"))
+    if weight is None or g is None or np.size(g) != np.size(weight):
+        return ""
+    g64 = np.asarray(g, dtype=np.float64).reshape(-1)
+    w64 = np.asarray(weight, dtype=np.float64).reshape(-1)
+    off = int(np.count_nonzero(~close_mask(g64, w64, tolerances(str(np.asarray(g).dtype)))))
+    if not off:
+        return ""
+    others = ", ".join(n for n in graph.loss_weights if n != name) or "another output"
+    return (f"no numeric reference for {name}: other outputs of the op ({others}) are computed "
+            f"from it inside the op, so its gradient includes the paths through them (at {off} "
+            f"of {g64.size} elements it is more than {name}'s own weight in the loss), and a "
+            f"perturbation added to {name} after the op returned cannot move them; the inputs' "
+            "numeric gradients include those paths")
 
 
 def _repeatable(ev, tensors: dict) -> None:

@@ -23,16 +23,15 @@ from gradviz.backends.graphs import (
     differentiable,
     param_values,
     plan_args,
-    upstream_values,
 )
 from gradviz.backends.introspect import OpOutputError, OverrideKept, definition_line
 from gradviz.backends.kept import KeptRuns, QuickRun, keep_bound, quick_request
 from gradviz.backends.numeric_dirs import DirectionStore, dirs_bound
 from gradviz.backends.priority import background_priority as _background_priority
+from gradviz.backends.upstream_probe import compare_probes, probe_upstream
 from gradviz.backends.user_code import USER_FAILURES, capture_output, error_info
 from gradviz.backends.user_modules import load_module
 from gradviz.backends.user_state import own_state
-from gradviz.compare.metrics import pair_metrics, tolerances
 from gradviz.model import ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, TensorResult
 
 
@@ -171,13 +170,15 @@ class Backend:
 
         tensors: dict[str, dict] = {}      # name -> {"role", "value", "grads", "absent", "dtype"}
         outputs, mode_errors, kept, inplace = {}, {}, "", []
-        probe = _probe_upstream(s, plans)
+        probe = probe_upstream(s, plans)
+        skipped: dict[str, str] = {}      # mode -> why its upstream probe was skipped
+        seeded: tuple = ()
         for mode in ("custom", "default"):
             if mode not in s.modes:
                 continue
             try:
-                got = self._differentiated(obj, info, mode, s, device, module, meta, plans, graph,
-                                           probe)
+                got, names = self._differentiated(obj, info, mode, s, device, module, meta,
+                                                  plans, graph, probe)
             except GraphMismatch as exc:  # gradviz's graph, not the user's code: no user line
                 mode_errors[mode] = ErrorInfo("GraphMismatch", str(exc), info.where, kind="error")
                 continue
@@ -191,9 +192,16 @@ class Backend:
                 mode_errors[mode] = error_info(exc, "error", _backward_where(obj, info))
                 continue
             inplace += [n for n, t in got.items() if t.get("inplace") and n not in inplace]
+            if mode == "custom" or not seeded:
+                seeded = names
+            why = next((t["probe_skipped"] for t in got.values() if t.get("probe_skipped")), "")
+            if why:
+                skipped[mode] = why
             for name, t in got.items():
                 entry = tensors.setdefault(name, {"role": t["role"], "value": t["value"],
                                                   "grads": {}, "absent": {}})
+                if t.get("frozen"):
+                    entry["frozen"] = True
                 if mode == "custom" or entry["value"] is None:
                     entry["value"] = t["value"]
                 if not differentiable(entry["value"]):
@@ -209,7 +217,8 @@ class Backend:
         # the casts the modes shared (tf_arrays) are not kept with a quick pass: the arrays the
         # results use stay alive through them, the rest (an upstream gradient's) goes now
         graph.prepared.clear()
-        _compare_probes(tensors, s.dtype)
+        compare_probes(tensors, s.dtype)
+        run_facts = {"probe_skipped": _probe_skipped(skipped), "seeded_params": tuple(seeded)}
 
         if kept:
             for entry in tensors.values():
@@ -218,7 +227,7 @@ class Backend:
         if "custom" in mode_errors:
             return _error(req, info, mode_errors["custom"], device=device, mode_errors=mode_errors,
                           tensors=_tensor_results(tensors, {}, s.dtype),
-                          inplace_inputs=tuple(inplace),
+                          inplace_inputs=tuple(inplace), **run_facts,
                           checks=skipped_all(s.checks, "the custom mode raised (see the error)"))
         numeric_infos = {}
         if "numeric" in s.modes and tensors:
@@ -241,20 +250,22 @@ class Backend:
         return RunResult(request=req, op=info, device=device, status="ok",
                          tensors=_tensor_results(tensors, numeric_infos, s.dtype),
                          mode_errors=mode_errors, outputs=outputs, inplace_inputs=tuple(inplace),
-                         checks=checks)
+                         checks=checks, **run_facts)
 
     def _differentiated(self, obj, info, mode, s, device, module, meta, plans, graph,
-                        probe=None) -> dict:
-        """One mode built, seeded and differentiated; once more, from a fresh build, when the
-        default mode kept a custom backward through an alias its swap missed (OverrideKept.again:
-        bound since the module was last read), as a run would that read every module anew."""
+                        probe=None) -> tuple[dict, tuple]:
+        """One mode built, seeded and differentiated, and the names of the parameters seeded;
+        once more, from a fresh build, when the default mode kept a custom backward through an
+        alias its swap missed (OverrideKept.again: bound since the module was last read), as a
+        run would that read every module anew."""
         ad = self.adapter
 
-        def once() -> dict:
+        def once() -> tuple[dict, tuple]:
             ad.seed_random(s.seed)    # before the build: a layer may draw its seeds there
             built = ad.build(obj, info, mode, s.dtype, device, module, meta, plans)
             _seed_params(built, s.seed, meta, graph)
-            return ad.differentiate(graph, built, s.dtype, device, probe=probe)
+            got = ad.differentiate(graph, built, s.dtype, device, probe=probe)
+            return got, tuple(built.param_names())
         try:
             return once()
         except OverrideKept as exc:
@@ -264,6 +275,8 @@ class Backend:
 
 
 def _seed_params(built, seed: int, meta: dict, graph=None) -> None:
+    """The trainable parameters only (built.param_names()); frozen ones and buffers keep the
+    values the module built (DESIGN.md "Parameters")."""
     explicit = meta.get("inputs") or {}
     renamed = built.avoid_names(graph.owns) if graph is not None else {}
     for name in built.param_names():
@@ -288,34 +301,6 @@ def _backward_where(obj, info: OpInfo) -> str:
     return f"{info.file}:{definition_line(fn)}" if fn is not None else info.where
 
 
-PROBE_MAX = 1 << 17      # elements of an op's inputs and weights up to which the probe runs
-
-
-def _probe_upstream(s, plans):
-    """`(name, shape) -> array`: the second upstream for the probe, or None when none is taken.
-    A backward that ignores or misuses its incoming gradient (g.mean(), g.abs()) can equal the
-    true gradient under upstream ones (the default) and read match; every correct backward is
-    linear in it, so custom and default must agree under any upstream. Taken where it is cheap
-    and means that: a constant upstream on the op graph (whose loss weights the op's outputs
-    directly), custom and default both run, inputs of at most PROBE_MAX elements."""
-    if s.graph != "op" or s.upstream == "random" or not {"custom", "default"} <= set(s.modes):
-        return None
-    if sum(int(np.size(p.values)) for p in plans if p.kind == "tensor") > PROBE_MAX:
-        return None
-    random = s.with_(upstream="random", seed=s.seed + 1)
-    return lambda name, shape: upstream_values(random, name, tuple(shape))
-
-
-def _compare_probes(tensors: dict, dtype: str) -> None:
-    """custom vs default under the probe's upstream, per tensor, into entry["probe"]; the probe
-    gradients themselves go (they are not sent, nor kept with a quick pass)."""
-    for entry in tensors.values():
-        probes = entry.pop("probes", {})
-        c, d = probes.get("custom"), probes.get("default")
-        if c is not None and d is not None:
-            entry["probe"] = pair_metrics(c, d, tolerances(dtype))
-
-
 def _tensor_results(tensors: dict, numeric_infos: dict, dtype: str) -> tuple[TensorResult, ...]:
     order = {"input": 0, "param": 1, "intermediate": 2, "output": 2}
     items = sorted(tensors.items(), key=lambda kv: order.get(kv[1]["role"], 3))
@@ -335,8 +320,16 @@ def _tensor_results(tensors: dict, numeric_infos: dict, dtype: str) -> tuple[Ten
         out.append(TensorResult(name=name, role=t["role"], shape=shape, dtype=own, value=value,
                                 grads=grads, absent=absent,
                                 numeric=info["info"] if info is not None else None,
-                                probe=t.get("probe")))
+                                probe=t.get("probe"), frozen=bool(t.get("frozen"))))
     return tuple(out)
+
+
+def _probe_skipped(skipped: dict) -> str:
+    """RunResult.probe_skipped: the custom mode's reason (what the verdict is about), else the
+    default mode's, which says so."""
+    if "custom" in skipped:
+        return skipped["custom"]
+    return f"in the default mode, {skipped['default']}" if "default" in skipped else ""
 
 
 def _numeric_part(t: TensorResult) -> TensorResult:

@@ -2,7 +2,6 @@
 differentiate with a GradientTape. Worker-only."""
 from __future__ import annotations
 
-import collections
 import contextlib
 import inspect
 import random
@@ -14,9 +13,10 @@ from tensorflow.python.eager import context as tf_context
 
 from gradviz.api import marked
 from gradviz.backends.adapter import AdapterBase, BuiltBase
+from gradviz.backends.first_build import FirstBuild
 from gradviz.backends.graphs import differentiable, leaf_array
 from gradviz.backends.introspect import OpOutputError, OverrideKept, no_arg_constructible
-from gradviz.backends.keras_names import named_variables
+from gradviz.backends.keras_names import named_frozen, named_variables
 from gradviz.backends.tf_arrays import (
     ZERO_COPY_BYTES,
     HostArrays,
@@ -31,6 +31,8 @@ from gradviz.backends.tf_overrides import (
     kept_message,
     take_kept,
 )
+from gradviz.backends.upstream_probe import probe_skipped_reason
+from gradviz.model import FROZEN
 
 _DTYPES = {"float32": tf.float32, "float64": tf.float64}
 _NO_PATH = ("TensorFlow returned None: no gradient path (an op without a registered gradient such "
@@ -42,32 +44,36 @@ _NO_PATH_WEIGHT = ("TensorFlow returned None: no gradient reaches this weight. T
                    "in the variables= list (None there gives none), or its input gradient when "
                    "it is passed as an argument; one captured as a tensor "
                    "(tf.convert_to_tensor(self.w) outside the function) gets none")
+_FROZEN = (f"{FROZEN} (its layer is trainable=False): kept at the value the layer built, not "
+           "seeded, not perturbed by the numeric reference")
 _LAYER_DEFAULT_ARGS = ("training", "mask")
 _RANDOM_SEED = 20240601
 _RESET: dict = {"state": None}    # TF's op-seed stream right after gradviz last reset it
 
 
-def _probe_grads(tape, recorded: dict, targets: list, probe) -> dict:
-    """The inputs' and weights' gradients under the probe's upstream (runner._probe_upstream),
-    from the run's persistent tape; {} when there is nothing to probe or it raises."""
+def _probe_grads(tape, recorded: dict, targets: list, probe) -> tuple[dict, str]:
+    """The inputs' and weights' gradients under the probe's upstream (upstream_probe), from
+    the run's persistent tape after the run's own gradient; ({}, why) when the op's grad
+    function raises when called a second time (it frees its state: it runs once in training),
+    ({}, "") when there is nothing to probe."""
     outs = [(n, t) for n, (t, role) in recorded.items()
             if role == "output" and t.dtype.is_floating]
     wrt = [(n, t) for n, t, role in targets if role in ("input", "param")]
     if not outs or not wrt:
-        return {}
+        return {}, ""
+    ups = [tf.constant(probe(n, tuple(t.shape)), dtype=t.dtype) for n, t in outs]
     try:
-        ups = [tf.constant(probe(n, tuple(t.shape)), dtype=t.dtype) for n, t in outs]
         gs = tape.gradient([t for _, t in outs], [_watchable(t) for _, t in wrt],
                            output_gradients=ups)
-    except Exception:  # noqa: BLE001 - the run's own gradient says what is wrong
-        return {}
+    except Exception as exc:  # noqa: BLE001 - a grad that runs once: the probe alone goes
+        return {}, probe_skipped_reason(exc)
     out = {}
     for (n, _), g in zip(wrt, gs):
         if isinstance(g, tf.IndexedSlices):
             g = tf.convert_to_tensor(g)
         if g is not None:
             out[n] = _host_float(g)
-    return out
+    return out, ""
 
 
 def _same_random_draws() -> None:
@@ -206,7 +212,10 @@ class Built(BuiltBase):
     is_tensor = staticmethod(_dense_tensor)
 
     def __init__(self, call, layer=None, patch=None, custom=False):
-        super().__init__(call, named_variables(layer) if layer is not None else {}, patch)
+        # only trainable weights are seeded, differentiated and perturbed; a frozen layer's
+        # are shown with "no gradient: frozen" (DESIGN.md "Parameters")
+        super().__init__(call, named_variables(layer) if layer is not None else {}, patch,
+                         frozen=named_frozen(layer) if layer is not None else {})
         self.layer = layer
         self.custom = custom     # the custom mode (no patch, no reference)
         # the default mode without a user reference: no custom gradient may remain in its graph
@@ -288,7 +297,7 @@ class TfAdapter(AdapterBase):
 
     def __init__(self):
         # the non-trainable weights of a request's first Layer build, by request (its plans)
-        self._fixed: collections.OrderedDict = collections.OrderedDict()
+        self._fixed = FirstBuild()
 
     # Process-wide settings a file may change at import; each file keeps its own (user_state):
     # floatx and dtype policy of each keras loaded (Keras 3 and/or Keras 2), TF's eager switch.
@@ -384,24 +393,14 @@ class TfAdapter(AdapterBase):
         return Built(layer, layer, custom_gradients_as_default)
 
     def _same_fixed_weights(self, layer, plans) -> None:
-        """Non-trainable weights (a buffer drawn by a random initializer, a sublayer's moving
-        statistics, a Dropout's seed state) are not seeded as trainable ones are: each build
-        drew its own, so custom, default and numeric ran different forwards and a layer with no
-        custom gradient read `differs` (GV201). The first build of a request keeps their values;
-        every later build of it (the same `plans` object: the modes, numeric in float64, the
-        checks, the app's later numeric pass) takes them."""
+        """Non-trainable weights (a frozen sublayer's, a buffer drawn by a random initializer, a
+        sublayer's moving statistics, a Dropout's seed state) keep what the request's first
+        build made of them (first_build): custom, default and numeric run one forward."""
         variables = list(layer.non_trainable_variables)
-        entry = self._fixed.get(id(plans))
-        if entry is not None and entry[0] is plans:
-            values = entry[1]
-            if [tuple(v.shape) for v in variables] == [a.shape for a in values]:
-                for v, a in zip(variables, values):
-                    v.assign(a.astype(v.dtype if isinstance(v.dtype, str) else v.dtype.name))
-            return
-        # plans is held with its values, so its id is not reused by a later request's
-        self._fixed[id(plans)] = (plans, [np.array(v.numpy()) for v in variables])
-        while len(self._fixed) > 8:
-            self._fixed.popitem(last=False)
+        kept = self._fixed.values(plans, [tuple(v.shape) for v in variables],
+                                  lambda: [np.array(v.numpy()) for v in variables])
+        for v, a in zip(variables, kept or ()):
+            v.assign(a.astype(v.dtype if isinstance(v.dtype, str) else v.dtype.name))
 
     def differentiate(self, graph, built, dtype, device, probe=None) -> dict:
         tdtype = _DTYPES[dtype]
@@ -454,7 +453,8 @@ class TfAdapter(AdapterBase):
                     with checked:
                         grads = tape.gradient(loss, [_watchable(t) for _, t, _ in targets])
                     kept = take_kept() if built.check_overrides else []
-                probes = _probe_grads(tape, recorded, targets, probe) if probe and not kept else {}
+                probes, skipped = _probe_grads(tape, recorded, targets, probe) \
+                    if probe and not kept else ({}, "")
             del tape
             if kept:
                 raise OverrideKept(kept_message(kept))
@@ -466,6 +466,11 @@ class TfAdapter(AdapterBase):
             got[name] = {"role": role, "value": _host_float(t), "grad": None if g is None
                          else _host_float(g), "why": "" if g is not None else why,
                          "probe": probes.get(name)}
+            if skipped and role in ("input", "param"):
+                got[name]["probe_skipped"] = skipped
+        for name, v in built.frozen.items():
+            got[name] = {"role": "param", "value": _host_float(v), "grad": None, "why": _FROZEN,
+                         "frozen": True}
         for name in fixed:
             got[name] = {"role": "input", "value": host_array(leaves[name]), "grad": None,
                          "why": ""}

@@ -9,8 +9,10 @@ import torch
 
 from gradviz.api import marked
 from gradviz.backends.adapter import AdapterBase, BuiltBase
+from gradviz.backends.first_build import FirstBuild
 from gradviz.backends.graphs import differentiable, leaf_array
 from gradviz.backends.introspect import no_arg_constructible
+from gradviz.backends.torch_grads import training_grads
 from gradviz.backends.torch_overrides import (  # noqa: F401
     OverrideKept,
     StandInCtx,
@@ -23,8 +25,11 @@ from gradviz.backends.torch_overrides import (  # noqa: F401
     own_attrs,
     uses_setup_context,
 )
+from gradviz.model import FROZEN
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
+_FROZEN = (f"{FROZEN} (requires_grad=False): kept at the value the module built, not seeded, "
+           "not perturbed by the numeric reference")
 _NO_PATH = ("no gradient path: the forward cuts the graph (.detach(), .data, numpy, or an op "
             "without a derivative), so autograd never reaches this tensor")
 
@@ -82,25 +87,6 @@ def _imports_tensorflow(namespace: dict) -> bool:
                for v in namespace.values())
 
 
-def _probe_grads(recorded: dict, targets: list, probe) -> dict:
-    """The inputs' and weights' gradients under the probe's upstream (runner._probe_upstream),
-    the graph kept for the run's own backward after it. {} when there is nothing to probe or
-    it raises (the run's own backward reports what the user's code does)."""
-    outs = [(n, t) for n, (t, role) in recorded.items()
-            if role == "output" and t.requires_grad and t.is_floating_point()]
-    wrt = [(n, t) for n, t, role in targets if role in ("input", "param") and t.requires_grad]
-    if not outs or not wrt:
-        return {}
-    ups = [torch.as_tensor(probe(n, tuple(t.shape)), dtype=t.dtype, device=t.device)
-           for n, t in outs]
-    try:
-        gs = torch.autograd.grad([t for _, t in outs], [t for _, t in wrt], grad_outputs=ups,
-                                 retain_graph=True, allow_unused=True)
-    except Exception:  # noqa: BLE001 - the run's own backward says what is wrong
-        return {}
-    return {n: _np(g) for (n, _), g in zip(wrt, gs) if g is not None}
-
-
 def _custom_op_body(obj):
     """The Python function of a `torch.library.custom_op` with a registered autograd formula
     (`register_autograd`), or None. Its body is what the framework's autograd differentiates in
@@ -124,7 +110,11 @@ class Built(BuiltBase):
     is_tensor = staticmethod(torch.is_tensor)
 
     def __init__(self, call, module=None, patch=None):
-        super().__init__(call, dict(module.named_parameters()) if module is not None else {}, patch)
+        named = dict(module.named_parameters()) if module is not None else {}
+        # only trainable parameters are seeded, differentiated and perturbed; frozen ones
+        # (requires_grad=False) are shown with "no gradient: frozen" (DESIGN.md "Parameters")
+        super().__init__(call, {n: p for n, p in named.items() if p.requires_grad}, patch,
+                         frozen={n: p for n, p in named.items() if not p.requires_grad})
         self.module = module
         # the default mode without a user reference: no custom backward may remain in its graph
         self.check_overrides = patch is functions_as_default
@@ -222,6 +212,10 @@ class NumericKit:
 
 class TorchAdapter(AdapterBase):
     name = "torch"
+
+    def __init__(self):
+        # the frozen parameters and buffers of a request's first Module build (its plans)
+        self._fixed = FirstBuild()
 
     # Process-wide settings a file may change at import; each file keeps its own (user_state).
     def settings(self) -> tuple:
@@ -335,11 +329,23 @@ class TorchAdapter(AdapterBase):
         with _default_dtype(_DTYPES[dtype]):
             instance = obj()
         instance = instance.to(device=device, dtype=_DTYPES[dtype])
+        self._same_fixed_state(instance, plans)
         if mode == "custom":
             return Built(instance, instance)
         if reference is not None:
             return Built(lambda *a, **k: reference(instance, *a, **k), instance)
         return Built(instance, instance, functions_as_default)
+
+    def _same_fixed_state(self, module, plans) -> None:
+        """Frozen parameters and buffers keep what the request's first build made of them
+        (first_build): a random one drawn again at each build (the numeric pass builds without
+        the modes' seed, in float64) made each mode run another forward."""
+        state = [p for p in module.parameters() if not p.requires_grad] + list(module.buffers())
+        kept = self._fixed.values(plans, [tuple(t.shape) for t in state],
+                                  lambda: [t.detach().clone() for t in state])
+        with torch.no_grad():
+            for t, k in zip(state, kept or ()):
+                t.copy_(k.to(device=t.device, dtype=t.dtype))
 
     def differentiate(self, graph, built, dtype, device, probe=None) -> dict:
         tdtype = _DTYPES[dtype]
@@ -351,10 +357,11 @@ class TorchAdapter(AdapterBase):
         recorded: dict[str, tuple] = {}
         # Values as they were before the op ran: an in-place forward would otherwise show its
         # result as the input while numeric was taken at the original (DESIGN.md, GV605).
-        before = {n: _np(t).copy() for n, t in [*leaves.items(), *built.params().items()]}
-        versions = {n: t._version for n, t in [*leaves.items(), *built.params().items()]}
+        owned = [*leaves.items(), *built.params().items(), *built.frozen.items()]
+        before = {n: _np(t).copy() for n, t in owned}
+        versions = {n: t._version for n, t in owned}
 
-        inputs = {id(t) for t in leaves.values()} | {id(t) for t in built.params().values()}
+        inputs = {id(t) for _, t in owned}
 
         def rec(name, t, role):
             if id(t) in inputs and torch.is_tensor(t):
@@ -369,7 +376,7 @@ class TorchAdapter(AdapterBase):
 
         with torch.enable_grad():
             loss = graph.forward(leaves, built.call_op, rec, F)
-        tensors = {**leaves, **built.params(), **{n: t for n, (t, _) in recorded.items()}}
+        tensors = {**dict(owned), **{n: t for n, (t, _) in recorded.items()}}
         written = {n for n, v in versions.items() if tensors[n]._version != v}
         kept = overrides_in_graph([loss]) if built.check_overrides else []
         if kept:
@@ -378,27 +385,19 @@ class TorchAdapter(AdapterBase):
                    for leaf, (n, t) in zip(graph.leaves, leaves.items()) if n not in fixed]
         targets += [(n, p, "param") for n, p in built.params().items()]
         targets += [(n, t, role) for n, (t, role) in recorded.items()]
-        live = [t for _, t, _ in targets if t.requires_grad]
-        # before the hooks below, which would keep the probe's gradients as the run's
-        probes = _probe_grads(recorded, targets, probe) if probe and loss.requires_grad else {}
-        # A backward that writes into its upstream in place would change the gradient recorded
-        # for `out` (autograd hands it that very buffer): keep a copy taken as it arrives.
-        arrived = {}
-        for name, (t, _) in recorded.items():
-            if t.requires_grad and t.grad_fn is not None:
-                t.register_hook(lambda g, name=name: arrived.__setitem__(name, g.clone()))
-        grads = []
-        if live and loss.requires_grad:
-            grads = list(torch.autograd.grad(loss, live, allow_unused=True))
-        got, it = {}, iter(grads)
+        grads, probes, skipped = training_grads(loss, targets, probe)
+        got = {}
         for name, t, role in targets:
-            g = next(it) if (t.requires_grad and loss.requires_grad) else None
-            if g is not None and name in arrived:
-                g = arrived[name]
+            g = grads[name]
             got[name] = {"role": role, "value": before.get(name, _np(t)),
                          "grad": None if g is None else _np(g),
                          "why": "" if g is not None else _NO_PATH, "inplace": name in written,
-                         "probe": probes.get(name)}
+                         "probe": _np(probes[name]) if name in probes else None}
+            if skipped and role in ("input", "param"):
+                got[name]["probe_skipped"] = skipped
+        for name in built.frozen:
+            got[name] = {"role": "param", "value": before[name], "grad": None, "why": _FROZEN,
+                         "frozen": True, "inplace": name in written}
         for name in fixed:
             got[name] = {"role": "input", "value": before[name], "grad": None, "why": "",
                          "inplace": name in written}
