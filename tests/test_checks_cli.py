@@ -10,7 +10,7 @@ import pytest
 
 from gradviz.cli.commands import EXIT_USAGE, main
 from gradviz.diagnostics import CODES
-from gradviz.diagnostics.contract_checks import CODE_OF, FALLBACK
+from gradviz.diagnostics.contract_checks import CODE_OF, FALLBACK, NOTE_OF
 from gradviz.model import CHECKS, CheckResult, parse_checks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,7 +32,8 @@ def test_an_unknown_check_is_bad_usage(capsys):
 
 def test_every_contract_code_is_reachable_and_titled():
     contract = {c for c in CODES if c.startswith("GV7")}
-    reachable = {code for code, _ in CODE_OF.values()} | set(FALLBACK.values())
+    reachable = {code for code, _ in CODE_OF.values()} | set(FALLBACK.values()) | \
+        set(NOTE_OF.values())
     assert reachable == contract
     assert {name for name, _ in CODE_OF} == set(FALLBACK) == set(CHECKS)
 
@@ -64,12 +65,17 @@ def test_run_with_checks_prints_a_line_per_op_writes_json_and_strict_fails(tmp_p
 
 
 def test_strict_fails_on_a_check_alone(engine):
-    """An op whose verdicts all match but which fails a check: --strict exits 1."""
+    """An op whose verdicts all match but which fails a check: --strict exits 1. One that
+    torch.func cannot transform (forward(ctx, ...)) is skipped there: strict passes it."""
     from gradviz.cli.commands import _exit_code
     from gradviz.compare import compare_result
     from gradviz.model import RunRequest, RunSettings
-    res, = engine.run([RunRequest(str(OPS), "OldStyle", "torch", RunSettings(checks=("vmap",)))])
-    comp = compare_result(res)
-    assert all(t.verdict == "match" for t in comp.tensors)
-    assert _exit_code([res], [comp], strict=False) == 0
-    assert _exit_code([res], [comp], strict=True) == 1
+    once, old = engine.run([RunRequest(str(OPS), q, "torch",
+                                       RunSettings(checks=("double_backward", "vmap")))
+                            for q in ("CubeOnce", "OldStyle")])
+    for res, strict_code in ((once, 1), (old, 0)):
+        comp = compare_result(res)
+        assert all(t.verdict == "match" for t in comp.tensors)
+        assert _exit_code([res], [comp], strict=False) == 0
+        assert _exit_code([res], [comp], strict=True) == strict_code
+    assert [c.status for c in old.checks] == ["pass", "skip"]

@@ -1,7 +1,12 @@
 """Failed contract checks (GV7xx): each way a check can fail has its own stable code; the
-message, the fix and the user's line come from the check itself (backends/checks/)."""
+message, the fix and the user's line come from the check itself (backends/checks/). A finding
+tells the story the check and the other findings tell: a check's skip that says how to make it
+apply is a note, and "not rounding" (GV751) on a tensor that the verdict passes or that GV302
+calls an intended surrogate says so, as a note, never as a bug beside it."""
 from __future__ import annotations
 
+from gradviz.compare.verdicts import PASSING
+from gradviz.diagnostics import versus_numeric
 from gradviz.diagnostics.context import Context
 
 # (check name, failure kind) -> (code, severity). "warning": the framework refuses loudly;
@@ -19,8 +24,6 @@ CODE_OF = {
     ("autocast", "raised"): ("GV721-autocast-dtype-mix", "warning"),
     ("autocast", "dtype"): ("GV721-autocast-dtype-mix", "warning"),
     ("autocast", "differs"): ("GV722-autocast-inaccurate", "error"),
-    ("vmap", "setup_context"): ("GV731-vmap-setup-context", "warning"),
-    ("vmap", "vmap_rule"): ("GV732-vmap-no-rule", "warning"),
     ("vmap", "data_dependent"): ("GV733-vmap-data-dependent", "warning"),
     ("vmap", "differs"): ("GV734-vmap-differs", "error"),
     ("vmap", "raised"): ("GV734-vmap-differs", "warning"),
@@ -28,6 +31,11 @@ CODE_OF = {
     ("compiled", "differs"): ("GV742-compiled-differs", "error"),
     ("precision", "stays"): ("GV751-precision-bug", "error"),
     ("precision", "raised"): ("GV751-precision-bug", "warning"),
+}
+# A skip that says how to make the check apply (the op is right for plain training): a note.
+NOTE_OF = {
+    ("vmap", "setup_context"): "GV731-vmap-setup-context",
+    ("vmap", "vmap_rule"): "GV732-vmap-no-rule",
 }
 # A check's own name, for a failure kind the table does not list (a check that raised).
 FALLBACK = {
@@ -44,11 +52,35 @@ def code_for(name: str, kind: str) -> tuple[str, str]:
 def check(ctx: Context) -> list:
     out = []
     for c in getattr(ctx.result, "checks", ()):
-        if c.status != "fail":
+        if c.status == "skip" and (c.name, c.kind) in NOTE_OF:
+            code, severity = NOTE_OF[(c.name, c.kind)], "info"
+        elif c.status == "fail":
+            code, severity = code_for(c.name, c.kind)
+        else:
             continue
-        code, severity = code_for(c.name, c.kind)
         message = c.message[0].upper() + c.message[1:] if c.message else c.name
         if not message.endswith("."):
             message += "."
+        if c.name == "precision" and c.status == "fail" and c.tensors:
+            cleared = _cleared(ctx, c.tensors)
+            if cleared:
+                severity, message = "info", f"{message[:-1]}; {cleared}."
         out.append(ctx.finding(code, severity, f"{c.name}: {message}", c.fix, c.where))
     return out
+
+
+def _cleared(ctx: Context, tensors) -> str:
+    """Why the precision check's "not rounding" is no bug for every one of `tensors`: the
+    verdict passes it, or GV302 finds the difference an intended surrogate ("" otherwise)."""
+    intended = {f.tensor: f for f in versus_numeric.check(ctx)
+                if f.code == "GV302-grad-surrogate"}
+    why = []
+    for name in tensors:
+        comp = ctx.comparison_of(name)
+        if comp is not None and comp.verdict in PASSING:
+            why.append(f"{name} reads {comp.verdict}")
+        elif name in intended:
+            why.append(f"{name} looks intended (GV302)")
+        else:
+            return ""
+    return ", ".join(why) + ": this says only that the difference is not float32 rounding"

@@ -41,13 +41,14 @@ CODES = {
     "GV713-upstream-layout": "Gradient depends on the upstream's memory layout",
     "GV721-autocast-dtype-mix": "Op mixes bfloat16 and float32 under mixed precision",
     "GV722-autocast-inaccurate": "Mixed-precision gradient beyond bfloat16 tolerance",
-    "GV731-vmap-setup-context": "Function without setup_context: torch.func cannot transform it",
-    "GV732-vmap-no-rule": "Function without a vmap rule",
+    "GV731-vmap-setup-context": "Function without setup_context: torch.func cannot transform it "
+                                "(a note: vmap skipped)",
+    "GV732-vmap-no-rule": "Function without a vmap rule (a note: vmap skipped)",
     "GV733-vmap-data-dependent": "Op reads tensor values in Python: it cannot be batched",
     "GV734-vmap-differs": "Batched per-sample gradients differ from unbatched ones",
     "GV741-compiled-raises": "Gradient does not compile",
     "GV742-compiled-differs": "Compiled gradient differs from eager",
-    "GV751-precision-bug": "Gradient wrong in float64 too: a bug, not rounding",
+    "GV751-precision-bug": "Gradient differs from numeric in float64 too: not rounding",
 }
 
 

@@ -70,10 +70,12 @@ def _shape_only(node, parents) -> bool:
 
 
 def _returns_nothing(fn) -> bool:
-    """Every return gives None (or no value): GV105's business, not this one's."""
+    """No return gives a gradient: every one gives None (GV105's business), or there is none at
+    all (a backward that only raises, `raise NotImplementedError`: it returns no gradient that
+    could ignore its upstream)."""
     rets = source.returns(fn)
 
     def none(v):
         return v is None or (isinstance(v, ast.Constant) and v.value is None) or \
             (isinstance(v, ast.Tuple) and all(none(e) for e in v.elts))
-    return bool(rets) and all(none(r.value) for r in rets)
+    return all(none(r.value) for r in rets)

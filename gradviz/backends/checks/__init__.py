@@ -3,15 +3,22 @@
 One module per check; each has `torch_check(ctx)` and `tf_check(ctx)` returning a CheckResult
 (see outcome.py). Worker-only: the frameworks are imported inside the check functions.
 `run_checks` runs the requested ones after the plain modes; user code that raises inside a
-check becomes a `fail` at the user's file:line, never a crash of the run.
+check becomes a `fail` at the user's file:line, never a crash of the run; a check whose own code
+raises is gradviz's failure, never the user's: a `skip` that says so, with the exception.
 """
 from __future__ import annotations
 
 import importlib
+import os
+import traceback
 
+import numpy as np
+
+import gradviz
 from gradviz.backends.checks.outcome import CheckFailed, raised
 from gradviz.backends.user_code import USER_FAILURES, error_info
 from gradviz.model import CHECKS, CheckResult
+from gradviz.user_frames import is_user_frame
 
 
 def run_checks(ctx, names, skip=None) -> tuple[CheckResult, ...]:
@@ -55,9 +62,39 @@ def run_one(ctx, name: str) -> CheckResult:
     except CheckFailed as exc:
         result = exc.result
     except USER_FAILURES as exc:  # noqa: BLE001 - user code raised in a way the check did not expect
+        if raised_in_gradviz(exc):
+            return CheckResult(name, "skip", gradviz_failed(name, exc))
         err = error_info(exc, "error", ctx.backward_where())
         result = raised(name, err, f"the {name.replace('_', ' ')} check")
     return result
+
+
+_GRADVIZ_DIR = os.path.dirname(os.path.abspath(gradviz.__file__)) + os.sep
+_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
+
+
+def raised_in_gradviz(exc: BaseException) -> bool:
+    """The exception comes from gradviz's own code: its innermost frame, numpy's left aside
+    (np.allclose raising a broadcast error for gradviz), is in the gradviz package and not the
+    user's. An error raised in the user's code, or by a framework refusing it, is the user's."""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if is_user_frame(frame.filename):
+            return False
+        path = os.path.abspath(frame.filename)
+        if not path.startswith(_NUMPY_DIR):
+            return path.startswith(_GRADVIZ_DIR)
+    return False
+
+
+def gradviz_failed(name: str, exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    at = next((f"{os.path.relpath(f.filename, os.path.dirname(_GRADVIZ_DIR[:-1]))}:{f.lineno}"
+               for f in reversed(frames) if os.path.abspath(f.filename).startswith(_GRADVIZ_DIR)),
+              "")
+    text = " ".join(str(exc).split())[:200]
+    return (f"gradviz's own {name} check failed ({type(exc).__name__}: {text}"
+            f"{f', at {at}' if at else ''}): a gradviz bug, not a fault of the op, and the check "
+            "says nothing about it; please report it")
 
 
 def skipped_all(names, reason: str) -> tuple[CheckResult, ...]:

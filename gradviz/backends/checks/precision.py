@@ -1,20 +1,36 @@
 """precision: "gradcheck says mismatch: is it float32 or my bug?". When the float32 custom
 gradient disagrees with the float64 numeric reference, the custom gradient is computed again in
 float64: agreement there means the float32 difference was rounding (pass, "rounding" in the
-message); a disagreement that stays is a bug (fail). A surrogate gradient, or a forward where the
-default disagrees with numeric too, cannot be judged this way and is skipped with the reason."""
+message); a disagreement that stays is not rounding (fail, GV751).
+
+It judges as the verdicts do (DESIGN.md "Verdicts"): the same tolerances and close_mask, elements
+where numeric is NaN/Inf and custom finite left out (no reference there), a few kink elements
+allowed. A surrogate (custom differs from numeric only where numeric is 0, a step straddled aside,
+and agrees elsewhere: round, sign, a quantiser) is not judged by numeric in any precision: skip,
+never "a bug". A gradient of the wrong shape is GV102's, not compared: skip."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from gradviz.backends import numeric
-from gradviz.backends.checks.outcome import compare, failed, passed, skipped
-from gradviz.compare.metrics import close_mask, tolerances
+from gradviz.backends.checks.outcome import passed, skipped
+from gradviz.compare.metrics import Tol, close_mask, fmt, tolerances
+from gradviz.compare.verdicts import KINK_FRACTION, numeric_defined
+from gradviz.model import CheckResult
 
 NAME = "precision"
-_FIX = ("The gradient is wrong in float64 too, so it is not rounding: check the backward's "
-        "formula against the derivative of the forward (the tensors listed disagree with the "
-        "finite-difference reference).")
+_FIX = ("The gradient differs from the finite-difference reference in float64 too, so it is not "
+        "rounding: check the backward's formula against the derivative of the forward, unless "
+        "the difference is intended (a gradient reversal or a scaling: the tensor's GV30x "
+        "finding says which it looks like).")
+
+
+@dataclass(frozen=True)
+class Judged:
+    kind: str       # "agrees" | "surrogate" | "off"
+    detail: str = ""
 
 
 def torch_check(ctx):
@@ -32,25 +48,43 @@ def _check(ctx):
     plain = {n: t for n, t in ctx.tensors.items() if "custom" in t["grads"]}
     if not plain:
         return skipped(NAME, "the custom mode produced no gradient to compare")
+    grads32 = {n: t["grads"]["custom"] for n, t in plain.items()}
+    misfit = _wrong_shapes(plain, grads32)
+    if misfit:
+        return skipped(NAME, misfit)
     infos = ctx.numeric_infos or _numeric(ctx, plain)
-    bad32 = _disagreeing(infos, {n: t["grads"]["custom"] for n, t in plain.items()}, "float32")
-    if not bad32:
+    judged32 = _judge_all(infos, grads32, "float32")
+    off32 = [n for n, j in judged32.items() if j.kind == "off"]
+    surrogates = [n for n, j in judged32.items() if j.kind == "surrogate"]
+    if not off32:
+        if surrogates:
+            return skipped(NAME, _surrogate_text(surrogates))
         return passed(NAME, "the float32 custom gradient agrees with numeric: nothing to re-run")
     got64 = ctx.adapter.differentiate(ctx.graph, ctx.build("custom", "float64"), "float64",
                                       ctx.device)
-    grads64 = {n: got64[n]["grad"] for n in bad32 if got64.get(n, {}).get("grad") is not None}
+    grads64 = {n: got64[n]["grad"] for n in off32 if got64.get(n, {}).get("grad") is not None}
+    misfit = _wrong_shapes(plain, grads64)
+    if misfit:
+        return skipped(NAME, misfit)
     infos64 = _numeric(ctx, {n: {**plain[n], "grads": {"custom": g}} for n, g in grads64.items()})
-    bad64 = _disagreeing(infos64, grads64, "float64")
-    names = ", ".join(bad32)
+    judged64 = _judge_all(infos64, grads64, "float64")
+    bad64 = {n: j.detail for n, j in judged64.items() if j.kind == "off"}
+    surrogates += [n for n, j in judged64.items() if j.kind == "surrogate"]
+    rounding = [n for n in off32 if judged64.get(n, Judged("off")).kind == "agrees"]
+    also = f"; {_surrogate_text(surrogates)}" if surrogates else ""
     if not bad64:
-        return passed(NAME, f"float32 custom disagrees with numeric for {names}, float64 "
-                      "custom agrees: the difference is float32 rounding, not a bug")
-    why_not = _not_judgeable(ctx, infos64, grads64, bad64)
+        if not rounding:
+            return skipped(NAME, _surrogate_text(surrogates))
+        return passed(NAME, f"float32 custom disagrees with numeric for {', '.join(rounding)}, "
+                      "float64 custom agrees: the difference is float32 rounding, not a bug"
+                      + also)
+    why_not = _default_disagrees_too(ctx, infos64, grads64, bad64)
     if why_not:
         return skipped(NAME, why_not)
     detail = "; ".join(f"{n}: {d}" for n, d in bad64.items())
-    return failed(NAME, "stays", f"the custom gradient disagrees with numeric in float64 too "
-                  f"({detail}): a bug in the backward, not rounding", ctx.backward_where(), _FIX)
+    return CheckResult(NAME, "fail", f"the custom gradient differs from numeric in float64 too "
+                       f"({detail}): not float32 rounding" + also, ctx.backward_where(), _FIX,
+                       "stays", tuple(bad64))
 
 
 def _numeric(ctx, tensors: dict) -> dict:
@@ -58,8 +92,26 @@ def _numeric(ctx, tensors: dict) -> dict:
     return numeric.compute(ctx.adapter, ctx.graph, built, ctx.device, tensors)
 
 
-def _disagreeing(infos: dict, grads: dict, dtype: str) -> dict:
-    """name -> detail for each tensor whose gradient disagrees with its numeric reference."""
+def _wrong_shapes(plain: dict, grads: dict) -> str:
+    """Why nothing can be compared element by element: a gradient whose shape is not its
+    tensor's ("" when every one fits)."""
+    bad = [(n, np.shape(g), np.shape(plain[n]["value"])) for n, g in grads.items()
+           if plain[n]["value"] is not None and np.shape(g) != np.shape(plain[n]["value"])]
+    if not bad:
+        return ""
+    text = ", ".join(f"{n} has shape {tuple(g)} for a tensor of shape {tuple(v)}"
+                     for n, g, v in bad)
+    return (f"the gradient has the wrong shape ({text}), see GV102: it cannot be compared with "
+            "numeric element by element, in any precision")
+
+
+def _surrogate_text(names: list) -> str:
+    return (f"the custom gradient of {', '.join(dict.fromkeys(names))} is a surrogate: it differs "
+            "from numeric only where numeric is 0 (a step, a rounding, a quantiser) and agrees "
+            "elsewhere, which the numeric reference does not judge in any precision")
+
+
+def _judge_all(infos: dict, grads: dict, dtype: str) -> dict:
     tol = tolerances(dtype, numeric=True)
     out = {}
     for name, g in grads.items():
@@ -67,40 +119,85 @@ def _disagreeing(infos: dict, grads: dict, dtype: str) -> dict:
         if info is None:
             continue
         if info.get("grad") is not None:
-            ok, detail = compare(g, info["grad"], tol)
+            out[name] = judge_elements(g, info["grad"], tol)
         elif info["info"].method == "projection":
             proj = info["info"].projections
-            ok, detail = compare(proj["custom"], proj["numeric"], tol)
-            detail = "along random directions: " + detail
-        else:
-            continue
-        if not ok:
-            out[name] = detail
+            out[name] = judge_projections(proj["custom"], proj["numeric"], tol)
     return out
 
 
-def _not_judgeable(ctx, infos64: dict, grads64: dict, bad64: dict) -> str:
-    """Why a float64 disagreement is not called a bug: a surrogate, or numeric does not apply."""
+def _allowed_kinks(n: int) -> int:
+    # as the verdicts allow a few elements at kinks (a finite difference straddling relu's 0);
+    # a one-element tensor has none to spare
+    return max(1, int(KINK_FRACTION * n)) if n > 1 else 0
+
+
+def judge_elements(g, ref, tol: Tol) -> Judged:
+    """custom `g` against numeric `ref`, element by element, as the verdicts compare them."""
+    g = np.asarray(g, dtype=np.float64).reshape(-1)
+    ref = np.asarray(ref, dtype=np.float64).reshape(-1)
+    defined = numeric_defined(g, ref)
+    atol = tol.atol_for(ref[defined]) if defined.any() else tol.atol
+    off = ~close_mask(g, ref, tol, atol) & defined
+    k = int(np.count_nonzero(off))
+    allowed = _allowed_kinks(int(np.count_nonzero(defined)))
+    if k <= allowed:
+        return Judged("agrees")
+    flat = off & (ref == 0)
+    if flat.any() and k - int(np.count_nonzero(flat)) <= allowed:
+        return Judged("surrogate")
+    both = off & np.isfinite(g)
+    worst = float(np.max(np.abs(g[both] - ref[both]))) if both.any() else None
+    left = int(defined.size - np.count_nonzero(defined))
+    text = f"{k} of {int(np.count_nonzero(defined))} elements differ"
+    if worst is not None:
+        text += f", max abs difference {fmt(worst)}"
+    if k > int(np.count_nonzero(both)):
+        text += f", {k - int(np.count_nonzero(both))} of them NaN/Inf in custom"
+    text += f" (tolerance {fmt(atol)} abs + {tol.rtol:g} rel)"
+    if left:
+        text += f"; numeric is NaN/Inf at {left} more, left out"
+    return Judged("off", text)
+
+
+def judge_projections(got, ref, tol: Tol) -> Judged:
+    """custom against numeric along random directions (g . v per direction)."""
+    got = np.asarray(got, dtype=np.float64).reshape(-1)
+    ref = np.asarray(ref, dtype=np.float64).reshape(-1)
+    defined = numeric_defined(got, ref)
+    atol = tol.atol_for(ref[defined]) if defined.any() else tol.atol
+    off = ~close_mask(got, ref, tol, atol) & defined
+    if not off.any():
+        return Judged("agrees")
+    if np.all(np.abs(ref[defined]) <= atol):
+        return Judged("surrogate")
+    both = off & np.isfinite(got)
+    worst = float(np.max(np.abs(got[both] - ref[both]))) if both.any() else None
+    return Judged("off", f"along random directions: {int(off.sum())} of {int(defined.sum())} "
+                  f"differ{f', max abs difference {fmt(worst)}' if worst is not None else ''} "
+                  f"(tolerance {fmt(atol)} abs + {tol.rtol:g} rel)")
+
+
+def _default_disagrees_too(ctx, infos64: dict, grads64: dict, bad64: dict) -> str:
+    """Why a float64 disagreement is not called "not rounding": the framework's own gradient
+    of the forward disagrees with numeric at the same elements, so numeric itself is in doubt
+    there (a forward not smooth at these inputs)."""
     try:
         default = ctx.adapter.differentiate(ctx.graph, ctx.build("default", "float64"), "float64",
                                             ctx.device)
-    except Exception:  # noqa: BLE001 - no default to tell a surrogate by: judge without it
+    except Exception:  # noqa: BLE001 - no default to ask: judge without it
         return ""
     tol = tolerances("float64", numeric=True)
     for name in bad64:
         d = default.get(name, {}).get("grad")
         ref = infos64.get(name, {}).get("grad")
-        if d is None or ref is None:
+        if d is None or ref is None or np.shape(d) != np.shape(ref):
             continue
-        if not close_mask(np.asarray(d, np.float64).reshape(-1),
-                          np.asarray(ref, np.float64).reshape(-1), tol).all():
-            return ("the default gradient disagrees with numeric as well, so the forward is not "
-                    "smooth at these inputs (or numeric does not apply): rounding cannot be told "
-                    "from a bug here")
-        off = ~close_mask(np.asarray(grads64[name], np.float64).reshape(-1),
-                          np.asarray(ref, np.float64).reshape(-1), tol)
-        if np.all(np.asarray(d).reshape(-1)[off] == 0):
-            return (f"the custom gradient of {name} is a surrogate (it differs only where the "
-                    "default gradient is zero, e.g. straight-through): the numeric reference "
-                    "does not judge it")
+        ref = np.asarray(ref, np.float64).reshape(-1)
+        c_off = ~close_mask(np.asarray(grads64[name], np.float64).reshape(-1), ref, tol)
+        d_off = ~close_mask(np.asarray(d, np.float64).reshape(-1), ref, tol)
+        if (c_off & d_off).any():
+            return ("the default gradient disagrees with numeric as well, at the same elements, "
+                    "so the forward is not smooth at these inputs (or numeric does not apply): "
+                    "rounding cannot be told from a wrong gradient here")
     return ""

@@ -7,6 +7,7 @@ import numpy as np
 from gradviz.backends.checks.outcome import brief, compare, failed, passed, skipped
 from gradviz.backends.user_code import error_info
 from gradviz.compare.metrics import tolerances
+from gradviz.model import CheckResult
 
 NAME = "vmap"
 SAMPLES = 3
@@ -53,6 +54,34 @@ def _fail_raised(ctx, exc, during: str):
                   err.where, fix)
 
 
+# torch.func refuses a Function written in the older style (forward(ctx, ...), no vmap rule): the
+# op is right for plain training, and a fail is a vmap that runs and gives other gradients, so
+# this is a skip that spells out the port (GV731 / GV732 as notes).
+_NOT_PORTED = ("setup_context", "vmap_rule")
+
+
+def _not_ported(ctx, result, note: str) -> CheckResult:
+    if ctx.info.kind == "custom_op":
+        return CheckResult(NAME, "skip", result.message + note, result.where, result.fix,
+                           result.kind)
+    fn = ctx.obj.__name__ if ctx.info.kind == "function" else "the autograd.Function it applies"
+    if result.kind == "setup_context":
+        why = (f"{fn} has the older forward(ctx, ...) form, which torch.func (vmap, grad, jacrev) "
+               "does not transform; plain training is not affected")
+        port = (f"To batch it with torch.func, port {fn}: write forward(x, ...) without ctx; add "
+                "a @staticmethod setup_context(ctx, inputs, output) that unpacks "
+                "`x, ... = inputs` and does what forward did with ctx (ctx.save_for_backward(x), "
+                "ctx.k = k); set generate_vmap_rule = True on the class (or write a vmap "
+                "staticmethod); backward(ctx, grad) stays as it is.")
+    else:
+        why = (f"{fn} has setup_context but neither generate_vmap_rule = True nor a vmap "
+               "staticmethod, so torch.func.vmap cannot batch it; plain training is not affected")
+        port = (f"Set generate_vmap_rule = True on {fn} (its forward, setup_context and backward "
+                "must then use only torch ops), or write a vmap staticmethod.")
+    where = ctx.forward_where() if ctx.info.kind == "function" else ctx.info.where
+    return CheckResult(NAME, "skip", f"{why}{note}. {port}", where, port, result.kind)
+
+
 def torch_check(ctx):
     import torch
 
@@ -82,6 +111,8 @@ def torch_check(ctx):
     except Exception as exc:  # noqa: BLE001 - the framework's refusal is the finding
         note = _jacrev_note(ctx, built, samples[0], names, probe)
         result = _fail_raised(ctx, exc, "torch.func.vmap(torch.func.grad(op))")
+        if result.kind in _NOT_PORTED:
+            return _not_ported(ctx, result, note)
         return failed(NAME, result.kind, result.message + note, result.where, result.fix)
     tol = tolerances(dtype, numeric=True)  # batched kernels reorder float arithmetic
     for k, name in enumerate(names):
