@@ -202,6 +202,12 @@ class RunResult:
     # the trainable parameters gradviz seeded (param_values or inputs=), by name; frozen ones
     # and buffers keep the values the module built (TensorResult.frozen)
     seeded_params: tuple[str, ...] = ()
+    # a Module / Layer's backward-shaped methods that nothing called in the custom run, as
+    # "Class.backward at file:line" (autograd and Keras never call them: backends/uncalled_backward)
+    uncalled_backward: tuple[str, ...] = ()
+    # ... and no custom gradient of the user's ran either: the custom mode was the framework's
+    # own autodiff, and the verdicts say the custom gradient was not found
+    no_own_gradient: bool = False
 
     @property
     def name(self) -> str:

@@ -98,6 +98,9 @@ def _op_dict(r: RunResult, comp: OpComparison, diagnostics: list) -> dict:
             "parameters": {"seeded": list(r.seeded_params),
                            "frozen": [t.name for t in r.tensors if t.frozen]},
             "probe_skipped": r.probe_skipped,
+            # backward-shaped methods nothing called (GV607), and whether no custom gradient ran
+            "uncalled_backward": {"methods": list(r.uncalled_backward),
+                                  "no_own_gradient": r.no_own_gradient},
             "warnings": list(r.warnings), "log": r.log, "elapsed": r.elapsed,
             "framework_version": r.framework_version}
 

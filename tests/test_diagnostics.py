@@ -65,7 +65,8 @@ def test_corpus_covers_every_code():
                                                "GV304-upstream-blind",      # test_upstream_blind
                                                "GV107-input-shape",         # test_input_shapes
                                                "GV108-upstream-unused",     # test_diagnostics_units
-                                               "GV109-input-range"}         # test_input_ranges
+                                               "GV109-input-range",         # test_input_ranges
+                                               "GV607-backward-never-called"}  # test_uncalled_backward
 
 
 @pytest.mark.parametrize("path,fw,qualname,code,line", TRIGGERS,

@@ -28,6 +28,7 @@ from gradviz.backends.introspect import OpOutputError, OverrideKept, definition_
 from gradviz.backends.kept import KeptRuns, QuickRun, keep_bound, quick_request
 from gradviz.backends.numeric_dirs import DirectionStore, dirs_bound
 from gradviz.backends.priority import background_priority as _background_priority
+from gradviz.backends.uncalled_backward import Watch, watching
 from gradviz.backends.upstream_probe import compare_probes, probe_upstream
 from gradviz.backends.user_code import USER_FAILURES, capture_output, error_info
 from gradviz.backends.user_modules import load_module
@@ -173,12 +174,15 @@ class Backend:
         probe = probe_upstream(s, plans)
         skipped: dict[str, str] = {}      # mode -> why its upstream probe was skipped
         seeded: tuple = ()
+        watch = Watch()
         for mode in ("custom", "default"):
             if mode not in s.modes:
                 continue
             try:
-                got, names = self._differentiated(obj, info, mode, s, device, module, meta,
-                                                  plans, graph, probe)
+                with watching(obj, info.kind, ad.name) if mode == "custom" else \
+                        contextlib.nullcontext(watch) as watch:
+                    got, names = self._differentiated(obj, info, mode, s, device, module, meta,
+                                                      plans, graph, probe)
             except GraphMismatch as exc:  # gradviz's graph, not the user's code: no user line
                 mode_errors[mode] = ErrorInfo("GraphMismatch", str(exc), info.where, kind="error")
                 continue
@@ -218,7 +222,8 @@ class Backend:
         # results use stay alive through them, the rest (an upstream gradient's) goes now
         graph.prepared.clear()
         compare_probes(tensors, s.dtype)
-        run_facts = {"probe_skipped": _probe_skipped(skipped), "seeded_params": tuple(seeded)}
+        run_facts = {"probe_skipped": _probe_skipped(skipped), "seeded_params": tuple(seeded),
+                     "uncalled_backward": watch.uncalled, "no_own_gradient": watch.no_own_gradient}
 
         if kept:
             for entry in tensors.values():
@@ -296,8 +301,9 @@ def _forward_where(obj, info: OpInfo) -> str:
 
 
 def _backward_where(obj, info: OpInfo) -> str:
-    """Where to point when the framework raises without a user frame (e.g. wrong gradient count)."""
-    fn = getattr(obj, "backward", None)
+    """Where to point when the framework raises without a user frame (e.g. wrong gradient count).
+    A Module / Layer's own `backward` method is no gradient of it (GV607): its definition."""
+    fn = getattr(obj, "backward", None) if info.kind != "module" else None
     return f"{info.file}:{definition_line(fn)}" if fn is not None else info.where
 
 

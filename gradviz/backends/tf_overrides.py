@@ -72,6 +72,14 @@ def _on() -> bool:
     return bool(_ACTIVE) and _ACTIVE.get(get_ident(), 0) > 0
 
 
+# thread id -> names of the user's custom gradients that ran while custom_gradients_seen is open
+_SEEN: dict[int, list] = {}
+
+
+def _seen() -> "list | None":
+    return _SEEN.get(get_ident()) if _SEEN else None
+
+
 def take_kept() -> list[str]:
     """The overrides gradviz could not remove that default runs met since the last call."""
     found = list(dict.fromkeys(_KEPT))
@@ -121,7 +129,11 @@ def _patches():
 
     def as_default(original):
         def decorator(f, args, kwargs):
-            if not _on() or is_framework_own(f):
+            own = is_framework_own(f)
+            seen = _seen()
+            if seen is not None and not own:
+                seen.append(getattr(f, "__qualname__", str(f)))
+            if not _on() or own:
                 return original(f, args, kwargs)
             return f(*args, **kwargs)[0]
         return decorator
@@ -144,14 +156,15 @@ def _patches():
         return concrete(self, *args, **kwargs)
 
     def scanned_call_flat(self, *args, **kwargs):
-        if _on() and _context.executing_eagerly():
+        seen = _seen()
+        if (_on() or seen is not None) and _context.executing_eagerly():
             try:
                 kept = _SCANNED.get(self)
                 if kept is None:
                     kept = _SCANNED[self] = overrides_in(self, is_framework_own)
             except TypeError:   # not weakly referenceable: read it each time
                 kept = overrides_in(self, is_framework_own)
-            _KEPT.extend(kept)
+            (_KEPT if _on() else seen).extend(kept)
         return call_flat(self, *args, **kwargs)
 
     put = ((_cg, "_eager_mode_decorator", as_default(eager)),
@@ -175,19 +188,49 @@ def custom_gradients_as_default():
     differentiates its forward with TensorFlow's autodiff, tf.functions run as their twins;
     restored on exit."""
     me = get_ident()
+    with _patched():
+        _ACTIVE[me] = _ACTIVE.get(me, 0) + 1
+        try:
+            yield
+        finally:
+            depth = _ACTIVE.pop(me, 1) - 1
+            if depth > 0:
+                _ACTIVE[me] = depth
+
+
+@contextlib.contextmanager
+def custom_gradients_seen():
+    """Within, in this thread: the names of the user's (and third-party) custom gradients that
+    ran, into the list yielded: a custom_gradient function called (or traced), or one in a
+    traced graph called eagerly. The op's own gradient computation is otherwise untouched (the
+    patches run the originals while no default run is on)."""
+    me = get_ident()
+    found: list = []
+    with _patched():
+        outer = _SEEN.get(me)
+        _SEEN[me] = found
+        try:
+            yield found
+        finally:
+            if outer is None:
+                _SEEN.pop(me, None)
+            else:
+                _SEEN[me] = outer
+                outer.extend(found)
+
+
+@contextlib.contextmanager
+def _patched():
+    """The patches in place while any window is open (in any thread)."""
     if _OPEN[0] == 0:
         if not _PATCHES:
             _PATCHES.extend(_patches())
         for owner, attr, value in _PATCHES[0]:
             setattr(owner, attr, value)
     _OPEN[0] += 1
-    _ACTIVE[me] = _ACTIVE.get(me, 0) + 1
     try:
         yield
     finally:
-        depth = _ACTIVE.pop(me, 1) - 1
-        if depth > 0:
-            _ACTIVE[me] = depth
         _OPEN[0] -= 1
         if _OPEN[0] == 0:
             for owner, attr, value in _PATCHES[1]:

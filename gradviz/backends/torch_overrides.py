@@ -217,3 +217,29 @@ def overrides_in_graph(roots) -> list[str]:
                 found.append(name)
         stack.extend(fn for fn, _ in getattr(node, "next_functions", ()))
     return found
+
+
+@contextlib.contextmanager
+def custom_backwards_seen():
+    """Within: the names of the Functions outside torch whose backward autograd ran (and of the
+    autograd formulas registered for a torch.library.custom_op, which torch wraps in a Function
+    of its own), into the list yielded; None where this torch has no such entry point to watch
+    (nothing can be said then). Autograd calls every Python Function's backward through
+    BackwardCFunction.apply; the wrapper only records and calls it."""
+    from torch.autograd.function import BackwardCFunction
+    original = vars(BackwardCFunction).get("apply")
+    if original is None:
+        yield None
+        return
+    seen: list = []
+
+    def apply(self, *args):
+        cls = getattr(self, "_forward_cls", None)
+        if cls is not None and (is_override(cls) or cls.__module__.startswith("torch._library")):
+            seen.append(f"{cls.__module__}.{cls.__qualname__}")
+        return original(self, *args)
+    BackwardCFunction.apply = apply
+    try:
+        yield seen
+    finally:
+        BackwardCFunction.apply = original

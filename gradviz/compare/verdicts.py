@@ -9,7 +9,7 @@ and default, no numeric reference): calling that `match` would vouch for a gradi
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Optional
 
 import numpy as np
@@ -472,11 +472,35 @@ def compare_result(result: RunResult, earlier: Optional[tuple] = None) -> OpComp
     olds: dict = {}
     if earlier is not None and earlier[1] is not None:
         olds = {ot.name: (ot, oc) for ot, oc in zip(earlier[0].tensors, earlier[1].tensors)}
-    tensors = tuple(compare_tensor(t, result.status, result.mode_errors, result.error,
-                                   tuple(result.inplace_inputs), olds.get(t.name))
-                    for t in result.tensors)
+    tensors = tuple(custom_not_found(result, t, compare_tensor(
+        t, result.status, result.mode_errors, result.error, tuple(result.inplace_inputs),
+        olds.get(t.name))) for t in result.tensors)
     return OpComparison(result.name, result.framework, result.device, result.status, result.error,
                         tensors)
+
+
+def custom_not_found(result: RunResult, t: TensorResult,
+                     tc: TensorComparison) -> TensorComparison:
+    """The seed tutorial's trap: a Module / Layer whose backward-shaped method nothing called
+    (RunResult.uncalled_backward) and no custom gradient of its own ran (no_own_gradient): custom
+    is the framework's own autodiff, so whatever it agrees with, the custom gradient was not
+    found (`broken`). Tensors the op's backward does not produce (its outputs, frozen
+    parameters) keep theirs, as does one where custom differs from default after all (something
+    of the user's did run)."""
+    overruled = ("match", "surrogate", "differs", "unchecked")   # nothing worse was found
+    if not (result.no_own_gradient and result.uncalled_backward) or t.role == "output" or \
+            t.frozen or tc.verdict not in overruled:
+        return tc
+    m = tc.metrics.get("custom~default")
+    if m is not None and not m["allclose"]:
+        return tc
+    caller = "Keras differentiates call" if result.framework == "tf" else \
+        "autograd differentiates forward"
+    why = (f"custom gradient not found: {result.uncalled_backward[0]} is never called ({caller} "
+           "itself and never calls such a method), and nothing the op runs overrides the "
+           "gradient, so custom is the framework's own autodiff; it would read: "
+           f"{tc.verdict}, {tc.explanation}")
+    return replace(tc, verdict="broken", explanation=why)
 
 
 def summary_counts(comparisons: Iterable[OpComparison]) -> dict:

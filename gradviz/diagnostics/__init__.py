@@ -19,8 +19,9 @@ non-tensors, inputs of a shape or range the op cannot take, an upstream gradient
 GV2xx forward changed, GV3xx custom vs numeric (bug or surrogate; no float64 reference; an
 upstream that hides the backward), GV4xx NaN/Inf, GV5xx no default path, GV6xx tutorial traps
 (Keras weights, variables=, call returning a grad fn, save_for_backward, in-place without
-mark_dirty), GV7xx failed contract checks (double backward, non-contiguous upstream, autocast,
-vmap, compiled, precision). GV000: a check itself failed (a gradviz bug).
+mark_dirty, a Module / Layer backward() that nothing calls), GV7xx failed contract checks
+(double backward, non-contiguous upstream, autocast, vmap, compiled, precision).
+GV000: a check itself failed (a gradviz bug).
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from gradviz.diagnostics import (
     numeric_float64,
     source,
     torch_traps,
+    uncalled_backward,
     upstream_blind,
     upstream_unused,
     versus_numeric,
@@ -49,7 +51,7 @@ __all__ = ["diagnose", "diagnose_load", "Finding", "CODES", "SEVERITIES"]
 CHECKS = (from_errors.check, input_shapes.check, upstream_unused.check, gradients.check,
           forward_changed.check, versus_numeric.check, numeric_float64.check, upstream_blind.check,
           nonfinite.check, default_path.check, keras_traps.check, torch_traps.check,
-          contract_checks.check)
+          uncalled_backward.check, contract_checks.check)
 
 
 def diagnose(result: RunResult, comparison=None) -> list[Finding]:

@@ -28,7 +28,8 @@ class Context:
         return source.line_of(self.file, self.node)
 
     def backward(self):
-        return source.backward_of(self.tree, self.qualname)
+        return source.backward_of(self.tree, self.qualname,
+                                  module=self.kind in ("module", "layer"))
 
     def backward_where(self, fallback: str = "") -> str:
         bw = self.backward()

@@ -31,6 +31,7 @@ CODES = {
     "GV604-save-for-backward": "save_for_backward misused",
     "GV605-inplace-no-mark-dirty": "In-place forward without ctx.mark_dirty",
     "GV606-one-argument-unpacked": "call/forward unpacks one argument into several tensors",
+    "GV607-backward-never-called": "Module / Layer backward method that nothing calls",
     # GV7xx: failed contract checks (see diagnostics/contract_checks.py)
     "GV701-double-backward-once": "Backward is once_differentiable: double backward raises",
     "GV702-double-backward-cut": "Custom gradient is not differentiable: double backward is zero",

@@ -122,14 +122,16 @@ def line_of(path: str, node) -> str:
     return f"{path}:{node.lineno}" if node is not None and getattr(node, "lineno", 0) else ""
 
 
-def backward_of(tree, qualname: str, _seen: Optional[set] = None):
+def backward_of(tree, qualname: str, _seen: Optional[set] = None, module: bool = False):
     """The function holding the user's gradient for op `qualname`: a Function's backward, a
-    custom_gradient's grad, or (for a Module / Layer) that of the first such op it calls."""
+    custom_gradient's grad, or (for a Module / Layer) that of the first such op it calls.
+    `module`: the op is a Module / Layer, whose own `backward` method autograd never calls (the
+    seed tutorial's trap, GV607): it is not the op's gradient."""
     node = top_level(tree, qualname)
     if node is None:
         return None
     if isinstance(node, ast.ClassDef):
-        bw = method(node, "backward")
+        bw = None if module else method(node, "backward")
         if bw is not None:
             return bw
         seen = (_seen or set()) | {qualname}

@@ -81,7 +81,8 @@ class CheckContext:
     def backward_where(self) -> str:
         """The `def` line of the user's gradient: a Function's backward, a custom_gradient's
         inner grad function, or that of the first such op a Module / Layer calls."""
-        node = source.backward_of(source.parse(self.info.file), self.info.qualname)
+        node = source.backward_of(source.parse(self.info.file), self.info.qualname,
+                                  module=self.info.kind in ("module", "layer"))
         if node is not None:
             return source.line_of(self.info.file, node)
         fn = getattr(self.obj, "backward", None)
