@@ -126,7 +126,8 @@ class CheckResult:
     where: str = ""           # "file:line" in the user's file, "" if none applies
     fix: str = ""             # for a failure: what to change
     kind: str = ""            # for a failure: which way it failed (diagnostics map it to a code)
-    tensors: tuple[str, ...] = ()   # the tensors a failure is about, where it names some
+    # the tensors a failure is about; for precision's pass, those it cleared as float32 rounding
+    tensors: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         """The JSON form of DESIGN.md: name, status, message, where."""

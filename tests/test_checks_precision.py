@@ -152,3 +152,11 @@ def test_user_code_raising_inside_a_check_is_still_the_users_failure(monkeypatch
     got = checks_pkg.run_one(_Ctx(), "precision")
     assert (got.status, got.kind, got.where) == ("fail", "raised", f"{user}:2")
     assert "raised ValueError: backward refuses" in got.message
+
+
+def test_a_check_that_cannot_even_be_found_is_skipped_as_gradviz_s_failure():
+    """importlib raising (through the standard library's frames) for gradviz's own lookup."""
+    got = checks_pkg.run_one(_Ctx(), "no_such_check")
+    assert got.status == "skip"
+    assert got.message.startswith("gradviz's own no_such_check check failed "
+                                  "(ModuleNotFoundError: No module named")

@@ -109,6 +109,7 @@ def test_a_layer_mixing_dtypes_fails_under_mixed_bfloat16_as_keras_does(runs, tf
 def test_precision_tells_rounding_from_a_bug(runs):
     c = check(runs["square_cancel"], "precision")
     assert c.status == "pass" and "rounding" in c.message
+    assert c.tensors == ("x",)     # cleared as rounding: no finding may call x a bug
     w = check(runs["square_wrong"], "precision")
     assert w.status == "fail" and w.where == line_of("def grad", "def square_wrong")
     assert "GV751-precision-bug" in codes(runs["square_wrong"])

@@ -148,6 +148,7 @@ def test_precision_tells_rounding_from_a_bug(runs):
     assert compare_result(cancel).tensors[0].verdict == "differs"
     c = check(cancel, "precision")
     assert c.status == "pass" and "rounding" in c.message
+    assert c.tensors == ("x",)     # cleared as rounding: no finding may call x a bug
     w = check(wrong, "precision")
     assert w.status == "fail" and "float64 too" in w.message and "not float32 rounding" in w.message
     assert w.where == line_of("def backward", "SquareWrong") and w.tensors == ("x",)

@@ -64,7 +64,9 @@ def test_contract_checks_of_a_custom_op_give_custom_op_advice(engine, write_modu
     checks = RunSettings(modes=("custom",), checks=("vmap", "compiled"))
     path = write_module("lib_ops.py", OPS.format(ns=ns, factor="1.0"))
     got = {c.name: c for c in run(engine, path, "scaled_sin", "torch", checks).checks}
-    assert got["vmap"].status == "fail" and "setup_context and a vmap rule" in got["vmap"].fix
+    # torch.func not transforming a custom op's registered autograd is no fault of the op: skip
+    assert got["vmap"].status == "skip" and "setup_context and a vmap rule" in got["vmap"].fix
+    assert "does not transform a custom op's registered autograd" in got["vmap"].message
     assert got["compiled"].status == "fail" and "register_fake" in got["compiled"].fix
     path = write_module("lib_ops.py", OPS.format(ns=ns, factor="1.0") + FAKE)
     got = {c.name: c for c in run(engine, path, "scaled_sin", "torch", checks).checks}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sysconfig
 import traceback
 
 import numpy as np
@@ -55,10 +56,9 @@ def unfit(numeric_error) -> dict:
 
 
 def run_one(ctx, name: str) -> CheckResult:
-    module = importlib.import_module(f"gradviz.backends.checks.{name}")
-    check = getattr(module, f"{ctx.framework}_check")
     try:
-        result = check(ctx)
+        module = importlib.import_module(f"gradviz.backends.checks.{name}")
+        result = getattr(module, f"{ctx.framework}_check")(ctx)
     except CheckFailed as exc:
         result = exc.result
     except USER_FAILURES as exc:  # noqa: BLE001 - user code raised in a way the check did not expect
@@ -70,19 +70,29 @@ def run_one(ctx, name: str) -> CheckResult:
 
 
 _GRADVIZ_DIR = os.path.dirname(os.path.abspath(gradviz.__file__)) + os.sep
+# what gradviz calls that raises on its behalf: numpy (a broadcast error), the standard library
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
+_STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 
 
 def raised_in_gradviz(exc: BaseException) -> bool:
-    """The exception comes from gradviz's own code: its innermost frame, numpy's left aside
-    (np.allclose raising a broadcast error for gradviz), is in the gradviz package and not the
-    user's. An error raised in the user's code, or by a framework refusing it, is the user's."""
+    """The exception comes from gradviz's own code: its innermost frame, numpy's and the
+    standard library's left aside (np.allclose raising a broadcast error for gradviz), is in the
+    gradviz package and not the user's. An error raised in the user's code, or by a framework
+    refusing it, is the user's."""
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         if is_user_frame(frame.filename):
             return False
+        if not os.path.isabs(frame.filename):
+            continue        # <frozen importlib._bootstrap>, <string>
         path = os.path.abspath(frame.filename)
-        if not path.startswith(_NUMPY_DIR):
-            return path.startswith(_GRADVIZ_DIR)
+        if path.startswith(_NUMPY_DIR):
+            continue
+        if path.startswith(_GRADVIZ_DIR):
+            return True
+        if "site-packages" in path or "dist-packages" in path or \
+                not path.startswith(_STDLIB_DIR):
+            return False    # a framework refusing the user's op: the user's to hear
     return False
 
 
