@@ -174,6 +174,10 @@ class TensorResult:
     probe: Optional[dict] = None
     # a frozen parameter: no gradient in any mode by design, its value the module's own (FROZEN)
     frozen: bool = False
+    # mode -> the dtype the framework's gradient had where it is not the tensor's own: torch's
+    # autograd casts what a custom backward returns to the input's dtype, and numpy has no
+    # bfloat16, so `grads` alone cannot show a bfloat16 or float64 gradient (GV103)
+    grad_dtypes: dict[str, str] = field(default_factory=dict)
 
     def grad(self, mode: str) -> Optional[np.ndarray]:
         return self.grads.get(mode)

@@ -212,6 +212,8 @@ class Backend:
                     continue   # int64 / bool input: a value, no gradient columns at all
                 if t["grad"] is not None:
                     entry["grads"][mode] = t["grad"]
+                    if t.get("grad_dtype"):
+                        entry.setdefault("grad_dtypes", {})[mode] = t["grad_dtype"]
                 else:
                     entry["absent"][mode] = t["why"]
                 if t.get("probe") is not None:
@@ -326,7 +328,8 @@ def _tensor_results(tensors: dict, numeric_infos: dict, dtype: str) -> tuple[Ten
         out.append(TensorResult(name=name, role=t["role"], shape=shape, dtype=own, value=value,
                                 grads=grads, absent=absent,
                                 numeric=info["info"] if info is not None else None,
-                                probe=t.get("probe"), frozen=bool(t.get("frozen"))))
+                                probe=t.get("probe"), frozen=bool(t.get("frozen")),
+                                grad_dtypes=dict(t.get("grad_dtypes", {}))))
     return tuple(out)
 
 

@@ -465,7 +465,7 @@ class TfAdapter(AdapterBase):
                 g = tf.convert_to_tensor(g)
             got[name] = {"role": role, "value": _host_float(t), "grad": None if g is None
                          else _host_float(g), "why": "" if g is not None else why,
-                         "probe": probes.get(name)}
+                         "probe": probes.get(name), "grad_dtype": _own_dtype(g, t)}
             if skipped and role in ("input", "param"):
                 got[name]["probe_skipped"] = skipped
         for name, v in built.frozen.items():
@@ -534,6 +534,18 @@ class TfAdapter(AdapterBase):
 def _watchable(t):
     # Keras 3 variables wrap a tf.Variable; the tape knows the inner one.
     return getattr(t, "value", t) if not tf.is_tensor(t) else t
+
+
+def _own_dtype(g, t):
+    """The gradient's dtype where it is not its tensor's: _host_float makes a bfloat16 one
+    float32, and the report would not know a grad function returned bfloat16."""
+    if g is None:
+        return None
+    try:
+        want = tf.as_dtype(t.dtype)
+    except TypeError:
+        return None
+    return g.dtype.name if g.dtype != want else None
 
 
 def _host_float(t) -> np.ndarray:

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from gradviz.api import marked
+from gradviz.backends import torch_grad_dtypes
 from gradviz.backends.adapter import AdapterBase, BuiltBase
 from gradviz.backends.first_build import FirstBuild
 from gradviz.backends.graphs import differentiable, leaf_array
@@ -385,6 +386,7 @@ class TorchAdapter(AdapterBase):
                    for leaf, (n, t) in zip(graph.leaves, leaves.items()) if n not in fixed]
         targets += [(n, p, "param") for n, p in built.params().items()]
         targets += [(n, t, role) for n, (t, role) in recorded.items()]
+        returned = torch_grad_dtypes.watch(loss, targets)   # filled by the backward below
         grads, probes, skipped = training_grads(loss, targets, probe)
         got = {}
         for name, t, role in targets:
@@ -392,7 +394,8 @@ class TorchAdapter(AdapterBase):
             got[name] = {"role": role, "value": before.get(name, _np(t)),
                          "grad": None if g is None else _np(g),
                          "why": "" if g is not None else _NO_PATH, "inplace": name in written,
-                         "probe": _np(probes[name]) if name in probes else None}
+                         "probe": _np(probes[name]) if name in probes else None,
+                         "grad_dtype": returned.get(name)}
             if skipped and role in ("input", "param"):
                 got[name]["probe_skipped"] = skipped
         for name in built.frozen:

@@ -15,17 +15,20 @@ API (numpy + ast only: no torch / tensorflow import; the user's file is parsed, 
     framework, op, tensor. `as_dict()` for JSON, `one_line()` for a terminal.
 
 Codes: GV1xx gradients or inputs that do not fit (count, shape, dtype, device, missing, for
-non-tensors, inputs of a shape or range the op cannot take, an upstream gradient never read),
-GV2xx forward changed, GV3xx custom vs numeric (bug or surrogate; no float64 reference; an
-upstream that hides the backward), GV4xx NaN/Inf, GV5xx no default path, GV6xx tutorial traps
-(Keras weights, variables=, call returning a grad fn, save_for_backward, in-place without
-mark_dirty, a Module / Layer backward() that nothing calls), GV7xx failed contract checks
-(double backward, non-contiguous upstream, autocast, vmap, compiled, precision).
+non-tensors, inputs of a shape or range the op cannot take, an upstream gradient never read, a
+gradient rounded to bfloat16 / float16), GV2xx forward changed, GV3xx custom vs numeric (bug or
+surrogate; no float64 reference; an upstream that hides the backward; the cause read off the
+numbers: sign flipped, transposed, another input's, summed over the wrong axes), GV4xx
+NaN/Inf, GV5xx no default path, GV6xx tutorial traps (Keras weights, variables=, call
+returning a grad fn, save_for_backward, in-place without mark_dirty, a Module / Layer
+backward() that nothing calls), GV7xx failed contract checks (double backward,
+non-contiguous upstream, autocast, vmap, compiled, precision).
 GV000: a check itself failed (a gradviz bug).
 """
 from __future__ import annotations
 
 from gradviz.diagnostics import (
+    causes,
     contract_checks,
     default_path,
     forward_changed,
@@ -49,9 +52,9 @@ from gradviz.model import ErrorInfo, RunResult
 __all__ = ["diagnose", "diagnose_load", "Finding", "CODES", "SEVERITIES"]
 
 CHECKS = (from_errors.check, input_shapes.check, upstream_unused.check, gradients.check,
-          forward_changed.check, versus_numeric.check, numeric_float64.check, upstream_blind.check,
-          nonfinite.check, default_path.check, keras_traps.check, torch_traps.check,
-          uncalled_backward.check, contract_checks.check)
+          forward_changed.check, causes.check, versus_numeric.check, numeric_float64.check,
+          upstream_blind.check, nonfinite.check, default_path.check, keras_traps.check,
+          torch_traps.check, uncalled_backward.check, contract_checks.check)
 
 
 def diagnose(result: RunResult, comparison=None) -> list[Finding]:

@@ -20,6 +20,7 @@ class Context:
         self.file = result.op.file if result.op else os.path.abspath(result.request.file)
         self.tree = source.parse(self.file)
         self.node = source.top_level(self.tree, self.qualname)
+        self.cache: dict = {}       # what one check works out for another (diagnostics.causes)
 
     # --- source locations ------------------------------------------------------------------
     def op_where(self) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradviz.compare.rounding import BITS
+from gradviz.diagnostics import causes
 from gradviz.diagnostics.context import Context
 
 _LEAF_ROLES = ("input", "param")
@@ -38,10 +40,23 @@ def _shape_dtype(ctx: Context, t, g: np.ndarray) -> list:
             f"Return a gradient with exactly the shape of '{t.name}' (e.g. upstream * ..., not "
             "a reduce_sum of it; sum only over broadcast dimensions).",
             ctx.backward_where(), tensor=t.name))
-    if value is not None and g.dtype != value.dtype and g.dtype.kind == "f":
+    # the dtype the backward returned: torch's autograd casts it to the input's before gradviz
+    # sees it, and numpy has no bfloat16 (TensorResult.grad_dtypes)
+    own = t.grad_dtypes.get("custom") or (str(g.dtype) if g.dtype.kind == "f" else "")
+    told = causes.named(ctx).get(t.name)     # a narrowing one, with its rounding, is told there
+    if value is not None and own and own != str(value.dtype) and \
+            (told is None or told.code != "GV103-grad-dtype"):
+        torch = ctx.framework == "torch"
+        wider = BITS.get(own, 0) > BITS.get(str(value.dtype), 0)
+        after = (f"; autograd casts it back to {value.dtype}, so training gets {value.dtype} "
+                 "and only the work in the wider dtype is wasted" if torch and wider else
+                 f"; autograd casts it back to {value.dtype}" if torch else
+                 f"; TensorFlow passes it on as {own}, and adding it to a {value.dtype} "
+                 f"gradient or applying it to a {value.dtype} variable can raise")
         out.append(ctx.finding(
-            "GV103-grad-dtype", "warning",
-            f"The custom gradient of '{t.name}' is {g.dtype} but '{t.name}' is {value.dtype}.",
+            "GV103-grad-dtype", "info" if torch and wider else "warning",
+            f"The custom gradient of '{t.name}' is {own} but '{t.name}' is {value.dtype}"
+            f"{after}.",
             "Cast the gradient to the input's dtype (tf.cast(g, x.dtype) / g.to(x.dtype)).",
             ctx.backward_where(), tensor=t.name))
     return out

@@ -9,6 +9,7 @@ import numpy as np
 from gradviz.compare import tensor_metrics
 from gradviz.compare.metrics import close_mask, fmt, tolerances
 from gradviz.compare.verdicts import numeric_defined
+from gradviz.diagnostics import causes
 from gradviz.diagnostics.context import Context
 
 
@@ -16,8 +17,9 @@ def check(ctx: Context) -> list:
     if "custom" in ctx.result.mode_errors:
         return []
     out = []
+    told = causes.named(ctx)      # a tensor whose cause is named has that finding instead
     for t in ctx.result.tensors:
-        if t.role not in ("input", "param") or "custom" not in t.grads:
+        if t.role not in ("input", "param") or "custom" not in t.grads or t.name in told:
             continue
         comp = ctx.comparison_of(t.name)
         metrics = comp.metrics if comp is not None else tensor_metrics(t)
@@ -73,6 +75,8 @@ def _judge(ctx: Context, t, c: np.ndarray, ref, ref_name: str, cn: dict):
             "of the forward at the saved inputs, and return the gradients in input order.",
             ctx.backward_where(), tensor=t.name)
     kind, why, severity = pattern
+    if kind == "negative factor":     # one rule for a reversal and a flipped sign (causes.py)
+        return causes.sign_finding(ctx, t.name, float(why), _Ref(ref_name), int(c.size))
     if severity != "info":
         return ctx.finding("GV301-grad-wrong", severity, f"{base}; {why}.",
                            "Fix the constant factor in backward unless the scaling is intended.",
@@ -104,8 +108,7 @@ def _pattern(c, d, x, tol) -> Optional[tuple[str, str, str]]:
         k = float(np.median(ratio))
         if np.allclose(ratio, k, rtol=1e-3, atol=1e-6) and np.allclose(c[~nz], 0, atol=tol.atol_for(d)):
             if k < 0:
-                return ("gradient reversal",
-                        f"it equals {fmt(k)} times the true gradient everywhere", "info")
+                return ("negative factor", repr(k), "")
             why = (f"it equals {fmt(k)} times the true gradient everywhere, which is usually a "
                    "wrong constant factor in backward (a bug) unless you scale on purpose")
             cap = float(np.max(np.abs(c[nz])))
@@ -133,3 +136,13 @@ def _pattern(c, d, x, tol) -> Optional[tuple[str, str, str]]:
                         f"it equals the true gradient where |input| <= {fmt(hi)} and is 0 at the "
                         f"{int(differ.sum())} elements where |input| >= {fmt(lo)}", "info")
     return None
+
+
+class _Ref:
+    """What sign_finding says its numbers rest on, for this check's reference."""
+    def __init__(self, name: str):
+        self.name = name
+
+    def words(self, of: str = "") -> str:
+        return (f"the default gradient{of} (numeric agrees with it)" if self.name == "default"
+                else f"the numeric (finite-difference) gradient{of}")

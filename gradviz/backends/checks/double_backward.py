@@ -8,6 +8,7 @@ import numpy as np
 
 from gradviz.backends.checks.outcome import failed, passed, skipped
 from gradviz.backends.numeric import REL_EPS
+from gradviz.compare.rounding import narrowest
 
 NAME = "double_backward"
 DIRECTIONS = 3
@@ -141,6 +142,9 @@ def _check(ctx, second, first):
                     f"backward along a random direction is {num:.4g}, so gradient penalties "
                     f"and second-order methods get a silent zero; mark it {_ONCE} if that is "
                     "intended", ctx.backward_where(), _FIX_CUT)
+            unfit = _unfit_for_differences(g, first(custom, values))
+            if unfit:
+                return skipped(NAME, unfit)
             return failed(
                 NAME, "wrong_second",
                 f"differentiating the custom backward again gives {ana:.6g} along a random "
@@ -152,6 +156,27 @@ def _check(ctx, second, first):
         return failed(NAME, "differs_default", note[0], ctx.backward_where(), _FIX_CUT)
     return passed(NAME, f"the custom gradient differentiated again agrees with the numeric "
                   f"derivative of the backward ({DIRECTIONS} random directions){note}")
+
+
+def _unfit_for_differences(g, again) -> str:
+    """Why finite differences of the custom backward measure no derivative, or "": it rounds its
+    gradient below float64 (a cast to bfloat16 or float32 inside it: steps, no slope at eps), or
+    two calls at the same point give other gradients (a random backward). Then a disagreement
+    with them says nothing about the graph the backward builds."""
+    for x in g:
+        live = np.ravel(x)[np.isfinite(np.ravel(x)) & (np.ravel(x) != 0)] if x is not None else ()
+        fmt = narrowest(live, wider_than="float64") if np.unique(live).size >= 8 else None
+        if fmt is not None:
+            return (f"the custom backward rounds a gradient to {fmt} in a float64 run (each of "
+                    f"its {live.size} nonzero values is exactly a {fmt} number), so finite "
+                    "differences of it measure rounding steps, not its derivative; second "
+                    "derivatives not compared (the diagnostics say what the rounding costs)")
+    for a, b in zip(g, again):
+        if (a is None) != (b is None) or (a is not None and not np.allclose(a, b, 1e-9, 1e-12)):
+            return ("the custom backward gives other gradients at the same point on a second "
+                    "call (a random backward), so finite differences of it measure no "
+                    "derivative; second derivatives not compared")
+    return ""
 
 
 def _versus_default(ctx, second, values, g, gg):

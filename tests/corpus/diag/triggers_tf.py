@@ -78,3 +78,56 @@ class UnpacksInputs(keras.layers.Layer):
     def call(self, inputs):
         a, b = inputs   # TRIGGER: gradviz passes one tensor, not a list of two
         return a * b
+
+
+@tf.custom_gradient
+def cos_wrong_sign(x):
+    """expect: GV305-grad-sign-flipped"""
+    def grad(upstream):
+        return upstream * tf.sin(x)   # TRIGGER: d/dx cos(x) = -sin(x)
+    return tf.cos(x), grad
+
+
+@gradviz.op(inputs={"x": (3, 4), "w": (4, 5)})
+@tf.custom_gradient
+def matmul_transposed_grad(x, w):
+    """expect: GV306-grad-transposed"""
+    def grad(upstream):
+        return upstream @ tf.transpose(w), tf.transpose(upstream) @ x   # TRIGGER: TF passes (5, 4) on
+    return x @ w, grad
+
+
+@tf.custom_gradient
+def mul_swapped_grads(x, w):
+    """expect: GV307-grads-swapped"""
+    def grad(upstream):
+        return upstream * x, upstream * w   # TRIGGER
+    return x * w, grad
+
+
+@gradviz.op(inputs={"x": (3, 4), "b": (4,)})
+@tf.custom_gradient
+def bias_tanh_wrong_axis(x, b):
+    """expect: GV308-grad-wrong-axis"""
+    y = tf.tanh(x + b)
+
+    def grad(upstream):
+        d = upstream * (1 - y * y)
+        return d, tf.reduce_sum(d, axis=1)   # TRIGGER: shape (3,) for b (4,), passed on
+    return y, grad
+
+
+@tf.custom_gradient
+def sin_bfloat16_grad(x):
+    """expect: GV103-grad-dtype"""
+    def grad(upstream):
+        return tf.cast(upstream * tf.cos(x), tf.bfloat16)   # TRIGGER
+    return tf.sin(x), grad
+
+
+@tf.custom_gradient
+def sin_bfloat16_cast_back(x):
+    """expect: GV110-grad-rounded"""
+    def grad(upstream):
+        return tf.cast(tf.cast(upstream * tf.cos(x), tf.bfloat16), tf.float32)   # TRIGGER
+    return tf.sin(x), grad

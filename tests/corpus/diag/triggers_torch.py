@@ -177,3 +177,85 @@ class AddInPlace(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         return grad_output
+
+
+class CosWrongSign(torch.autograd.Function):
+    """expect: GV305-grad-sign-flipped"""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.cos(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * torch.sin(x)   # TRIGGER: d/dx cos(x) = -sin(x)
+
+
+@gradviz.op(inputs={"x": (3, 4), "w": (4, 5)})
+class MatmulTransposedGrad(torch.autograd.Function):
+    """expect: GV306-grad-transposed"""
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return x @ w
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, w = ctx.saved_tensors
+        return grad_output @ w.T, (grad_output.T @ x).reshape(w.shape)   # TRIGGER: x.T @ g
+
+
+class MulSwappedGrads(torch.autograd.Function):
+    """expect: GV307-grads-swapped"""
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return x * w
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, w = ctx.saved_tensors
+        return grad_output * x, grad_output * w   # TRIGGER: d/dx (x w) = w
+
+
+@gradviz.op(inputs={"x": (4, 4), "b": (4,)})
+class BiasTanhWrongAxis(torch.autograd.Function):
+    """expect: GV308-grad-wrong-axis"""
+    @staticmethod
+    def forward(ctx, x, b):
+        y = torch.tanh(x + b)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (y,) = ctx.saved_tensors
+        d = grad_output * (1 - y * y)
+        return d, d.sum(1)   # TRIGGER: b is broadcast along axis 0: d.sum(0)
+
+
+class SinBfloat16Grad(torch.autograd.Function):
+    """expect: GV110-grad-rounded"""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.sin(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return (grad_output * torch.cos(x)).bfloat16().float()   # TRIGGER
+
+
+class SinBfloat16Returned(torch.autograd.Function):
+    """expect: GV103-grad-dtype"""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.sin(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return (grad_output * torch.cos(x)).bfloat16()   # TRIGGER: autograd casts it to float32
