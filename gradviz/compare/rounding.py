@@ -48,12 +48,14 @@ def narrowest(values: np.ndarray, wider_than: str = "float32") -> Optional[str]:
 
 def looks_rounded(values: np.ndarray, reference: np.ndarray, fmt: str, minimum: int = 8) -> bool:
     """`values` hold `fmt`'s rounding where `reference` (the true gradient) does not: every
-    finite value is exactly a `fmt` number, while at least `minimum` elements, and most of
-    those that are not 0, of the reference are not. A gradient of simple numbers (2.0, 0.5, 0)
-    fits every format and shows nothing."""
+    finite value is exactly a `fmt` number, and at least `minimum` of them are distinct, while
+    at least `minimum` elements, and most of those that are not 0, of the reference are not.
+    A gradient of a few simple numbers (3.0 everywhere, 0.5, 0) fits every format and shows
+    nothing, whatever a finite-difference reference's noise makes of it."""
     a = np.asarray(values, dtype=np.float64).reshape(-1)
     r = np.asarray(reference, dtype=np.float64).reshape(-1)
-    if a.size != r.size or not exact_in(a[np.isfinite(a)], fmt).all():
+    fin = a[np.isfinite(a)]
+    if a.size != r.size or not exact_in(fin, fmt).all() or np.unique(fin).size < minimum:
         return False
     live = np.isfinite(r) & (r != 0)
     inexact = live & ~exact_in(r, fmt)

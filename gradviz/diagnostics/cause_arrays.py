@@ -48,9 +48,9 @@ def permuted(c: np.ndarray, truth: np.ndarray, tol: Tol) -> Optional[tuple[int, 
 
 
 def belongs_to(c: np.ndarray, own: np.ndarray, other: np.ndarray, tol: Tol) -> bool:
-    """The custom gradient is another tensor's true gradient (`other`, same number of elements),
-    not its own."""
-    if np.size(c) != np.size(other) or close(c, own, tol):
+    """The custom gradient is another tensor's true gradient (`other`, of a tensor of the same
+    shape as its own), not its own."""
+    if np.shape(own) != np.shape(other) or np.size(c) != np.size(other) or close(c, own, tol):
         return False
     return varied(other, tol) and not close(own, other, tol) and close(c, other, tol)
 

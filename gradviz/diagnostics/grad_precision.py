@@ -24,13 +24,17 @@ def own_dtype(t) -> str:
     return str(t.value.dtype) if t.value is not None else str(t.dtype)
 
 
-def narrowed(ctx: Context, t, c: np.ndarray, ref, metrics: dict) -> Optional[Finding]:
+def narrowed(ctx: Context, t, c: np.ndarray, ref, metrics: dict,
+             passing: bool = False) -> Optional[Finding]:
+    """GV103 / GV110 for a gradient narrower than its tensor; an error where the rounding makes
+    custom disagree with a reference and the verdict does not pass the tensor, else a warning."""
     own = own_dtype(t)
     if own not in BITS or c.size != ref.values.size:
         return None              # a wrong shape: GV102 (and GV103 for a dtype) say it
     returned = t.grad_dtypes.get("custom")
     if returned in BITS and BITS[returned] < BITS[own]:
-        return _returned(ctx, t, c, ref, metrics, returned, own)
+        return _returned(ctx, t, c, ref, _visible(c, ref, metrics) and not passing, returned,
+                         own)
     if returned:
         return None              # another dtype (float64 for float32): gradients.py's GV103
     fmt = narrowest(c, wider_than=own)
@@ -40,27 +44,26 @@ def narrowed(ctx: Context, t, c: np.ndarray, ref, metrics: dict) -> Optional[Fin
         return None              # rounding that changes no comparison: nothing to tell
     err = _max_rel(c, ref)
     return ctx.finding(
-        "GV110-grad-rounded", "error",
+        "GV110-grad-rounded", "warning" if passing else "error",
         f"The custom gradient of '{t.name}' is {own} but every one of its {c.size} values is "
         f"exactly a {fmt} number, while {ref.words()} is not: the backward computed it in {fmt} "
         f"and cast it back, so it differs from the true gradient by up to {_pct(err)} relative "
-        f"({fmt} keeps {BITS[fmt]} significant bits, about {_pct(2.0 ** -BITS[fmt])}).",
+        f"({_keeps(fmt)}).",
         _FIX.format(fmt=fmt), ctx.backward_where(), tensor=t.name)
 
 
-def _returned(ctx: Context, t, c, ref, metrics, returned: str, own: str) -> Finding:
+def _returned(ctx: Context, t, c, ref, visible: bool, returned: str, own: str) -> Finding:
     err = _max_rel(c, ref)
     torch = ctx.framework == "torch"
     passed = (f"; autograd casts it back to {own}, but the rounding stays" if torch else
               f"; TensorFlow passes it on as {returned}")
-    visible = _visible(c, ref, metrics)
-    effect = (f"it differs from {ref.words()} by up to {_pct(err)} relative ({returned} keeps "
-              f"{BITS[returned]} significant bits, about {_pct(2.0 ** -BITS[returned])})")
+    effect = (f"it differs from {ref.words()} by up to {_pct(err)} relative "
+              f"({_keeps(returned)})")
     return ctx.finding(
         "GV103-grad-dtype", "error" if visible else "warning",
         f"The custom backward returns the gradient of '{t.name}' in {returned}, but "
         f"'{t.name}' is {own}{passed}: {effect}" + ("" if visible else
-                                                   ", within this run's tolerance") + ".",
+                                                   ", within the verdict's tolerance") + ".",
         _FIX.format(fmt=returned), ctx.backward_where(), tensor=t.name)
 
 
@@ -84,6 +87,11 @@ def _max_rel(c, ref) -> float:
     scale = np.maximum(np.abs(a), np.abs(b))
     live = scale > ref.tol.atol_for(b)
     return float((np.abs(a - b)[live] / scale[live]).max()) if live.any() else 0.0
+
+
+def _keeps(fmt: str) -> str:
+    return (f"{fmt} keeps {BITS[fmt]} significant bits: it rounds by up to "
+            f"{_pct(2.0 ** -BITS[fmt])}")
 
 
 def _pct(x: float) -> str:
