@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import Any, Callable
 
 META_ATTR = "__gradviz_op__"
@@ -17,19 +18,28 @@ def op(name: str | None = None, *, inputs: dict[str, Any] | None = None,
     consts    non-tensor arguments, passed as they are
     reference a forward with the framework's default autodiff semantics, used for the `default` mode
     """
+    caller = sys._getframe(1)
+    where = f"{caller.f_code.co_filename}:{caller.f_lineno}"   # errors about the metadata point here
     if name is not None and not isinstance(name, str):
         if callable(name) and not (inputs or consts or reference):
             # `@gradviz.op` without parentheses: returning `mark` here replaced the user's op
             # with gradviz's inner function and it silently vanished from the file's ops
-            return _marker(None, None, None, None, depth=2)(name)
+            return _marker(None, None, None, None, where, depth=2)(name)
         raise TypeError(f"gradviz.op(name=...) takes a str, not {type(name).__name__}: write "
                         "@gradviz.op(name='...') or @gradviz.op()")
-    return _marker(name, inputs, consts, reference, depth=1)
+    for key, value in (("inputs", inputs), ("consts", consts)):
+        if value is not None and not isinstance(value, Mapping):
+            raise TypeError(f"gradviz.op({key}=...) takes a dict of argument name to value, not "
+                            f"{type(value).__name__}")
+    if reference is not None and not callable(reference):
+        raise TypeError(f"gradviz.op(reference=...) takes a function, not "
+                        f"{type(reference).__name__}")
+    return _marker(name, inputs, consts, reference, where, depth=1)
 
 
-def _marker(name, inputs, consts, reference, depth: int):
+def _marker(name, inputs, consts, reference, where: str, depth: int):
     meta = {"name": name, "inputs": dict(inputs or {}), "consts": dict(consts or {}),
-            "reference": reference}
+            "reference": reference, "where": where}
 
     def mark(obj):
         caller = sys._getframe(depth).f_globals

@@ -252,6 +252,7 @@ class FileCatalog:
     ops: tuple[OpInfo, ...] = ()
     error: Optional[ErrorInfo] = None           # the file could not be loaded
     skipped: tuple[str, ...] = ()               # "Name: why it is not an op", for `gradviz list`
+    notes: tuple[str, ...] = ()                 # how the file was loaded, when not as asked
 
 
 def parse_shape(text: str) -> tuple[int, ...]:

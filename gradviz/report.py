@@ -90,7 +90,9 @@ def _op_dict(r: RunResult, comp: OpComparison, diagnostics: list) -> dict:
             "flow": flow_of(r),
             "qualname": r.op.qualname if r.op else r.request.qualname,
             "file": r.op.file if r.op else r.request.file,
-            "line": r.op.line if r.op else None,
+            # the line in "file"; an imported op's line is in its own file: "where" has both
+            "line": r.op.line if r.op and not r.op.defined_at else None,
+            "where": r.op.where if r.op else None,
             "mode_errors": {m: _error_dict(e) for m, e in r.mode_errors.items()},
             "settings": r.request.settings.as_dict(),
             "checks": [c.as_dict() for c in r.checks],

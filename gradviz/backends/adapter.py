@@ -85,6 +85,7 @@ class Adapter(Protocol):
     def resolve_device(self, spec: str) -> str: ...
     def find_ops(self, module, path: str) -> tuple[list[tuple[OpInfo, object]], list[str]]: ...
     def forward_params(self, obj, info_or_kind) -> list[inspect.Parameter]: ...
+    def declared_params(self, obj, info_or_kind) -> list[inspect.Parameter]: ...
     def build(self, obj, info: OpInfo, mode: str, dtype: str, device: str, module, meta: dict,
               plans) -> Built: ...
     def differentiate(self, graph, built: Built, dtype: str, device: str,
@@ -160,7 +161,13 @@ class AdapterBase:
         return obj
 
     def forward_params(self, obj, info_or_kind) -> list[inspect.Parameter]:
+        """The arguments gradviz feeds the forward (without ctx / self)."""
         raise NotImplementedError
+
+    def declared_params(self, obj, info_or_kind) -> list[inspect.Parameter]:
+        """Every argument of the forward as written (without ctx / self): what metadata may
+        name. The same as forward_params unless a framework leaves some out (Keras `training`)."""
+        return self.forward_params(obj, info_or_kind)
 
     def find_ops(self, module, path: str) -> tuple[list[tuple[OpInfo, object]], list[str]]:
         """Ops (OpInfo, object) of the file, and "Name: why not" for what was left out."""

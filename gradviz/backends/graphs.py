@@ -31,6 +31,7 @@ class ArgPlan:
     kind: str                       # "tensor" | "const" | "default" (left to the signature)
     values: Optional[np.ndarray] = None
     const: Any = None
+    keyword: bool = False           # passed by name: keyword-only, or through **kwargs
 
 
 @dataclass
@@ -74,18 +75,27 @@ def is_shape(spec) -> bool:
     return isinstance(spec, tuple) and all(isinstance(s, (int, np.integer)) for s in spec)
 
 
-def plan_args(params: list[inspect.Parameter], meta: dict, settings: RunSettings) -> list[ArgPlan]:
-    """Every forward argument: a const (metadata or signature default) or a seeded tensor."""
+def plan_args(params: list[inspect.Parameter], meta: dict, settings: RunSettings,
+              declared: Optional[list[inspect.Parameter]] = None) -> list[ArgPlan]:
+    """Every forward argument: a const (metadata or signature default) or a seeded tensor.
+    `params`: the arguments gradviz feeds; `declared`: every argument of the forward as written
+    (a Keras call's `training` too, fed only when metadata names it). A forward taking **kwargs
+    gets every other name of consts= and inputs= by keyword: any name fits it."""
+    declared = params if declared is None else declared
     consts, inputs = meta.get("consts") or {}, meta.get("inputs") or {}
+    fed = {p.name for p in params}
     plans = []
-    for p in params:
+    for p in declared:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
+        if p.name not in fed and p.name not in consts and p.name not in inputs:
+            continue
+        keyword = p.kind == p.KEYWORD_ONLY
         if p.name in consts:
-            plans.append(ArgPlan(p.name, "const", const=consts[p.name]))
+            plans.append(ArgPlan(p.name, "const", const=consts[p.name], keyword=keyword))
         elif p.name in inputs:
             plans.append(ArgPlan(p.name, "tensor", values=_spec_values(p.name, inputs[p.name],
-                                                                       settings)))
+                                                                       settings), keyword=keyword))
         elif p.default is not p.empty:
             plans.append(ArgPlan(p.name, "default"))  # not passed: the signature default applies
         elif is_constant_annotation(p.annotation):
@@ -95,8 +105,10 @@ def plan_args(params: list[inspect.Parameter], meta: dict, settings: RunSettings
                 "@gradviz.op (or gradviz.op(consts=...)(Op) for an imported op)")
         else:
             plans.append(ArgPlan(p.name, "tensor", values=input_values(
-                settings.seed, p.name, settings.shape, settings.input_range)))
-    var = next((p for p in params if p.kind == p.VAR_POSITIONAL), None)
+                settings.seed, p.name, settings.shape, settings.input_range), keyword=keyword))
+    if any(p.kind == p.VAR_KEYWORD for p in declared):
+        plans += _through_kwargs(declared, consts, inputs, settings)
+    var = next((p for p in declared if p.kind == p.VAR_POSITIONAL), None)
     if var is not None and not any(pl.kind == "tensor" for pl in plans):
         raise ValueError(
             f"forward takes *{var.name}: gradviz cannot tell how many tensors to pass, so it "
@@ -104,6 +116,15 @@ def plan_args(params: list[inspect.Parameter], meta: dict, settings: RunSettings
             f"Module or function whose forward names them (def forward(self, a, b): return "
             f"Op.apply(a, b))")
     return plans
+
+
+def _through_kwargs(declared, consts: dict, inputs: dict, settings: RunSettings) -> list[ArgPlan]:
+    """Metadata names the signature does not list, passed through the forward's **kwargs."""
+    named = {p.name for p in declared}
+    out = [ArgPlan(n, "const", const=v, keyword=True) for n, v in consts.items() if n not in named]
+    out += [ArgPlan(n, "tensor", values=_spec_values(n, spec, settings), keyword=True)
+            for n, spec in inputs.items() if n not in named and n not in consts]
+    return out
 
 
 _CONSTANT_WORDS = {"int", "float", "bool", "str", "None", "Optional", "Union", "typing", "NoneType"}
@@ -227,6 +248,11 @@ class Graph:
     # the names the forward records (rec), as a regular expression: a layer's weight of such a
     # name (or of a leaf's) is shown as `self.NAME` (owns, BuiltBase.avoid_names)
     recorded: str = r"out\d*"
+    # what the runner knows of the op, for checking inputs= against a built op's parameters:
+    # the arguments passed, and whether inputs= may name its parameters (a Module / Layer
+    # whose forward does not take **kwargs, which takes every name as an argument)
+    args: tuple[str, ...] = ()
+    check_params: bool = False
     # tensors the loss weighs directly and nothing after the op reads, by that weight (the op
     # graph's outputs and their upstream): a gradient there of more than its weight comes
     # through other outputs computed from it inside the op (numeric.py)
@@ -278,7 +304,7 @@ def _args_from(plans, tensors: dict, first_from=None) -> tuple[list, dict]:
         if p.kind == "default":
             continue
         value = p.const if p.kind == "const" else value
-        if kwargs or p.kind == "const":
+        if kwargs or p.kind == "const" or p.keyword:
             kwargs[p.name] = value
         else:
             args.append(value)

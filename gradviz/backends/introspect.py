@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Mapping
 from typing import Callable
 
@@ -30,6 +31,19 @@ def definition_line(obj) -> int:
         if text.lstrip().startswith(("class ", "def ", "async def ")):
             return start + offset
     return start
+
+
+def where_of(obj, fallback: str = "") -> str:
+    """'file:line' of `obj`'s definition in the file that defines it (an imported op's own
+    package file, never the file that imported it); `fallback` when its source is unknown."""
+    target = getattr(obj, "__func__", obj)
+    try:
+        path = inspect.getsourcefile(target)
+    except TypeError:
+        path = None
+    if not path:
+        return fallback
+    return f"{os.path.abspath(path)}:{definition_line(target)}"
 
 
 def no_arg_constructible(cls) -> bool:
@@ -76,11 +90,7 @@ def defined_at(obj, module) -> str:
     """'file:line' of an object defined outside `module`; "" for the module's own."""
     if getattr(obj, "__module__", None) == module.__name__:
         return ""
-    target = getattr(obj, "__wrapped__", obj)
-    try:
-        return f"{inspect.getsourcefile(target)}:{definition_line(target)}"
-    except TypeError:
-        return ""
+    return where_of(getattr(obj, "__wrapped__", obj))
 
 
 def obj_is_own(obj, module) -> bool:

@@ -24,14 +24,24 @@ from gradviz.backends.graphs import (
     param_values,
     plan_args,
 )
-from gradviz.backends.introspect import OpOutputError, OverrideKept, definition_line
+from gradviz.backends.introspect import OpOutputError, OverrideKept, where_of
 from gradviz.backends.kept import KeptRuns, QuickRun, keep_bound, quick_request
 from gradviz.backends.numeric_dirs import DirectionStore, dirs_bound
+from gradviz.backends.op_metadata import (
+    LAYER_KINDS,
+    MetadataMismatch,
+    check_reference,
+    meta_where,
+    takes_any_keyword,
+    unfit_at_load,
+    unfit_parameters,
+    unknown_names,
+)
 from gradviz.backends.priority import background_priority as _background_priority
 from gradviz.backends.uncalled_backward import Watch, watching
 from gradviz.backends.upstream_probe import compare_probes, probe_upstream
-from gradviz.backends.user_code import USER_FAILURES, capture_output, error_info
-from gradviz.backends.user_modules import load_module
+from gradviz.backends.user_code import USER_FAILURES, capture_output, error_info, load_error
+from gradviz.backends.user_modules import load_module, load_note
 from gradviz.backends.user_state import own_state
 from gradviz.model import ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, TensorResult
 
@@ -71,8 +81,10 @@ class Backend:
                 module = load_module(path)
                 found, skipped = self.adapter.find_ops(module, path)
             except USER_FAILURES as exc:  # noqa: BLE001 - the user's file failed to import: a catalog error
-                return FileCatalog(path, fw, (), error_info(exc, "load", f"{path}:1"))
-        return FileCatalog(path, fw, tuple(info for info, _ in found), skipped=tuple(skipped))
+                return FileCatalog(path, fw, (), load_error(exc, path))
+            notes = [load_note(path)] + unfit_at_load(self.adapter, found, module)
+        return FileCatalog(path, fw, tuple(info for info, _ in found), skipped=tuple(skipped),
+                           notes=tuple(n for n in notes if n))
 
     # --- runs ----------------------------------------------------------------------------------
     def _found(self, module, path: str) -> dict:
@@ -95,7 +107,8 @@ class Backend:
         return self._finished(result, cap, t0)
 
     def _finished(self, result: RunResult, cap, t0: float) -> RunResult:
-        extra = {"log": cap.log, "warnings": tuple(cap.warnings),
+        note = load_note(result.request.file)   # loaded otherwise than asked: said in the run too
+        extra = {"log": cap.log, "warnings": ((note,) if note else ()) + tuple(cap.warnings),
                  "elapsed": time.perf_counter() - t0, "framework_version": self.version()}
         return RunResult(**{**vars(result), **extra})
 
@@ -151,7 +164,7 @@ class Backend:
             module = load_module(path)
             found = self._found(module, path)
         except USER_FAILURES as exc:  # noqa: BLE001 - the user's file failed to import: a run error
-            return _error(req, None, error_info(exc, "load", f"{path}:1"))
+            return _error(req, None, load_error(exc, path))
         if req.qualname not in found:
             names = ", ".join(sorted(found)) or "none"
             return _error(req, None, ErrorInfo(
@@ -164,8 +177,16 @@ class Backend:
             return _error(req, info, ErrorInfo("DeviceUnavailable", str(exc), kind="device"))
         meta = meta_of(obj, module)
         try:
-            plans = plan_args(ad.forward_params(obj, info), meta, s)
+            declared = ad.declared_params(obj, info)
+            unfit_meta = unknown_names(meta, declared, info.kind)
+            plans = [] if unfit_meta else plan_args(ad.forward_params(obj, info), meta, s,
+                                                   declared)
+            unfit_meta = unfit_meta or check_reference(meta, plans, info.kind)
+            if unfit_meta:
+                return _error(req, info, _metadata_error(unfit_meta, meta, info))
             graph = build_graph(s, plans)
+            graph.args = tuple(p.name for p in plans)   # what inputs= may name besides parameters
+            graph.check_params = info.kind in LAYER_KINDS and not takes_any_keyword(declared)
         except USER_FAILURES as exc:  # noqa: BLE001 - the op's arguments or graph failed: a run error
             return _error(req, info, error_info(exc, "error", info.where))
 
@@ -183,6 +204,8 @@ class Backend:
                         contextlib.nullcontext(watch) as watch:
                     got, names = self._differentiated(obj, info, mode, s, device, module, meta,
                                                       plans, graph, probe)
+            except MetadataMismatch as exc:  # inputs= naming no argument nor parameter
+                return _error(req, info, _metadata_error(str(exc), meta, info))
             except GraphMismatch as exc:  # gradviz's graph, not the user's code: no user line
                 mode_errors[mode] = ErrorInfo("GraphMismatch", str(exc), info.where, kind="error")
                 continue
@@ -286,6 +309,11 @@ def _seed_params(built, seed: int, meta: dict, graph=None) -> None:
     values the module built (DESIGN.md "Parameters")."""
     explicit = meta.get("inputs") or {}
     renamed = built.avoid_names(graph.owns) if graph is not None else {}
+    if explicit and graph is not None and graph.check_params:
+        names = [renamed.get(n, n) for n in [*built.param_names(), *built.frozen]]
+        unfit = unfit_parameters(explicit, graph.args, names)
+        if unfit:
+            raise MetadataMismatch(unfit, meta_where(meta, ""))
     for name in built.param_names():
         shape = built.param_shape(name)
         spec = explicit.get(renamed.get(name, name))
@@ -296,17 +324,21 @@ def _seed_params(built, seed: int, meta: dict, graph=None) -> None:
         built.set_param(name, values)
 
 
+def _metadata_error(message: str, meta: dict, info: OpInfo) -> ErrorInfo:
+    return ErrorInfo("MetadataError", message, meta_where(meta, info.where), kind="error")
+
+
 def _forward_where(obj, info: OpInfo) -> str:
     fn = getattr(obj, "forward", None) or getattr(obj, "call", None) or \
         getattr(obj, "__wrapped__", None)
-    return f"{info.file}:{definition_line(fn)}" if fn is not None else info.where
+    return where_of(fn, info.where) if fn is not None else info.where
 
 
 def _backward_where(obj, info: OpInfo) -> str:
     """Where to point when the framework raises without a user frame (e.g. wrong gradient count).
     A Module / Layer's own `backward` method is no gradient of it (GV607): its definition."""
     fn = getattr(obj, "backward", None) if info.kind != "module" else None
-    return f"{info.file}:{definition_line(fn)}" if fn is not None else info.where
+    return where_of(fn, info.where) if fn is not None else info.where
 
 
 def _tensor_results(tensors: dict, numeric_infos: dict, dtype: str) -> tuple[TensorResult, ...]:

@@ -362,11 +362,16 @@ class TfAdapter(AdapterBase):
         return _user_function(obj) if kind == "custom_gradient" else obj
 
     def forward_params(self, obj, info_or_kind) -> list[inspect.Parameter]:
-        kind = getattr(info_or_kind, "kind", info_or_kind)
-        if kind == "custom_gradient":
-            return list(inspect.signature(_user_function(obj)).parameters.values())
-        params = list(inspect.signature(obj.call).parameters.values())[1:]
+        params = self.declared_params(obj, info_or_kind)
+        if getattr(info_or_kind, "kind", info_or_kind) == "custom_gradient":
+            return params
         return [p for p in params if not (p.name in _LAYER_DEFAULT_ARGS and p.default is not p.empty)]
+
+    def declared_params(self, obj, info_or_kind) -> list[inspect.Parameter]:
+        """Every argument of the forward as written (a call's `training` too), without self."""
+        if getattr(info_or_kind, "kind", info_or_kind) == "custom_gradient":
+            return list(inspect.signature(_user_function(obj)).parameters.values())
+        return list(inspect.signature(obj.call).parameters.values())[1:]
 
     # --- modes ---------------------------------------------------------------------------------
     def build(self, obj, info, mode, dtype, device, module, meta, plans) -> Built:

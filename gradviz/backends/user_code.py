@@ -43,6 +43,51 @@ def error_info(exc: BaseException, kind: str = "error", fallback_where: str = ""
     return ErrorInfo(type(exc).__name__, message or type(exc).__name__, where, tb, kind)
 
 
+def load_error(exc: BaseException, path: str) -> ErrorInfo:
+    """ErrorInfo of the file `path` that failed to import: at the innermost line of the chain of
+    imports in the user's files (for a library's module given by name: in its package's files),
+    with that chain as the traceback; the line of a library where the error was raised, if any,
+    is in the message. Line 1 of `path` only when no such frame is in the traceback."""
+    original = getattr(exc, "original", None)     # user_modules.PackageInitError
+    top = _top_folder(path)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if is_user_frame(f.filename) or (top and _inside(f.filename, top))]
+    info = error_info(exc, "load", f"{path}:1")
+    if frames and not is_user_frame(path):
+        info = ErrorInfo(info.type, info.message, f"{frames[-1].filename}:{frames[-1].lineno}",
+                         "".join(traceback.format_list(frames)), info.kind)
+    raised = _raised_in_library(original or exc)
+    message = info.message + (f" (raised at {raised})" if raised and raised != info.where else "")
+    kind = type(original).__name__ if original is not None else info.type
+    return ErrorInfo(kind, message, info.where, info.traceback, info.kind)
+
+
+def _top_folder(path: str) -> str:
+    from gradviz.module_files import package_module
+    package = package_module(path)
+    return os.path.join(package[0], package[1].split(".")[0]) if package else ""
+
+
+def _inside(filename: str, folder: str) -> bool:
+    return os.path.isabs(filename) and os.path.abspath(filename).startswith(folder + os.sep)
+
+
+def _raised_in_library(exc: BaseException) -> str:
+    """'file:line' of the innermost frame of a library's own source, when the error was raised
+    there (an import inside an installed package that failed); "" otherwise."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    last = frames[-1]
+    if is_user_frame(last.filename) or not last.filename.endswith(".py") or \
+            not os.path.isabs(last.filename) or _inside(last.filename, _GRADVIZ_DIR):
+        return ""
+    return f"{last.filename}:{last.lineno}"
+
+
+_GRADVIZ_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def _return_statement(where: str) -> str:
     """For "file:N" at a `def`, the line of that function's only `return`; else `where` itself."""
     import ast

@@ -6,11 +6,17 @@ imported as that package's module, `pkg.sub.mod`, with the folder holding `pkg` 
 sys.path and nothing else, so its relative imports work and its helpers are imported once, under
 their package names; the parent packages' `__init__.py` run first, as in any import.
 
+A package whose `__init__.py` fails to import (an optional dependency of the package missing)
+does not stop a file of it that has no relative imports: that file is imported as a plain file,
+as it was before package files were imported as package modules, and load_note says so. With a
+relative import it cannot stand alone: PackageInitError names the __init__'s failing line.
+
 The file itself is compiled from the bytes just hashed, never from __pycache__: a .pyc is trusted
 by the source's mtime and size, which an edit within the same second can leave unchanged.
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib
 import importlib.abc
@@ -18,13 +24,25 @@ import importlib.util
 import os
 import re
 import sys
+import traceback
 from dataclasses import dataclass
 
 from gradviz.module_files import package_module
 from gradviz.user_frames import is_user_frame
 
-_loaded: dict[str, tuple[str, object]] = {}     # path -> (content hash, module)
+_loaded: dict[str, tuple[str, object, "_Scope", tuple]] = {}  # path -> (content hash, module,
+                                                # its scope, files watched beside the scope's)
 _own_stamps: dict[str, dict[str, float]] = {}   # path -> mtimes of the modules of its own
+_notes: dict[str, str] = {}                     # path -> how it was loaded, when not as asked
+
+
+class PackageInitError(ImportError):
+    """A package file with relative imports whose package's `__init__.py` failed to import.
+    `original`: the __init__'s exception; `user_frames`: its frames in the user's files."""
+
+    def __init__(self, message: str, original: BaseException, user_frames: list):
+        super().__init__(message)
+        self.original, self.user_frames = original, user_frames
 
 
 @dataclass(frozen=True)
@@ -57,18 +75,28 @@ def load_module(path: str):
     scope = _Scope(os.path.dirname(path)) if package is None else \
         _Scope(os.path.join(package[0], package[1].split(".")[0]), package[1].split(".")[0])
     cached = _loaded.get(path)
-    if cached and cached[0] == digest and _stamps(scope) == _own_stamps.get(path):
+    if cached and cached[0] == digest and _stamps(*cached[2:]) == _own_stamps.get(path):
         return cached[1]
     _forget(scope)
+    _notes.pop(path, None)
+    watched: tuple = ()
     if package is None:
         module = _import_plain(path, source, digest)
     elif is_user_frame(path):
-        module = _import_in_package(path, source, *package)
+        module, note = _import_in_package(path, source, digest, *package)
+        if note:   # loaded as a plain file: its package's __init__ is watched for a fix
+            _notes[path], scope = note, _Scope(os.path.dirname(path))
+            watched = _package_inits(path, package[0])
     else:  # a library's own file (site-packages): imported as the library imports it
         module = _import_library(path, *package)
-    _loaded[path] = (digest, module)
-    _own_stamps[path] = _stamps(scope)
+    _loaded[path] = (digest, module, scope, watched)
+    _own_stamps[path] = _stamps(scope, watched)
     return module
+
+
+def load_note(path: str) -> str:
+    """How the last load_module of `path` loaded it, when not as asked ("" when as asked)."""
+    return _notes.get(os.path.abspath(path), "")
 
 
 def _import_plain(path: str, source: bytes, digest: str):
@@ -88,7 +116,10 @@ def _import_plain(path: str, source: bytes, digest: str):
     return module
 
 
-def _import_in_package(path: str, source: bytes, root: str, dotted: str):
+def _import_in_package(path: str, source: bytes, digest: str, root: str,
+                       dotted: str) -> tuple[object, str]:
+    """(the module, "") imported as `dotted`; or (the file as a plain module, a note saying so)
+    when a parent package's __init__ failed and the file has no relative imports."""
     top = dotted.split(".")[0]
     taken = sys.modules.get(top)
     if taken is not None:   # the scope was forgotten: this is a library's module of that name
@@ -101,9 +132,66 @@ def _import_in_package(path: str, source: bytes, root: str, dotted: str):
     finder = _ThisFile(dotted, path, source)
     sys.meta_path.insert(0, finder)
     try:
-        return importlib.import_module(dotted)
+        return importlib.import_module(dotted), ""
+    except Exception as exc:
+        if finder.state == "failed":    # the file itself (or what it imports) raised
+            raise
+        failure = exc                   # a parent package's __init__ raised
     finally:
         sys.meta_path.remove(finder)
+    _forget(_Scope(os.path.join(root, top), top))   # what the failed import left half-made
+    return _as_plain_file(path, source, digest, dotted, failure)
+
+
+def _as_plain_file(path: str, source: bytes, digest: str, dotted: str,
+                   failure: Exception) -> tuple[object, str]:
+    frames = [f for f in traceback.extract_tb(failure.__traceback__) if is_user_frame(f.filename)]
+    inits = [f for f in frames if os.path.basename(f.filename) == "__init__.py"]
+    package = dotted.rsplit(".", 1)[0] if not path.endswith("__init__.py") else dotted
+    init = inits[0] if inits else (frames[0] if frames else None)
+    failed = f"importing its package {package!r} failed"
+    if init is not None:   # the import that started it, and where it ended when elsewhere
+        failed += f" at {init.filename}:{init.lineno} ({(init.line or '').strip()})"
+        if frames[-1] is not init:
+            failed += f", in {frames[-1].filename}:{frames[-1].lineno}"
+    failed += f": {type(failure).__name__}: {_first_line(failure)}"
+    relative = _relative_import(source)
+    if relative is not None:
+        raise PackageInitError(
+            f"{path} is module {dotted!r}, and {failed}. The file has a relative import "
+            f"(line {relative}), so it cannot be loaded as a plain file either: install what the "
+            "package needs, or make its __init__.py import it optionally", failure, frames) \
+            from failure
+    note = (f"loaded as a plain file, not as module {dotted!r}: {failed}; the file has no "
+            "relative imports, so it was imported on its own (its folder on sys.path)")
+    return _import_plain(path, source, digest), note
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _relative_import(source: bytes):
+    """The line of the file's first relative import (`from . import x`), else None (also for a
+    file that does not parse: importing it then reports the syntax error at its line)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    lines = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]
+    return min(lines) if lines else None
+
+
+def _package_inits(path: str, root: str) -> tuple[str, ...]:
+    """The `__init__.py` of each package above `path`, up to the folder `root` holding the top."""
+    found, folder = [], os.path.dirname(path)
+    while folder.startswith(root + os.sep):
+        init = os.path.join(folder, "__init__.py")
+        if init != path and os.path.isfile(init):
+            found.append(init)
+        folder = os.path.dirname(folder)
+    return tuple(found)
 
 
 def _import_library(path: str, root: str, dotted: str):
@@ -122,6 +210,7 @@ class _ThisFile(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def __init__(self, name: str, path: str, source: bytes):
         self.name, self.path, self.source = name, path, source
+        self.state = ""       # "running", "done" or "failed" once the file's code has started
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname != self.name:
@@ -135,7 +224,13 @@ class _ThisFile(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def exec_module(self, module) -> None:
-        exec(compile(self.source, self.path, "exec", dont_inherit=True), module.__dict__)
+        self.state = "running"
+        try:
+            exec(compile(self.source, self.path, "exec", dont_inherit=True), module.__dict__)
+        except BaseException:
+            self.state = "failed"
+            raise
+        self.state = "done"
 
 
 def _forget(scope: _Scope) -> None:
@@ -152,8 +247,9 @@ def _forget(scope: _Scope) -> None:
 _scope_files: dict[_Scope, tuple[tuple, list[str]]] = {}
 
 
-def _stamps(scope: _Scope) -> dict[str, float]:
-    return {f: os.path.getmtime(f) for f in _files_of(scope) if os.path.exists(f)}
+def _stamps(scope: _Scope, watched: tuple = ()) -> dict[str, float]:
+    files = _files_of(scope) + [f for f in watched if f not in _files_of(scope)]
+    return {f: os.path.getmtime(f) for f in files if os.path.exists(f)}
 
 
 def _files_of(scope: _Scope) -> list[str]:

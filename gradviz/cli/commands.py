@@ -130,7 +130,7 @@ def joined_range(argv: list[str]) -> list[str]:
 
 
 def cmd_run(argv: list[str]) -> int:
-    from gradviz.cli.output import print_load_errors, print_results
+    from gradviz.cli.output import print_load_errors, print_load_notes, print_results
     args = _run_parser().parse_args(joined_range(argv))
     settings = settings_from(args)
     frameworks = _frameworks(args.framework)
@@ -148,6 +148,7 @@ def cmd_run(argv: list[str]) -> int:
         engine.start()
         catalogs = engine.load(files, timeout=settings.timeout)
         load_failed = print_load_errors(catalogs)
+        print_load_notes(catalogs)
         paired = pair_ops(catalogs)
         chosen, missing = select(paired, args.op)
         for name in missing:

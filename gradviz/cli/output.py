@@ -54,6 +54,7 @@ def print_op_list(catalogs, out=sys.stdout) -> None:
             for cat in catalogs for op in cat.ops]
     _table(["op", "framework", "kind", "where"], rows, out)
     print_skipped(catalogs, out)
+    print_load_notes(catalogs, out)
 
 
 def print_skipped(catalogs, out=sys.stdout) -> None:
@@ -62,6 +63,13 @@ def print_skipped(catalogs, out=sys.stdout) -> None:
                                for cat in catalogs for why in cat.skipped))
     for note in notes:
         print(note, file=out)
+
+
+def print_load_notes(catalogs, out=sys.stderr) -> None:
+    """How a file was loaded when not as asked (a package file loaded as a plain file), once per
+    file whichever frameworks loaded it."""
+    for note in dict.fromkeys(f"{_rel(cat.file)}: {n}" for cat in catalogs for n in cat.notes):
+        print(f"gradviz: note: {note}", file=out)
 
 
 def _rel_where(where: str) -> str:

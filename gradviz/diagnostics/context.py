@@ -17,7 +17,10 @@ class Context:
         self.op = result.name
         self.qualname = result.op.qualname if result.op else result.request.qualname
         self.kind = result.op.kind if result.op else ""
-        self.file = result.op.file if result.op else os.path.abspath(result.request.file)
+        # the file that defines the op: an imported op's own (package) file, so that every
+        # finding names that file's lines, never the importing file's name with them
+        self.file = (result.op.where.rpartition(":")[0] or result.op.file) if result.op else \
+            os.path.abspath(result.request.file)
         self.tree = source.parse(self.file)
         self.node = source.top_level(self.tree, self.qualname)
         self.cache: dict = {}       # what one check works out for another (diagnostics.causes)

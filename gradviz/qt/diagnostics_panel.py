@@ -157,6 +157,8 @@ class DiagnosticsPanel(QWidget):
         for f in files:
             self.clear_for(f"load:{f}")
         failed = False
+        for note in dict.fromkeys((cat.file, n) for cat in catalogs for n in cat.notes):
+            self.add("warning", os.path.basename(note[0]), note[1], key=f"load:{note[0]}")
         for cat in catalogs:
             if cat.error is not None:
                 from gradviz.diagnostics import diagnose_load  # not needed for the first frame

@@ -154,7 +154,10 @@ class OpTree(QTreeWidget):
         op = self.loaded.ops[key]
         name = self.loaded.pair_name(key)
         label = op.qualname if name == op.qualname else f"{op.qualname}  → {name}"
-        item = QTreeWidgetItem([label, op.framework, "", str(op.line)])
+        # an imported op is shown at its own file's line, with that file's name
+        where = str(op.line) if not op.defined_at else \
+            os.path.basename(op.where.rpartition(":")[0]) + ":" + op.where.rpartition(":")[2]
+        item = QTreeWidgetItem([label, op.framework, "", where])
         item.setData(COL_NAME, ROLE_KEY, list(key))
         item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
         item.setCheckState(COL_NAME, Qt.Checked if self.loaded.is_checked(key) else Qt.Unchecked)

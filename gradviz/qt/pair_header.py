@@ -50,7 +50,7 @@ class PairHeader(QLabel):
             return
         parts, running = [], False
         for fw, op in self.state.loaded.pairs().get(self.pair, {}).items():
-            text = f"<span style='color:{surface('faint')}'>{fw}</span> {os.path.basename(op.file)}:{op.line}"
+            text = f"<span style='color:{surface('faint')}'>{fw}</span> {os.path.basename(op.where)}"
             key = (fw, op.file, op.qualname)
             st = self.state.progress.states.get(key)
             if st == RUNNING:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from gradviz.backends.graphs import ArgPlan, Graph, _args_from, upstream_values
-from gradviz.backends.introspect import definition_line
+from gradviz.backends.introspect import where_of
 from gradviz.diagnostics import source
 from gradviz.model import OpInfo, RunSettings
 
@@ -81,16 +81,17 @@ class CheckContext:
     def backward_where(self) -> str:
         """The `def` line of the user's gradient: a Function's backward, a custom_gradient's
         inner grad function, or that of the first such op a Module / Layer calls."""
-        node = source.backward_of(source.parse(self.info.file), self.info.qualname,
+        path = self.info.where.rpartition(":")[0] or self.info.file   # an imported op's own file
+        node = source.backward_of(source.parse(path), self.info.qualname,
                                   module=self.info.kind in ("module", "layer"))
         if node is not None:
-            return source.line_of(self.info.file, node)
+            return source.line_of(path, node)
         fn = getattr(self.obj, "backward", None)
         if fn is not None and self.info.kind == "function":
-            return f"{self.info.file}:{definition_line(fn)}"
+            return where_of(fn, self.info.where)
         return self.info.where
 
     def forward_where(self) -> str:
         fn = getattr(self.obj, "forward", None) or getattr(self.obj, "call", None) or \
             getattr(self.obj, "__wrapped__", None)
-        return f"{self.info.file}:{definition_line(fn)}" if fn is not None else self.info.where
+        return where_of(fn, self.info.where) if fn is not None else self.info.where
