@@ -35,7 +35,8 @@ def error_paragraph(title: str, err) -> str:
     return "\n".join(lines)
 
 
-def print_load_errors(catalogs, out=sys.stderr) -> bool:
+def print_load_errors(catalogs, out=None) -> bool:
+    out = out or sys.stderr   # the stream of now (tests swap it)
     failed = False
     for cat in catalogs:
         if cat.error is not None:
@@ -65,9 +66,10 @@ def print_skipped(catalogs, out=sys.stdout) -> None:
         print(note, file=out)
 
 
-def print_load_notes(catalogs, out=sys.stderr) -> None:
+def print_load_notes(catalogs, out=None) -> None:
     """How a file was loaded when not as asked (a package file loaded as a plain file), once per
-    file whichever frameworks loaded it."""
+    file whichever frameworks loaded it. `out`: the stderr of now by default."""
+    out = out or sys.stderr
     for note in dict.fromkeys(f"{_rel(cat.file)}: {n}" for cat in catalogs for n in cat.notes):
         print(f"gradviz: note: {note}", file=out)
 
@@ -104,12 +106,13 @@ def _err_num(metrics: dict, key: str) -> str:
     return f"{m['max_abs_err']:.3g}"
 
 
-def print_results(results, comparisons, settings, args, out=sys.stdout, load_errors=(), *,
+def print_results(results, comparisons, settings, args, out=None, load_errors=(), *,
                   diagnostics) -> int:
     """Write the requested files, then print the summary (a terminal that cannot show a name
     must not cost the user the report). `load_errors`: catalogs of files that did not load,
     recorded in the JSON report; `diagnostics`: the findings of each result (app.analysis).
     Returns 2 when a file could not be written, else 0."""
+    out = out or sys.stdout   # the stream of now (tests swap it)
     from gradviz.compare import parity, summary_counts
     parity_rows = parity(results)
     status = _write_outputs(results, settings, args, comparisons, parity_rows, diagnostics,
@@ -164,8 +167,9 @@ def _norm_text(n) -> str:
     return "-" if n is None else f"{n:.3g}"
 
 
-def print_flow(results, out=sys.stdout) -> None:
+def print_flow(results, out=None) -> None:
     """Per op and framework: the L2 norm of the gradient at each layer's input h{i} per mode."""
+    out = out or sys.stdout   # the stream of now (tests swap it)
     from gradviz.flow import dies_at, flow_of, modes_of
     rows, notes, modes = [], [], []
     for r in results:
