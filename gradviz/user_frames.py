@@ -36,6 +36,14 @@ def is_user_frame(filename: str) -> bool:
     return not any(path.startswith(d + os.sep) for d in _LIBRARY_DIRS)
 
 
+def in_gradviz(filename: str) -> bool:
+    """A frame in gradviz's own package (the built-in examples there are the user's)."""
+    if not filename or not os.path.isabs(filename):
+        return False
+    path = os.path.abspath(filename)
+    return path.startswith(_GRADVIZ_DIR + os.sep) and not path.startswith(_EXAMPLES_DIR + os.sep)
+
+
 _CHILD_LOOP = os.path.join(_GRADVIZ_DIR, "engine", "child.py")   # a worker's request loop
 _DUMP_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+) in (?P<fn>.+?)\s*$')
 

@@ -23,6 +23,7 @@ import os
 import textwrap
 from typing import Optional
 
+from gradviz.backends.introspect import where_of
 from gradviz.user_frames import is_user_frame
 
 # words of a method name that say it computes a gradient (split at "_", lowercase)
@@ -146,13 +147,8 @@ def _recording(raw, name: str, called: set):
 
 
 def _where(klass, name: str, raw) -> str:
-    fn = _function_of(raw)
-    try:
-        path = inspect.getsourcefile(fn) or ""
-        line = inspect.getsourcelines(fn)[1]
-    except (OSError, TypeError):
-        return f"{klass.__qualname__}.{name}"
-    return f"{klass.__qualname__}.{name} at {path}:{line}"
+    at = where_of(_function_of(raw))
+    return f"{klass.__qualname__}.{name}" + (f" at {at}" if at else "")
 
 
 class Watch:

@@ -15,7 +15,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from gradviz.model import ErrorInfo
-from gradviz.user_frames import is_user_frame
+from gradviz.user_frames import in_gradviz, is_user_frame
 
 # What user code may raise and gradviz reports at the user's line: also sys.exit() and a
 # KeyboardInterrupt raised by hand (the worker ignores SIGINT, so none comes from outside).
@@ -80,12 +80,9 @@ def _raised_in_library(exc: BaseException) -> str:
         return ""
     last = frames[-1]
     if is_user_frame(last.filename) or not last.filename.endswith(".py") or \
-            not os.path.isabs(last.filename) or _inside(last.filename, _GRADVIZ_DIR):
+            not os.path.isabs(last.filename) or in_gradviz(last.filename):
         return ""
     return f"{last.filename}:{last.lineno}"
-
-
-_GRADVIZ_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _return_statement(where: str) -> str:

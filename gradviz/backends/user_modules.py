@@ -248,7 +248,8 @@ _scope_files: dict[_Scope, tuple[tuple, list[str]]] = {}
 
 
 def _stamps(scope: _Scope, watched: tuple = ()) -> dict[str, float]:
-    files = _files_of(scope) + [f for f in watched if f not in _files_of(scope)]
+    files = _files_of(scope)
+    files = files + [f for f in watched if f not in files]
     return {f: os.path.getmtime(f) for f in files if os.path.exists(f)}
 
 

@@ -19,7 +19,7 @@ import gradviz
 from gradviz.backends.checks.outcome import CheckFailed, raised
 from gradviz.backends.user_code import USER_FAILURES, error_info
 from gradviz.model import CHECKS, CheckResult
-from gradviz.user_frames import is_user_frame
+from gradviz.user_frames import in_gradviz, is_user_frame
 
 
 def run_checks(ctx, names, skip=None) -> tuple[CheckResult, ...]:
@@ -69,7 +69,7 @@ def run_one(ctx, name: str) -> CheckResult:
     return result
 
 
-_GRADVIZ_DIR = os.path.dirname(os.path.abspath(gradviz.__file__)) + os.sep
+_GRADVIZ_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(gradviz.__file__)))
 # what gradviz calls that raises on its behalf: numpy (a broadcast error), the standard library
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
 _STDLIB_DIR = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
@@ -88,7 +88,7 @@ def raised_in_gradviz(exc: BaseException) -> bool:
         path = os.path.abspath(frame.filename)
         if path.startswith(_NUMPY_DIR):
             continue
-        if path.startswith(_GRADVIZ_DIR):
+        if in_gradviz(path):
             return True
         if "site-packages" in path or "dist-packages" in path or \
                 not path.startswith(_STDLIB_DIR):
@@ -98,9 +98,8 @@ def raised_in_gradviz(exc: BaseException) -> bool:
 
 def gradviz_failed(name: str, exc: BaseException) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
-    at = next((f"{os.path.relpath(f.filename, os.path.dirname(_GRADVIZ_DIR[:-1]))}:{f.lineno}"
-               for f in reversed(frames) if os.path.abspath(f.filename).startswith(_GRADVIZ_DIR)),
-              "")
+    at = next((f"{os.path.relpath(f.filename, _GRADVIZ_PARENT)}:{f.lineno}"
+               for f in reversed(frames) if in_gradviz(f.filename)), "")
     text = " ".join(str(exc).split())[:200]
     return (f"gradviz's own {name} check failed ({type(exc).__name__}: {text}"
             f"{f', at {at}' if at else ''}): a gradviz bug, not a fault of the op, and the check "

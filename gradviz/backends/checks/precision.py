@@ -133,13 +133,24 @@ def _allowed_kinks(n: int) -> int:
     return max(1, int(KINK_FRACTION * n)) if n > 1 else 0
 
 
+def _apart(got, ref, tol: Tol) -> tuple:
+    """(got, ref flat in float64, where numeric is defined, the absolute tolerance, where the
+    two are apart there), compared as the verdicts compare them."""
+    got = np.asarray(got, dtype=np.float64).reshape(-1)
+    ref = np.asarray(ref, dtype=np.float64).reshape(-1)
+    defined = numeric_defined(got, ref)
+    atol = tol.atol_for(ref[defined]) if defined.any() else tol.atol
+    return got, ref, defined, atol, ~close_mask(got, ref, tol, atol) & defined
+
+
+def _worst(got, ref, both):
+    """The largest absolute difference over `both` (elements finite in both), or None."""
+    return float(np.max(np.abs(got[both] - ref[both]))) if both.any() else None
+
+
 def judge_elements(g, ref, tol: Tol) -> Judged:
     """custom `g` against numeric `ref`, element by element, as the verdicts compare them."""
-    g = np.asarray(g, dtype=np.float64).reshape(-1)
-    ref = np.asarray(ref, dtype=np.float64).reshape(-1)
-    defined = numeric_defined(g, ref)
-    atol = tol.atol_for(ref[defined]) if defined.any() else tol.atol
-    off = ~close_mask(g, ref, tol, atol) & defined
+    g, ref, defined, atol, off = _apart(g, ref, tol)
     k = int(np.count_nonzero(off))
     allowed = _allowed_kinks(int(np.count_nonzero(defined)))
     if k <= allowed:
@@ -148,7 +159,7 @@ def judge_elements(g, ref, tol: Tol) -> Judged:
     if flat.any() and k - int(np.count_nonzero(flat)) <= allowed:
         return Judged("surrogate")
     both = off & np.isfinite(g)
-    worst = float(np.max(np.abs(g[both] - ref[both]))) if both.any() else None
+    worst = _worst(g, ref, both)
     left = int(defined.size - np.count_nonzero(defined))
     text = f"{k} of {int(np.count_nonzero(defined))} elements differ"
     if worst is not None:
@@ -163,17 +174,12 @@ def judge_elements(g, ref, tol: Tol) -> Judged:
 
 def judge_projections(got, ref, tol: Tol) -> Judged:
     """custom against numeric along random directions (g . v per direction)."""
-    got = np.asarray(got, dtype=np.float64).reshape(-1)
-    ref = np.asarray(ref, dtype=np.float64).reshape(-1)
-    defined = numeric_defined(got, ref)
-    atol = tol.atol_for(ref[defined]) if defined.any() else tol.atol
-    off = ~close_mask(got, ref, tol, atol) & defined
+    got, ref, defined, atol, off = _apart(got, ref, tol)
     if not off.any():
         return Judged("agrees")
     if np.all(np.abs(ref[defined]) <= atol):
         return Judged("surrogate")
-    both = off & np.isfinite(got)
-    worst = float(np.max(np.abs(got[both] - ref[both]))) if both.any() else None
+    worst = _worst(got, ref, off & np.isfinite(got))
     return Judged("off", f"along random directions: {int(off.sum())} of {int(defined.sum())} "
                   f"differ{f', max abs difference {fmt(worst)}' if worst is not None else ''} "
                   f"(tolerance {fmt(atol)} abs + {tol.rtol:g} rel)")
