@@ -8,15 +8,14 @@ import numpy as np
 import torch
 
 from gradviz.api import marked
-from gradviz.backends import torch_grad_dtypes
+from gradviz.backends import torch_devices, torch_grad_dtypes
 from gradviz.backends.adapter import AdapterBase, BuiltBase
 from gradviz.backends.first_build import FirstBuild
 from gradviz.backends.graphs import differentiable, leaf_array
 from gradviz.backends.introspect import no_arg_constructible
 from gradviz.backends.torch_grads import training_grads
-from gradviz.backends.torch_overrides import (  # noqa: F401
+from gradviz.backends.torch_overrides import (
     OverrideKept,
-    StandInCtx,
     aliases_missed,
     default_apply,
     functions_as_default,
@@ -100,10 +99,6 @@ def _custom_op_body(obj):
         return None
     body = getattr(obj, "_init_fn", None)
     return body if callable(body) else None
-
-
-_uses_setup_context = uses_setup_context
-_default_apply = default_apply
 
 
 class Built(BuiltBase):
@@ -235,48 +230,12 @@ class TorchAdapter(AdapterBase):
     def version(self) -> str:
         return str(torch.__version__)  # TorchVersion would import torch where unpickled
 
-    # --- devices -------------------------------------------------------------------------------
+    # --- devices (torch_devices) -------------------------------------------------------------
     def devices(self) -> list[dict]:
-        out = [{"name": "cpu", "kind": "cpu", "available": True, "reason": "", "label": "CPU"}]
-        if torch.cuda.is_available():
-            for i in range(torch.cuda.device_count()):
-                out.append({"name": f"cuda:{i}", "kind": "gpu", "available": True, "reason": "",
-                            "label": torch.cuda.get_device_name(i)})
-        else:
-            why = ("this torch is a CPU-only build" if torch.version.cuda is None
-                   else "no NVIDIA GPU or driver found (torch.cuda.is_available() is False)")
-            out.append({"name": "cuda:0", "kind": "gpu", "available": False, "reason": why,
-                        "label": "CUDA GPU"})
-        mps = getattr(torch.backends, "mps", None)
-        if mps is not None and mps.is_available():
-            out.append({"name": "mps", "kind": "gpu", "available": True, "reason": "",
-                        "label": "Apple GPU"})
-        return out
+        return torch_devices.devices()
 
     def resolve_device(self, spec: str) -> str:
-        spec = (spec or "auto").strip()
-        low = spec.lower()
-        if low == "auto":
-            return "cuda:0" if torch.cuda.is_available() else "cpu"
-        if low in ("cpu", "/cpu:0", "cpu:0"):
-            return "cpu"
-        if low.startswith("/gpu:"):
-            low = "cuda:" + low.split(":", 1)[1]
-        if low == "cuda":
-            low = "cuda:0"
-        if low.startswith("cuda:"):
-            index = int(low.split(":", 1)[1])
-            if not torch.cuda.is_available():
-                why = ("this torch is a CPU-only build" if torch.version.cuda is None
-                       else "torch.cuda.is_available() is False")
-                raise ValueError(f"device {spec} is not available in torch: {why}")
-            if index >= torch.cuda.device_count():
-                raise ValueError(f"device {spec} is not available in torch: only "
-                                 f"{torch.cuda.device_count()} CUDA device(s)")
-            return low
-        if low == "mps":
-            return low
-        raise ValueError(f"unknown device {spec!r}: use auto, cpu, cuda:N or /GPU:N")
+        return torch_devices.resolve_device(spec)
 
     # --- finding ops (the walk is AdapterBase.find_ops) --------------------------------------
     def classify(self, obj, own: bool, named: bool, qualname: str) -> tuple[str | None, str]:
@@ -309,7 +268,7 @@ class TorchAdapter(AdapterBase):
             return list(inspect.signature(_custom_op_body(obj)).parameters.values())
         if kind == "function":
             params = list(inspect.signature(obj.forward).parameters.values())
-            return params if _uses_setup_context(obj) else params[1:]
+            return params if uses_setup_context(obj) else params[1:]
         return list(inspect.signature(obj.forward).parameters.values())[1:]
 
     # --- modes ---------------------------------------------------------------------------------
@@ -339,8 +298,7 @@ class TorchAdapter(AdapterBase):
 
     def _same_fixed_state(self, module, plans) -> None:
         """Frozen parameters and buffers keep what the request's first build made of them
-        (first_build): a random one drawn again at each build (the numeric pass builds without
-        the modes' seed, in float64) made each mode run another forward."""
+        (first_build): a random one drawn at each build made each mode another forward."""
         state = [p for p in module.parameters() if not p.requires_grad] + list(module.buffers())
         kept = self._fixed.values(plans, [tuple(t.shape) for t in state],
                                   lambda: [t.detach().clone() for t in state])

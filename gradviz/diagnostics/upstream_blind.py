@@ -2,7 +2,7 @@
 does not change with it (softmax, sparsemax, a normalisation: outputs that sum to a constant),
 so custom, default and numeric agree at 0 whatever the backward does for other upstreams. The
 match is true of this loss and says nothing more; a random upstream checks the backward. Where
-the run took the upstream probe (runner._probe_upstream: the op graph, small inputs) it did."""
+the run took the upstream probe (upstream_probe.probe_upstream: the op graph, small inputs) it did."""
 from __future__ import annotations
 
 import numpy as np
