@@ -155,8 +155,7 @@ class OpTree(QTreeWidget):
         name = self.loaded.pair_name(key)
         label = op.qualname if name == op.qualname else f"{op.qualname}  → {name}"
         # an imported op is shown at its own file's line, with that file's name
-        where = str(op.line) if not op.defined_at else \
-            os.path.basename(op.where.rpartition(":")[0]) + ":" + op.where.rpartition(":")[2]
+        where = str(op.line) if not op.defined_at else os.path.basename(op.where)
         item = QTreeWidgetItem([label, op.framework, "", where])
         item.setData(COL_NAME, ROLE_KEY, list(key))
         item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
