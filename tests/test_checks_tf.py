@@ -113,6 +113,8 @@ def test_precision_tells_rounding_from_a_bug(runs):
     w = check(runs["square_wrong"], "precision")
     assert w.status == "fail" and w.where == line_of("def grad", "def square_wrong")
     assert "GV751-precision-bug" in codes(runs["square_wrong"])
+    assert "GV301-grad-wrong" not in codes(runs["square_cancel"])   # rounding: no "a bug"
+    assert "GV301-grad-wrong" in codes(runs["square_wrong"])
     # 2.01 x for 2 x: 0.01 |x| in float64, against the tolerance it quotes (1e-6 x peak 2 max|x|)
     peak = float(np.max(np.abs(runs["square_wrong"].tensor("x").value)))
     assert f"max abs difference {fmt(0.01 * peak)} (tolerance {fmt(1e-6 * 2 * peak)} abs + " \

@@ -154,6 +154,8 @@ def test_precision_tells_rounding_from_a_bug(runs):
     assert w.where == line_of("def backward", "SquareWrong") and w.tensors == ("x",)
     assert "GV751-precision-bug" in codes(wrong)
     assert "GV751-precision-bug" not in codes(cancel)
+    assert "GV301-grad-wrong" not in codes(cancel)      # rounding: no finding says "a bug"
+    assert "GV301-grad-wrong" in codes(wrong)
     assert_numbers_respect_their_tolerance(w.message, wrong.tensor("x").value)
 
 

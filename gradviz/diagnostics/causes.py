@@ -38,9 +38,7 @@ def _find(ctx: Context) -> dict[str, Finding]:
     tensors = [t for t in ctx.result.tensors if not getattr(t, "frozen", False)]
     metrics = {t.name: _metrics(ctx, t) for t in tensors}
     refs = {t.name: reference_of(t, metrics[t.name]) for t in tensors}
-    # a tensor the precision check cleared as float32 rounding is called a bug by no finding
-    cleared = {n for c in getattr(ctx.result, "checks", ()) if c.name == "precision"
-               and c.status == "pass" for n in getattr(c, "tensors", ())}
+    cleared = ctx.cleared_as_rounding()
     out: dict[str, Finding] = {}
     for t in tensors:
         c, ref = t.grads.get("custom"), refs[t.name]

@@ -69,6 +69,12 @@ class Context:
                 return t
         return None
 
+    def cleared_as_rounding(self) -> set[str]:
+        """The tensors the precision check cleared as float32 rounding: no finding calls their
+        difference from numeric a bug."""
+        return {n for c in self.result.checks if c.name == "precision" and c.status == "pass"
+                for n in c.tensors}
+
     # --- findings ------------------------------------------------------------------------------
     def finding(self, code: str, severity: str, message: str, fix: str, where: str = "",
                 tensor: str = "") -> Finding:
