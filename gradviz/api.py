@@ -9,19 +9,30 @@ META_ATTR = "__gradviz_op__"
 REGISTRY_ATTR = "__gradviz_registered__"
 
 
+# The verdict names (compare.verdicts.VERDICTS; DESIGN.md "Verdicts") written out: importing
+# gradviz loads no numpy either, and these names are a public contract that does not move.
+VERDICT_NAMES = ("match", "surrogate", "differs", "non-finite", "broken", "unchecked",
+                 "no-gradient", "error")
+
+
 def op(name: str | None = None, *, inputs: dict[str, Any] | None = None,
-       consts: dict[str, Any] | None = None, reference: Callable | None = None):
+       consts: dict[str, Any] | None = None, reference: Callable | None = None,
+       expect: str | tuple[str, ...] | None = None):
     """Attach gradviz metadata to an op (Function, custom_gradient function, Module or Layer).
 
     name      pairs the torch and tf versions of one op (default: the Python name)
     inputs    per argument: a shape tuple of ints, or explicit values (anything numpy.asarray takes)
     consts    non-tensor arguments, passed as they are
     reference a forward with the framework's default autodiff semantics, used for the `default` mode
+    expect    the verdict the op is meant to get when it is not a plain match, e.g. "surrogate"
+              (a straight-through estimator) or "differs" (a gradient reversal on purpose), or a
+              tuple of them: the pytest plugin and gradviz.testing pass the op when its worst
+              verdict is one of these (api.expected)
     """
     caller = sys._getframe(1)
     where = f"{caller.f_code.co_filename}:{caller.f_lineno}"   # errors about the metadata point here
     if name is not None and not isinstance(name, str):
-        if callable(name) and not (inputs or consts or reference):
+        if callable(name) and not (inputs or consts or reference or expect):
             # `@gradviz.op` without parentheses: returning `mark` here replaced the user's op
             # with gradviz's inner function and it silently vanished from the file's ops
             return _marker(None, None, None, None, where, depth=2)(name)
@@ -34,12 +45,25 @@ def op(name: str | None = None, *, inputs: dict[str, Any] | None = None,
     if reference is not None and not callable(reference):
         raise TypeError(f"gradviz.op(reference=...) takes a function, not "
                         f"{type(reference).__name__}")
-    return _marker(name, inputs, consts, reference, where, depth=1)
+    return _marker(name, inputs, consts, reference, where, depth=1, expect=expected(expect))
 
 
-def _marker(name, inputs, consts, reference, where: str, depth: int):
+def expected(expect) -> tuple[str, ...]:
+    """expect= as a tuple of verdict names; a name that is no verdict is a TypeError at the
+    decorator (a misspelt "surrogat" must not leave the op failing for no visible reason)."""
+    if expect is None:
+        return ()
+    names = (expect,) if isinstance(expect, str) else tuple(expect)
+    wrong = [n for n in names if n not in VERDICT_NAMES]
+    if wrong or not names:
+        raise TypeError(f"gradviz.op(expect=...) takes a verdict name or a tuple of them "
+                        f"({', '.join(VERDICT_NAMES)}), not {expect!r}")
+    return names
+
+
+def _marker(name, inputs, consts, reference, where: str, depth: int, expect=()):
     meta = {"name": name, "inputs": dict(inputs or {}), "consts": dict(consts or {}),
-            "reference": reference, "where": where}
+            "reference": reference, "where": where, "expect": expect}
 
     def mark(obj):
         caller = sys._getframe(depth).f_globals
@@ -80,4 +104,4 @@ def meta_of(obj, module=None) -> dict:
         meta = obj.__dict__.get(META_ATTR)
     else:
         meta = getattr(obj, META_ATTR, None)
-    return meta or {"name": None, "inputs": {}, "consts": {}, "reference": None}
+    return meta or {"name": None, "inputs": {}, "consts": {}, "reference": None, "expect": ()}

@@ -4,8 +4,10 @@ file -> load in a worker (OpInfo) -> RunRequest -> worker -> RunResult -> compar
 """
 from __future__ import annotations
 
+import hashlib
+import pickle
 from dataclasses import dataclass, field, replace
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -37,6 +39,9 @@ class OpInfo:
     args: tuple[str, ...] = ()  # forward argument names (without ctx/self)
     doc: str = ""
     defined_at: str = ""      # "file:line" of an op imported into `file` from elsewhere
+    # the verdicts the op is meant to get (@gradviz.op(expect=...)): a gradient reversal reads
+    # `differs` on purpose; the pytest plugin and gradviz.testing pass it (api.op)
+    expect: tuple[str, ...] = ()
 
     @property
     def where(self) -> str:
@@ -135,6 +140,40 @@ class CheckResult:
                 "where": self.where}
 
 
+@dataclass(frozen=True, eq=False)
+class GivenArgs:
+    """Inputs and constants a caller gives an op (gradviz.testing.check): they take the place
+    of the op's `@gradviz.op(inputs=, consts=)` per name, values used as they are. Requests are
+    dict keys (kept runs, the engine's passes): equal and hashed by a digest of the contents,
+    since numpy arrays are neither."""
+    inputs: tuple[tuple[str, np.ndarray], ...] = ()
+    consts: tuple[tuple[str, Any], ...] = ()
+    digest: str = ""
+
+    @classmethod
+    def of(cls, inputs: dict, consts: dict) -> "GivenArgs":
+        """Raises ValueError when a constant cannot travel to a worker (it is pickled)."""
+        h = hashlib.sha1()
+        arrays = []
+        for name, arr in inputs.items():
+            arr = np.ascontiguousarray(arr)
+            h.update(f"{name}|{arr.dtype.str}|{arr.shape}|".encode())
+            h.update(arr.tobytes())
+            arrays.append((name, arr))
+        try:
+            h.update(pickle.dumps(sorted(consts.items()), protocol=4))
+        except Exception as exc:  # noqa: BLE001 - any pickling failure means the same thing
+            raise ValueError(f"consts= must be picklable to reach the worker process: {exc}") \
+                from None
+        return cls(tuple(arrays), tuple(consts.items()), h.hexdigest())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, GivenArgs) and other.digest == self.digest
+
+    def __hash__(self) -> int:
+        return hash(self.digest)
+
+
 @dataclass(frozen=True)
 class RunRequest:
     """Run one op of one file in one framework."""
@@ -142,6 +181,7 @@ class RunRequest:
     qualname: str
     framework: str
     settings: RunSettings = RunSettings()
+    given: Optional[GivenArgs] = None   # gradviz.testing's own inputs and constants
 
 
 @dataclass(frozen=True)

@@ -226,3 +226,18 @@ def test_installed_wheel_lists_and_runs_builtin_examples(wheel_venv, tmp_path):
     where = op["error"]["where"]
     assert where.startswith(f"{traps}:")
     assert f'File "{traps}", line {where.rpartition(":")[2]}' in op["error"]["traceback"]
+
+
+@pytest.mark.timeout(900)
+def test_installed_wheel_registers_the_pytest_plugin(wheel_venv, tmp_path):
+    """`pytest --gradviz` from the wheel's entry point (pytest11), no -p: an op is an item."""
+    (tmp_path / "ops.py").write_text(
+        "import torch\n\n\nclass Double(torch.autograd.Function):\n"
+        "    @staticmethod\n    def forward(ctx, x):\n        return 2 * x\n\n"
+        "    @staticmethod\n    def backward(ctx, g):\n        return 2 * g\n")
+    proc = subprocess.run([str(wheel_venv / "bin" / "python"), "-m", "pytest", "-p",
+                           "no:cacheprovider", "-rA", "--gradviz", "ops.py"],
+                          capture_output=True, text=True, env=_clean_env(), cwd=tmp_path,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "PASSED ops.py::Double[torch]" in proc.stdout

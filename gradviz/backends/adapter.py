@@ -184,6 +184,7 @@ class AdapterBase:
             info = OpInfo(name=meta["name"] or qualname, framework=self.name, kind=kind,
                           qualname=qualname, file=path, line=definition_line(target),
                           args=tuple(p.name for p in self.forward_params(obj, kind)),
-                          doc=inspect.getdoc(target) or "", defined_at=defined_at(obj, module))
+                          doc=inspect.getdoc(target) or "", defined_at=defined_at(obj, module),
+                          expect=tuple(meta.get("expect") or ()))
             out.append((info, obj))
         return out, skipped

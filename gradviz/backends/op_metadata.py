@@ -23,6 +23,20 @@ class MetadataMismatch(ValueError):
         self.where = where
 
 
+def with_given(meta: dict, given) -> dict:
+    """The op's metadata with a caller's own inputs and constants (model.GivenArgs, from
+    gradviz.testing) in place of those it names: the tensors a test built are the ones run."""
+    if given is None:
+        return meta
+    inputs = {**(meta.get("inputs") or {}), **dict(given.inputs)}
+    consts = {**(meta.get("consts") or {}), **dict(given.consts)}
+    for name in dict(given.inputs):
+        consts.pop(name, None)
+    for name in dict(given.consts):
+        inputs.pop(name, None)
+    return {**meta, "inputs": inputs, "consts": consts}
+
+
 def meta_where(meta: dict, fallback: str) -> str:
     """The line that gave the metadata (api.op records it), else the op's own line."""
     return meta.get("where") or fallback

@@ -36,6 +36,7 @@ from gradviz.backends.op_metadata import (
     unfit_at_load,
     unfit_parameters,
     unknown_names,
+    with_given,
 )
 from gradviz.backends.priority import background_priority as _background_priority
 from gradviz.backends.uncalled_backward import Watch, watching
@@ -175,7 +176,7 @@ class Backend:
             device = ad.resolve_device(s.device)
         except ValueError as exc:
             return _error(req, info, ErrorInfo("DeviceUnavailable", str(exc), kind="device"))
-        meta = meta_of(obj, module)
+        meta = with_given(meta_of(obj, module), req.given)
         try:
             declared = ad.declared_params(obj, info)
             unfit_meta = unknown_names(meta, declared, info.kind)

@@ -1,0 +1,40 @@
+"""Whether a checked op passes: its worst verdict is a passing one (compare.verdicts.PASSING),
+or one the op declares it is meant to get (`expect=`); no contract check failed; it ran.
+
+no-gradient (an int64 / bool input) says nothing about the op and never fails it; unchecked
+does (nothing vouched for that gradient), as in the app's marks.
+"""
+from __future__ import annotations
+
+from gradviz.compare.verdicts import PASSING, VERDICTS
+
+NEUTRAL = ("no-gradient",)
+
+
+def verdicts_of(analysis) -> dict[str, str]:
+    """{tensor name: verdict} of a checked op ({} when it did not run)."""
+    comp = analysis.comparison
+    return {t.name: t.verdict for t in comp.tensors} if comp is not None else {}
+
+
+def worst_verdict(analysis) -> str:
+    """The op's worst verdict, `error` when it did not run."""
+    if analysis.result.status != "ok":
+        return "error"
+    rank = {v: i for i, v in enumerate(VERDICTS)}
+    found = list(verdicts_of(analysis).values())
+    return max(found, key=lambda v: rank.get(v, len(rank))) if found else "unchecked"
+
+
+def judgement(analysis, expect: tuple[str, ...] = ()) -> tuple[bool, str]:
+    """(passed, the one line saying why not: "" when it passed)."""
+    worst = worst_verdict(analysis)
+    failed = [c.name for c in analysis.result.checks if c.status == "fail"]
+    if expect:
+        if worst not in expect:
+            return False, f"expected {' or '.join(expect)}, got {worst}"
+    elif worst not in PASSING + NEUTRAL:
+        return False, f"{worst} (passing: {', '.join(PASSING)})"
+    if failed:
+        return False, f"contract check failed: {', '.join(failed)}"
+    return True, ""

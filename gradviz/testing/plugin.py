@@ -1,0 +1,108 @@
+"""The pytest plugin (entry point pytest11 `gradviz`): `pytest --gradviz ops/` collects every op
+of the given files as a test item, node id `FILE::OP[FRAMEWORK]`, passing when its verdicts pass
+(match, surrogate, or what @gradviz.op(expect=...) names) and failing with the op's report.
+
+Items are plain pytest items, so -k, -x, --lf and xdist select and order them as any test. Files
+are loaded by the workers of the shared engine (session.py) at collection, the ops run in them:
+one warm worker per framework for the whole session. Inert without --gradviz (pytest loads it in
+every session of an environment where gradviz is installed): nothing of gradviz is imported then.
+"""
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_addoption(parser) -> None:
+    group = parser.getgroup("gradviz", "gradviz: every op of the given files as a test")
+    group.addoption("--gradviz", action="store_true",
+                    help="collect the ops of the given files or folders (every .py file) as "
+                    "tests FILE::OP[FRAMEWORK]")
+    group.addoption("--gradviz-checks", default="none", metavar="all|none|NAME,...",
+                    help="contract checks per op (as gradviz run --checks)")
+    group.addoption("--gradviz-upstream", default="random", metavar="ones|random|const:K")
+    group.addoption("--gradviz-seed", type=int, default=0)
+    group.addoption("--gradviz-shape", default="200", metavar="200|4x50")
+    group.addoption("--gradviz-dtype", default="float32", choices=("float32", "float64"))
+    group.addoption("--gradviz-graph", default="op", choices=("op", "seed", "mlp", "stack"))
+    group.addoption("--gradviz-timeout", type=float, default=120.0,
+                    help="seconds per op and framework")
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "gradviz: an op collected by --gradviz (-m gradviz)")
+
+
+def pytest_collect_file(file_path, parent):
+    if not parent.config.getoption("gradviz") or file_path.suffix != ".py" or \
+            file_path.name == "conftest.py":
+        return None
+    return OpFile.from_parent(parent, path=file_path)
+
+
+def pytest_unconfigure(config) -> None:
+    if config.getoption("gradviz", False):
+        from gradviz.testing.session import close
+        close()
+
+
+class OpFile(pytest.File):
+    """One op file: its ops in each framework it uses, as found by that framework's worker."""
+
+    def collect(self):
+        from gradviz.cli.output import error_paragraph
+        from gradviz.testing.session import shared_engine
+        timeout = self.config.getoption("gradviz_timeout")
+        catalogs = shared_engine().load([str(self.path)], timeout=timeout)
+        failed = [c for c in catalogs if c.error is not None]
+        if failed:
+            raise self.CollectError("\n".join(error_paragraph(
+                f"gradviz cannot load {self.path} ({c.framework or '?'})", c.error)
+                for c in failed))
+        for cat in catalogs:
+            names = [op.name for op in cat.ops]
+            for op in cat.ops:
+                # the pairing name, or the Python name where two ops of the file share one
+                shown = op.name if names.count(op.name) == 1 else op.qualname
+                name = f"{shown}[{cat.framework}]"
+                # the node id given whole: pytest 9 parses "[...]" of an id into its params,
+                # and an id built from the name alone did not equal --lf's parsed one
+                yield OpItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", op=op)
+
+
+class OpFailed(Exception):
+    """An op whose verdicts do not pass: its report is the whole failure text."""
+
+
+class OpItem(pytest.Item):
+    def __init__(self, *, op, **kwargs):
+        super().__init__(**kwargs)
+        self.op = op
+        self.add_marker(pytest.mark.gradviz)
+
+    def runtest(self) -> None:
+        from gradviz.app.analysis import analyze
+        from gradviz.model import RunRequest, parse_shape
+        from gradviz.testing.judge import judgement
+        from gradviz.testing.report import op_report
+        from gradviz.testing.run import settings_for
+        from gradviz.testing.session import shared_engine
+        opt = self.config.getoption
+        settings = settings_for(opt("gradviz_graph"), opt("gradviz_upstream"),
+                                opt("gradviz_checks"), seed=opt("gradviz_seed"),
+                                shape=parse_shape(opt("gradviz_shape")),
+                                dtype=opt("gradviz_dtype"), timeout=opt("gradviz_timeout"))
+        req = RunRequest(self.op.file, self.op.qualname, self.op.framework, settings)
+        analysis = analyze(shared_engine().run_one(req), curves=False)
+        if analysis.problem:
+            raise RuntimeError(f"gradviz could not compare {self.op.name}: {analysis.problem}")
+        passed, _ = judgement(analysis, self.op.expect)
+        if not passed:
+            raise OpFailed(op_report(analysis, self.op.expect))
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, OpFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, max(self.op.line - 1, 0), f"{self.op.name} ({self.op.framework})"
