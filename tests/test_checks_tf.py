@@ -17,7 +17,7 @@ from gradviz.model import CHECKS, RunRequest, RunSettings
 
 OPS = Path(__file__).resolve().parent / "corpus" / "checks" / "tf_ops.py"
 BATCH = ("square", "square_numpy", "square_stopped", "square_f32const", "square_cancel",
-         "square_wrong", "ScaleLayer", "DoubleLayer")
+         "square_wrong", "ScaleLayer", "DoubleLayer", "square_cancel_traced")
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +119,43 @@ def test_precision_tells_rounding_from_a_bug(runs):
     peak = float(np.max(np.abs(runs["square_wrong"].tensor("x").value)))
     assert f"max abs difference {fmt(0.01 * peak)} (tolerance {fmt(1e-6 * 2 * peak)} abs + " \
            "1e-05 rel)" in w.message, w.message
+
+
+def findings(result):
+    return {f.code: f for f in diagnose(result, compare_result(result))}
+
+
+def test_compiled_and_vmap_tell_the_ops_own_rounding_from_a_traced_bug(runs):
+    """square_cancel rounds x to float32's spacing at 1e5 (2**-7) in eager mode; tf.function and
+    vectorized_map fold (x + 1e5) - 1e5 away, so the two float32 gradients differ by 0.0078.
+    float64 shows no difference: rounding, a pass. square_cancel_traced rounds as much and
+    returns 2.02 x when traced: float64 differs too, 0.02 max|x|, and that stays a failure."""
+    cancel, traced = runs["square_cancel"], runs["square_cancel_traced"]
+    assert check(cancel, "precision").tensors == ("x",)       # cleared as rounding
+    assert check(traced, "precision").tensors == ("x",)       # eager mode rounds only
+    for name in ("compiled", "vmap"):
+        c = check(cancel, name)
+        assert c.status == "pass" and "float64 does not show: float32 rounding" in c.message
+        assert "max abs difference 0.00779 at 5 of 200 elements" in c.message, c.message
+        t = check(traced, name)
+        peak = float(np.max(np.abs(traced.tensor("x").value)))
+        assert t.status == "fail" and t.kind == "differs"
+        assert f"; in float64 too: max abs difference {fmt(0.02 * peak)} at 200 of 200 " \
+               "elements (rtol 1e-05, atol 1e-06), so it is not float32 rounding" in t.message, \
+               t.message
+    found = findings(cancel)
+    assert "GV742-compiled-differs" not in found and "GV734-vmap-differs" not in found
+    bad = findings(traced)
+    assert bad["GV742-compiled-differs"].severity == "error"
+    assert bad["GV734-vmap-differs"].severity == "error"
+
+
+def test_bfloat16_rounding_of_a_formula_cleared_as_rounding_is_a_warning(runs):
+    """In bfloat16 ((x + 1e5) - 1e5) keeps nothing of x: autocast still fails (the gradient is
+    that far off under mixed precision), but the precision check found the formula right, so
+    GV722 is a warning that says why, with a fix that keeps the op in float32."""
+    c = check(runs["square_cancel"], "autocast")
+    assert c.status == "fail" and "differs from float32 by 1 (relative L2" in c.message
+    f = findings(runs["square_cancel"])["GV722-autocast-inaccurate"]
+    assert f.severity == "warning" and "formula is right" in f.message
+    assert "float32" in f.fix and "(x + c) - c" in f.fix

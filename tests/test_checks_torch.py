@@ -18,7 +18,7 @@ from gradviz.model import CHECK_STATUSES, CHECKS, RunRequest, RunSettings
 OPS = Path(__file__).resolve().parent / "corpus" / "checks" / "torch_ops.py"
 WITHOUT_COMPILE = tuple(c for c in CHECKS if c != "compiled")
 BATCH = ("Cube", "CubeOnce", "CubeDetached", "ViewBack", "InplaceBack", "OldStyle", "NoVmapRule",
-         "LinearMixed", "LinearAmp", "SquareCancel", "SquareWrong")
+         "LinearMixed", "LinearAmp", "SquareCancel", "SquareWrong", "CountingVmap")
 
 
 @pytest.fixture(scope="module")
@@ -175,6 +175,7 @@ def test_compiled_says_its_backend_and_catches_a_python_side_effect(engine):
     assert g.status == "pass" and "aot_eager" in g.message
     b = check(bad, "compiled")
     assert b.status == "fail" and "eager" in b.message
+    assert "; in float64 too: " in b.message and "not float32 rounding" in b.message
     assert "side effects" in b.fix
     assert "GV742-compiled-differs" in codes(bad)
 
@@ -183,3 +184,33 @@ def test_no_checks_unless_asked(runs, engine):
     res, = engine.run([RunRequest(str(OPS), "Cube", "torch", RunSettings(
         modes=("custom",)))])
     assert res.status == "ok" and res.checks == ()
+
+
+def test_compiled_tells_the_ops_own_rounding_from_a_compiled_bug(engine):
+    """SquareCancelFolded's eager backward rounds x to float32's spacing at 1e5 (2**-7), its
+    compiled one computes 2 x exactly (as a compiler folding (x + c) - c would): 0.0078 apart in
+    float32, nothing in float64: rounding, a pass. SquareCancelCompiledWrong rounds as much and
+    returns 2.02 x when compiled: float64 differs too (0.02 max|x|), a failure."""
+    reqs = [RunRequest(str(OPS), q, "torch", RunSettings(checks=("compiled", "precision")))
+            for q in ("SquareCancelFolded", "SquareCancelCompiledWrong")]
+    folded, wrong = engine.run(reqs)
+    assert check(folded, "precision").tensors == ("x",) == check(wrong, "precision").tensors
+    c = check(folded, "compiled")
+    assert c.status == "pass" and "float64 does not show: float32 rounding" in c.message
+    assert "max abs difference 0.00779 at 5 of 200 elements" in c.message, c.message
+    assert "GV742-compiled-differs" not in codes(folded)
+    w = check(wrong, "compiled")
+    peak = float(np.max(np.abs(wrong.tensor("x").value)))
+    assert w.status == "fail" and f"; in float64 too: max abs difference {fmt(0.02 * peak)} at " \
+        "200 of 200 elements (rtol 1e-05, atol 1e-06), so it is not float32 rounding" in w.message
+    assert notes(wrong)["GV742-compiled-differs"] == "error"
+
+
+def test_a_vmapped_backward_that_is_wrong_stays_a_failure_in_float64(runs):
+    """CountingVmap rounds as SquareCancel does and counts its calls: vmap's one batched call
+    sees another count than each sample's own, in float64 as in float32."""
+    c = check(runs["CountingVmap"], "vmap")
+    assert c.status == "fail" and c.kind == "differs"
+    assert "; in float64 too: max abs difference" in c.message
+    assert c.message.endswith("so it is not float32 rounding"), c.message
+    assert notes(runs["CountingVmap"])["GV734-vmap-differs"] == "error"

@@ -2,7 +2,9 @@
 message, the fix and the user's line come from the check itself (backends/checks/). A finding
 tells the story the check and the other findings tell: a check's skip that says how to make it
 apply is a note, and "not rounding" (GV751) on a tensor that the verdict passes or that GV302
-calls an intended surrogate says so, as a note, never as a bug beside it."""
+calls an intended surrogate says so, as a note, never as a bug beside it; an autocast difference
+on an op the precision check cleared as float32 rounding is bfloat16 rounding of a right formula:
+a warning."""
 from __future__ import annotations
 
 from gradviz.compare.verdicts import PASSING
@@ -24,6 +26,7 @@ CODE_OF = {
     ("autocast", "raised"): ("GV721-autocast-dtype-mix", "warning"),
     ("autocast", "dtype"): ("GV721-autocast-dtype-mix", "warning"),
     ("autocast", "differs"): ("GV722-autocast-inaccurate", "error"),
+    ("autocast", "missing"): ("GV722-autocast-inaccurate", "error"),
     ("vmap", "data_dependent"): ("GV733-vmap-data-dependent", "warning"),
     ("vmap", "differs"): ("GV734-vmap-differs", "error"),
     ("vmap", "raised"): ("GV734-vmap-differs", "warning"),
@@ -51,6 +54,7 @@ def code_for(name: str, kind: str) -> tuple[str, str]:
 
 def check(ctx: Context) -> list:
     out = []
+    rounding = ctx.cleared_as_rounding()
     for c in getattr(ctx.result, "checks", ()):
         if c.status == "skip" and (c.name, c.kind) in NOTE_OF:
             code, severity = NOTE_OF[(c.name, c.kind)], "info"
@@ -65,7 +69,11 @@ def check(ctx: Context) -> list:
             cleared = _cleared(ctx, c.tensors)
             if cleared:
                 severity, message = "info", f"{message[:-1]}; {cleared}."
-        out.append(ctx.finding(code, severity, f"{c.name}: {message}", c.fix, c.where))
+        fix = c.fix
+        if (c.name, c.status, c.kind) == ("autocast", "fail", "differs") and rounding:
+            severity, message = "warning", f"{message[:-1]}; {_bfloat16_rounding(rounding)}."
+            fix = _FIX_BFLOAT16
+        out.append(ctx.finding(code, severity, f"{c.name}: {message}", fix, c.where))
     return out
 
 
@@ -84,3 +92,18 @@ def _cleared(ctx: Context, tensors) -> str:
         else:
             return ""
     return ", ".join(why) + ": this says only that the difference is not float32 rounding"
+
+
+def _bfloat16_rounding(cleared) -> str:
+    """Why an autocast difference on an op the precision check cleared is no bug: the op's
+    formula is right (float64 agrees with numeric) and loses bits to rounding already in float32,
+    so bfloat16's 8 keep less of it: a warning for mixed-precision training, not an error."""
+    return (f"the precision check finds the float32 difference of {', '.join(sorted(cleared))} "
+            "from numeric float32 rounding (float64 agrees), so the formula is right and loses "
+            "more bits than bfloat16 keeps")
+
+
+_FIX_BFLOAT16 = ("Under mixed precision keep this op in float32 (torch: "
+                 "@torch.amp.custom_fwd(cast_inputs=torch.float32); TF: cast its inputs to "
+                 "float32 and its outputs back), or rewrite the gradient so it does not subtract "
+                 "nearly equal numbers ((x + c) - c loses the bits of x below c's spacing).")

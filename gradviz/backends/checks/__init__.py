@@ -25,6 +25,9 @@ from gradviz.user_frames import in_gradviz, is_user_frame
 def run_checks(ctx, names, skip=None) -> tuple[CheckResult, ...]:
     """The checks `names`, in CHECKS order; those in `skip` ({name: reason}) skipped."""
     skip = skip or {}
+    # what leaves precision without a float64 reference leaves the float64 witness
+    # (float64_witness.py) without one too
+    ctx.float64_unfit = skip.get("precision", "")
     out = []
     for name in (n for n in CHECKS if n in names):
         out.append(CheckResult(name, "skip", skip[name]) if name in skip else run_one(ctx, name))

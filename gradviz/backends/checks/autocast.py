@@ -42,7 +42,7 @@ def _compare(ctx, names, got, ref, what: str, fix: str):
     for name, a, b in zip(names, got, ref):
         if a is None or b is None:
             if (a is None) != (b is None):
-                return failed(NAME, "differs", f"{what}: the gradient of {name} is "
+                return failed(NAME, "missing", f"{what}: the gradient of {name} is "
                               f"{'missing' if a is None else 'present'}, unlike in float32",
                               ctx.backward_where(), fix)
             continue

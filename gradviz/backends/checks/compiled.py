@@ -3,6 +3,7 @@ with the "aot_eager" backend (AOTAutograd traces forward and backward, no code g
 is cheap and needs no C compiler), whole graph first; TF: tf.function around the tape."""
 from __future__ import annotations
 
+from gradviz.backends.checks.float64_witness import unless_rounding
 from gradviz.backends.checks.outcome import brief, compare, failed, passed, skipped
 from gradviz.backends.user_code import error_info
 from gradviz.compare.metrics import tolerances
@@ -27,14 +28,17 @@ def _raised(ctx, exc, during: str):
 
 
 def torch_check(ctx):
+    if not ctx.tensor_plans():
+        return skipped(NAME, f"{ctx.info.name} takes no tensor argument")
+    return unless_rounding(ctx, lambda dtype: _torch(ctx, dtype))
+
+
+def _torch(ctx, dtype: str):
     import torch
 
     from gradviz.backends.checks import torch_ops as T
 
-    if not ctx.tensor_plans():
-        return skipped(NAME, f"{ctx.info.name} takes no tensor argument")
-    built = ctx.build("custom")
-    dtype = ctx.settings.dtype
+    built = ctx.build("custom", dtype)
     xs = T.leaves(ctx, dtype)
     outs = T.call(ctx, built, xs)
     if not outs:
@@ -88,12 +92,16 @@ def _first_line(exc) -> str:
 
 
 def tf_check(ctx):
-    import tensorflow as tf
-
     if not ctx.tensor_plans():
         return skipped(NAME, f"{ctx.info.name} takes no tensor argument")
-    built = ctx.build("custom")
-    dtype = {"float32": tf.float32, "float64": tf.float64}[ctx.settings.dtype]
+    return unless_rounding(ctx, lambda dtype: _tf(ctx, dtype))
+
+
+def _tf(ctx, dtype_name: str):
+    import tensorflow as tf
+
+    built = ctx.build("custom", dtype_name)
+    dtype = {"float32": tf.float32, "float64": tf.float64}[dtype_name]
     values = ctx.arg_values()
     names = list(values)
 
@@ -109,7 +117,7 @@ def tf_check(ctx):
             got_again = graph_fn(*xs)   # a second call: state kept in Python shows up here
         except Exception as exc:  # noqa: BLE001 - the framework's refusal is the finding
             return _raised(ctx, exc, "tf.function around the tape")
-    tol = tolerances(ctx.settings.dtype, numeric=True)  # reordered float arithmetic
+    tol = tolerances(dtype_name, numeric=True)  # reordered float arithmetic
     for k, name in enumerate(names):
         for label, g in (("", got[k]), (" on a second call", got_again[k])):
             ok, detail = compare(g.numpy(), eager[k].numpy(), tol)

@@ -27,6 +27,9 @@ class CheckContext:
     seed_params: Any               # seed_params(built): the run's parameter values
     tensors: dict = field(default_factory=dict)        # plain run: name -> {"grads", "value", ...}
     numeric_infos: dict = field(default_factory=dict)  # plain run's numeric reference, if any
+    # why a float64 run of the op is no witness of its float32 one ("" when it is): a forward
+    # that computes another function in float64, or below float64 whatever its inputs
+    float64_unfit: str = ""
 
     @property
     def framework(self) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradviz.backends.checks.float64_witness import unless_rounding
 from gradviz.backends.checks.outcome import brief, compare, failed, passed, skipped
 from gradviz.backends.user_code import error_info
 from gradviz.compare.metrics import tolerances
@@ -25,12 +26,15 @@ def tf_check(ctx):
 
 
 def torch_check(ctx):
+    return unless_rounding(ctx, lambda dtype: _torch(ctx, dtype))
+
+
+def _torch(ctx, dtype: str):
     import torch
 
     from gradviz.backends.checks import torch_ops as T
 
-    built = ctx.build("custom")
-    dtype = ctx.settings.dtype
+    built = ctx.build("custom", dtype)
 
     def run(make):
         xs = T.leaves(ctx, dtype)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradviz.backends.checks.float64_witness import unless_rounding
 from gradviz.backends.checks.outcome import brief, compare, failed, passed, skipped
 from gradviz.backends.user_code import error_info
 from gradviz.compare.metrics import tolerances
@@ -83,14 +84,17 @@ def _not_ported(ctx, result, note: str) -> CheckResult:
 
 
 def torch_check(ctx):
+    if not ctx.tensor_plans():
+        return skipped(NAME, f"{ctx.info.name} takes no tensor argument to batch")
+    return unless_rounding(ctx, lambda dtype: _torch(ctx, dtype))
+
+
+def _torch(ctx, dtype: str):
     import torch
 
     from gradviz.backends.checks import torch_ops as T
 
-    if not ctx.tensor_plans():
-        return skipped(NAME, f"{ctx.info.name} takes no tensor argument to batch")
-    built = ctx.build("custom")
-    dtype = ctx.settings.dtype
+    built = ctx.build("custom", dtype)
     samples = [T.leaves(ctx, dtype, variant=k) for k in range(SAMPLES)]
     names = list(samples[0])
     probe = T.call(ctx, built, samples[0])
@@ -182,12 +186,16 @@ def _jacrev_note(ctx, built, sample, names, probe) -> str:
 
 
 def tf_check(ctx):
-    import tensorflow as tf
-
     if not ctx.tensor_plans():
         return skipped(NAME, f"{ctx.info.name} takes no tensor argument to batch")
-    built = ctx.build("custom")
-    dtype = {"float32": tf.float32, "float64": tf.float64}[ctx.settings.dtype]
+    return unless_rounding(ctx, lambda dtype: _tf(ctx, dtype))
+
+
+def _tf(ctx, dtype_name: str):
+    import tensorflow as tf
+
+    built = ctx.build("custom", dtype_name)
+    dtype = {"float32": tf.float32, "float64": tf.float64}[dtype_name]
     samples = [ctx.arg_values(variant=k) for k in range(SAMPLES)]
     names = list(samples[0])
 
@@ -210,7 +218,7 @@ def tf_check(ctx):
             except Exception as exc2:  # noqa: BLE001
                 return _fail_raised(ctx, exc2, "tf.vectorized_map over the op's gradient")
             note = f" (only through tf.vectorized_map's while-loop fallback: {why})"
-    tol = tolerances(ctx.settings.dtype, numeric=True)  # batched kernels reorder arithmetic
+    tol = tolerances(dtype_name, numeric=True)  # batched kernels reorder arithmetic
     for k, name in enumerate(names):
         for b in range(SAMPLES):
             ok, detail = compare(batched[k][b].numpy(), alone[b][k], tol)

@@ -175,3 +175,65 @@ class CountingBack(torch.autograd.Function):
         x, = ctx.saved_tensors
         STATE["calls"] += 1
         return g * 2 * x * STATE["calls"]
+
+
+class SquareCancelFolded(torch.autograd.Function):
+    """compiled: the eager backward rounds as SquareCancel's does, the compiled one computes 2 x
+    exactly, as a compiler folding (x + c) - c would (TF's graph optimiser does): float32
+    rounding of the op's own arithmetic, not a fault; float64 shows no difference."""
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return x * x
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        if torch.compiler.is_compiling():
+            return g * 2 * x
+        return g * ((x + 1e5) - 1e5) * 2
+
+
+class SquareCancelCompiledWrong(torch.autograd.Function):
+    """compiled: rounds as SquareCancel does and, only when compiled, returns 2.02 x for 2 x:
+    wrong in float64 too, so still a failure."""
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return x * x
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        k = 2.02 if torch.compiler.is_compiling() else 2.0
+        return g * ((x + 1e5) - 1e5) * k
+
+
+class CountingVmap(torch.autograd.Function):
+    """vmap: rounds as SquareCancel does and keeps a Python counter in the backward: vmap's one
+    batched call sees another count than each sample's own call, in float64 too."""
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return x * x
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        STATE["vmap_calls"] = STATE.get("vmap_calls", 0) + 1
+        return g * ((x + 1e5) - 1e5) * (2 + 0.01 * STATE["vmap_calls"])
