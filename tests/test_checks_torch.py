@@ -214,3 +214,23 @@ def test_a_vmapped_backward_that_is_wrong_stays_a_failure_in_float64(runs):
     assert "; in float64 too: max abs difference" in c.message
     assert c.message.endswith("so it is not float32 rounding"), c.message
     assert notes(runs["CountingVmap"])["GV734-vmap-differs"] == "error"
+
+
+def test_checks_read_the_gradient_a_backward_writes_into_grad_itself(engine):
+    """AccumulatingBack gives x its gradient through a nested torch.autograd.backward that
+    writes it into x.grad, returning None, as checkpointing can: custom mode (loss.backward(),
+    x.grad) reads 2 x. The checks read gradients the same way: the right op passes, and
+    AccumulatingCounting (the same with a Python counter) fails compiled and the upstream
+    layouts, which compared None with None and passed while they took autograd.grad."""
+    reqs = [RunRequest(str(OPS), q, "torch", RunSettings(
+        checks=("noncontiguous_upstream", "autocast", "compiled"))) for q in
+        ("AccumulatingBack", "AccumulatingCounting")]
+    right, counting = engine.run(reqs)
+    x = right.tensor("x")
+    np.testing.assert_allclose(x.grads["custom"], 2 * np.asarray(x.value, np.float64), rtol=1e-6)
+    assert [c.status for c in right.checks] == ["pass", "pass", "pass"], right.checks
+    c = check(counting, "compiled")
+    assert c.status == "fail" and c.kind == "differs" and "gradient for x than eager" in c.message
+    n = check(counting, "noncontiguous_upstream")
+    assert n.status == "fail" and n.kind == "differs"
+    assert {"GV742-compiled-differs", "GV713-upstream-layout"} <= codes(counting)

@@ -78,14 +78,15 @@ def torch_check(ctx):
     if not outs:
         return skipped(NAME, T.no_outputs(ctx))
     names = list(xs)
-    ref = [T.numpy(g) for g in T.vjp(outs, list(xs.values()), T.upstreams(ctx, outs))]
+    ref = [T.numpy(g) for g in T.training_grads(outs, list(xs.values()),
+                                                   T.upstreams(ctx, outs))]
     xs = T.leaves(ctx, "float32")
     what = f"torch.autocast({device_type!r}, dtype=torch.bfloat16)"
     try:
         with torch.autocast(device_type, dtype=torch.bfloat16):
             outs = T.call(ctx, built, xs)
         ups = T.upstreams(ctx, outs)
-        got = T.vjp(outs, list(xs.values()), ups)   # backward outside autocast
+        got = T.training_grads(outs, list(xs.values()), ups)   # backward outside autocast
     except Exception as exc:  # noqa: BLE001 - the framework's refusal is the finding
         return _raised(ctx, exc, f"forward under {what} and backward after it", _FIX_TORCH)
     for name, g, x in zip(names, got, xs.values()):

@@ -44,7 +44,7 @@ def _torch(ctx, dtype: str):
     if not outs:
         return skipped(NAME, T.no_outputs(ctx))
     ups = T.upstreams(ctx, outs)
-    eager = [T.numpy(g) for g in T.vjp(outs, list(xs.values()), ups)]
+    eager = [T.numpy(g) for g in T.training_grads(outs, list(xs.values()), ups)]
     names = list(xs)
 
     def run(*a):
@@ -54,7 +54,7 @@ def _torch(ctx, dtype: str):
         fn = torch.compile(run, backend=TORCH_BACKEND, fullgraph=fullgraph, dynamic=False)
         leaves = T.leaves(ctx, dtype)
         outs = list(fn(*leaves.values()))
-        return [T.numpy(g) for g in T.vjp(outs, list(leaves.values()), ups)]
+        return [T.numpy(g) for g in T.training_grads(outs, list(leaves.values()), ups)]
 
     note = ""
     torch._dynamo.reset()

@@ -24,6 +24,24 @@ def upstreams(ctx, outs: list, dtype=None) -> list:
                             device=o.device) for i, o in enumerate(outs)]
 
 
+def training_grads(outs: list, inputs: list, ups: list) -> list:
+    """Gradients of sum(up * out) w.r.t. the leaf `inputs` as training takes them, and as custom
+    mode does (backends/torch_grads.py): torch.autograd.backward, then each leaf's .grad (cleared
+    before and after), so a gradient the backward writes into an input's .grad itself (a nested
+    torch.autograd.backward on a recomputed graph, as checkpointing does) counts; autograd.grad
+    returned None there, and a check compared None with None. None where no gradient arrived."""
+    if not outs:
+        return [None] * len(inputs)
+    for x in inputs:
+        x.grad = None
+    try:
+        torch.autograd.backward(outs, grad_tensors=ups)
+        return [None if x.grad is None else x.grad.detach().clone() for x in inputs]
+    finally:
+        for x in inputs:
+            x.grad = None
+
+
 def vjp(outs: list, inputs: list, ups: list, create_graph: bool = False) -> list:
     """Gradients of sum(up * out) w.r.t. inputs; None where no path."""
     if not outs:

@@ -106,7 +106,7 @@ def _torch(ctx, dtype: str):
         outs = T.call(ctx, built, dict(zip(names, xs)))
         return sum((u * o).sum() for u, o in zip(ups, outs))
 
-    alone = [[T.numpy(g) for g in T.vjp(T.call(ctx, built, s), list(s.values()), ups)]
+    alone = [[T.numpy(g) for g in T.training_grads(T.call(ctx, built, s), list(s.values()), ups)]
              for s in samples]
     stacked = [torch.stack([s[n].detach() for s in samples]) for n in names]
     argnums = tuple(range(len(names)))

@@ -237,3 +237,41 @@ class CountingVmap(torch.autograd.Function):
         x, = ctx.saved_tensors
         STATE["vmap_calls"] = STATE.get("vmap_calls", 0) + 1
         return g * ((x + 1e5) - 1e5) * (2 + 0.01 * STATE["vmap_calls"])
+
+
+class AccumulatingBack(torch.autograd.Function):
+    """Checkpointing that keeps the input itself: the backward recomputes x * x from it and lets
+    a nested torch.autograd.backward write x's gradient, 2 x g, into x.grad, returning None.
+    Training (loss.backward(), then x.grad) gets 2 x g; torch.autograd.grad(loss, x) gets None.
+    Each check compares what training gets."""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.x = x
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.x
+        with torch.enable_grad():
+            y = x * x
+        torch.autograd.backward(y, g)
+        return None
+
+
+class AccumulatingCounting(torch.autograd.Function):
+    """compiled, noncontiguous_upstream: gives x its gradient as AccumulatingBack does, with a
+    Python counter in it as CountingBack has: each call writes another gradient into x.grad,
+    which a check sees only where it reads x.grad (autograd.grad: None and None, a pass)."""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.x = x
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.x
+        STATE["accumulated"] = STATE.get("accumulated", 0) + 1
+        with torch.enable_grad():
+            y = x * x * STATE["accumulated"]
+        torch.autograd.backward(y, g)
+        return None
