@@ -253,6 +253,9 @@ class RunResult:
     # ... and no custom gradient of the user's ran either: the custom mode was the framework's
     # own autodiff, and the verdicts say the custom gradient was not found
     no_own_gradient: bool = False
+    # how the graph called the op, argument by argument: (name, "tensor" | "const" | "default",
+    # passed by keyword, repr() of a const's value); a reproduction script calls it the same way
+    call: tuple[tuple[str, str, bool, str], ...] = ()
 
     @property
     def name(self) -> str:

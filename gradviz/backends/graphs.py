@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import inspect
 import re
-import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import numpy as np
 
 from gradviz.backends.introspect import OpOutputError
-from gradviz.model import RunSettings, parse_upstream
+from gradviz.model import RunSettings
+from gradviz.seeds import rng_for, upstream_values
 
 SEED_FACTOR = 23.0  # the classic check: c = b * 23, so a layer x*w gives a.grad == 23 * w
 
@@ -39,11 +39,6 @@ class Leaf:
     name: str
     role: str                       # "input" | "param"
     values: np.ndarray
-
-
-def rng_for(seed: int, name: str) -> np.random.Generator:
-    """One seeded stream per tensor name: both frameworks draw identical numbers."""
-    return np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(name.encode())])
 
 
 def input_values(seed: int, name: str, shape: tuple[int, ...],
@@ -227,13 +222,6 @@ def require_float_first(settings: RunSettings, first: ArgPlan) -> None:
             f"the {settings.graph} graph feeds its own float tensor to the op's first tensor "
             f"argument, but {first.name!r} has dtype {dtype}; use the op graph for this op (or "
             "put a float argument first)")
-
-
-def upstream_values(settings: RunSettings, name: str, shape: tuple[int, ...]) -> np.ndarray:
-    kind, k = parse_upstream(settings.upstream)
-    if kind == "random":
-        return rng_for(settings.seed, "upstream:" + name).standard_normal(shape)
-    return np.full(shape, 1.0 if kind == "ones" else k)
 
 
 @dataclass

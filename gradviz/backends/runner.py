@@ -249,7 +249,9 @@ class Backend:
         graph.prepared.clear()
         compare_probes(tensors, s.dtype)
         run_facts = {"probe_skipped": _probe_skipped(skipped), "seeded_params": tuple(seeded),
-                     "uncalled_backward": watch.uncalled, "no_own_gradient": watch.no_own_gradient}
+                     "uncalled_backward": watch.uncalled, "no_own_gradient": watch.no_own_gradient,
+                     "call": tuple((p.name, p.kind, p.keyword, repr(p.const) if p.kind == "const"
+                                    else "") for p in plans)}
 
         if kept:
             for entry in tensors.values():

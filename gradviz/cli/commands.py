@@ -59,6 +59,8 @@ def _run_parser() -> argparse.ArgumentParser:
                    "autocast, vmap, compiled, precision (default: none)")
     p.add_argument("--json", metavar="PATH")
     p.add_argument("--npz", metavar="PATH")
+    p.add_argument("--repro", metavar="DIR", help="write a standalone reproduction script per op "
+                   "and framework into DIR (needs only the framework and numpy)")
     p.add_argument("--plot", metavar="PATH", help="PNG, SVG or PDF of the gradient grid (--graph stack: each op's flow "
                    "chart too, beside it as STEM.flow-OP.EXT)")
     p.add_argument("--log-scale", action="store_true",

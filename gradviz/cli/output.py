@@ -255,6 +255,15 @@ def _print_diagnostics(diagnostics, out) -> None:
             print(f"      fix: {f.fix}", file=out)
 
 
+def _write_repro(folder: str, results, comparisons) -> None:
+    from gradviz.repro import write_repro
+    written, left = write_repro(folder, results, comparisons)
+    for note in left:
+        print(f"gradviz: {note}", file=sys.stderr)
+    if not written:
+        raise ValueError("no op could be written as a script (see above)")
+
+
 def _write_outputs(results, settings, args, comparisons, parity_rows, diagnostics,
                    load_errors=()) -> int:
     from gradviz import report
@@ -266,6 +275,9 @@ def _write_outputs(results, settings, args, comparisons, parity_rows, diagnostic
             diagnostics=diagnostics, load_errors=load_errors)))
     if args.npz:
         jobs.append(("NPZ", args.npz, lambda: report.write_npz(args.npz, results)))
+    if getattr(args, "repro", None):
+        jobs.append(("reproduction scripts", args.repro,
+                     lambda: _write_repro(args.repro, results, comparisons)))
     if args.plot:
         def plot():
             from gradviz.qt.export import save_grid

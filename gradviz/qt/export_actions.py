@@ -14,6 +14,7 @@ Functions usable directly (and by tests):
     export_csv(parent, tensor_result, path=None, name="")          -> path or None
     export_npz(parent, results, path=None)                          -> path or None
     export_json(parent, results, path=None, comparisons=None)       -> path or None
+    export_repro(parent, results, folder=None, comparisons=None)    -> paths or None
 `results` is a list of RunResults, or the grid's {framework: RunResult}. With `path` given no file
 dialog is shown (the overwrite question still is).
 
@@ -48,6 +49,9 @@ class Dialogs:
                 if f == chosen:
                     path += ext
         return path
+
+    def folder_path(self, parent, caption: str, start: str) -> Optional[str]:
+        return QFileDialog.getExistingDirectory(parent, caption, start) or None
 
     def confirm_overwrite(self, parent, path: str) -> bool:
         answer = QMessageBox.question(parent, "Replace file?",
@@ -163,6 +167,49 @@ def export_json(parent, results, path: Optional[str] = None, comparisons: Option
                        path, lambda p: report.write_json(p, rs, settings, comparisons), dialogs)
 
 
+def export_repro(parent, results, folder: Optional[str] = None,
+                 comparisons: Optional[Sequence] = None,
+                 dialogs: Optional[Dialogs] = None) -> Optional[list[str]]:
+    """A reproduction script per op and framework of `results` (gradviz.repro) into a folder
+    (asked unless given); the files written, or None."""
+    global _last_folder
+    from gradviz.repro import script_name, unsupported, write_repro
+    dlg = dialogs or globals()["dialogs"]
+    rs = _as_list(results)
+    if not rs:
+        dlg.error(parent, "Nothing to export", "Run an op first.")
+        return None
+    if folder is None:
+        folder = dlg.folder_path(parent, "Export reproduction scripts into a folder", _folder())
+        if not folder:
+            return None
+    folder = os.path.abspath(folder)
+    taken = [os.path.join(folder, script_name(r)) for r in rs if not unsupported(r)]
+    taken = [p for p in taken if os.path.exists(p)]
+    if taken and not dlg.confirm_overwrite(parent, taken[0]):
+        return None
+    try:
+        written, left = write_repro(folder, rs, comparisons)
+    except Exception as exc:  # noqa: BLE001 - any failure is reported, never raised into Qt
+        dlg.error(parent, "Export failed", f"Could not write into {folder}:\n"
+                  f"{type(exc).__name__}: {exc}")
+        return None
+    if not written:
+        dlg.error(parent, "No reproduction script", "\n".join(left))
+        return None
+    _last_folder = folder
+    scripts = [p for p in written if p.endswith(".py")]
+    dlg.done(parent, f"saved {len(scripts)} reproduction script(s) in {folder}"
+             + (f"; {len(left)} op(s) left out" if left else ""))
+    return written
+
+
+def repro_of_shown(window, folder=None, dialogs=None):
+    """The op the grid shows, each framework's script (the whole run if the grid is empty)."""
+    results = _as_list(_grid_state(window)[0]) or _run_results(window)
+    return export_repro(window, results, folder, _run_comparisons(window, results), dialogs)
+
+
 # --- the window ----------------------------------------------------------------------------------
 
 def _grid_state(window):
@@ -247,6 +294,7 @@ def install(window, menu) -> None:
     menu.addAction("Whole run as JSON report…",
                    lambda: (lambda rs: export_json(window, rs, comparisons=_run_comparisons(window, rs)))(
                        _run_results(window)))
+    menu.addAction("Reproduction script (this op)…", lambda: repro_of_shown(window))
 
 
 def add_plot_actions(menu, window, tensor: str, framework: Optional[str] = None,

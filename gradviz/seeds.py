@@ -1,0 +1,22 @@
+"""The seeded streams gradviz draws from, by tensor name (numpy only): the same numbers in both
+frameworks' workers, and in the parent where a reproduction script writes them out (repro.py)."""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+from gradviz.model import RunSettings, parse_upstream
+
+
+def rng_for(seed: int, name: str) -> np.random.Generator:
+    """One seeded stream per tensor name: both frameworks draw identical numbers."""
+    return np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(name.encode())])
+
+
+def upstream_values(settings: RunSettings, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """The op graph's weight of output `name` in its loss, sum(upstream * out) (--upstream)."""
+    kind, k = parse_upstream(settings.upstream)
+    if kind == "random":
+        return rng_for(settings.seed, "upstream:" + name).standard_normal(shape)
+    return np.full(shape, 1.0 if kind == "ones" else k)

@@ -1,0 +1,55 @@
+"""File ▸ Export ▸ Reproduction script in the real window: the shown op's script, which prints
+the numbers the window's analysis holds (issue 30)."""
+import os
+
+import pytest
+
+pytestmark = pytest.mark.gui
+
+from PySide6.QtWidgets import QMenu  # noqa: E402
+from test_gui import keys_of, run_keys  # noqa: E402
+from test_repro import CORPUS, _agrees, _rows, _run_script  # noqa: E402
+
+from gradviz.qt import export_actions as EA  # noqa: E402
+
+
+class Answers(EA.Dialogs):
+    def __init__(self, folder):
+        self.folder, self.said, self.errors = folder, "", []
+
+    def folder_path(self, parent, caption, start):
+        return self.folder
+
+    def confirm_overwrite(self, parent, path):
+        return True
+
+    def error(self, parent, title, text):
+        self.errors.append((title, text))
+
+    def done(self, parent, text):
+        self.said = text
+
+
+def test_export_reproduction_script_of_the_shown_op(qtbot, make_window, tmp_path, monkeypatch):
+    path = str(CORPUS / "ops_torch.py")
+    win = make_window([path], {"run/modes": "default,custom,numeric"})
+    run_keys(qtbot, win, keys_of(win, "HalfSquare"))
+    win.tree.select_pair("HalfSquare")
+    win.show_pair("HalfSquare")
+    folder = tmp_path / "scripts"
+    folder.mkdir()
+    answers = Answers(str(folder))
+    monkeypatch.setattr(EA, "dialogs", answers)
+    menu = QMenu(win)
+    EA.install(win, menu)
+    next(a for a in menu.actions() if a.text() == "Reproduction script (this op)…").trigger()
+    assert answers.errors == []
+    assert answers.said == f"saved 1 reproduction script(s) in {folder}"
+    assert sorted(os.listdir(folder)) == ["repro_HalfSquare_torch.npz",
+                                            "repro_HalfSquare_torch.py"]
+    rows = _rows(_run_script(folder / "repro_HalfSquare_torch.py"))
+    comp = win.state.results.get(("torch", os.path.abspath(path), "HalfSquare")).comparison
+    for t in comp.tensors:
+        assert rows[t.name][0] == f"{t.metrics['custom~default']['max_abs_err']:.3g}"
+        assert _agrees(rows[t.name][1], t.metrics["custom~numeric"]), (t.name, rows)
+    assert rows["x"][0] == rows["x"][1] != "0"     # half the truth: off by as much from both

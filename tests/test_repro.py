@@ -1,0 +1,96 @@
+"""Reproduction scripts (issue 30): `gradviz run --repro DIR` writes one per op and framework;
+each, run in a fresh interpreter where gradviz cannot be imported, prints the numbers gradviz's
+report holds. The app's File > Export > Reproduction script writes the same files."""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gradviz.cli import main
+
+CORPUS = Path(__file__).resolve().parent / "corpus" / "pytest_plugin"
+# gradviz blocked (None in sys.modules: `import gradviz` raises ImportError), then the script
+RUN_WITHOUT_GRADVIZ = ("import sys, runpy; sys.modules['gradviz'] = None; "
+                       "runpy.run_path(sys.argv[1], run_name='__main__')")
+
+
+def _run_script(path: Path) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "GRADVIZ"))}
+    proc = subprocess.run([sys.executable, "-I", "-c", RUN_WITHOUT_GRADVIZ, str(path)],
+                          capture_output=True, text=True, env=env, cwd=path.parent, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    return proc.stdout
+
+
+def _rows(printed: str) -> dict[str, tuple[str, str]]:
+    """tensor -> (|custom-default|, |custom-numeric|) as the script printed them."""
+    lines = printed.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("tensor "))
+    return {m[0]: (m[2], m[3]) for m in (line.split() for line in lines[start + 1:]) if len(m) == 4}
+
+
+def _agrees(script: str, reported: dict) -> bool:
+    """The script's number equals the report's (3 digits, as the table prints); a difference
+    below the numeric tolerance is finite-difference noise whose digits depend on how the
+    float64 forwards were summed (gradviz batches them): there both must be below it."""
+    value = reported.get("max_abs_err") if reported else None
+    if value is None:
+        return script == "-"
+    if script == f"{value:.3g}":
+        return True
+    atol = reported["atol"]
+    return value <= atol and float(script) <= atol
+
+
+@pytest.mark.parametrize("shape", ["200", "6"])     # an .npz beside the script; inline values
+def test_scripts_print_the_reports_numbers(tmp_path, shape, capsys):
+    out, report = tmp_path / "repro", tmp_path / "run.json"
+    code = main(["run", str(CORPUS / "ops_torch.py"), str(CORPUS / "ops_tf.py"), "--shape", shape,
+                 "--upstream", "random", "--repro", str(out), "--json", str(report)])
+    assert code == 0, capsys.readouterr().err[-3000:]
+    ops = json.loads(report.read_text())["ops"]
+    scripts = sorted(out.glob("*.py"))
+    assert [p.name for p in scripts] == sorted(
+        f"repro_{o['name']}_{o['framework']}.py" for o in ops)
+    assert bool(list(out.glob("*.npz"))) == (shape == "200")
+    for o in ops:
+        path = out / f"repro_{o['name']}_{o['framework']}.py"
+        printed = _run_script(path)
+        rows = _rows(printed)
+        assert set(rows) == {t["name"] for t in o["tensors"]}, printed
+        for t in o["tensors"]:
+            cd, cn = rows[t["name"]]
+            m = t["metrics"]
+            assert cd == (f"{m['custom~default']['max_abs_err']:.3g}"
+                          if m.get("custom~default") else "-"), (o["name"], t["name"], printed)
+            assert _agrees(cn, m.get("custom~numeric")), (o["name"], t["name"], printed, m)
+    # the bug's numbers are the report's to the digit: HalfSquare's x (custom half the truth)
+    half = next(o for o in ops if o["name"] == "HalfSquare")
+    x = next(t for t in half["tensors"] if t["name"] == "x")
+    printed = _rows(_run_script(out / "repro_HalfSquare_torch.py"))["x"]
+    assert printed == (f"{x['metrics']['custom~default']['max_abs_err']:.3g}",
+                       f"{x['metrics']['custom~numeric']['max_abs_err']:.3g}")
+
+
+def test_a_script_is_standalone_and_says_what_it_is(tmp_path):
+    out = tmp_path / "repro"
+    assert main(["run", str(CORPUS / "ops_torch.py"), "--op", "HalfSquare", "--shape", "3",
+                 "--repro", str(out)]) == 0
+    text = (out / "repro_HalfSquare_torch.py").read_text()
+    imports = set(re.findall(r"^(?:import|from) (\w+)", text, re.M))
+    assert imports == {"importlib", "os", "sys", "types", "numpy", "torch"}
+    assert f"OP_FILE = {str(CORPUS / 'ops_torch.py')!r}" in text
+    assert "OP_NAME = 'HalfSquare'" in text and "differs" in text     # the reported table
+
+
+def test_ops_without_a_script_are_named(tmp_path, capsys):
+    out = tmp_path / "repro"
+    code = main(["run", str(CORPUS / "ops_torch.py"), "--op", "Square", "--graph", "seed",
+                 "--modes", "custom,default", "--repro", str(out)])
+    err = capsys.readouterr().err
+    assert "Square (torch): no reproduction script: the seed graph" in err
+    assert code == 2 and not out.exists() or not list(out.iterdir())
