@@ -14,6 +14,12 @@ def rng_for(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(name.encode())])
 
 
+def input_draw(seed: int, name: str, shape: tuple[int, ...],
+               bounds: tuple[float, float] = (-3.0, 3.0)) -> np.ndarray:
+    """A float input's seeded values (float64) where nothing else gives them (--range)."""
+    return rng_for(seed, "input:" + name).uniform(bounds[0], bounds[1], size=shape)
+
+
 def upstream_values(settings: RunSettings, name: str, shape: tuple[int, ...]) -> np.ndarray:
     """The op graph's weight of output `name` in its loss, sum(upstream * out) (--upstream)."""
     kind, k = parse_upstream(settings.upstream)

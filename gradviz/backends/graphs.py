@@ -16,7 +16,7 @@ import numpy as np
 
 from gradviz.backends.introspect import OpOutputError
 from gradviz.model import RunSettings
-from gradviz.seeds import rng_for, upstream_values
+from gradviz.seeds import input_draw, rng_for, upstream_values
 
 SEED_FACTOR = 23.0  # the classic check: c = b * 23, so a layer x*w gives a.grad == 23 * w
 
@@ -46,7 +46,7 @@ def input_values(seed: int, name: str, shape: tuple[int, ...],
     key = (int(seed), name, tuple(int(n) for n in shape), float(bounds[0]), float(bounds[1]))
     kept = _drawn.get(key)
     if kept is None:
-        kept = rng_for(seed, "input:" + name).uniform(bounds[0], bounds[1], size=shape)
+        kept = input_draw(seed, name, shape, bounds)
         if kept.nbytes > _DRAWN_BYTES:
             return kept
         if len(_drawn) >= _DRAWN_COUNT:

@@ -19,7 +19,7 @@ from gradviz.atomic_file import atomic_path
 from gradviz.model import RunResult
 from gradviz.module_files import package_module
 from gradviz.repro.templates import HEAD, NUMERIC, TAIL, TF, TORCH
-from gradviz.seeds import upstream_values
+from gradviz.seeds import input_draw, upstream_values
 
 SUPPORTED = {"torch": "function", "tf": "custom_gradient"}
 INLINE_MAX = 64                 # elements of one array written into the script itself
@@ -80,11 +80,24 @@ def write_repro(folder: str, results, comparisons=None) -> tuple[list[str], list
 
 
 def _arrays(r: RunResult) -> dict[str, np.ndarray]:
-    """"input/NAME": the run's input values (its dtype); "upstream/NAME": each output's weight."""
-    out = {f"input/{t.name}": np.asarray(t.value) for t in r.tensors if t.role == "input"}
+    """"input/NAME": the run's input values (its dtype); "upstream/NAME": each output's weight;
+    "output/NAME": each output's value in the run; "input64/NAME": the float64 values behind a
+    float32 input, where they are the seeded draw (numeric perturbs those, not their rounding)."""
+    s = r.request.settings
+    out = {}
+    for t in r.tensors:
+        if t.role != "input":
+            continue
+        value = out[f"input/{t.name}"] = np.asarray(t.value)
+        if value.dtype == np.float32:
+            drawn = input_draw(s.seed, t.name, value.shape, s.input_range)
+            if np.array_equal(drawn.astype(np.float32), value):
+                out[f"input64/{t.name}"] = drawn
     for t in r.tensors:
         if t.role == "output":
             out[f"upstream/{t.name}"] = upstream_values(r.request.settings, t.name, t.shape)
+            # the run's value of the output: numeric's steps there are sized by it
+            out[f"output/{t.name}"] = np.asarray(t.value)
     return out
 
 
@@ -131,7 +144,8 @@ def _data(arrays: dict, data_file: Optional[str]) -> str:
     if data_file is not None:
         lines.append(f"_DATA = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "
                      f"{data_file!r}))")
-    for group, var in (("input", "INPUTS"), ("upstream", "UPSTREAM")):
+    for group, var in (("input", "INPUTS"), ("input64", "INPUTS64"), ("upstream", "UPSTREAM"),
+                       ("output", "OUTPUTS")):
         items = []
         for key, a in arrays.items():
             if not key.startswith(group + "/"):

@@ -221,8 +221,10 @@ NUMERIC = '''
 
 def numeric_of(op):
     """Central differences of the float64 loss, element by element, for every float input and
-    every output in the loss (an output moved by an added perturbation)."""
-    base = {{n: v.astype(np.float64) if v.dtype.kind == "f" else v for n, v in INPUTS.items()}}
+    every output in the loss (an output moved by an added perturbation), at the float64 values
+    a float32 input was rounded from (INPUTS64, where gradviz drew them)."""
+    base = {{n: INPUTS64.get(n, v.astype(np.float64)) if v.dtype.kind == "f" else v
+             for n, v in INPUTS.items()}}
     out = {{}}
     for name, v in base.items():
         if v.dtype.kind != "f":
@@ -237,9 +239,8 @@ def numeric_of(op):
             grad[i] = (loss64(op, {{**base, name: up.reshape(v.shape)}})[0]
                        - loss64(op, {{**base, name: down.reshape(v.shape)}})[0]) / (2 * h)
         out[name] = grad.reshape(v.shape)
-    outputs = loss64(op, base)[1]
     for name, w in UPSTREAM.items():
-        value = outputs[name].reshape(-1)
+        value = OUTPUTS[name].astype(np.float64).reshape(-1)   # the run's: it sizes the steps
         grad = np.empty(value.size)
         for i in range(value.size):
             h = 1e-6 * max(1.0, abs(value[i]))
