@@ -256,6 +256,7 @@ class RunResult:
     # how the graph called the op, argument by argument: (name, "tensor" | "const" | "default",
     # passed by keyword, repr() of a const's value); a reproduction script calls it the same way
     call: tuple[tuple[str, str, bool, str], ...] = ()
+    has_reference: bool = False                 # its default mode ran @gradviz.op(reference=)
 
     @property
     def name(self) -> str:

@@ -20,6 +20,12 @@ def input_draw(seed: int, name: str, shape: tuple[int, ...],
     return rng_for(seed, "input:" + name).uniform(bounds[0], bounds[1], size=shape)
 
 
+def param_draw(seed: int, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A trainable parameter's seeded values (float64): positive and distinct, since user
+    parameters are often scales or step sizes."""
+    return rng_for(seed, "param:" + name).uniform(0.5, 1.5, size=shape)
+
+
 def upstream_values(settings: RunSettings, name: str, shape: tuple[int, ...]) -> np.ndarray:
     """The op graph's weight of output `name` in its loss, sum(upstream * out) (--upstream)."""
     kind, k = parse_upstream(settings.upstream)

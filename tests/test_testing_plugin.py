@@ -29,7 +29,8 @@ def ops(tmp_path):
 def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     """pytest with the plugin by module name (autoload off: an installed gradviz's entry point
     would load it a second time); this checkout's gradviz first on the path."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = dict(os.environ, PYTHONPATH=path, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "gradviz.testing.plugin",
                            "-rA", "--gradviz", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=600)
@@ -87,3 +88,23 @@ def test_without_the_flag_op_files_are_not_collected(ops):
                            text=True, timeout=600)
     assert plain.returncode == 5, plain.stdout[-2000:]       # no tests collected
     assert "collected 0 items" in plain.stdout
+
+
+def test_strict_reads_expect(capsys):
+    """`gradviz run --strict`: a differs the op declares (expect="differs") is no failure."""
+    from gradviz.cli import main
+    ops = str(CORPUS / "ops_torch.py")
+    common = ["--framework", "torch", "--modes", "default,custom,numeric", "--strict", "--quiet"]
+    assert main(["run", ops, "--op", "Reversal", *common]) == 0
+    assert main(["run", ops, "--op", "HalfSquare", *common]) == 1
+    capsys.readouterr()
+
+
+def test_xdist_runs_the_items(ops):
+    """-n 2: each xdist worker collects the same items (node ids) and runs its share."""
+    pytest.importorskip("xdist", reason="pytest-xdist is not installed here")
+    (ops / "ops" / "broken_import.py").unlink()
+    proc = _pytest(ops, "-p", "xdist.plugin", "-n", "2", "ops")
+    assert "created: 2/2 workers" in proc.stdout, proc.stdout[-3000:]
+    assert _outcomes(proc.stdout) == {**{n: "PASSED" for n in PASSING},
+                                      **{n: "FAILED" for n in FAILING}}

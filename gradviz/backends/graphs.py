@@ -16,7 +16,7 @@ import numpy as np
 
 from gradviz.backends.introspect import OpOutputError
 from gradviz.model import RunSettings
-from gradviz.seeds import input_draw, rng_for, upstream_values
+from gradviz.seeds import input_draw, param_draw, rng_for, upstream_values
 
 SEED_FACTOR = 23.0  # the classic check: c = b * 23, so a layer x*w gives a.grad == 23 * w
 
@@ -62,8 +62,7 @@ _drawn: dict[tuple, np.ndarray] = {}
 
 
 def param_values(seed: int, name: str, shape: tuple[int, ...]) -> np.ndarray:
-    # Positive and distinct: user parameters are often scales or step sizes.
-    return rng_for(seed, "param:" + name).uniform(0.5, 1.5, size=shape)
+    return param_draw(seed, name, shape)
 
 
 def is_shape(spec) -> bool:

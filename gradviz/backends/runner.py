@@ -251,7 +251,8 @@ class Backend:
         run_facts = {"probe_skipped": _probe_skipped(skipped), "seeded_params": tuple(seeded),
                      "uncalled_backward": watch.uncalled, "no_own_gradient": watch.no_own_gradient,
                      "call": tuple((p.name, p.kind, p.keyword, repr(p.const) if p.kind == "const"
-                                    else "") for p in plans)}
+                                    else "") for p in plans),
+                     "has_reference": meta.get("reference") is not None}
 
         if kept:
             for entry in tensors.values():

@@ -1,8 +1,8 @@
 """`gradviz` command line: the desktop app, and the headless `run`, `list`, `devices` commands.
 
 Exit codes: 0 done; 2 bad usage or a file that cannot be loaded; 3 some run failed (error, crash,
-timeout); with --strict, 1 when any verdict is `differs` or `non-finite`, or a contract check
-(--checks) failed.
+timeout); with --strict, 1 when any verdict is `differs` or `non-finite` (unless the op's
+@gradviz.op(expect=...) names it), or a contract check (--checks) failed.
 """
 from __future__ import annotations
 
@@ -205,7 +205,11 @@ def _progress(total: int):
 def _exit_code(results, comparisons, strict: bool) -> int:
     if any(r.status != "ok" for r in results):
         return EXIT_FAILED
-    if strict and any(t.verdict in ("differs", "non-finite") for c in comparisons for t in c.tensors):
+    # a verdict the op declares it is meant to get (@gradviz.op(expect=...): a gradient
+    # reversal's differs) is not a failure
+    if strict and any(t.verdict in ("differs", "non-finite") and
+                      t.verdict not in (r.op.expect if r.op is not None else ())
+                      for r, c in zip(results, comparisons) for t in c.tensors):
         return EXIT_STRICT
     if strict and any(c.status == "fail" for r in results for c in r.checks):
         return EXIT_STRICT

@@ -4,8 +4,9 @@ run's inputs and upstream (inline when small, an .npz beside it when not), impor
 the user's file, computes the custom, default and finite-difference gradients the same way, and
 prints the comparison gradviz's table printed. numpy only here; the script's text: templates.py.
 
-For now: autograd.Function (torch) and @tf.custom_gradient ops on the op graph. Others get no
-script and a note saying why (a Module's or Layer's default needs gradviz's override removal).
+For now: autograd.Function and nn.Module (torch) and @tf.custom_gradient ops on the op graph.
+Others get no script and a note saying why (a Keras Layer's default needs gradviz's removal of
+the custom_gradient inside its call, which a standalone file cannot carry).
 """
 from __future__ import annotations
 
@@ -16,12 +17,12 @@ from typing import Optional
 import numpy as np
 
 from gradviz.atomic_file import atomic_path
-from gradviz.model import RunResult
+from gradviz.model import FIXED_DTYPES, RunResult
 from gradviz.module_files import package_module
 from gradviz.repro.templates import HEAD, NUMERIC, TAIL, TF, TORCH
-from gradviz.seeds import input_draw, upstream_values
+from gradviz.seeds import input_draw, param_draw, upstream_values
 
-SUPPORTED = {"torch": "function", "tf": "custom_gradient"}
+SUPPORTED = {"torch": ("function", "module"), "tf": ("custom_gradient",)}
 INLINE_MAX = 64                 # elements of one array written into the script itself
 BODIES = {"torch": TORCH, "tf": TF}
 PACKAGES = {"torch": "torch", "tf": "tensorflow"}
@@ -33,9 +34,14 @@ def unsupported(result: RunResult) -> str:
         return "it did not run"
     if result.request.settings.graph != "op":
         return f"the {result.request.settings.graph} graph (scripts reproduce the op graph)"
-    if SUPPORTED.get(result.framework) != result.op.kind:
-        return (f"a {result.op.kind} (scripts reproduce autograd.Function and "
+    if result.op.kind not in SUPPORTED.get(result.framework, ()):
+        return (f"a {result.op.kind} (scripts reproduce autograd.Function, nn.Module and "
                 "@tf.custom_gradient ops for now)")
+    if result.has_reference:
+        return "its default mode is its reference= function"
+    renamed = [t.name for t in result.tensors if t.role == "param" and t.name.startswith("self.")]
+    if renamed:
+        return f"its parameter {renamed[0]} is named as a tensor of the graph"
     for name, kind, _, text in result.call:
         if kind == "const":
             try:
@@ -86,13 +92,19 @@ def _arrays(r: RunResult) -> dict[str, np.ndarray]:
     s = r.request.settings
     out = {}
     for t in r.tensors:
-        if t.role != "input":
-            continue
-        value = out[f"input/{t.name}"] = np.asarray(t.value)
-        if value.dtype == np.float32:
+        if t.role == "input":
+            value = out[f"input/{t.name}"] = np.asarray(t.value)
             drawn = input_draw(s.seed, t.name, value.shape, s.input_range)
-            if np.array_equal(drawn.astype(np.float32), value):
-                out[f"input64/{t.name}"] = drawn
+        elif t.role == "param" and not t.frozen:
+            value = out[f"param/{t.name}"] = np.asarray(t.value)
+            drawn = param_draw(s.seed, t.name, value.shape)
+        else:
+            continue
+        # float64 values the numeric pass perturbs: the seeded draw where its rounding is the
+        # run's value, else the run's value itself
+        exact = value.dtype == np.float32 and np.array_equal(drawn.astype(np.float32), value)
+        if value.dtype.kind == "f":
+            out[f"{t.role}64/{t.name}"] = drawn if exact else value.astype(np.float64)
     for t in r.tensors:
         if t.role == "output":
             out[f"upstream/{t.name}"] = upstream_values(r.request.settings, t.name, t.shape)
@@ -113,7 +125,10 @@ def script_text(r: RunResult, comparison, arrays: dict, data_file: Optional[str]
         reported=_reported(comparison), op_file=r.request.file,
         package=package_module(r.request.file), qualname=r.request.qualname, dtype=s.dtype,
         device=r.device or "cpu", call=tuple((n, k, kw) for n, k, kw, _ in r.call),
-        consts=consts, data=_data(arrays, data_file))
+        consts=consts, data=_data(arrays, data_file), kind=r.op.kind, seed=s.seed,
+        rows=[(t.name, "x".join(str(n) for n in t.shape) or "scalar") for t in r.tensors
+              if t.dtype not in FIXED_DTYPES],
+        no_numeric={t.name: t.absent["numeric"] for t in r.tensors if "numeric" in t.absent})
     return head + BODIES[r.framework].format() + NUMERIC.format() + TAIL.format()
 
 
@@ -144,8 +159,8 @@ def _data(arrays: dict, data_file: Optional[str]) -> str:
     if data_file is not None:
         lines.append(f"_DATA = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "
                      f"{data_file!r}))")
-    for group, var in (("input", "INPUTS"), ("input64", "INPUTS64"), ("upstream", "UPSTREAM"),
-                       ("output", "OUTPUTS")):
+    for group, var in (("input", "INPUTS"), ("input64", "INPUTS64"), ("param", "PARAMS"),
+                       ("param64", "PARAMS64"), ("upstream", "UPSTREAM"), ("output", "OUTPUTS")):
         items = []
         for key, a in arrays.items():
             if not key.startswith(group + "/"):

@@ -29,15 +29,27 @@ import numpy as np
 OP_FILE = {op_file!r}
 OP_PACKAGE = {package!r}        # (folder holding the package, dotted module name), or None
 OP_NAME = {qualname!r}
+KIND = {kind!r}
+SEED = {seed!r}
 RUN_DTYPE = {dtype!r}
 DEVICE = {device!r}
 # the op's arguments in order: (name, "tensor" | "const" | "default", passed by keyword)
 CALL = {call!r}
 CONSTS = {{{consts}}}
+# the table's rows: each tensor with a gradient (frozen parameters print "-": they have none)
+ROWS = {rows!r}
+# tensors gradviz took no numeric reference of, and why (the script takes none either)
+NO_NUMERIC = {no_numeric!r}
 {data}
 
+_LOADED = []
+
+
 def load_op():
-    """The op from its file, as gradviz imported it (a package file as its package's module)."""
+    """The op from its file, as gradviz imported it (a package file as its package's module);
+    imported once."""
+    if _LOADED:
+        return _LOADED[0]
     try:
         import gradviz  # noqa: F401 - only its @gradviz.op marker is used by op files
     except ImportError:  # a stand-in: the marker changes nothing about the op
@@ -56,7 +68,8 @@ def load_op():
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
-    return getattr(module, OP_NAME)
+    _LOADED.append(getattr(module, OP_NAME))
+    return _LOADED[0]
 
 
 def arguments(tensors):
@@ -92,17 +105,15 @@ def main():
     op = load_op()
     custom, default, numeric = gradients(op, "custom"), gradients(op, "default"), numeric_of(op)
     rows = [("tensor", "shape", "|custom-default|", "|custom-numeric|")]
-    for name in [*INPUTS, *UPSTREAM]:
-        if name in INPUTS and INPUTS[name].dtype.kind != "f":
-            continue                     # an int / bool input: no gradient
+    for name, shape in ROWS:
         c = custom.get(name)
-        shape = "x".join(str(s) for s in (INPUTS[name] if name in INPUTS else UPSTREAM[name]).shape)
-        rows.append((name, shape or "scalar", max_abs(c, default.get(name)),
-                     max_abs(c, numeric.get(name))))
+        rows.append((name, shape, max_abs(c, default.get(name)), max_abs(c, numeric.get(name))))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     print(f"{{OP_NAME}} ({{FRAMEWORK}}), {{RUN_DTYPE}} on {{DEVICE}}")
     for r in rows:
         print("  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip())
+    for name, why in NO_NUMERIC.items():
+        print(f"no numeric reference of {{name}}: {{why}}")
 
 
 if __name__ == "__main__":
@@ -110,9 +121,12 @@ if __name__ == "__main__":
 '''
 
 TORCH = '''
+import contextlib
+
 import torch
 
 FRAMEWORK = "torch"
+_built64 = {{}}
 
 
 def default_apply(op):
@@ -122,8 +136,49 @@ def default_apply(op):
     return lambda *a, **k: op.forward(torch.autograd.function.FunctionCtx(), *a, **k)
 
 
-def call(op, mode):
-    return op.apply if mode == "custom" else default_apply(op)
+def overrides(cls):
+    """A Function of the user's with its own backward: the default mode runs its forward."""
+    return cls.__module__.split(".")[0] != "torch" and bool({{"backward", "vjp"}} & set(vars(cls)))
+
+
+@contextlib.contextmanager
+def functions_as_default():
+    """Within: every user Function's apply runs its forward directly (the default mode of a
+    Module), also where the op's module bound `Fn.apply` to a name of its own."""
+    base, old = torch.autograd.Function, vars(torch.autograd.Function)["apply"]
+
+    def apply(cls, *a, **k):
+        return default_apply(cls)(*a, **k) if overrides(cls) else old.__func__(cls, *a, **k)
+    module = sys.modules[getattr(load_op(), "__module__", "")]
+    aliases = {{n: v for n, v in vars(module).items() if getattr(v, "__name__", "") == "apply"
+               and isinstance(getattr(v, "__self__", None), type) and overrides(v.__self__)}}
+    base.apply = classmethod(apply)
+    for n, v in aliases.items():
+        setattr(module, n, default_apply(v.__self__))
+    try:
+        yield
+    finally:
+        base.apply = old
+        for n, v in aliases.items():
+            setattr(module, n, v)
+
+
+def build(op, dtype, params):
+    """A Module as gradviz built it: seeded, made in the run's dtype (frozen parameters and
+    buffers as that build made them), its trainable parameters set to `params`."""
+    torch.manual_seed(SEED)
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(getattr(torch, RUN_DTYPE))
+    try:
+        module = op()
+    finally:
+        torch.set_default_dtype(before)
+    module = module.to(device=DEVICE, dtype=getattr(torch, RUN_DTYPE)).to(dtype=dtype)
+    named = dict(module.named_parameters())
+    with torch.no_grad():
+        for n, v in params.items():
+            named[n].copy_(torch.tensor(v, dtype=dtype, device=DEVICE))
+    return module
 
 
 def gradients(op, mode):
@@ -132,26 +187,44 @@ def gradients(op, mode):
     leaves = {{n: torch.tensor(v, dtype=dtype if v.dtype.kind == "f" else None, device=DEVICE,
                                requires_grad=v.dtype.kind == "f") for n, v in INPUTS.items()}}
     args, kwargs = arguments(leaves)
-    outs = outputs_of(call(op, mode)(*args, **kwargs))
+    if KIND == "function":
+        fn, named, scope = op.apply if mode == "custom" else default_apply(op), {{}}, None
+    else:
+        fn = build(op, dtype, PARAMS)
+        named = dict(fn.named_parameters())
+        scope = functions_as_default() if mode == "default" else None
+    with scope or contextlib.nullcontext():
+        outs = outputs_of(fn(*args, **kwargs))
     names = ["out"] + [f"out{{i}}" for i in range(1, len(outs))]
     kept = {{n: o for n, o in zip(names, outs) if n in UPSTREAM}}
     for o in kept.values():
-        o.retain_grad()
+        if o.requires_grad:
+            o.retain_grad()
     loss = sum(torch.sum(torch.tensor(UPSTREAM[n], dtype=o.dtype, device=DEVICE) * o)
                for n, o in kept.items())
+    if not loss.requires_grad:
+        return {{}}                        # a forward without a graph: no gradient at all
     loss.backward()
-    got = {{**leaves, **kept}}
+    got = {{**leaves, **named, **kept}}
     return {{n: t.grad.cpu().numpy() for n, t in got.items() if t.grad is not None}}
 
 
-def loss64(op, values, delta_at=None, delta=None):
-    """The float64 loss of the custom forward at `values` (an output moved by `delta`), and
-    its outputs (before the move)."""
+def loss64(op, values, delta_at=None, delta=None, params=None):
+    """The float64 loss of the custom forward at `values` (an output moved by `delta`; a
+    Module's trainable parameters at `params`), and its outputs (before the move)."""
     with torch.no_grad():
         tensors = {{n: torch.tensor(v, dtype=torch.float64 if v.dtype.kind == "f" else None,
                                     device=DEVICE) for n, v in values.items()}}
         args, kwargs = arguments(tensors)
-        outs = outputs_of(op.apply(*args, **kwargs))
+        if KIND == "function":
+            fn = op.apply
+        else:
+            fn = _built64.get("module") or _built64.setdefault(
+                "module", build(op, torch.float64, PARAMS64))
+            named = dict(fn.named_parameters())
+            for n, v in (params or PARAMS64).items():
+                named[n].copy_(torch.tensor(v, dtype=torch.float64, device=DEVICE))
+        outs = outputs_of(fn(*args, **kwargs))
         names = ["out"] + [f"out{{i}}" for i in range(1, len(outs))]
         total, seen = 0.0, {{}}
         for n, o in zip(names, outs):
@@ -197,7 +270,7 @@ def gradients(op, mode):
     return {{n: g.numpy() for n, g in grads.items() if g is not None}}
 
 
-def loss64(op, values, delta_at=None, delta=None):
+def loss64(op, values, delta_at=None, delta=None, params=None):
     """The float64 loss of the custom forward at `values` (an output moved by `delta`), and
     its outputs (before the move)."""
     with tf.device(DEVICE):
@@ -227,7 +300,7 @@ def numeric_of(op):
              for n, v in INPUTS.items()}}
     out = {{}}
     for name, v in base.items():
-        if v.dtype.kind != "f":
+        if v.dtype.kind != "f" or name in NO_NUMERIC:
             continue
         flat = v.reshape(-1)
         grad = np.empty(flat.size)
@@ -239,7 +312,23 @@ def numeric_of(op):
             grad[i] = (loss64(op, {{**base, name: up.reshape(v.shape)}})[0]
                        - loss64(op, {{**base, name: down.reshape(v.shape)}})[0]) / (2 * h)
         out[name] = grad.reshape(v.shape)
+    for name, v in PARAMS64.items():
+        if name in NO_NUMERIC:
+            continue
+        flat = v.reshape(-1)
+        grad = np.empty(flat.size)
+        for i in range(flat.size):
+            h = 1e-6 * max(1.0, abs(flat[i]))
+            up, down = flat.copy(), flat.copy()
+            up[i] += h
+            down[i] -= h
+            grad[i] = (loss64(op, base, params={{**PARAMS64, name: up.reshape(v.shape)}})[0]
+                       - loss64(op, base, params={{**PARAMS64, name: down.reshape(v.shape)}})[0]
+                       ) / (2 * h)
+        out[name] = grad.reshape(v.shape)
     for name, w in UPSTREAM.items():
+        if name in NO_NUMERIC:
+            continue
         value = OUTPUTS[name].astype(np.float64).reshape(-1)   # the run's: it sizes the steps
         grad = np.empty(value.size)
         for i in range(value.size):
