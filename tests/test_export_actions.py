@@ -82,7 +82,8 @@ def test_menu_exports_grid_in_each_format(window, fake, tmp_path):
     acts = _menu_actions(window)
     assert set(acts) == {"Grid as image (PNG, SVG, PDF)…", "Selected row as image…",
                          "Flow chart (stack graph) as image…",
-                         "Selected tensor as CSV…", "Whole run as NPZ…", "Whole run as JSON report…"}
+                         "Selected tensor as CSV…", "Whole run as NPZ…", "Whole run as JSON report…",
+                         "Reproduction script (this op)…"}
     fake.paths = [str(tmp_path / f"grid{e}") for e in (".png", ".svg", ".pdf")]
     for _ in range(3):
         acts["Grid as image (PNG, SVG, PDF)…"].trigger()
