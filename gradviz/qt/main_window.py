@@ -83,6 +83,8 @@ class MainWindow(QMainWindow):
         self.files = FileControl(self)
         self.watcher = self.files.watcher
         self.pair_view = PairView(self)
+        from gradviz.qt.worst_tensors import WorstTensors
+        self.worst_tensors = WorstTensors(self, self.worst)
         build_theme_menu(self)                  # last: it repaints the parts built above
         if self._dropped_settings:
             self.note("settings", "settings: ignored " + ", ".join(self._dropped_settings) +
@@ -104,6 +106,10 @@ class MainWindow(QMainWindow):
         self.runs.connect()
         s.subscribe("stale", self.tree.show_marks)
         self.pair_view.connect()
+        self.worst_tensors.connect()
+        for table in (self.numbers, self.worst):
+            table.copied.connect(lambda n: self.statusBar().showMessage(
+                f"copied {n} row{'s' if n != 1 else ''} (tab-separated, with headers)", 3000))
         self.tree.runRequested.connect(lambda keys: self.run(keys))
         self.op_filter.textChanged.connect(self.tree.set_filter)
         self.diagnostics.copied.connect(lambda t: self.statusBar().showMessage(f"copied {t}", 3000))

@@ -1,6 +1,6 @@
 """Where the main window's parts sit: op list (filter box, tree) over the run settings on the
-left; the pair header, flow chart and grid in the middle over the Numbers / Diagnostics /
-Checks / Log tabs."""
+left; the pair header, flow chart and grid in the middle over the Numbers / Worst tensors /
+Diagnostics / Checks / Log tabs."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
@@ -40,12 +40,14 @@ def build_layout(win) -> None:
     left.setSizes([520, 380])
     win.grid = GridView()
     win.numbers = NumbersTable(win.qs)
+    win.worst = NumbersTable(win.qs, scope="run")     # every op's tensors, worst first
     win.pair_numbers = PairNumbers(win.numbers, win)
     win.diagnostics = DiagnosticsPanel()
     win.log = LogPanel()
     win.checks_matrix = ChecksMatrix()
     win.tabs = QTabWidget()
-    for widget, title in ((win.numbers, "Numbers"), (win.diagnostics, "Diagnostics"),
+    for widget, title in ((win.numbers, "Numbers"), (win.worst, "Worst tensors"),
+                          (win.diagnostics, "Diagnostics"),
                           (win.checks_matrix, "Checks"), (win.log, "Log")):
         win.tabs.addTab(widget, title)
     win.pair_label = PairHeader(win.state)
