@@ -78,7 +78,7 @@ class TensorRow(QFrame):
         self.setObjectName("tensorRow")
         lay = QHBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)
-        head = QWidget()
+        head = self.head = QWidget()
         head.setFixedWidth(HEADER_W)
         hl = QVBoxLayout(head)
         hl.setContentsMargins(2, 2, 2, 2)
@@ -150,8 +150,10 @@ class TensorRow(QFrame):
         self.desc = row
         self.info.setText(row.label.split(" · ", 1)[1] if " · " in row.label else row.label)
         self.verdicts.setText(verdict_html(row))
-        self.setToolTip("\n".join(f"{fw}: {row.verdicts.get(fw, '')} — {why}"
-                                  for fw, why in row.explanations.items()))
+        # on the header only: set on the row, a ~1190 px tooltip covered the plots and the
+        # hover readout of whatever the mouse rested on (issue 28, item 2)
+        self.head.setToolTip("\n".join(f"{fw}: {row.verdicts.get(fw, '')} — {why}"
+                                       for fw, why in row.explanations.items()))
         worst = next((v for v in ("error", "non-finite", "broken", "differs")
                       if v in row.verdicts.values()), None)
         self.title.setStyleSheet(f"color: {verdict_text(worst)}" if worst else "")
