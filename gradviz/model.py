@@ -22,6 +22,9 @@ DTYPES = ("float32", "float64")
 CHECKS = ("double_backward", "noncontiguous_upstream", "autocast", "vmap", "compiled",
           "precision")
 CHECK_STATUSES = ("pass", "fail", "skip")
+# the message of a check skipped because the run was cancelled before it ran (engine); the
+# window shows such a skip as "cancelled"
+CHECK_CANCELLED = "cancelled before it ran"
 
 # Tensor roles, in the order the grid shows them.
 ROLES = ("input", "param", "intermediate", "output")

@@ -139,6 +139,7 @@ class AppState:
     def checks_arrived(self, result: RunResult) -> None:
         key = self.results.add_checks(result) or request_key(result.request)
         self.events.emit("checks", key, result)
+        self.events.emit("progress", key)     # a failed check changes the op's mark
 
     def run_finished(self, results: list[RunResult]) -> Optional[list]:
         """The batch ended; returns the keys of a run asked for meanwhile, to start now."""
@@ -177,7 +178,17 @@ class AppState:
             return ERROR
         # no tensor came back (only the default mode ran, and its override could not be
         # removed): nothing was checked, which a tick would claim
-        return max(verdicts, key=MARK_ORDER.index) if verdicts else "unchecked"
+        worst = max(verdicts, key=MARK_ORDER.index) if verdicts else "unchecked"
+        # the worst verdict of an op, its checks included (DESIGN): a failed contract check is
+        # a gradient training would get wrong, as --strict counts it
+        if self.failed_checks(key) and MARK_ORDER.index(worst) < MARK_ORDER.index("differs"):
+            return "differs"
+        return worst
+
+    def failed_checks(self, key) -> list[str]:
+        """The contract checks the op's last result failed, by name."""
+        res = self.results.result(key)
+        return [c.name for c in res.checks if c.status == "fail"] if res is not None else []
 
     def op_warning(self, key) -> tuple[str, tuple]:
         """The most severe error or warning finding of the op's last final result, and the codes

@@ -22,6 +22,7 @@ from gradviz.engine.numeric_pass import numeric_cancelled, numeric_failed, with_
 from gradviz.engine.worker import Worker, WorkerState
 from gradviz.import_scan import frameworks_used
 from gradviz.model import (
+    CHECK_CANCELLED,
     CHECKS,
     FRAMEWORKS,
     CheckResult,
@@ -347,7 +348,10 @@ def _checks_only(req: RunRequest) -> RunRequest:
 
 
 def _checks_skipped(res: RunResult) -> tuple:
-    why = f"the checks run failed: {res.error.one_line()}" if res.error else "the checks run failed"
+    if res.error is not None and res.error.kind == "cancelled":
+        why = f"{CHECK_CANCELLED} ({res.error.message})"
+    else:
+        why = f"the checks run failed: {res.error.one_line()}" if res.error else "the checks run failed"
     return tuple(CheckResult(n, "skip", why) for n in CHECKS if n in res.request.settings.checks)
 
 

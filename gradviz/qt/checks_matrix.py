@@ -1,6 +1,8 @@
 """The contract checks as a matrix: one row per op run (op and framework), one column per check,
 a colour and an icon per status. Clicking a cell shows the check's message, fix and file:line.
-Rows fill in as each op's checks arrive, after its plain results."""
+Rows fill in as each op's checks arrive, after its plain results. Every cell says what happened
+in the op's last run: pass, fail, skip, "not run" (chosen, but the op's plain run failed),
+"cancelled", or nothing (not chosen); the tab's count of failures counts those cells."""
 from __future__ import annotations
 
 import html
@@ -19,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gradviz.model import CHECKS
+from gradviz.model import CHECK_CANCELLED, CHECKS
 from gradviz.qt.theme import check_style
 
 EMPTY_TEXT = ("No contract checks chosen: tick them under settings → checks, then run. Each op "
@@ -55,30 +57,67 @@ class ChecksMatrix(QWidget):
         layout.addWidget(split)
         self.rows: list[tuple] = []                 # op key per row
         self.checks: dict[tuple, dict] = {}         # op key -> {check name: CheckResult}
+        self.unrun: dict[tuple, dict] = {}          # op key -> {check name: (status, why)}
 
     # --- filling -------------------------------------------------------------------------------
     def set_pending(self, keys_labels: list[tuple[tuple, str]], names) -> None:
-        """Rows for the ops of a run about to start; their chosen checks show as pending."""
+        """Rows for the ops of a run about to start; their chosen checks show as pending, the
+        others as not chosen. With no names (a run without checks) the rows of those ops that
+        are in the matrix are emptied: what they showed was another run's."""
         for key, label in keys_labels:
+            if not names and key not in self.rows:
+                continue
             row = self._row_for(key, label)
             self.checks[key] = {}
+            self.unrun[key] = {n: ("pending", "running after the plain results…") for n in names}
             for col, name in enumerate(CHECKS):
                 self._paint(row, col, "pending" if name in names else None, "")
-        self._empty_hint()
+        self._changed()
 
     def set_checks(self, key: tuple, label: str, checks) -> None:
         row = self._row_for(key, label)
         self.checks[key] = {c.name: c for c in checks}
+        self.unrun.pop(key, None)
         for col, name in enumerate(CHECKS):
             c = self.checks[key].get(name)
-            self._paint(row, col, c.status if c else None, c.message if c else "")
-        if self.table.currentRow() == row:
-            self._clicked(row, max(0, self.table.currentColumn()))
+            self._paint(row, col, shown_status(c) if c else None, c.message if c else "")
+        self._changed()
+
+    def finish_run(self, results) -> None:
+        """The run ended: a check still pending was never run, because the op's plain run failed
+        ("not run", with its error) or the run was cancelled first ("cancelled")."""
+        from gradviz.app.results import request_key
+        for res in results:
+            key = request_key(res.request)
+            waiting = [n for n, (st, _m) in self.unrun.get(key, {}).items() if st == "pending"]
+            if not waiting or key not in self.rows:
+                continue
+            cancelled = res.error is not None and res.error.kind == "cancelled"
+            status = "cancelled" if cancelled or res.numeric_cancelled else "not run"
+            why = (f"{CHECK_CANCELLED}: the run was cancelled" if status == "cancelled" else
+                   f"not run: the op's run failed ({res.error.one_line()})" if res.error else
+                   "not run: the op's run did not finish")
+            row = self.rows.index(key)
+            for name in waiting:
+                self.unrun[key][name] = (status, why)
+                self._paint(row, CHECKS.index(name), status, why)
+        self._changed()
+
+    def _changed(self) -> None:
+        """The count and the detail pane follow the cells."""
+        if self.table.currentRow() >= 0:
+            self._show_detail(self.table.currentRow(), max(0, self.table.currentColumn()))
         self.failuresChanged.emit(self.failures())
         self._empty_hint()
 
     def failures(self) -> int:
         return sum(c.status == "fail" for per in self.checks.values() for c in per.values())
+
+    def status(self, key: tuple, name: str):
+        """What the cell of (op key, check) says: pass, fail, skip, pending, not run, cancelled,
+        or None (not chosen)."""
+        item = self.table.item(self.rows.index(key), CHECKS.index(name))
+        return item.data(Qt.UserRole) if item is not None else None
 
     def _row_for(self, key: tuple, label: str) -> int:
         if key in self.rows:
@@ -98,7 +137,7 @@ class ChecksMatrix(QWidget):
         item.setTextAlignment(Qt.AlignCenter)
         item.setData(Qt.UserRole, status)
         _color(item, status)
-        item.setToolTip(message or ("not chosen for this run" if status is None else ""))
+        item.setToolTip(message or ("not chosen for the last run" if status is None else ""))
         self.table.setItem(row, col, item)
 
     def restyle(self) -> None:
@@ -144,12 +183,16 @@ class ChecksMatrix(QWidget):
         label = self.table.verticalHeaderItem(row).text()
         title = f"<b>{html.escape(name)}</b> · {html.escape(label)}"
         if c is None:
-            pending = self.table.item(row, col) is not None and self.table.item(row, col).text()
-            body = "running after the plain results…" if pending else "not chosen for this run"
-            self.detail.setText(f"{title}<br>{body}")
+            status, why = self.unrun.get(key, {}).get(name, (None, "not chosen for the last run"))
+            if status is None:
+                self.detail.setText(f"{title}<br>{html.escape(why)}")
+            else:
+                icon, fg, _ = check_style(status)
+                self.detail.setText(f"{title} — <span style='color:{fg}'>{icon} {status}</span>"
+                                    f"<br><br>{html.escape(why)}")
         else:
-            icon, fg, _ = check_style(c.status)
-            parts = [f"{title} — <span style='color:{fg}'>{icon} {c.status}</span>",
+            icon, fg, _ = check_style(shown_status(c))
+            parts = [f"{title} — <span style='color:{fg}'>{icon} {shown_status(c)}</span>",
                      html.escape(c.message)]
             if c.fix:
                 parts.append(f"<b>fix:</b> {html.escape(c.fix)}")
@@ -157,6 +200,14 @@ class ChecksMatrix(QWidget):
                 parts.append(f"<b>at</b> <code>{html.escape(_short_where(c.where))}</code>")
             self.detail.setText("<br><br>".join(parts))
         return True
+
+
+def shown_status(check) -> str:
+    """A check's status as its cell shows it: a skip because the run was cancelled first reads
+    "cancelled" (it was not judged not applicable)."""
+    if check.status == "skip" and check.message.startswith(CHECK_CANCELLED):
+        return "cancelled"
+    return check.status
 
 
 def _color(item: QTableWidgetItem, status) -> None:

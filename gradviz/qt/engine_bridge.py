@@ -8,6 +8,7 @@ warm one). Worker states are polled, so an injected engine reports them too.
 """
 from __future__ import annotations
 
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Callable, Iterable, Optional
@@ -40,6 +41,10 @@ class EngineBridge(QObject):
         self.engine = engine
         self._owns_engine = engine is None
         self._running = False
+        # Cancel asked for this batch: Engine.run clears its stop flag as it starts, so a cancel
+        # right after Run (Esc after Ctrl+R), before the run thread got there, was lost and
+        # the whole batch ran; each op's start applies it again (_started)
+        self._cancel_asked = threading.Event()
         self._last_states: dict[str, tuple] = {}
         self._poll = QTimer(self)
         self._poll.setInterval(150)
@@ -110,6 +115,7 @@ class EngineBridge(QObject):
         if self._running or not requests or self.tasks.closed:
             return False
         self._running = True
+        self._cancel_asked.clear()
         self.busyChanged.emit(True)
         self.tasks.start("run", lambda: self._run(list(requests)), self._finished,
                          lambda _error: self._finished([]))
@@ -140,8 +146,15 @@ class EngineBridge(QObject):
                 last[key(res)] = pool.submit(self._after, last.get(key(res)), self.checksReady.emit, res)
 
             # leaving the pool waits for every analysis: all reach the window before the end
-            return self.engine.run(requests, on_result=analyze, on_start=self.opStarted.emit,
+            return self.engine.run(requests, on_result=analyze, on_start=self._started,
                                    on_partial=analyze, on_checks=checks)
+
+    def _started(self, req: RunRequest) -> None:
+        """An op's worker takes it (a run thread): a cancel asked before the engine's run
+        began stops it now, as every later one."""
+        if self._cancel_asked.is_set():
+            self.engine.cancel()
+        self.opStarted.emit(req)
 
     def _analyze_one(self, res: RunResult, before: Optional[Future]):
         """Analyse `res`, then emit it after the op's earlier emission. The final result of an
@@ -165,7 +178,10 @@ class EngineBridge(QObject):
         emit(value)
 
     def cancel(self) -> None:
+        """Stop the batch: sets flags only (Engine.cancel), never waits on a worker; the run
+        thread stops the op in flight and ends the batch."""
         if self.engine is not None and self._running:
+            self._cancel_asked.set()
             self.engine.cancel()
 
     def skip(self, keys) -> None:

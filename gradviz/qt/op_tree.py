@@ -196,7 +196,9 @@ class OpTree(QTreeWidget):
         if held is None or held.comparison is None or mark in ("queued", "running"):
             return mark
         per_tensor = ", ".join(f"{t.name}: {t.verdict}" for t in held.comparison.tensors)
-        return f"worst: {mark}" + (f" ({per_tensor})" if per_tensor else "")
+        failed = self.state.failed_checks(key)
+        checks = f"\ncontract checks failed: {', '.join(failed)} (see Checks)" if failed else ""
+        return f"worst: {mark}" + (f" ({per_tensor})" if per_tensor else "") + checks
 
     def _paint_file(self, item: QTreeWidgetItem, file: str) -> None:
         mark = self.state.file_mark(file)

@@ -48,7 +48,9 @@ OP_MARKS = {"queued": ("…", "#666666"), "running": ("▶", "#1f4fa3"), "cancel
 
 # Contract checks (--checks), as the checks matrix shows them: (icon, text colour, background).
 CHECK_STYLES = {"pass": ("✓", "#1b6e1b", "#d8f0d8"), "fail": ("✗", "#9a0d0d", "#f7d0d0"),
-                "skip": ("–", "#666666", "#eeeeee"), "pending": ("…", "#8a6d00", "#fff6d6")}
+                "skip": ("–", "#666666", "#eeeeee"), "pending": ("…", "#8a6d00", "#fff6d6"),
+                # chosen, but the run ended without it: the op's plain run failed, or a cancel
+                "not run": ("○", "#666666", "#f2f2f2"), "cancelled": ("⊘", "#666666", "#f2f2f2")}
 
 SEVERITY_COLORS = {"error": "#9a0d0d", "warning": "#a3560d", "info": "#1f4fa3"}
 

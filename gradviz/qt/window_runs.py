@@ -52,10 +52,10 @@ class RunControl:
         self.progress_bar.setFormat("%v / %m runs")
         self.progress_bar.show()
         win.summary.setText(f"running {len(reqs)} op run(s)…")
-        if reqs[0].settings.checks:
-            win.checks_matrix.set_pending(
-                [(k, f"{state.loaded.pair_name(k)} ({k[0]})") for k in state.progress.keys],
-                reqs[0].settings.checks)
+        # also for a run without checks: the rows of its ops must not show another run's cells
+        win.checks_matrix.set_pending(
+            [(k, f"{state.loaded.pair_name(k)} ({k[0]})") for k in state.progress.keys],
+            reqs[0].settings.checks)
         return True
 
     def run_current(self) -> None:
@@ -127,6 +127,7 @@ class RunControl:
     def finished(self, results) -> None:
         win = self.win
         self.progress_bar.hide()
+        win.checks_matrix.finish_run(results)   # checks the run never reached say why
         pending = win.state.run_finished(results)
         text = win.state.summary(results)
         win.summary.setText(text)
