@@ -198,10 +198,12 @@ def test_timeout_kills_and_replaces_the_worker(torch_engine):
     _good_run_works(torch_engine)
 
 
-def test_cancel_kills_the_running_op_and_skips_the_rest(torch_engine, tmp_path):
+def test_cancel_stops_the_running_op_keeps_its_worker_and_skips_the_rest(torch_engine, tmp_path):
+    """Issue 28 item 4: a cancel interrupts the op in its worker, which answers and is kept
+    (the next run does not import torch again); it was killed and replaced."""
     worker = torch_engine.workers["torch"]
     worker.wait_ready(180)
-    old_pid = worker.pid()
+    old_pid, starts = worker.pid(), worker.status.starts
     hang, in_the_loop = signalling_hang(tmp_path)
     reqs = [RunRequest(str(hang), "HangBackward", "torch", RunSettings(timeout=120)),
             request("good_and_bad_torch.py", "GoodRoundSTE")]
@@ -213,8 +215,47 @@ def test_cancel_kills_the_running_op_and_skips_the_rest(torch_engine, tmp_path):
     runner.join(60)
     assert not runner.is_alive()
     assert [r.error.kind for r in out] == ["cancelled", "cancelled"]
-    assert out[0].error.where in hang_lines(hang)
-    assert not alive(old_pid)
+    assert out[0].error.where in hang_lines(hang)       # the user's line, from its own stack
+    assert out[0].error.message.endswith("its torch worker was kept")
+    assert alive(old_pid) and worker.pid() == old_pid and worker.status.starts == starts
+    assert worker.status.state == "ready"
+    _good_run_works(torch_engine)
+    assert worker.pid() == old_pid
+
+
+def test_a_worker_that_does_not_answer_a_cancel_is_replaced(torch_engine, tmp_path):
+    """An op that swallows the cancel (a bare `except BaseException` in a loop) keeps its
+    worker busy: it is killed after the grace and replaced, as a hang is."""
+    worker = torch_engine.workers["torch"]
+    worker.wait_ready(180)
+    old_pid, starts = worker.pid(), worker.status.starts
+    marker = tmp_path / "in_the_loop"
+    path = tmp_path / "swallows_cancel_torch.py"
+    path.write_text(
+        "import time\nimport torch\n\n\n"
+        "class Swallows(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x):\n"
+        "        return x * 2\n\n"
+        "    @staticmethod\n"
+        "    def backward(ctx, g):\n"
+        f"        open({str(marker)!r}, 'w').close()\n"
+        "        while True:\n"
+        "            try:\n"
+        "                time.sleep(0.01)\n"
+        "            except BaseException:\n"
+        "                pass\n")
+    out = []
+    runner = threading.Thread(target=lambda: out.extend(torch_engine.run(
+        [RunRequest(str(path), "Swallows", "torch", RunSettings(timeout=120))])))
+    runner.start()
+    wait_for(marker.exists, what="the op to enter its loop")
+    torch_engine.cancel()
+    runner.join(60)
+    assert not runner.is_alive()
+    assert [r.error.kind for r in out] == ["cancelled"]
+    assert "replaced (it did not answer the cancel)" in out[0].error.message
+    assert not alive(old_pid) and worker.status.starts == starts + 1
     _good_run_works(torch_engine)
 
 

@@ -60,6 +60,10 @@ class Backend:
     def version(self) -> str:
         return self.adapter.version()
 
+    def forget_kept(self) -> None:
+        """A request was cancelled in the middle: nothing it half-made is kept for later."""
+        self.kept.clear()
+
     def handle(self, kind: str, payload):
         if kind == "load":
             return [self.load(path) for path in payload]

@@ -15,6 +15,13 @@ import threading
 import time
 
 _real_exit = os._exit
+_serving = False        # a request is being handled: a cancel signal interrupts it
+
+
+class RequestCancelled(BaseException):
+    """Raised in the worker's main thread when the parent cancels the request in flight
+    (SIGUSR2). A BaseException, as KeyboardInterrupt: the backends turn the user's Exceptions
+    into results (user_code.USER_FAILURES), and this must reach the request loop instead."""
 
 
 def _watch_parent(parent_pid: int, folder: str) -> None:
@@ -54,6 +61,19 @@ def _install_crash_reporting(crash_file) -> None:
         _real_exit(code)
 
     os._exit = exit_with_stack
+
+    def cancel_request(signum, frame):
+        # the parent cancelled the request: unwind it (its `finally` blocks restore what the
+        # run patched) and keep the process, warm, for the next one. The stack goes to the
+        # log first: the parent points the cancel at the user's line, as for a hang.
+        if _serving:
+            try:
+                faulthandler.dump_traceback(file=crash_file, all_threads=False)
+            except Exception:  # noqa: BLE001 - the cancel matters more than the report
+                pass
+            raise RequestCancelled()
+
+    signal.signal(signal.SIGUSR2, cancel_request)
 
 
 def child_main() -> None:
@@ -110,11 +130,7 @@ def main(conn, framework: str, parent_pid: int, folder: str = "") -> None:
             kind, payload = conn.recv()
         except (EOFError, OSError, KeyboardInterrupt):  # the parent closed the pipe or is gone
             return
-        try:
-            reply = ("ok", backend.handle(kind, payload))
-        except BaseException as exc:  # noqa: BLE001 - a bug in gradviz itself; keep serving
-            import traceback
-            reply = ("bug", "".join(traceback.format_exception(exc)))
+        reply = _serve(backend, kind, payload)
         process_tree.kill_descendants()  # what the user's code started ends with the request
         try:
             send(conn, reply)
@@ -126,3 +142,24 @@ def main(conn, framework: str, parent_pid: int, folder: str = "") -> None:
             sys.stdout.flush()
         except (AttributeError, ValueError, OSError):   # the user's code closed or replaced it
             pass
+
+
+def _serve(backend, kind: str, payload) -> tuple:
+    """One request's reply: ("ok", value), ("cancelled", "") when the parent cancelled it
+    (what the backend kept for a later numeric pass is dropped: that run did not finish), or
+    ("bug", traceback) for a bug in gradviz itself."""
+    global _serving
+    try:
+        try:
+            _serving = True
+            return ("ok", backend.handle(kind, payload))
+        finally:
+            _serving = False        # a cancel from here on is for a request that has ended
+    except RequestCancelled:
+        forget = getattr(backend, "forget_kept", None)
+        if forget is not None:
+            forget()
+        return ("cancelled", "")
+    except BaseException as exc:  # noqa: BLE001 - a bug in gradviz itself; keep serving
+        import traceback
+        return ("bug", "".join(traceback.format_exception(exc)))

@@ -301,8 +301,9 @@ class Engine:
 
     def skip(self, key: tuple, wait: float = 10.0) -> None:
         """Skip one op, key (framework, file, qualname), of the run going on: if its worker runs
-        it now, that worker is killed and replaced; no later pass runs it; the rest of the run
-        goes on. Returns once the op is no longer running (at most `wait` s)."""
+        it now, the op is interrupted (its worker kept unless it does not answer); no later
+        pass runs it; the rest of the run goes on. Returns once the op is no longer running (at
+        most `wait` s)."""
         deadline = time.monotonic() + wait
         with self._flight_lock:
             self._skipped.add(key)
@@ -315,7 +316,8 @@ class Engine:
             time.sleep(0.05)
 
     def cancel(self) -> None:
-        """Stop the runs in flight (their workers are killed and replaced) and skip the rest."""
+        """Stop the runs in flight (interrupted; a worker that does not answer is replaced) and
+        skip the rest."""
         self._stop.set()
         for w in self.workers.values():
             w.cancel()
@@ -348,10 +350,8 @@ def _checks_only(req: RunRequest) -> RunRequest:
 
 
 def _checks_skipped(res: RunResult) -> tuple:
-    if res.error is not None and res.error.kind == "cancelled":
-        why = f"{CHECK_CANCELLED} ({res.error.message})"
-    else:
-        why = f"the checks run failed: {res.error.one_line()}" if res.error else "the checks run failed"
+    why = f"{CHECK_CANCELLED} ({res.error.message})" if res.error and res.error.kind == "cancelled" \
+        else f"the checks run failed: {res.error.one_line()}" if res.error else "the checks run failed"
     return tuple(CheckResult(n, "skip", why) for n in CHECKS if n in res.request.settings.checks)
 
 
@@ -367,7 +367,8 @@ def _failure(exc: Exception, what: str, fw: str, timeout: float) -> ErrorInfo:
         return ErrorInfo("Timeout", f"{what} did not finish within {timeout:g} s; its {fw} "
                          "worker was stopped and replaced", where, tb, kind="timeout")
     if isinstance(exc, Cancelled):
-        return ErrorInfo("Cancelled", f"{what} was cancelled; its {fw} worker was replaced",
+        fate = "replaced (it did not answer the cancel)" if exc.replaced else "kept"
+        return ErrorInfo("Cancelled", f"{what} was cancelled; its {fw} worker was {fate}",
                          where, tb, kind="cancelled")
     if isinstance(exc, WorkerOutOfMemory):
         return ErrorInfo("OutOfMemory", f"{what} {exc}; its {fw} worker was replaced (the "

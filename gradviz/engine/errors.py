@@ -31,9 +31,10 @@ class WorkerUnavailable(Exception):
 
 
 class Cancelled(Exception):
-    def __init__(self, message: str = "cancelled", crash_log: str = ""):
+    def __init__(self, message: str = "cancelled", crash_log: str = "", replaced: bool = True):
         super().__init__(message)
         self.crash_log = crash_log
+        self.replaced = replaced    # False: the worker answered the cancel and was kept
 
 
 _SIGNAL_WORDS = {"SIGSEGV": "segmentation fault", "SIGABRT": "abort", "SIGBUS": "bus error",

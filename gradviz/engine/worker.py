@@ -1,8 +1,10 @@
 """Warm worker processes, one per framework: spawned ahead of need, reused, killed and replaced.
 
 The caller never imports torch or tensorflow: each framework lives in its own spawned process.
-A worker that hangs, is cancelled or outgrows its memory limit is killed; one that dies (signal,
-os._exit) is noticed. Either way a fresh one is started at once, so the next run finds it warm.
+A cancelled request is interrupted in the worker, which answers and is kept (warm); a worker
+that does not answer a cancel within CANCEL_GRACE_S, hangs past its timeout or outgrows its
+memory limit is killed; one that dies (signal, os._exit) is noticed. Either way a fresh one is
+started at once, so the next run finds it warm.
 Before a kill the worker is asked (SIGUSR1, faulthandler) to dump its Python stack, so a hang or
 a memory hog can be pointed at the user's line like a crash.
 """
@@ -37,6 +39,10 @@ from gradviz.engine.worker_output import WorkerOutput, describe_failure
 _LIVE: "weakref.WeakSet[Worker]" = weakref.WeakSet()
 _SHUTTING_DOWN = threading.Event()  # set at interpreter exit: no new worker may start after it
 _POLL_S = 0.05                      # how often a waiting call checks cancel, deadline and memory
+# A cancel keeps a worker that answers within this (its framework stays imported) and kills
+# one that does not (native code that never returns to Python, an op that swallows it).
+CANCEL_GRACE_S = 3.0
+_CANCEL_RESEND_S = 0.25             # the signal again: an `except BaseException` may eat one
 
 
 @dataclass
@@ -58,6 +64,7 @@ class _Child:
         self.log = os.path.join(folder, "crash.log")
         self.reader: Optional[threading.Thread] = None  # drains its stdout/stderr pipe
         self.output_mark = 0  # Worker.output.count when it started
+        self.log_mark = 0     # what of its crash log earlier cancels wrote (read already)
         self.ready = threading.Event()
         self.failed = ""   # why the framework could not be imported
 
@@ -167,7 +174,8 @@ class Worker:
         self._set("stopped", "")
 
     def cancel(self) -> None:
-        """Abort the request in flight (the process is killed and replaced)."""
+        """Abort the request in flight: interrupted, the process kept; killed and replaced only
+        when it does not answer (Worker._interrupt)."""
         self._cancel.set()
 
     def pid(self) -> int:
@@ -191,8 +199,8 @@ class Worker:
             # The framework import is not part of the op's time budget, but it can be cancelled.
             while not child.ready.wait(_POLL_S):
                 if self._cancel.is_set() or (stop is not None and stop.is_set()):
-                    self._replace(child, dump=False)
-                    raise Cancelled("cancelled while the worker was starting")
+                    # it goes on importing its framework, for the next run: nothing to stop
+                    raise Cancelled("cancelled while the worker was starting", replaced=False)
             if child.failed:
                 with self._lock:
                     if self._child is child:
@@ -207,7 +215,8 @@ class Worker:
             deadline = time.monotonic() + timeout
             while True:
                 if self._cancel.is_set() or (stop is not None and stop.is_set()):
-                    raise Cancelled("cancelled", self._replace(child, dump=True))
+                    log, kept = self._interrupt(child)
+                    raise Cancelled("cancelled", log, replaced=not kept)
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise WorkerTimeout(f"no answer within {timeout:g} s",
@@ -226,6 +235,32 @@ class Worker:
             if status == "bug":
                 raise RuntimeError(f"internal error in the {self.framework} worker:\n{value}")
             return value
+
+    def _interrupt(self, child: _Child) -> tuple[str, bool]:
+        """SIGUSR2 makes `child` unwind its request and answer (engine/child.py; the answer is
+        dropped): (the stack it logged, True). No answer within CANCEL_GRACE_S: killed and
+        replaced, (its dumped stack, False)."""
+        end = time.monotonic() + CANCEL_GRACE_S
+        sent = 0.0
+        while time.monotonic() < end and child.alive():
+            now = time.monotonic()
+            if now - sent >= _CANCEL_RESEND_S:
+                try:
+                    os.kill(child.popen.pid, signal.SIGUSR2)
+                except OSError:
+                    break
+                sent = now
+            try:
+                if child.conn.poll(_POLL_S):
+                    transport.recv(child.conn, child.folder)   # its reply: not wanted now
+                    self._set("ready", "")
+                    # the stack it logged; a later crash or hang reads only what follows
+                    text = _read(child.log)
+                    stack, child.log_mark = text[child.log_mark:], len(text)
+                    return stack, True
+            except (EOFError, OSError, ValueError):
+                break                           # it died meanwhile: replaced below
+        return self._replace(child, dump=True), False
 
     def _died(self, child: _Child) -> Exception:
         code = _wait(child.popen, 2)
@@ -257,7 +292,7 @@ class Worker:
             child.conn.close()
         except OSError:
             pass
-        text = _read(child.log)
+        text = _read(child.log)[child.log_mark:]
         scratch.remove(child.folder)
         return text
 
