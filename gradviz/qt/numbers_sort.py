@@ -7,13 +7,28 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
 
 from gradviz.compare.verdicts import VERDICTS
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 2      # the key a cell sorts by
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1       # (op, tensor, framework) on a row's first cell
+
+
+class TriageTable(QTableWidget):
+    """A table whose Copy key (Ctrl+C) copies the selected rows (copyRequested): the shortcut of
+    its Copy action fires only while its window is active, and otherwise the view's own
+    keyPressEvent copied one cell's rounded text."""
+    copyRequested = Signal()
+
+    def keyPressEvent(self, ev):
+        if ev.matches(QKeySequence.StandardKey.Copy):
+            self.copyRequested.emit()
+            ev.accept()
+            return
+        super().keyPressEvent(ev)
 
 
 class SortItem(QTableWidgetItem):

@@ -27,11 +27,13 @@ from PySide6.QtWidgets import (
 
 from gradviz.compare.verdicts import shown_verdict
 from gradviz.model import MODES
+from gradviz.qt.numbers_cells import cell_value, columns, fmt
 from gradviz.qt.numbers_columns import ColumnChooser, header_label
 from gradviz.qt.numbers_sort import (
     ROW_ROLE,
     SORT_ROLE,
     SortItem,
+    TriageTable,
     row_matches,
     selected_text,
     sort_key,
@@ -40,60 +42,29 @@ from gradviz.qt.numbers_sort import (
 )
 from gradviz.qt.theme import verdict_text, verdict_tint
 
-STAT_KEYS = ("min", "max", "mean")
-PAIRS = ("custom~default", "custom~numeric", "default~numeric")
-
-
-def fmt(x) -> str:
-    if x is None:
-        return "—"
-    if isinstance(x, bool):
-        return "yes" if x else "no"
-    if isinstance(x, int):
-        return f"{x:,}"
-    if isinstance(x, float):
-        return f"{x:.4g}"
-    return str(x)
-
-
-def columns(modes=MODES, with_op: bool = False) -> list[tuple[str, str, str]]:
-    """(header, source, key): source is 'row', a mode (stats) or a pair (metrics); `with_op`:
-    the op's name first (the run's worst tensors, every op in one table)."""
-    cols = [("op", "row", "op")] if with_op else []
-    cols += [("tensor", "row", "name"), ("fw", "row", "framework"), ("verdict", "row", "verdict"),
-             ("shape", "row", "shape")]
-    # how far apart the modes are comes first (what a verdict rests on), each mode's own
-    # numbers after it: at ~27 columns, the comparisons sat off-screen to the right
-    for p in PAIRS:
-        a, b = p.split("~")
-        if a in modes and b in modes:
-            cols += [(f"{p} max abs err", p, "max_abs_err"), (f"{p} max rel err", p, "max_rel_err"),
-                     (f"{p} differ", p, "n_differ")]
-    cols.append(("tolerance", "row", "tolerance"))
-    for m in modes:
-        cols += [(f"{m} {k}", m, k) for k in STAT_KEYS]
-        cols.append((f"{m} NaN/Inf", m, "nonfinite"))
-    cols.append(("explanation", "row", "explanation"))
-    return cols
-
 
 class NumbersTable(QWidget):
     tensorSelected = Signal(str)
     rowActivated = Signal(str, str, str)     # op, tensor, framework (double-click or Enter)
     copied = Signal(int)                     # rows copied to the clipboard
 
-    def __init__(self, qsettings: Optional[QSettings] = None, parent=None, scope: str = "pair"):
+    def __init__(self, qsettings: Optional[QSettings] = None, parent=None, scope: str = "pair",
+                 own_filter_line: bool = True):
+        """`own_filter_line` False: the filter box is left for the owner to place (the window
+        puts it beside the tabs, where it costs the grid no height)."""
         super().__init__(parent)
         self.scope = scope
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
         self.filter = QLineEdit()
-        self.filter.setPlaceholderText("filter rows: tensor, framework, verdict… (words all match)")
+        self.filter.setPlaceholderText("filter rows: tensor, fw, verdict…")
         self.filter.setClearButtonEnabled(True)
         self.filter.textChanged.connect(self._apply_filter)
-        lay.addWidget(self.filter)
-        self.table = QTableWidget()
+        if own_filter_line:
+            lay.addWidget(self.filter)
+        self.table = TriageTable()
+        self.table.copyRequested.connect(self.copy_selected)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
         # several rows at once: Ctrl+C copies them all (one cell at a time was no triage)
         self.table.setSelectionMode(QAbstractItemView.ExtendedSelection)
@@ -198,6 +169,7 @@ class NumbersTable(QWidget):
             t.horizontalHeader().setSortIndicatorShown(False)
             t.resizeColumnsToContents()
             t.horizontalHeader().setSortIndicatorShown(True)
+            self._fit_sorted()
             for c, (_h, _s, key) in enumerate(self._cols):
                 if key == "explanation":
                     t.setColumnWidth(c, 420)
@@ -226,7 +198,7 @@ class NumbersTable(QWidget):
     def _row(self, r: int, op: str, fw: str, tc) -> None:
         verdict = shown_verdict(tc)
         for c, (_h, src, key) in enumerate(self._cols):
-            value = op if key == "op" else self._value(fw, tc, src, key)
+            value = op if key == "op" else cell_value(fw, tc, src, key)
             item = SortItem(fmt(value) if src != "row" or key in ("tolerance",) else str(value))
             item.setData(Qt.UserRole, value)
             item.setData(SORT_ROLE, sort_key(value, (verdict_rank(verdict), worst_error(tc))
@@ -267,6 +239,14 @@ class NumbersTable(QWidget):
     def _sort_changed(self, col: int, order) -> None:
         if 0 <= col < len(self._cols):
             self._sort = (self._cols[col][0], order)
+            self._fit_sorted()
+
+    def _fit_sorted(self) -> None:
+        """The sorted column wide enough for its header and arrow ("verdict" read "erdic")."""
+        h = self.table.horizontalHeader()
+        c = h.sortIndicatorSection()
+        if 0 <= c < self.table.columnCount() and self._cols[c][2] != "explanation":
+            self.table.setColumnWidth(c, max(self.table.columnWidth(c), h.sectionSizeHint(c)))
 
     def sort_by(self, header: str, order=Qt.SortOrder.DescendingOrder) -> None:
         """As a click on that column's header (tests, scripts)."""
@@ -318,33 +298,6 @@ class NumbersTable(QWidget):
             self._paint_row(r)
         for r in range(min(len(self.parity_verdicts), self.parity.rowCount())):
             self._paint_parity_row(r)
-
-    @staticmethod
-    def _value(fw: str, tc, src: str, key: str):
-        if src == "row":
-            if key == "name":
-                return tc.name
-            if key == "framework":
-                return fw
-            if key == "shape":
-                return "×".join(map(str, tc.shape)) or "scalar"
-            if key == "tolerance":
-                return str(tc.tolerance)
-            if key == "verdict":
-                return shown_verdict(tc)
-            return getattr(tc, key, "")
-        if src in MODES:
-            st = tc.stats.get(src) or {}
-            if not st:
-                return None   # the mode gave nothing here (not run, an int input): not "0 NaN"
-            if st.get("absent"):   # a mode that raised is an error; absent: it gave no gradient
-                said = "cancelled" if st.get("cancelled") else "error" if st.get("raised") else "absent"
-                return said if key == "min" else None
-            if key == "nonfinite":
-                return f"{st.get('nan', 0)}/{st.get('inf', 0)}" if (st.get("nan") or st.get("inf")) else "0"
-            return st.get(key)
-        m = tc.metrics.get(src) or {}
-        return m.get(key)
 
     def set_parity(self, rows, note: str = "") -> None:
         """The torch-vs-tf rows (they may arrive after the table: computed off the GUI thread)."""

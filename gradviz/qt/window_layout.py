@@ -39,8 +39,8 @@ def build_layout(win) -> None:
     left.addWidget(win.settings_scroll)
     left.setSizes([520, 380])
     win.grid = GridView()
-    win.numbers = NumbersTable(win.qs)
-    win.worst = NumbersTable(win.qs, scope="run")     # every op's tensors, worst first
+    win.numbers = NumbersTable(win.qs, own_filter_line=False)
+    win.worst = NumbersTable(win.qs, scope="run", own_filter_line=False)  # every op's tensors
     win.pair_numbers = PairNumbers(win.numbers, win)
     win.diagnostics = DiagnosticsPanel()
     win.log = LogPanel()
@@ -50,6 +50,7 @@ def build_layout(win) -> None:
                           (win.diagnostics, "Diagnostics"),
                           (win.checks_matrix, "Checks"), (win.log, "Log")):
         win.tabs.addTab(widget, title)
+    _table_filters(win)
     win.pair_label = PairHeader(win.state)
     center = QWidget()
     cl = QVBoxLayout(center)
@@ -79,3 +80,21 @@ def build_layout(win) -> None:
     main.setStretchFactor(0, 1)
     main.setStretchFactor(1, 4)
     win.setCentralWidget(main)
+
+
+def _table_filters(win) -> None:
+    """The Numbers / Worst tensors filter boxes beside the tabs, the shown tab's one: a line of
+    their own took 24 px of the grid's height, and at 1000x700 it had none to spare."""
+    from PySide6.QtWidgets import QStackedWidget
+    stack = QStackedWidget()
+    blank = QWidget()
+    for w in (win.numbers.filter, win.worst.filter, blank):
+        stack.addWidget(w)
+    stack.setFixedWidth(260)
+    win.tabs.setCornerWidget(stack, Qt.Corner.TopRightCorner)
+
+    def follow(_i: int) -> None:
+        shown = win.tabs.currentWidget()
+        stack.setCurrentWidget(shown.filter if shown in (win.numbers, win.worst) else blank)
+    win.tabs.currentChanged.connect(follow)
+    follow(0)
