@@ -107,6 +107,11 @@ def test_numbers_sort_worst_first_copy_rows_at_full_precision_and_filter(qtbot, 
     assert float(cells["custom~numeric max abs err"]) == exact       # not the 4-digit text
     assert cells["custom~numeric max abs err"] == repr(exact)
 
+    # the shown table's filter box sits beside the tabs, whole inside the window
+    box = numbers.filter
+    assert box.isVisible() and not win.worst.filter.isVisible()
+    left = box.mapTo(win, box.rect().topLeft()).x()
+    assert 0 <= left and left + box.width() <= win.width()
     # the filter keeps the rows with every word; cleared, all rows again
     numbers.filter.setText("differs torch")
     assert numbers.shown_keys() == [("", "y", "torch")]
@@ -131,6 +136,8 @@ def test_worst_tensors_lists_every_op_worst_first_and_goes_to_one(qtbot, make_wi
         pairs.append((tc.verdict, worst_error(tc)))
     assert _worst_first(pairs)
     # the filter works here too: one op's rows
+    win.tabs.setCurrentWidget(worst)
+    assert worst.filter.isVisible() and not win.numbers.filter.isVisible()
     worst.filter.setText("square")
     assert [k[0] for k in worst.shown_keys()] == ["Square", "Square"]
     worst.filter.setText("")

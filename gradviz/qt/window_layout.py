@@ -85,13 +85,18 @@ def build_layout(win) -> None:
 def _table_filters(win) -> None:
     """The Numbers / Worst tensors filter boxes beside the tabs, the shown tab's one: a line of
     their own took 24 px of the grid's height, and at 1000x700 it had none to spare."""
-    from PySide6.QtWidgets import QStackedWidget
+    from PySide6.QtWidgets import QHBoxLayout, QStackedWidget
     stack = QStackedWidget()
     blank = QWidget()
     for w in (win.numbers.filter, win.worst.filter, blank):
         stack.addWidget(w)
     stack.setFixedWidth(260)
-    win.tabs.setCornerWidget(stack, Qt.Corner.TopRightCorner)
+    # in a layout, so the corner's size hint is that width: the tab widget places a corner by
+    # its hint, and the bare stack (a line edit's ~140 px hint) ran past the window's edge
+    corner = QWidget()
+    QHBoxLayout(corner).setContentsMargins(0, 0, 2, 0)
+    corner.layout().addWidget(stack)
+    win.tabs.setCornerWidget(corner, Qt.Corner.TopRightCorner)
 
     def follow(_i: int) -> None:
         shown = win.tabs.currentWidget()

@@ -1,0 +1,188 @@
+"""Issue 28's walkthrough: the window as a triage tool, one PNG per item, on the real window
+(scripts/walkthrough.py's Walk: a first launch with a throw-away HOME, real clicks and keys).
+
+    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/walkthrough_triage.py [OUT_DIR]
+
+Writes 28*_*.png to OUT_DIR (default docs/walkthrough/); README.md "Walkthrough" says what each
+shows.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from walkthrough import ROOT, Walk  # noqa: E402
+
+# Buggy ops of a researcher: a backward 2x and one 5x too big for y, a right one, one that raises
+# and one whose double backward fails (once_differentiable), and one that hangs (for Cancel).
+TRIAGE_OPS = '''"""Walkthrough ops for issue 28."""
+import time
+
+import torch
+from torch.autograd.function import once_differentiable
+
+
+class Scaled2(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return g * y, 2 * g * x
+
+
+class Scaled5(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return g * y, 5 * g * x
+
+
+class CubeOnce(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 3 * x ** 2 * g
+
+
+class Raises(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, g):
+        raise ValueError("my backward is broken")
+'''
+
+HANG_OPS = '''"""Walkthrough op for issue 28: a backward that never ends (Esc stops it)."""
+import torch
+
+
+class Hangs(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        while True:
+            pass
+'''
+
+
+class TriageWalk(Walk):
+    def load(self, name: str, source: str) -> list:
+        win = self.win
+        path = os.path.join(self.home, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(source)
+        loaded = []
+        win.catalogsLoaded.connect(lambda: loaded.append(1))
+        win.open_files([path])
+        self.wait(lambda: loaded and any(k[1] == path for k in win.state.loaded.ops), f"{name} loaded")
+        return [k for k in win.state.loaded.ops if k[1] == path]
+
+    def triage(self) -> None:
+        from PySide6.QtCore import Qt
+        from PySide6.QtTest import QTest
+        win = self.win
+        keys = self.load("triage_ops.py", TRIAGE_OPS)
+        for name in ("double_backward", "precision"):
+            win.settings_panel.checks[name].setChecked(True)
+        self.run_and_wait(lambda: win.run(keys), "the triage ops")
+        self.click_tab(win.worst)
+        middle = win.tabs.parent()
+        middle.setSizes([430, 470])
+        self.shot("28_worst_tensors.png", "Worst tensors: every op's tensors, worst first")
+        self.click_op("Scaled2")
+        self.click_tab(win.numbers)
+        t = win.numbers.table
+        QTest.keyClicks(win.numbers.filter, "torch")
+        t.setFocus()
+        t.selectRow(0)
+        QTest.mouseClick(t.viewport(), Qt.LeftButton, Qt.ShiftModifier,
+                         t.visualRect(t.model().index(1, 0)).center())
+        QTest.keyClick(t, Qt.Key_C, Qt.ControlModifier)
+        self.shot("28b_numbers_sorted_copied.png",
+                  f"Numbers: worst first, filter 'torch', two rows copied: {win.statusBar().currentMessage()!r}")
+        self.click_tab(win.checks_matrix)
+        self.click_op("Raises")
+        win.checks_matrix.choose(("torch", keys[0][1], "Raises"), "precision")
+        self.shot("28c_checks_last_run.png",
+                  "Checks: CubeOnce's failed double backward (≠ in the tree), Raises not run")
+        middle.setSizes([640, 260])
+        for name in ("double_backward", "precision"):
+            win.settings_panel.checks[name].setChecked(False)
+
+    def header_tooltip(self) -> None:
+        from PySide6.QtCore import QEvent, QPoint
+        from PySide6.QtGui import QHelpEvent
+        from PySide6.QtWidgets import QApplication, QToolTip
+        win = self.win
+        self.click_op("Scaled2")
+        row = win.grid.rows["y"]
+        label = row.verdicts
+        pos = QPoint(4, 4)
+        QApplication.sendEvent(label, QHelpEvent(QEvent.ToolTip, pos, label.mapToGlobal(pos)))
+        self.wait(QToolTip.isVisible, "the header's tooltip")
+        self.shot("28d_header_tooltip.png", "the row header's tooltip (over the plots: none)",
+                  screen=True)
+        QToolTip.hideText()
+
+    def cancel(self) -> None:
+        from PySide6.QtCore import Qt
+        from PySide6.QtTest import QTest
+        win = self.win
+        keys = self.load("hang_ops.py", HANG_OPS)
+        self.click_op("Hangs")
+        pid = win.bridge.engine.workers["torch"].pid()
+        done = []
+        win.runDone.connect(done.append)
+        QTest.keyClick(win.tree, Qt.Key_R, Qt.ControlModifier)
+        self.wait(lambda: win.state.in_flight(), "Hangs running")
+        QTest.keyClick(win.tree, Qt.Key_Escape)
+        self.wait(lambda: bool(done), "the cancel")
+        win.runDone.disconnect(done.append)
+        kept = win.bridge.engine.workers["torch"].pid() == pid
+        self.shot("28e_cancel_kept_worker.png",
+                  f"Esc right after Ctrl+R: {win.summary.text()!r}; torch worker kept: {kept}")
+        del keys
+
+
+def main(argv=None) -> int:
+    out = (argv or sys.argv[1:] or [os.path.join(ROOT, "docs", "walkthrough")])[0]
+    home = tempfile.mkdtemp(prefix="gradviz-walk-")
+    os.environ["HOME"] = home
+    os.environ["XDG_CONFIG_HOME"] = os.path.join(home, ".config")
+    os.makedirs(out, exist_ok=True)
+    walk = TriageWalk(out, home)
+    try:
+        walk.start()
+        for step in (walk.triage, walk.header_tooltip, walk.cancel):
+            step()
+        walk.close()
+        return 0
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
