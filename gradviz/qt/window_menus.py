@@ -52,6 +52,11 @@ def build_menus(win) -> None:
     win.act_reset_settings = rm.addAction("Reset settings to defaults", win.reset_settings)
     win.act_reset_settings.setToolTip("every run setting back to what a fresh install uses")
     win.view_menu = menu.addMenu("&View")
+    # Ctrl+F: the filter of what is in front: the Numbers / Worst tensors table with the focus
+    # in it, else the op list's
+    win.act_find = win.view_menu.addAction("Filter…", lambda: focus_filter(win))
+    win.act_find.setShortcut(QKeySequence("Ctrl+F"))
+    win.view_menu.addSeparator()
     for view, label in VIEWS:
         win.view_menu.addAction(f"All rows: {label}", lambda v=view: win.set_all_views(v))
     win.view_menu.addSeparator()
@@ -79,6 +84,19 @@ def build_menus(win) -> None:
     tb.addSeparator()
     tb.addAction(win.act_watch)
     win.addToolBar(tb)
+
+
+def focus_filter(win) -> None:
+    """Focus (and select the text of) the filter box of the table the focus is in, else the op
+    list's filter."""
+    from PySide6.QtWidgets import QApplication
+    focus = QApplication.focusWidget()
+    box = win.op_filter
+    for table in (win.numbers, win.worst):
+        if focus is not None and (focus is table or table.isAncestorOf(focus)):
+            box = table.filter
+    box.setFocus()
+    box.selectAll()
 
 
 class RecentFiles:

@@ -109,6 +109,9 @@ class TensorRow(QFrame):
         self.canvas.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
         self.canvas.ci.setSpacing(2)
         self.canvas.ci.setContentsMargins(1, 1, 1, 1)
+        # no pyqtgraph "Export…" in a plot's menu: its "Matplotlib Window" is broken and its
+        # images are not what File ▸ Export draws (the window's own figure description)
+        self.canvas.scene().contextMenu = []
         lay.addWidget(self.canvas, 1)
         self.setFixedHeight(ROW_HEIGHT)
         self.view_box.currentIndexChanged.connect(

@@ -1,0 +1,46 @@
+"""Issue 28 item 7, the small ones, on the real window: Ctrl+F focuses a filter (the op list's,
+or the table's the focus is in), and a plot's menu has no pyqtgraph "Export…" (its "Matplotlib
+Window" is broken; File ▸ Export draws what the window shows)."""
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QMenu
+
+RUN_TIMEOUT_MS = 240_000
+
+
+def test_ctrl_f_focuses_the_filter_in_front(qtbot, make_window, examples_dir):
+    win = make_window([str(examples_dir / "tutorial_torch.py")])
+    win.activateWindow()
+    win.tree.setFocus()
+    qtbot.waitUntil(win.tree.hasFocus)
+    win.op_filter.setText("mul")
+    qtbot.keyClick(win.tree, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is win.op_filter)
+    assert win.op_filter.selectedText() == "mul"        # typing replaces the old filter
+    win.tabs.setCurrentWidget(win.worst)
+    win.worst.table.setFocus()
+    qtbot.keyClick(win.worst.table, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is win.worst.filter)
+
+
+def test_a_plots_menu_has_no_pyqtgraph_export(qtbot, make_window, examples_dir):
+    win = make_window([str(examples_dir / "tutorial_torch.py")])
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
+        assert win.run(win.state.loaded.keys_of("round_ste"))
+    win.tree.select_pair("round_ste")
+    row = win.grid.rows["x"]
+    slot = row.plots[0]
+    centre = row.canvas.mapFromScene(slot.item.vb.sceneBoundingRect().center())
+    qtbot.mouseClick(row.canvas.viewport(), Qt.MouseButton.RightButton, pos=centre)
+    qtbot.waitUntil(lambda: isinstance(QApplication.activePopupWidget(), QMenu))
+    menu = QApplication.activePopupWidget()
+
+    def texts(m):
+        for a in m.actions():
+            yield a.text()
+            if a.menu() is not None:
+                yield from texts(a.menu())
+    shown = list(texts(menu))
+    menu.close()
+    assert "View All" in shown                      # the plot's own menu, still there
+    assert "Export…" not in shown and "Export..." not in shown, shown    # pyqtgraph's
+    assert "Export this plot…" in shown                 # gradviz's own, what File ▸ Export draws
