@@ -1,6 +1,7 @@
 """Issue 28 item 7, the small ones, on the real window: Ctrl+F focuses a filter (the op list's,
 or the table's the focus is in), and a plot's menu has no pyqtgraph "Export…" (its "Matplotlib
-Window" is broken; File ▸ Export draws what the window shows)."""
+Window" is broken; File ▸ Export draws what the window shows), and File ▸ Open selects the new
+file's first op."""
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMenu
 
@@ -44,3 +45,30 @@ def test_a_plots_menu_has_no_pyqtgraph_export(qtbot, make_window, examples_dir):
     assert "View All" in shown                      # the plot's own menu, still there
     assert "Export…" not in shown and "Export..." not in shown, shown    # pyqtgraph's
     assert "Export this plot…" in shown                 # gradviz's own, what File ▸ Export draws
+
+
+def test_file_open_selects_the_new_files_first_op(qtbot, make_window, examples_dir,
+                                                   write_module):
+    win = make_window([str(examples_dir / "tutorial_torch.py")])
+    win.tree.select_pair("round_ste")
+    path = write_module("opened_torch.py", '''
+import torch
+
+
+class Second(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return 2 * g
+
+
+class First(torch.autograd.Function):
+    pass
+''')
+    with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
+        win.open_files([path])                  # as File ▸ Open does
+    assert win.tree.current_pair() == "Second"  # the file's only op (First has no backward)
+    assert "Second" in win.pair_label.text()    # the grid shows it, not round_ste any more

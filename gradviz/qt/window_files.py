@@ -16,6 +16,7 @@ class FileControl:
         self.win = win
         self.watcher = FileWatcher(parent=win)
         self.watcher.enabled = win.act_watch.isChecked()
+        self._opened: list[str] = []   # files the user just opened: their first op is shown
 
     def connect(self) -> None:
         win = self.win
@@ -40,6 +41,7 @@ class FileControl:
             self.win.recent.add(os.path.abspath(p))
         new = self.win.state.open(paths, module_names)
         if new:
+            self._opened = [os.path.abspath(p) for p in new]
             self.load(new)
 
     def open_dialog(self) -> None:
@@ -70,10 +72,24 @@ class FileControl:
         if win.op_filter.text() and hidden:     # a dropped file's ops may be among them
             text += f" — the filter '{win.op_filter.text()}' hides {hidden} (Esc in it clears it)"
         win.summary.setText(text)
+        self._show_opened(files)
         win.catalogsLoaded.emit()
         if keys is not None and not win.run(keys) and first:
             win.runDone.emit([])
         win.show_pair(win.tree.current_pair())
+
+    def _show_opened(self, files) -> None:
+        """A file the user just opened (File ▸ Open, recent, a drop): its first op is selected
+        (the grid went on showing whatever was selected before)."""
+        loaded = self.win.state.loaded
+        done = {os.path.abspath(f) for f in files}
+        opened = [f for f in self._opened if f in done]
+        if not opened:
+            return
+        self._opened = [f for f in self._opened if f not in done]
+        keys = [k for k in loaded.ordered_keys() if k[1] in opened]
+        if keys:
+            self.win.tree.select_pair(loaded.pair_name(keys[0]))
 
     def remove_file(self, path: str) -> None:
         """Take a file off the list: its ops, results, diagnostics and watch go with it."""
