@@ -427,3 +427,37 @@ def test_results_reach_the_parent_without_importing_the_framework():
     proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
                           text=True, timeout=240)
     assert proc.stdout.split() == ["ok", "str", "False"], proc.stderr[-2000:]
+
+
+def test_a_cancel_keeps_the_tf_worker_too(engine, tmp_path):
+    """TensorFlow calls a custom gradient from its tape's C++: the cancel still unwinds it there
+    and the worker is kept (the shared engine: nothing is imported again)."""
+    worker = engine.workers["tf"]
+    worker.wait_ready(180)
+    pid, starts = worker.pid(), worker.status.starts
+    marker = tmp_path / "in_the_loop"
+    path = tmp_path / "hang_tf.py"
+    path.write_text(
+        "import tensorflow as tf\n\n\n"
+        "@tf.custom_gradient\n"
+        "def hangs(x):\n"
+        "    def grad(g):\n"
+        f"        open({str(marker)!r}, 'w').close()\n"
+        "        while True:  # FAILS HERE\n"
+        "            pass\n"
+        "    return x * 2, grad\n")
+    out = []
+    runner = threading.Thread(target=lambda: out.extend(engine.run(
+        [RunRequest(str(path), "hangs", "tf", RunSettings(timeout=120))])))
+    runner.start()
+    wait_for(marker.exists, what="the gradient to enter its endless loop")
+    engine.cancel()
+    runner.join(60)
+    assert not runner.is_alive()
+    assert [r.error.kind for r in out] == ["cancelled"]
+    assert out[0].error.message.endswith("its tf worker was kept")
+    assert out[0].error.where in hang_lines(path)
+    assert worker.pid() == pid and worker.status.starts == starts
+    res = engine.run_one(RunRequest(str(ROOT / "resources" / "examples" / "tutorial_tf.py"),
+                                    "round_ste", "tf", RunSettings()))
+    assert res.status == "ok" and worker.pid() == pid
