@@ -410,7 +410,10 @@ def test_gradient_dtype_is_recorded_and_named(engine, write_module, fw):
     x = res.tensor("x")
     assert x.grad_dtypes == {"custom": "bfloat16"} and x.grads["custom"].dtype == np.float32
     f = _one(res, "GV103-grad-dtype", "x")
-    assert f.severity == "error" and "returns the gradient of 'x' in bfloat16" in f.message
+    # 8 significant bits still agree with numeric within its tolerance: the verdict passes the
+    # gradient, so the rounding is a warning, not a bug (issue 24: custom judged against numeric)
+    assert {t.name: t.verdict for t in compare_result(res).tensors}["x"] == "match"
+    assert f.severity == "warning" and "returns the gradient of 'x' in bfloat16" in f.message
     assert "keeps 8 significant bits: it rounds by up to 0.39 %" in f.message
     err = np.abs(x.grads["custom"] - x.grads["default"]).max()
     assert err > 0 and f.where == f"{path}:{_line(path, 'WRONG')}"

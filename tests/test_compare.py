@@ -119,11 +119,23 @@ def test_partial_straight_through_zeros_only_where_differing():
     assert verdict(tensor(custom=np.ones(10), default=d))[0] == "differs"
 
 
-def test_tf_default_absent_is_surrogate_and_mentions_numeric():
+def test_default_absent_and_custom_on_numeric_is_match_with_a_note_on_default():
+    # DESIGN.md "Verdicts": custom agreeing with numeric is a match whatever default does
     t = tensor(custom=np.ones(5), numeric=np.ones(5), absent={"default": "None (tf.round)"})
     v, why = verdict(t)
-    assert v == "surrogate"
-    assert "None (tf.round)" in why and "custom agrees with numeric on all 5 elements" in why
+    assert v == "match" and "custom agrees with numeric on all 5 elements" in why
+    assert "default gives no gradient (None (tf.round))" in why and "unreliable" in why
+
+
+def test_default_absent_and_numeric_zero_is_surrogate():
+    t = tensor(custom=np.ones(5), numeric=np.zeros(5), absent={"default": "None (tf.round)"})
+    v, why = verdict(t)
+    assert v == "surrogate" and "all 5 where numeric is exactly 0" in why
+
+
+def test_default_absent_and_no_numeric_is_unchecked():
+    v, why = verdict(tensor(custom=np.ones(5), absent={"default": "None (tf.round)"}))
+    assert v == "unchecked" and "nothing independent checks" in why
 
 
 def test_both_absent_is_broken():
@@ -157,9 +169,14 @@ def test_nan_in_custom_beats_default_absent():
 
 
 def test_default_nan_where_custom_finite():
+    # with numeric: custom on it is a match, the NaN default a note
+    v, why = verdict(tensor(custom=[0.5, 2.0, 3.0], default=[np.nan, 2.0, 3.0],
+                            numeric=[0.5, 2.0, 3.0]))
+    assert v == "match" and "default is NaN/Inf at 1 of 3 elements" in why
+    # without: default judges, and nothing checks custom where default is NaN
     agree = tensor(custom=[0.5, 2.0, 3.0], default=[np.nan, 2.0, 3.0])
     v, why = verdict(agree)
-    assert v == "surrogate" and "NaN/Inf at 1 of 3" in why
+    assert v == "unchecked" and "NaN/Inf at 1 of 3" in why
     disagree = tensor(custom=[0.5, 2.0, 3.0], default=[np.inf, 2.0, 9.0])
     assert verdict(disagree)[0] == "differs"
 
@@ -167,9 +184,8 @@ def test_default_nan_where_custom_finite():
 def test_reversal_differs_with_numbers():
     t = tensor(custom=np.arange(4.0), default=np.arange(4.0)[::-1], numeric=np.arange(4.0)[::-1])
     v, why = verdict(t)
-    assert v == "differs"
-    assert "custom differs from default at 4 of 4 elements, max abs error 3" in why
-    assert "custom differs from numeric at 4 of 4 elements" in why
+    assert v == "differs" and "custom differs from numeric at 4 of 4 elements, max abs error 3" in why
+    assert "3 of them where the derivative is defined and not 0" in why
 
 
 def test_float32_noise_is_match():

@@ -11,7 +11,7 @@ from gradviz.model import RunRequest, RunSettings, TensorResult
 
 # (file, qualname, framework, tensor, verdict the docstring names)
 DOCUMENTED = [
-    ("traps_torch.py", "DetachedForward", "torch", "x", "surrogate"),
+    ("traps_torch.py", "DetachedForward", "torch", "x", "match"),
     ("traps_torch.py", "InPlaceNoMarkDirty", "torch", "x", "error"),
     ("tutorial_torch.py", "RoundSTE", "torch", "x", "surrogate"),
     ("tutorial_tf.py", "round_ste", "tf", "x", "surrogate"),
@@ -71,7 +71,7 @@ def test_detached_forward_with_a_wrong_backward_differs(engine, write_module):
     [res] = engine.run([RunRequest(path, "DetachedWrongGrad", "torch", RunSettings())])
     assert "default" in res.tensor("x").absent
     x = {t.name: t for t in compare_result(res).tensors}["x"]
-    assert x.verdict == "differs" and "where numeric is not 0" in x.explanation
+    assert x.verdict == "differs" and "where the derivative is defined and not 0" in x.explanation
 
 
 def _tensor(custom, numeric, absent="no gradient path"):
@@ -88,8 +88,9 @@ def test_no_default_path_surrogate_only_where_numeric_is_zero():
     n = np.zeros(200)
     n[7] = 5e5
     assert verdict(_tensor(np.ones(200), n))[0] == "surrogate"
-    # right where it matters
+    # right everywhere: a match, default's absence a note (DESIGN.md "Verdicts")
     g = np.linspace(-1, 1, 200)
-    assert verdict(_tensor(g, g))[0] == "surrogate"
+    v, why = verdict(_tensor(g, g))
+    assert v == "match" and "default gives no gradient (no gradient path)" in why
     # wrong where numeric is not 0
     assert verdict(_tensor(g * 2, g))[0] == "differs"

@@ -41,12 +41,12 @@ def test_trap_verdicts_in_the_window_are_what_their_docstrings_say(qtbot, make_w
     win.show_pair("trap_inplace_no_mark_dirty")
     assert "torch: error" in win.grid.rows["x"].verdicts.text()
     assert "match" not in win.grid.rows["x"].verdicts.text()
-    # the docstring says surrogate (custom stands in for a gradient autodiff cannot give)
-    assert "the verdict `surrogate`" in _docstring(traps, "DetachedForward")
-    assert win.state.op_mark(detached) == "surrogate"
+    # the docstring says match (custom agrees with numeric; default's missing path is a note)
+    assert "the verdict `match`" in _docstring(traps, "DetachedForward")
+    assert win.state.op_mark(detached) == "match"
     win.tree.select_pair("trap_detached_forward")
     win.show_pair("trap_detached_forward")
-    assert "torch: surrogate" in win.grid.rows["x"].verdicts.text()
+    assert "torch: match" in win.grid.rows["x"].verdicts.text()
     assert "broken" not in win.grid.rows["x"].verdicts.text()
 
 

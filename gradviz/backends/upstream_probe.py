@@ -45,9 +45,12 @@ def probe_skipped_reason(exc: BaseException) -> str:
 
 def compare_probes(tensors: dict, dtype: str) -> None:
     """custom vs default under the probe's upstream, per tensor, into entry["probe"]; the probe
-    gradients themselves go (they are not sent, nor kept with a quick pass)."""
+    gradients themselves go (they are not sent, nor kept with a quick pass). "as_numeric": the
+    same at the tolerance against numeric, for where default stands in for numeric under the
+    probe's upstream (judge._agrees): custom then needs to agree with it as it did with numeric."""
     for entry in tensors.values():
         probes = entry.pop("probes", {})
         c, d = probes.get("custom"), probes.get("default")
         if c is not None and d is not None:
-            entry["probe"] = pair_metrics(c, d, tolerances(dtype))
+            entry["probe"] = {**pair_metrics(c, d, tolerances(dtype)),
+                              "as_numeric": pair_metrics(c, d, tolerances(dtype, numeric=True))}

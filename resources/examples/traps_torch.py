@@ -32,8 +32,8 @@ class DetachedForward(torch.autograd.Function):
     Inside Fn.apply this is fine (your backward supplies the gradient), but the *default*
     mode (torch's own autodiff of this forward) has no path: the output does not require
     grad. gradviz shows "no gradient path" in the default column (GV501 names the numpy line)
-    and the verdict `surrogate`: custom stands in for a gradient autodiff cannot give, and is
-    checked against numeric (it matches here; a wrong backward would turn it into differs).
+    and the verdict `match`: custom is judged against numeric, the truth, and agrees with it;
+    the missing default is a note, not a fault of custom (a wrong backward would read differs).
     """
 
     @staticmethod

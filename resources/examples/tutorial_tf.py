@@ -47,7 +47,7 @@ def round_ste(x):
     TF registers no gradient for tf.round (its default gradient is None, not zero), so without
     the custom gradient nothing would flow back at all: gradviz shows "no gradient" in the
     default column and the verdict `surrogate` (custom gives a gradient where the true
-    derivative is 0 or missing).
+    derivative, as numeric measures it, is 0).
     """
     def grad(upstream):
         return upstream

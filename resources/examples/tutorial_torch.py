@@ -52,7 +52,7 @@ class RoundSTE(torch.autograd.Function):
 
     The true derivative of round() is 0 almost everywhere, which would stop all learning;
     the STE passes the incoming gradient through unchanged instead. gradviz shows this as a
-    `surrogate` verdict: custom differs from default exactly where default is zero.
+    `surrogate` verdict: custom differs from the numeric derivative only where that is zero.
     """
 
     @staticmethod
