@@ -18,7 +18,8 @@ Codes: GV1xx gradients or inputs that do not fit (count, shape, dtype, device, m
 non-tensors, inputs of a shape or range the op cannot take, an upstream gradient never read, a
 gradient rounded to bfloat16 / float16), GV2xx forward changed, GV3xx custom vs numeric (bug or
 surrogate; no float64 reference; an upstream that hides the backward; the cause read off the
-numbers: sign flipped, transposed, another input's, summed over the wrong axes), GV4xx
+numbers: sign flipped, transposed, another input's, summed over the wrong axes; a surrogate
+against its step), GV4xx
 NaN/Inf, GV5xx no default path, GV6xx tutorial traps (Keras weights, variables=, call
 returning a grad fn, save_for_backward, in-place without mark_dirty, a Module / Layer
 backward() that nothing calls), GV7xx failed contract checks (double backward,
@@ -39,6 +40,7 @@ from gradviz.diagnostics import (
     nonfinite,
     numeric_float64,
     source,
+    surrogate_direction,
     torch_traps,
     uncalled_backward,
     upstream_blind,
@@ -52,12 +54,15 @@ from gradviz.model import ErrorInfo, RunResult
 __all__ = ["diagnose", "diagnose_load", "Finding", "CODES", "SEVERITIES"]
 
 CHECKS = (from_errors.check, input_shapes.check, upstream_unused.check, gradients.check,
-          forward_changed.check, causes.check, versus_numeric.check, numeric_float64.check,
-          upstream_blind.check, nonfinite.check, default_path.check, keras_traps.check,
+          forward_changed.check, causes.check, surrogate_direction.check, versus_numeric.check,
+          numeric_float64.check, upstream_blind.check, nonfinite.check, default_path.check, keras_traps.check,
           torch_traps.check, uncalled_backward.check, contract_checks.check)
 
 
 def diagnose(result: RunResult, comparison=None) -> list[Finding]:
+    if comparison is None:      # worked out here, as the API says: findings follow the verdicts
+        from gradviz.compare import compare_result
+        comparison = compare_result(result)
     ctx = Context(result, comparison)
     found: list[Finding] = []
     for check in CHECKS:

@@ -28,6 +28,7 @@ CODES = {
     "GV306-grad-transposed": "Custom gradient is the right one transposed or permuted",
     "GV307-grads-swapped": "Custom gradient is another input's gradient (swapped)",
     "GV308-grad-wrong-axis": "Broadcast gradient summed over the wrong axes",
+    "GV309-surrogate-against-step": "Surrogate gradient points against the forward's step",
     "GV401-non-finite": "NaN or Inf in a gradient",
     "GV402-non-finite-output": "NaN or Inf in the forward output",
     "GV501-no-default-path": "The forward cuts the graph: no default gradient",

@@ -9,7 +9,7 @@ import numpy as np
 from gradviz.compare import tensor_metrics
 from gradviz.compare.metrics import close_mask, fmt, tolerances
 from gradviz.compare.verdicts import numeric_defined
-from gradviz.diagnostics import causes
+from gradviz.diagnostics import causes, surrogate_direction
 from gradviz.diagnostics.context import Context
 
 
@@ -18,6 +18,7 @@ def check(ctx: Context) -> list:
         return []
     out = []
     told = causes.named(ctx)      # a tensor whose cause is named has that finding instead
+    told = {**surrogate_direction.against_step(ctx), **told}
     rounding = ctx.cleared_as_rounding()    # the precision check's story: no bug
     for t in ctx.result.tensors:
         if t.role not in ("input", "param") or "custom" not in t.grads or t.name in rounding:

@@ -131,3 +131,11 @@ def sin_bfloat16_cast_back(x):
     def grad(upstream):
         return tf.cast(tf.cast(upstream * tf.cos(x), tf.bfloat16), tf.float32)   # TRIGGER
     return tf.sin(x), grad
+
+
+@tf.custom_gradient
+def round_pushed_back(x):
+    """expect: GV309-surrogate-against-step"""
+    def grad(upstream):
+        return -upstream   # TRIGGER
+    return tf.round(x), grad

@@ -259,3 +259,14 @@ class SinBfloat16Returned(torch.autograd.Function):
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
         return (grad_output * torch.cos(x)).bfloat16()   # TRIGGER: autograd casts it to float32
+
+
+class RoundPushedBack(torch.autograd.Function):
+    """expect: GV309-surrogate-against-step"""
+    @staticmethod
+    def forward(ctx, x):
+        return torch.round(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return -grad_output   # TRIGGER

@@ -1,0 +1,136 @@
+"""Verdict classes of issue 24, in PyTorch: each op's docstring ends with the verdict its `x` reads
+(`verdict: ...`), which tests/test_corpus_verdicts.py checks, with the same class in TensorFlow
+in classes_tf.py. Every gradient here was worked out by hand."""
+import numpy as np
+import torch
+
+import gradviz
+
+SCALE = 100.0     # softplus(100 x) / 100: exp(100 x) overflows float32 for x > 0.89
+
+
+class NoGraphForward(torch.autograd.Function):
+    """An exact backward for a forward computed without a graph (an adjoint, a solver under
+    no_grad): default has no path, custom is right. verdict: match"""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        with torch.no_grad():
+            return torch.tanh(x) * 3.0
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 3.0 * (1 - torch.tanh(x) ** 2)
+
+
+class NoGraphWrong(torch.autograd.Function):
+    """The same forward with a backward twice too big: only numeric can tell. verdict: differs"""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        with torch.no_grad():
+            return torch.tanh(x) * 3.0
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 6.0 * (1 - torch.tanh(x) ** 2)
+
+
+class StableSoftplus(torch.autograd.Function):
+    """softplus(100 x) / 100 through torch.where: the default's untaken branch overflows and
+    gives 0 * inf = NaN wherever x > 0.89; custom is the exact sigmoid(100 x). verdict: match"""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        z = SCALE * x
+        return torch.where(z > 0, z + torch.log1p(torch.exp(-z)), torch.log1p(torch.exp(z))) / SCALE
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * torch.sigmoid(SCALE * x)
+
+
+class Recomputed(torch.autograd.Function):
+    """Saves only its input and recomputes the forward inside backward, as checkpointing does.
+    verdict: match"""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.sin(x) * x
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        with torch.enable_grad():
+            xr = x.detach().requires_grad_()
+            y = torch.sin(xr) * xr
+            gx, = torch.autograd.grad(y, xr, g)
+        return gx
+
+
+class RoundSTE(torch.autograd.Function):
+    """round forward, identity backward: 1 where the true derivative is 0. verdict: surrogate"""
+    @staticmethod
+    def forward(ctx, x):
+        return torch.round(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+class DetachSTE(torch.nn.Module):
+    """The same estimator written with .detach(), no backward of its own. verdict: surrogate"""
+    def forward(self, x):
+        return x + (torch.round(x) - x).detach()
+
+
+class StochasticSTE(torch.autograd.Function):
+    """sign forward; the backward passes the gradient where a fresh coin says so (a stochastic
+    straight-through estimator): a random surrogate. verdict: surrogate"""
+    @staticmethod
+    def forward(ctx, x):
+        return torch.sign(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * (torch.rand_like(g) < 0.5).to(g.dtype) * 2.0
+
+
+class BackwardsSTE(torch.autograd.Function):
+    """round forward (non-decreasing) with the negated identity as its surrogate: it pushes
+    against the step's direction, a warning (GV309). verdict: surrogate"""
+    @staticmethod
+    def forward(ctx, x):
+        return torch.round(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return -g
+
+
+class Reversal(torch.autograd.Function):
+    """Gradient reversal: identity forward, -g backward; off numeric where it is 1. verdict: differs"""
+    @staticmethod
+    def forward(ctx, x):
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return -g
+
+
+class ViaNumpy(torch.autograd.Function):
+    """The forward leaves torch for numpy; exact backward. verdict: match"""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.from_numpy(np.exp(x.detach().cpu().numpy()) * 0.5).to(x.device)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * torch.exp(x) * 0.5
