@@ -14,7 +14,7 @@ from gradviz.compare import compare_result
 from gradviz.compare.metrics import close_mask, tolerances
 from gradviz.compare.verdicts import PASSING, numeric_defined
 from gradviz.diagnostics import diagnose
-from gradviz.model import RunRequest, RunSettings
+from gradviz.model import CHECKS, RunRequest, RunSettings
 from tests.op_runs import corpus_files, run, verdicts
 
 CLASSES = Path(__file__).resolve().parent / "corpus" / "verdicts"
@@ -100,3 +100,20 @@ def test_a_surrogate_against_its_step_is_a_warning(engine, fw, against, along):
     # the same step with the upstream passed on as it is: an intended estimator, said once
     codes = [f.code for f in diagnose(run(engine, path, along, fw)) if f.tensor == "x"]
     assert "GV302-grad-surrogate" in codes and "GV309-surrogate-against-step" not in codes
+
+
+@pytest.mark.parametrize("fw, random_one, plain", [("torch", "StochasticSTE", "RoundSTE"),
+                                                   ("tf", "stochastic_ste", "round_ste")])
+def test_a_random_backward_is_said_once_and_no_check_compares_two_draws(engine, fw, random_one,
+                                                                        plain):
+    path = CLASSES / f"classes_{fw}.py"
+    res = run(engine, path, random_one, fw, RunSettings(checks=CHECKS))
+    assert verdicts(res)["x"] == "surrogate"
+    assert [c.name for c in res.checks] == list(CHECKS)
+    for c in res.checks:
+        assert c.status == "skip" and c.message.startswith("the custom backward is random"), c
+    assert not [f for f in diagnose(res) if f.severity == "error"]
+    # the same surrogate drawn from no RNG: the checks run
+    calm = run(engine, path, plain, fw, RunSettings(checks=CHECKS))
+    assert not [c for c in calm.checks if "backward is random" in c.message]
+    assert {c.status for c in calm.checks} >= {"pass"}

@@ -15,7 +15,7 @@ import numpy as np
 from gradviz.api import meta_of
 from gradviz.backends import numeric
 from gradviz.backends.adapter import Adapter
-from gradviz.backends.checks import run_checks, skipped_all, unfit
+from gradviz.backends.checks import random_backward, run_checks, skipped_all, unfit
 from gradviz.backends.checks.context import CheckContext
 from gradviz.backends.graphs import (
     GraphMismatch,
@@ -284,7 +284,8 @@ class Backend:
             ctx = CheckContext(ad, obj, info, module, meta, plans, graph, s, device,
                                lambda built: _seed_params(built, s.seed, meta, graph), tensors,
                                numeric_infos)
-            checks = run_checks(ctx, s.checks, unfit(mode_errors.get("numeric")))
+            checks = run_checks(ctx, s.checks, unfit(mode_errors.get("numeric")) or
+                                random_backward.unfit(ctx))
         return RunResult(request=req, op=info, device=device, status="ok",
                          tensors=_tensor_results(tensors, numeric_infos, s.dtype),
                          mode_errors=mode_errors, outputs=outputs, inplace_inputs=tuple(inplace),

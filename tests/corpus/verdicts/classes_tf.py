@@ -59,6 +59,15 @@ class StopGradientSTE(tf.keras.layers.Layer):
 
 
 @tf.custom_gradient
+def stochastic_ste(x):
+    """sign forward; the gradient passes where a fresh coin says so: a random surrogate.
+    verdict: surrogate"""
+    def grad(g):
+        return g * tf.cast(tf.random.uniform(tf.shape(g)) < 0.5, g.dtype) * 2.0
+    return tf.sign(x), grad
+
+
+@tf.custom_gradient
 def backwards_ste(x):
     """round forward with the negated identity as its surrogate: against the step's direction
     (GV309). verdict: surrogate"""
