@@ -5,6 +5,7 @@ pytorch-revgrad: gradient reversal (a Function applied through an alias in anoth
 magic-clamp: a clamp with a conditional straight-through backward (torch).
 larq (Keras 2 through tf_keras): a binarised dense layer, ste_sign on inputs and kernel.
 entmax: sparsemax and 1.5-entmax, classmethod Functions whose outputs sum to 1.
+torchdiffeq: an ODE solved by the adjoint method (no default path, an exact custom gradient).
 """
 import importlib.util
 import os
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 from op_runs import run, verdicts
 
+from gradviz.compare import compare_result
 from gradviz.model import RunSettings
 
 
@@ -57,6 +59,48 @@ def test_entmax_sparsemax_closed_form_and_the_ones_upstream_warning(engine, writ
     assert verdicts(ones)["X"] == "match" and ones.tensor("X").probe["allclose"]
     assert "GV304-upstream-blind" not in codes
     assert "GV604-save-for-backward" not in codes  # `ctx.dim = dim` stores an int, no tensor
+
+
+def test_torchdiffeq_adjoint_is_a_match_though_default_has_no_path(engine, write_module):
+    """The adjoint method (torchdiffeq.odeint_adjoint) solves the ODE under no_grad and gets the
+    gradient from a second, backward solve: default has no path, custom is exact (issue 24,
+    class 1: it read `surrogate` when custom was judged against default first)."""
+    pytest.importorskip("torchdiffeq")
+    path = write_module("adjoint_ops.py", """\
+        import torch
+        from torchdiffeq import odeint_adjoint
+
+
+        class Decay(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rate = torch.nn.Parameter(torch.tensor(0.7))
+
+            def forward(self, t, y):
+                return -self.rate * y
+
+
+        class AdjointDecay(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.func = Decay()
+
+            def forward(self, y0):
+                t = torch.tensor([0.0, 1.0], dtype=y0.dtype)
+                return odeint_adjoint(self.func, y0, t, rtol=1e-7, atol=1e-9)[-1]
+    """)
+    res = run(engine, path, "AdjointDecay", "torch")
+    y0, rate = res.tensor("y0"), res.tensor("func.rate")
+    k, v = float(rate.value), y0.value.astype(np.float64)
+    # y(1) = y0 exp(-k): d/dy0 = exp(-k), d/dk = -sum(y0 exp(-k)) under upstream ones
+    np.testing.assert_allclose(y0.grads["custom"], np.full(v.shape, np.exp(-k)), rtol=1e-5)
+    np.testing.assert_allclose(rate.grads["custom"], -np.sum(v) * np.exp(-k), rtol=1e-4, atol=1e-5)
+    assert "default" not in y0.grads and "default" not in rate.grads
+    got = {t.name: t for t in compare_result(res).tensors}
+    assert {n: t.verdict for n, t in got.items()} == {"y0": "match", "func.rate": "match",
+                                                     "out": "match"}
+    assert "default gives no gradient" in got["y0"].explanation
+    assert "unreliable here" in got["y0"].explanation
 
 
 def test_magic_clamp_conditional_ste_closed_form(engine, write_module):
