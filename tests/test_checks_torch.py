@@ -234,3 +234,14 @@ def test_checks_read_the_gradient_a_backward_writes_into_grad_itself(engine):
     n = check(counting, "noncontiguous_upstream")
     assert n.status == "fail" and n.kind == "differs"
     assert {"GV742-compiled-differs", "GV713-upstream-layout"} <= codes(counting)
+
+
+def test_double_backward_reads_the_gradient_a_backward_writes_into_grad_itself(engine):
+    """double_backward takes the first derivative as training does (loss.backward(create_graph=
+    True), x.grad): a backward that writes x.grad through a nested, graph-keeping backward is
+    differentiated again and agrees with numeric and default; with autograd.grad its first
+    derivative was None, read as 'differs from the default's (a surrogate?)'."""
+    [res] = engine.run([RunRequest(str(OPS), "AccumulatingDifferentiable", "torch",
+                                   RunSettings(checks=("double_backward",)))])
+    c = check(res, "double_backward")
+    assert c.status == "pass" and c.message.endswith("and with the default's double backward"), c

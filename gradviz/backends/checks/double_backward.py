@@ -34,7 +34,7 @@ def torch_check(ctx):
         # gradgradcheck
         ups = [torch.tensor(_upstream(i, tuple(o.shape)), dtype=o.dtype, device=o.device,
                             requires_grad=True) for i, o in enumerate(outs)]
-        g = T.vjp(outs, xs, ups, create_graph=True)
+        g = T.training_grads(outs, xs, ups, create_graph=True)
         s = sum((torch.as_tensor(v, dtype=torch.float64, device=ctx.device) * gi).sum()
                 for v, gi in zip(_vs(values), g) if gi is not None)
         if not torch.is_tensor(s) or not s.requires_grad:
@@ -50,7 +50,7 @@ def torch_check(ctx):
         outs = T.call(ctx, built, dict(zip(values, xs)))
         ups = [torch.as_tensor(_upstream(i, tuple(o.shape)), dtype=o.dtype, device=o.device)
                for i, o in enumerate(outs)]
-        return [T.numpy(gi) for gi in T.vjp(outs, xs, ups)]
+        return [T.numpy(gi) for gi in T.training_grads(outs, xs, ups)]
 
     return _check(ctx, second, first)
 

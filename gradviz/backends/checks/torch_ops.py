@@ -2,6 +2,8 @@
 product with chosen upstreams. Worker-only."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import torch
 
@@ -24,18 +26,24 @@ def upstreams(ctx, outs: list, dtype=None) -> list:
                             device=o.device) for i, o in enumerate(outs)]
 
 
-def training_grads(outs: list, inputs: list, ups: list) -> list:
+def training_grads(outs: list, inputs: list, ups: list, create_graph: bool = False) -> list:
     """Gradients of sum(up * out) w.r.t. the leaf `inputs` as training takes them, and as custom
     mode does (backends/torch_grads.py): torch.autograd.backward, then each leaf's .grad (cleared
     before and after), so a gradient the backward writes into an input's .grad itself (a nested
     torch.autograd.backward on a recomputed graph, as checkpointing does) counts; autograd.grad
-    returned None there, and a check compared None with None. None where no gradient arrived."""
+    returned None there, and a check compared None with None. None where no gradient arrived.
+    `create_graph`: the gradients keep their graph, to be differentiated again (double_backward).
+    No `inputs=`: torch's reentrant checkpoint refuses it, as it refuses autograd.grad."""
     if not outs:
         return [None] * len(inputs)
     for x in inputs:
         x.grad = None
     try:
-        torch.autograd.backward(outs, grad_tensors=ups)
+        with warnings.catch_warnings():     # create_graph with .grad: torch's reference-cycle note
+            warnings.simplefilter("ignore", UserWarning)
+            torch.autograd.backward(outs, grad_tensors=ups, create_graph=create_graph)
+        if create_graph:
+            return [x.grad for x in inputs]
         return [None if x.grad is None else x.grad.detach().clone() for x in inputs]
     finally:
         for x in inputs:

@@ -275,3 +275,21 @@ class AccumulatingCounting(torch.autograd.Function):
             y = x * x * STATE["accumulated"]
         torch.autograd.backward(y, g)
         return None
+
+
+class AccumulatingDifferentiable(torch.autograd.Function):
+    """double_backward: AccumulatingBack whose nested backward keeps its graph when asked
+    (create_graph under a differentiated backward): x.grad = 2 x g, itself differentiable, as a
+    gradient penalty needs. Its second derivative is 2 (times the upstream and direction)."""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.x = x
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        x = ctx.x
+        with torch.enable_grad():
+            y = x * x
+        torch.autograd.backward(y, g, create_graph=torch.is_grad_enabled())
+        return None
