@@ -389,3 +389,58 @@ def test_parity_float64_pair_uses_float64_tolerance_float32_otherwise():
     b32 = result("op", "tf", [tensor("x", dtype="float32", custom=[1.0])])
     assert parity([a, b32])[0].verdict == "match"
 
+
+
+# --- issue 24: custom judged against numeric, default a witness ------------------------------
+def _big(custom, default, directions=8, seed=0):
+    """A big tensor judged along random directions: numeric's projections of the true gradient
+    `default` (which default then agrees with)."""
+    v = np.random.default_rng(seed).standard_normal((directions, custom.size))
+    p = {"numeric": v @ default, "custom": v @ custom, "default": v @ default}
+    return tensor(custom=custom, default=default, info=NumericInfo("projection", 1e-3, directions, p))
+
+
+def test_big_relu_straight_through_is_surrogate_by_default_agreeing_with_numeric():
+    x = np.random.default_rng(1).standard_normal(1000)
+    relu_grad = (x > 0).astype(float)
+    v, why = verdict(_big(np.ones(1000), relu_grad))
+    assert v == "surrogate" and "custom differs from default only where default is 0" in why
+    # off where the true derivative is 1: differs
+    v, why = verdict(_big(np.where(x > 0, 2.0, 1.0), relu_grad))
+    assert v == "differs" and "numeric is not 0 along them" in why
+
+
+def test_big_tensor_with_a_flat_forward_is_surrogate_along_every_direction():
+    t = _big(np.ones(1000), np.zeros(1000))
+    v, why = verdict(t)
+    assert v == "surrogate" and "numeric is 0 along every one" in why
+
+
+def test_a_one_element_tensor_has_no_kink_to_spare():
+    # before issue 24 a scalar off numeric at its 1 of 1 element read match beside a default
+    # that agreed with custom
+    v, _ = verdict(tensor(custom=[3.0], default=[3.0], numeric=[1.0]))
+    assert v == "differs"
+
+
+def test_a_kink_needs_default_as_a_second_witness_below_100_elements():
+    n = np.linspace(-1, 1, 50)
+    c = n.copy()
+    c[7] = n[7] + 0.5                           # one element off, as at a kink
+    assert verdict(tensor(custom=c, default=c, numeric=n))[0] == "match"
+    assert verdict(tensor(custom=c, default=n, numeric=n))[0] == "differs"
+
+
+def test_an_exact_custom_beside_a_wrong_default_is_match_with_a_note():
+    g = np.linspace(-1, 1, 200)
+    v, why = verdict(tensor(custom=g, default=-g, numeric=g))
+    assert v == "match" and "default differs from numeric at 200 of 200 elements" in why
+    assert "the default column is unreliable here" in why
+
+
+def test_a_frozen_parameter_reads_no_gradient():
+    t = TensorResult("w", "param", (3,), "float32", np.ones(3), {},
+                     {"custom": "no gradient: frozen (requires_grad=False)",
+                      "default": "no gradient: frozen (requires_grad=False)"}, frozen=True)
+    v, why = verdict(t)
+    assert v == "no-gradient" and "frozen parameter" in why
