@@ -226,3 +226,26 @@ def test_the_shared_engine_stays_warm(torch_ops):
         assert first.workers["tf"].pid() == 0      # no TF op was checked: never started
     finally:
         session.close()
+
+
+def test_an_op_that_raises_fails_with_its_line(engine, write_module):
+    ops = _import(write_module("raising_ops.py", """
+        import torch
+
+        class Raises(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                raise ValueError("backward broke")
+        """))
+    import torch
+    a = check(ops.Raises, inputs={"x": torch.ones(3)}, engine=engine)
+    assert a.result.status == "error" and verdicts_of(a) == {"x": "error", "out": "error"}
+    with pytest.raises(AssertionError) as info:
+        assert_gradients(ops.Raises, inputs={"x": torch.ones(3)}, engine=engine)
+    text = str(info.value)
+    assert text.splitlines()[0].endswith(": error (passing: match, surrogate)")
+    assert "ValueError: backward broke" in text and "raising_ops.py:11" in text

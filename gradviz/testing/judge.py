@@ -12,7 +12,7 @@ NEUTRAL = ("no-gradient",)
 
 
 def verdicts_of(analysis) -> dict[str, str]:
-    """{tensor name: verdict} of a checked op ({} when it did not run)."""
+    """{tensor name: verdict} of a checked op (every tensor `error` when the op raised)."""
     comp = analysis.comparison
     return {t.name: t.verdict for t in comp.tensors} if comp is not None else {}
 
