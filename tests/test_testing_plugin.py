@@ -108,3 +108,21 @@ def test_xdist_runs_the_items(ops):
     assert "created: 2/2 workers" in proc.stdout, proc.stdout[-3000:]
     assert _outcomes(proc.stdout) == {**{n: "PASSED" for n in PASSING},
                                       **{n: "FAILED" for n in FAILING}}
+
+
+def test_failing_ops_get_a_reproduction_script(ops):
+    """--gradviz-repro DIR: each failing op's script, named in its failure, runs without
+    gradviz and prints the report's numbers for the failing tensor."""
+    from test_repro import _rows, _run_script
+    (ops / "ops" / "broken_import.py").unlink()
+    proc = _pytest(ops, "ops/ops_torch.py", "--gradviz-repro", "scripts")
+    assert proc.returncode == 1
+    scripts = sorted(p.name for p in (ops / "scripts").glob("*.py"))
+    assert scripts == ["repro_HalfSquare_torch.py", "repro_NotASurrogate_torch.py"]
+    script = ops / "scripts" / "repro_HalfSquare_torch.py"
+    assert "reproduction script (needs only torch and numpy): python scripts/repro_HalfSquare" \
+        "_torch.py" in proc.stdout
+    half = proc.stdout.split("_ HalfSquare (torch) _", 1)[1]
+    shown = re.search(r"^  x +200 +DIFFERS +(\S+) +(\S+)$", half, re.M).groups()
+    assert _rows(_run_script(script))["x"] == shown
+

@@ -16,7 +16,7 @@ from typing import Iterable, Optional, Union
 from gradviz.api import expected
 from gradviz.testing.judge import judgement, verdicts_of, worst_verdict
 from gradviz.testing.locate import OpNotFound
-from gradviz.testing.report import op_report
+from gradviz.testing.report import op_report, repro_note
 from gradviz.testing.run import LoadFailed, check_op
 
 __all__ = ["check", "assert_gradients", "verdicts_of", "worst_verdict", "op_report",
@@ -47,14 +47,15 @@ def check(op, inputs: Optional[dict] = None, consts: Optional[dict] = None, grap
 def assert_gradients(op, inputs: Optional[dict] = None, consts: Optional[dict] = None,
                      graph: str = "op", upstream: str = "random",
                      checks: Union[str, Iterable[str]] = (), framework: Optional[str] = None,
-                     expect: Union[str, Iterable[str], None] = None, **options):
+                     expect: Union[str, Iterable[str], None] = None, repro=None, **options):
     """check() that raises AssertionError with the op's report unless every verdict passes
     (match, surrogate), or the op's worst verdict is `expect` (else the op's own
-    @gradviz.op(expect=...)); a failed contract check fails too. Returns the analysis."""
+    @gradviz.op(expect=...)); a failed contract check fails too. `repro`: a folder where a
+    failing op's reproduction script is written (the report names it). Returns the analysis."""
     analysis = check(op, inputs, consts, graph, upstream, checks, framework, **options)
     wanted = expected(expect) if expect is not None else \
         (analysis.result.op.expect if analysis.result.op is not None else ())
     passed, _ = judgement(analysis, wanted)
     if not passed:
-        raise AssertionError(op_report(analysis, wanted))
+        raise AssertionError(op_report(analysis, wanted) + repro_note(analysis, repro))
     return analysis

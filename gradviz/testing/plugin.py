@@ -26,6 +26,9 @@ def pytest_addoption(parser) -> None:
     group.addoption("--gradviz-graph", default="op", choices=("op", "seed", "mlp", "stack"))
     group.addoption("--gradviz-timeout", type=float, default=120.0,
                     help="seconds per op and framework")
+    group.addoption("--gradviz-repro", metavar="DIR", default=None,
+                    help="write a reproduction script (gradviz run --repro) of each failing op "
+                    "into DIR, named in its failure")
 
 
 def pytest_configure(config) -> None:
@@ -97,7 +100,11 @@ class OpItem(pytest.Item):
             raise RuntimeError(f"gradviz could not compare {self.op.name}: {analysis.problem}")
         passed, _ = judgement(analysis, self.op.expect)
         if not passed:
-            raise OpFailed(op_report(analysis, self.op.expect))
+            raise OpFailed(op_report(analysis, self.op.expect) + self._repro(analysis))
+
+    def _repro(self, analysis) -> str:
+        from gradviz.testing.report import repro_note
+        return repro_note(analysis, self.config.getoption("gradviz_repro"))
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, OpFailed):

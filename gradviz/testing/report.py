@@ -64,6 +64,20 @@ def op_report(analysis, expect: tuple[str, ...] = ()) -> str:
     return "\n".join(lines)
 
 
+def repro_note(analysis, folder) -> str:
+    """The report's last line where `folder` is given: the reproduction script written there
+    (gradviz.repro), or why none could be."""
+    if not folder:
+        return ""
+    from gradviz.repro import write_repro
+    written, left = write_repro(str(folder), [analysis.result], [analysis.comparison])
+    scripts = [p for p in written if p.endswith(".py")]
+    if scripts:
+        return (f"\n  reproduction script (needs only {analysis.result.framework} and numpy): "
+                f"python {scripts[0]}")
+    return "\n  " + "".join(left)
+
+
 def worst_element(tensor, comparison) -> str:
     """'worst element x[3]: custom 1.5, default 3, numeric 3' where custom is furthest from its
     reference (numeric where it was taken element by element, else default); for NaN/Inf the
