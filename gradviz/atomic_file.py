@@ -9,7 +9,7 @@ import contextlib
 import os
 import stat
 import tempfile
-from typing import Iterator
+from typing import Iterator, Optional
 
 
 def current_umask() -> int:
@@ -36,7 +36,7 @@ def final_mode(path: str) -> int:
 
 
 @contextlib.contextmanager
-def atomic_path(path: str, suffix: str = ".tmp") -> Iterator[str]:
+def atomic_path(path: str, suffix: str = ".tmp", mode: Optional[int] = None) -> Iterator[str]:
     """Yield a temp path beside `path`; when the block ends normally the temp file is synced to
     disk, gets final_mode(path) and replaces `path` in one step; on any failure it is removed and
     `path` is left as it was."""
@@ -49,7 +49,7 @@ def atomic_path(path: str, suffix: str = ".tmp") -> Iterator[str]:
     try:
         yield tmp
         _sync(tmp)
-        os.chmod(tmp, final_mode(path))
+        os.chmod(tmp, final_mode(path) if mode is None else mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -32,7 +32,7 @@ MIB = 1024 * 1024
 def child_env(tmp: str) -> dict:
     env = dict(os.environ)
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
-    env["XDG_CONFIG_HOME"] = os.path.join(tmp, "config")      # fresh QSettings
+    env["XDG_CONFIG_HOME"] = os.path.join(tmp, "config")      # fresh settings
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [ROOT, env.get("PYTHONPATH")]))
     return env

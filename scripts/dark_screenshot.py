@@ -10,8 +10,10 @@ import shutil
 import sys
 import tempfile
 
-from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
+
+from gradviz.app.settings_file import SettingsFile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -32,7 +34,7 @@ def main(argv=None) -> int:
     from gradviz.qt.main_window import MainWindow
     folder = tempfile.mkdtemp(prefix="gradviz-shot-")
     try:
-        qs = QSettings(os.path.join(folder, "settings.ini"), QSettings.IniFormat)
+        qs = SettingsFile(os.path.join(folder, "settings.ini"))
         qs.setValue("run/modes", "default,custom,numeric")
         qs.setValue("run/shape", args.shape)
         qs.setValue("app/launched", True)          # not a first launch: we run them ourselves

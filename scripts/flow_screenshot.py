@@ -5,8 +5,10 @@ import os
 import sys
 import tempfile
 
-from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
+
+from gradviz.app.settings_file import SettingsFile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLOW = os.path.join(ROOT, "tests", "corpus", "flow")
@@ -16,7 +18,7 @@ def main(out: str) -> int:
     app = QApplication(sys.argv[:1])
     from gradviz.qt.main_window import MainWindow
     folder = tempfile.mkdtemp(prefix="gradviz-shot-")
-    qs = QSettings(os.path.join(folder, "settings.ini"), QSettings.IniFormat)
+    qs = SettingsFile(os.path.join(folder, "settings.ini"))
     for key, value in {"run/graph": "stack", "run/depth": 6, "run/shape": "32",
                        "run/modes": "default,custom,numeric", "run/watch": "false"}.items():
         qs.setValue(key, value)

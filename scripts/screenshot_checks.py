@@ -16,15 +16,16 @@ SHOWN = {"torch": ("Cube", "CubeOnce", "CubeDetached", "ViewBack", "InplaceBack"
 
 
 def main(png: str) -> int:
-    from PySide6.QtCore import QSettings, QTimer
+    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
+    from gradviz.app.settings_file import SettingsFile
     from gradviz.model import CHECKS
     from gradviz.qt.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     tmp = tempfile.mkdtemp(prefix="gradviz-shot-")
-    qs = QSettings(os.path.join(tmp, "gradviz.ini"), QSettings.IniFormat)
+    qs = SettingsFile(os.path.join(tmp, "gradviz.ini"))
     qs.setValue("run/checks", ",".join(CHECKS))
     qs.setValue("run/modes", "default,custom,numeric")
     files = [os.path.join(CORPUS, f) for f in ("torch_ops.py", "tf_ops.py")]

@@ -61,10 +61,10 @@ GUI_LOAD_TIMEOUT_MS = 240_000
 
 @pytest.fixture
 def settings(tmp_path):
-    """The window's QSettings: an ini file of the test's own; runs default and custom (numeric is
+    """The window's settings file: an ini file of the test's own; runs default and custom (numeric is
     slower: set "run/modes" where a test needs it)."""
-    from PySide6.QtCore import QSettings
-    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
+    from gradviz.app.settings_file import SettingsFile
+    qs = SettingsFile(str(tmp_path / "gradviz.ini"))
     qs.setValue("run/modes", "default,custom")
     return qs
 

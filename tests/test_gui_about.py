@@ -6,10 +6,10 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QSettings  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
 import gradviz  # noqa: E402
+from gradviz.app.settings_file import SettingsFile  # noqa: E402
 from gradviz.qt.main_window import MainWindow  # noqa: E402
 
 pytestmark = pytest.mark.gui
@@ -38,7 +38,7 @@ def test_about_names_gradviz_qt_and_the_workers_framework_versions(qtbot, engine
     for w in engine.workers.values():
         w.wait_ready(120)
     win = MainWindow([], engine=engine,
-                     qsettings=QSettings(str(tmp_path / "s.ini"), QSettings.IniFormat))
+                     qsettings=SettingsFile(str(tmp_path / "s.ini")))
     qtbot.addWidget(win)
     win.show()
     assert not win.windowIcon().isNull()

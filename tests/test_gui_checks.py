@@ -3,7 +3,8 @@ a cell shows status by colour and icon, and a click gives the message, the fix a
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
+
+from gradviz.app.settings_file import SettingsFile
 
 RUN_TIMEOUT_MS = 240_000
 OPS = Path(__file__).resolve().parent / "corpus" / "checks" / "torch_ops.py"
@@ -25,7 +26,7 @@ def test_no_checks_by_default_and_the_setting_persists(window, tmp_path):
     panel.checks["vmap"].setChecked(True)
     panel.checks["double_backward"].setChecked(True)
     assert panel.settings("torch").checks == ("double_backward", "vmap")
-    again = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
+    again = SettingsFile(str(tmp_path / "gradviz.ini"))
     assert str(again.value("run/checks")) == "double_backward,vmap"
 
 

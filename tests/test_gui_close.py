@@ -3,7 +3,7 @@ and its own engine's worker process is gone (a window with its own engine, as th
 import os
 import threading
 
-from PySide6.QtCore import QSettings
+from gradviz.app.settings_file import SettingsFile
 
 RUN_TIMEOUT_MS = 180_000
 
@@ -41,7 +41,7 @@ def _window_threads():
 def test_closing_mid_run_leaves_no_thread_and_no_worker(qtbot, tmp_path, write_module):
     from gradviz.qt.main_window import MainWindow
     path = write_module("hangs.py", HANGS_SRC)
-    win = MainWindow([path], qsettings=QSettings(str(tmp_path / "g.ini"), QSettings.IniFormat),
+    win = MainWindow([path], qsettings=SettingsFile(str(tmp_path / "g.ini")),
                      frameworks=("torch",))
     qtbot.addWidget(win)
     win.show()

@@ -292,10 +292,9 @@ def test_flow_chart_is_dark_in_the_window_and_light_in_files(qtbot, make_window,
 
 
 def test_a_window_opened_in_dark_is_dark_from_its_first_paint(qtbot, engine, tmp_path):
-    from PySide6.QtCore import QSettings
-
+    from gradviz.app.settings_file import SettingsFile
     from gradviz.qt.main_window import MainWindow
-    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
+    qs = SettingsFile(str(tmp_path / "gradviz.ini"))
     qs.setValue("view/theme", "dark")                   # saved by the last session
     win = MainWindow([], engine=engine, qsettings=qs)
     qtbot.addWidget(win)

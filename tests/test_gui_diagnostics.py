@@ -5,7 +5,9 @@ import os
 import stat
 import sys
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
+
+from gradviz.app.settings_file import SettingsFile
 
 RUN_TIMEOUT_MS = 180_000
 
@@ -90,7 +92,7 @@ def test_message_column_keeps_room_at_1000x700(qtbot, engine, tmp_path):
     """A long op name no longer takes the whole list at 1000x700: op and where are capped (and
     elided), the message column is in sight with room to read."""
     from gradviz.qt.main_window import MainWindow
-    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
+    qs = SettingsFile(str(tmp_path / "gradviz.ini"))
     win = MainWindow([], engine=engine, qsettings=qs)   # not started: no worker needed
     qtbot.addWidget(win)
     win.resize(1000, 700)
@@ -178,7 +180,7 @@ def test_a_long_at_path_wraps_in_the_detail_pane_at_1000x700(qtbot, engine, tmp_
     """The "At:" path and the traceback wrap, breaking anywhere in a long name, so the pane never
     scrolls sideways and file:line is in sight at 1000x700."""
     from gradviz.qt.main_window import MainWindow
-    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
+    qs = SettingsFile(str(tmp_path / "gradviz.ini"))
     win = MainWindow([], engine=engine, qsettings=qs)   # not started: no worker needed
     qtbot.addWidget(win)
     win.resize(1000, 700)

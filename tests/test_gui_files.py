@@ -136,7 +136,7 @@ def test_stale_mark_after_a_settings_change_and_reset_to_defaults(qtbot, window,
     assert (got.shape, got.dtype, got.upstream, got.seed, got.modes, got.timeout) == \
         (defaults.shape, defaults.dtype, defaults.upstream, defaults.seed, MODES, defaults.timeout)
     assert str(qs.value("run/dtype")) == "float32"    # saved: the next launch starts from them
-    assert str(qs.value("run/watch")) == "false"      # a menu's choice, not a run setting
+    assert qs.value("run/watch") is False             # a menu's choice, not a run setting
     assert win.tree.shown_mark(key)[0] == "✓*"        # the last run used shape 300
 
 

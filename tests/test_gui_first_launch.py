@@ -1,6 +1,5 @@
 """The first `gradviz` without files runs the built-in examples at once; later launches do not."""
-from PySide6.QtCore import QSettings
-
+from gradviz.app.settings_file import SettingsFile
 from gradviz.catalog import builtin_examples
 from gradviz.qt.app import open_window
 
@@ -11,7 +10,7 @@ def launch(qtbot, engine, ini, files=()):
     """One launch as `gradviz [FILES]` makes it, on a real window: the window once its files are
     loaded, and whether a run over them started by itself."""
     win, run = open_window(files, run=False, engine=engine,
-                           qsettings=QSettings(str(ini), QSettings.IniFormat))
+                           qsettings=SettingsFile(str(ini)))
     qtbot.addWidget(win)
     win.show()
     with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):

@@ -5,14 +5,16 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QPoint, QSettings  # noqa: E402
+from PySide6.QtCore import QPoint  # noqa: E402
+
+from gradviz.app.settings_file import SettingsFile  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
 
 def _window(qtbot, engine, tmp_path, size):
     from gradviz.qt.main_window import MainWindow
-    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
+    qs = SettingsFile(str(tmp_path / "gradviz.ini"))
     win = MainWindow([], engine=engine, qsettings=qs)   # not started: no worker needed
     qtbot.addWidget(win)
     win.resize(*size)

@@ -1,16 +1,17 @@
 """The Numbers table's columns (issue 13): ~27 of them, a default set in sight at 1500x950 (the
 verdict, how far custom is from default and numeric, each mode's range), the others a right-click
-on the header away, the choice remembered in QSettings as a plain string; the JSON export keeps
+on the header away, the choice remembered in the settings file as a plain string; the JSON export keeps
 every number whatever the table shows."""
 import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QSettings, QTimer  # noqa: E402
+from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMenu  # noqa: E402
 from test_export_actions import FakeDialogs  # noqa: E402
 
 from gradviz import report  # noqa: E402
+from gradviz.app.settings_file import SettingsFile  # noqa: E402
 from gradviz.qt import export_actions as EA  # noqa: E402
 
 pytestmark = pytest.mark.gui
@@ -88,7 +89,7 @@ def test_default_columns_fit_and_the_header_menu_chooses_and_remembers(
     assert isinstance(saved, str) and "custom~default differ" in saved.split(",")
     # a new window on the same settings file shows the same columns
     settings.sync()
-    again = QSettings(settings.fileName(), QSettings.IniFormat)
+    again = SettingsFile(settings.fileName())
     from gradviz.qt.main_window import MainWindow
     win2 = MainWindow([ex], engine=win.bridge.engine, qsettings=again)
     qtbot.addWidget(win2)

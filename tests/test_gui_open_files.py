@@ -7,10 +7,10 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QSettings  # noqa: E402
 from test_package_files import write_package  # noqa: E402
 
 from gradviz.app.open_list import SETTING, restore, saved_entries  # noqa: E402
+from gradviz.app.settings_file import SettingsFile  # noqa: E402
 from gradviz.catalog import builtin_examples  # noqa: E402
 from gradviz.qt.app import open_window  # noqa: E402
 
@@ -34,7 +34,7 @@ class {name}(torch.autograd.Function):
 @pytest.fixture
 def ini(tmp_path):
     path = tmp_path / "gradviz.ini"
-    qs = QSettings(str(path), QSettings.IniFormat)
+    qs = SettingsFile(str(path))
     qs.setValue("run/modes", "default,custom")     # not a fresh config: no first-launch run
     qs.sync()
     return path
@@ -54,7 +54,7 @@ def ops(tmp_path):
 def launch(qtbot, engine, ini, files=(), wait=True):
     """One launch on the INI file: the window once its files are loaded (when it has any)."""
     win, run = open_window(files, run=False, engine=engine,
-                           qsettings=QSettings(str(ini), QSettings.IniFormat))
+                           qsettings=SettingsFile(str(ini)))
     assert not run
     qtbot.addWidget(win)
     win.show()
@@ -76,7 +76,7 @@ def op_names(win):
 
 
 def saved(ini):
-    return saved_entries(QSettings(str(ini), QSettings.IniFormat).value(SETTING))
+    return saved_entries(SettingsFile(str(ini)).value(SETTING))
 
 
 def test_open_files_come_back_and_a_removed_one_does_not(qtbot, engine, ini, ops):
@@ -109,7 +109,7 @@ def test_open_files_come_back_and_a_removed_one_does_not(qtbot, engine, ini, ops
 
 
 def test_a_deleted_file_is_reported_missing_and_the_other_loads(qtbot, engine, ini, ops):
-    QSettings(str(ini), QSettings.IniFormat).setValue(SETTING, ops)
+    SettingsFile(str(ini)).setValue(SETTING, ops)
     os.remove(ops[0])
     win = launch(qtbot, engine, ini)
     assert win.state.loaded.files == [ops[1]] and op_names(win) == ["ScaleB"]
@@ -126,7 +126,7 @@ def test_a_deleted_file_is_reported_missing_and_the_other_loads(qtbot, engine, i
 
 
 def test_command_line_files_win_and_leave_the_saved_list(qtbot, engine, ini, ops, tmp_path):
-    QSettings(str(ini), QSettings.IniFormat).setValue(SETTING, ops)
+    SettingsFile(str(ini)).setValue(SETTING, ops)
     other = tmp_path / "other.py"
     other.write_text(OP_SRC.format(name="Other"))
     win = launch(qtbot, engine, ini, [str(other)])    # `gradviz other.py`
@@ -141,13 +141,13 @@ def test_command_line_files_win_and_leave_the_saved_list(qtbot, engine, ini, ops
 
 
 def test_reset_settings_keeps_the_open_files(qtbot, engine, ini, ops):
-    QSettings(str(ini), QSettings.IniFormat).setValue(SETTING, ops)
+    SettingsFile(str(ini)).setValue(SETTING, ops)
     win = launch(qtbot, engine, ini)
     win.act_reset_settings.trigger()
     win.close()
     assert saved(ini) == ops
     # the reset did run: the modes are the defaults again (saved on close), not "default,custom"
-    assert QSettings(str(ini), QSettings.IniFormat).value("run/modes") == "default,custom,numeric"
+    assert SettingsFile(str(ini)).value("run/modes") == "default,custom,numeric"
 
 
 def test_a_module_opened_by_name_comes_back_by_name(qtbot, engine, ini, tmp_path, monkeypatch):
@@ -160,7 +160,7 @@ def test_a_module_opened_by_name_comes_back_by_name(qtbot, engine, ini, tmp_path
     opened(qtbot, win, [op_file], {op_file: "qpkg.layers.quant_torch"})   # as Open module… does
     win.close()
     assert saved(ini) == ["qpkg.layers.quant_torch"]
-    assert "\nopen=qpkg.layers.quant_torch\n" in ini.read_text()      # a plain string
+    assert "\nfiles/open = qpkg.layers.quant_torch\n" in ini.read_text()   # a plain string
 
     win = launch(qtbot, engine, ini)                  # found again by its name
     assert win.state.loaded.files == [op_file] and op_names(win) == ["RoundSTE"]

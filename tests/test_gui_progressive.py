@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QSettings
 from samples import ste_result
 
 from gradviz.app.analysis import Analysis
+from gradviz.app.settings_file import SettingsFile
 from gradviz.model import FileCatalog, OpInfo, RunRequest
 
 TIMEOUT_MS = 10_000
@@ -66,7 +66,7 @@ def window(qtbot, tmp_path, write_module):
     def make(engine):
         path = write_module("ste.py", "x = 1\n")
         win = MainWindow([path], engine=engine,
-                         qsettings=QSettings(str(tmp_path / "g.ini"), QSettings.IniFormat))
+                         qsettings=SettingsFile(str(tmp_path / "g.ini")))
         qtbot.addWidget(win)
         op = OpInfo("round_ste", "torch", "function", "RoundSTE", path, 1, ("x",))
         win.state.catalogs_arrived([FileCatalog(path, "torch", (op,))], (path,))

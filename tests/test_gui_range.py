@@ -5,8 +5,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6.QtCore import QSettings  # noqa: E402
-
+from gradviz.app.settings_file import SettingsFile  # noqa: E402
 from gradviz.qt.main_window import MainWindow  # noqa: E402
 
 pytestmark = pytest.mark.gui
@@ -23,7 +22,7 @@ class HardSigmoid(torch.nn.Module):
 
 
 def _window(qtbot, engine, ini, files=(), start=True):
-    qs = QSettings(str(ini), QSettings.IniFormat)
+    qs = SettingsFile(str(ini))
     win = MainWindow(list(files), engine=engine, qsettings=qs)
     qtbot.addWidget(win)
     win.show()

@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QSettings
 from samples import ste_result
 
 from gradviz.app.analysis import analyze
+from gradviz.app.settings_file import SettingsFile
 from gradviz.model import MODES, FileCatalog, OpInfo, RunRequest, RunSettings
 
 TIMEOUT_MS = 20_000
@@ -108,7 +108,7 @@ def pair_window(qtbot, tmp_path, write_module):
     from gradviz.qt.main_window import MainWindow
     path = write_module("ste.py", "x = 1\n")
     win = MainWindow([path], engine=IdleEngine(),
-                     qsettings=QSettings(str(tmp_path / "g.ini"), QSettings.IniFormat))
+                     qsettings=SettingsFile(str(tmp_path / "g.ini")))
     qtbot.addWidget(win)
     ops = {fw: OpInfo("round_ste", fw, "function", "RoundSTE", path, 1, ("x",)) for fw in ("torch", "tf")}
     # what the engine would answer, given to the window's model as the bridge gives it

@@ -4,7 +4,8 @@ op no longer holds up Run all for the full timeout."""
 import re
 
 import numpy as np
-from PySide6.QtCore import QSettings
+
+from gradviz.app.settings_file import SettingsFile
 
 RUN_TIMEOUT_MS = 180_000
 
@@ -78,7 +79,7 @@ def test_run_tool_bar_labels_are_in_the_window_font(qtbot, engine, tmp_path):
 
     from gradviz.qt.main_window import MainWindow
     win = MainWindow([], engine=engine,
-                     qsettings=QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat))
+                     qsettings=SettingsFile(str(tmp_path / "gradviz.ini")))
     qtbot.addWidget(win)
     bar = win.findChild(QToolBar, "runToolbar")
     labels = [a.text() for a in bar.actions() if a.text()]

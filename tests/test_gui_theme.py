@@ -2,9 +2,10 @@
 change it), a View > Theme override is saved, and exports stay on white."""
 import pyqtgraph as pg
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from test_gui import keys_of, run_keys
 
+from gradviz.app.settings_file import SettingsFile
 from gradviz.plots.palette import PLOT_SCHEMES, contrast_ratio
 from gradviz.qt.main_window import MainWindow
 
@@ -90,7 +91,7 @@ def test_theme_override_is_saved_and_beats_the_desktop(qtbot, window, engine):
 
 
 def test_unknown_saved_theme_follows_the_desktop(qtbot, engine, tmp_path):
-    qs = QSettings(str(tmp_path / "gradviz.ini"), QSettings.IniFormat)
+    qs = SettingsFile(str(tmp_path / "gradviz.ini"))
     qs.setValue("view/theme", "solarized")
     win = MainWindow([], engine=engine, qsettings=qs)
     qtbot.addWidget(win)

@@ -65,10 +65,9 @@ def test_worker_output_is_kept_and_shown_in_the_log_panel(qtbot, engine, write_m
                 return g * 3.0
     ''')
     pytest.importorskip("pytestqt")
-    from PySide6.QtCore import QSettings
-
+    from gradviz.app.settings_file import SettingsFile
     from gradviz.qt.main_window import MainWindow
-    qs = QSettings(str(Path(path).parent / "gradviz.ini"), QSettings.IniFormat)
+    qs = SettingsFile(str(Path(path).parent / "gradviz.ini"))
     qs.setValue("run/modes", "custom")
     win = MainWindow([path], engine=engine, qsettings=qs)
     qtbot.addWidget(win)

@@ -19,7 +19,7 @@ def first_launch(qsettings, files_given: bool) -> bool:
     sees the built-in examples already run (as --run does); from then on the key is saved and
     later launches wait for Run, with the settings the user left."""
     first = not files_given and not qsettings.allKeys()
-    qsettings.setValue(LAUNCHED_KEY, "true")
+    qsettings.setValue(LAUNCHED_KEY, True)
     qsettings.sync()
     return first
 
@@ -28,11 +28,10 @@ def open_window(argv_files: Sequence[str] = (), run: bool = False, engine=None, 
     """The main window for these files (none: the files open when gradviz last closed, else the
     built-in examples), and whether to run them once loaded: as asked, or because this is the
     first launch."""
-    from PySide6.QtCore import QSettings
-
+    from gradviz.app.settings_file import SettingsFile
     from gradviz.catalog import builtin_examples
     from gradviz.qt.main_window import MainWindow
-    qsettings = qsettings or QSettings("gradviz", "gradviz")
+    qsettings = qsettings if qsettings is not None else SettingsFile()
     first = first_launch(qsettings, bool(argv_files))
     # files on the command line win for this launch and leave the saved list alone; else the
     # files open when gradviz last closed, or the built-in examples (traps: Help menu)
@@ -49,7 +48,7 @@ def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional
     """Run the desktop app; returns the process exit code. With `screenshot`, the window image (1500x950) is
     saved once the files are loaded (and, with `run`, once the run is done) and the app exits:
     0 when the image was written, 3 when not (or on timeout). GRADVIZ_SETTINGS=path.ini keeps
-    the settings in that file instead of the user's."""
+    the settings in that file instead of the user's (gradviz's own text format, never QSettings)."""
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
@@ -61,11 +60,7 @@ def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional
     app.setApplicationVersion(gradviz.__version__)
     app.setWindowIcon(app_icon())                # window and taskbar
     app.setDesktopFileName("gradviz")            # ties the window to gradviz.desktop (Wayland)
-    qsettings = None
-    if os.environ.get("GRADVIZ_SETTINGS"):       # an ini file instead of the user's settings (tests)
-        from PySide6.QtCore import QSettings
-        qsettings = QSettings(os.environ["GRADVIZ_SETTINGS"], QSettings.IniFormat)
-    win, run = open_window(argv_files, run, engine, qsettings)
+    win, run = open_window(argv_files, run, engine)   # settings: app/settings_file.default_path
     if screenshot:
         win.resize(1500, 950)                    # the same picture whatever size was saved
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-from PySide6.QtCore import QByteArray, QSettings, Signal
+from PySide6.QtCore import QByteArray, Signal
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMainWindow, QMessageBox
 
 from gradviz.app.open_list import Restored
+from gradviz.app.settings_file import SettingsFile
 from gradviz.app.state import AppState
 from gradviz.model import FRAMEWORKS
 from gradviz.qt.about import app_icon, show_about
@@ -37,18 +38,16 @@ class MainWindow(QMainWindow):
     catalogsLoaded = Signal()          # a load finished and the tree shows it
     runDone = Signal(object)           # list[RunResult] of the batch
 
-    def __init__(self, files=(), engine=None, qsettings: Optional[QSettings] = None,
+    def __init__(self, files=(), engine=None, qsettings: Optional[SettingsFile] = None,
                  frameworks=FRAMEWORKS, parent=None, remember_files: bool = False):
         """With `remember_files`, open the files saved by the last launch (`files` when none
         were saved) and keep the list saved for the next one (qt/remembered_files.py)."""
         super().__init__(parent)
         self.setWindowTitle("gradviz")
         self.setWindowIcon(app_icon())
-        self.qs = qsettings or QSettings("gradviz", "gradviz")
-        from gradviz.qt.settings_guard import drop_pickled_values
-        self._dropped_settings = drop_pickled_values(self.qs)   # before any value is read
+        self.qs = qsettings if qsettings is not None else SettingsFile()   # parsed, never unpickled
         restored = None
-        if remember_files:                        # read after the guard: values are plain now
+        if remember_files:
             from gradviz.qt.remembered_files import read_saved
             restored = read_saved(self.qs) or Restored(tuple(files))
         self.state = AppState(restored.files if restored else files,
@@ -61,8 +60,8 @@ class MainWindow(QMainWindow):
         self.tree.refresh()
         self.resize(1500, 950)
         geo = self.qs.value("window/geometry")
-        bad = list(self.settings_panel.fallbacks)
-        if geo is not None and not (isinstance(geo, (QByteArray, bytes)) and self.restoreGeometry(geo)):
+        bad = list(getattr(self.qs, "fallbacks", [])) + list(self.settings_panel.fallbacks)
+        if geo is not None and not self.restoreGeometry(QByteArray(bytes(geo))):
             bad.append(f"window/geometry={_short_repr(geo)}")
         if bad:                                 # said once, where the user looks first
             self.note("settings", "unusable saved settings, defaults used: " + ", ".join(bad))
@@ -86,9 +85,6 @@ class MainWindow(QMainWindow):
         from gradviz.qt.worst_tensors import WorstTensors
         self.worst_tensors = WorstTensors(self, self.worst)
         build_theme_menu(self)                  # last: it repaints the parts built above
-        if self._dropped_settings:
-            self.note("settings", "settings: ignored " + ", ".join(self._dropped_settings) +
-                      ": not a plain value (a pickled object is never read); defaults used")
         self.setAcceptDrops(True)
 
     def _connect(self) -> None:
@@ -224,7 +220,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, ev):
         """Save the settings, then stop every thread and worker this window started: a run in
         flight is cancelled, its threads joined."""
-        self.qs.setValue("window/geometry", self.saveGeometry())
+        self.qs.setValue("window/geometry", bytes(self.saveGeometry().data()))
         self.settings_panel.save()
         self.qs.sync()
         self.bridge.close()

@@ -1,13 +1,13 @@
 """Which of the Numbers table's ~27 columns show: a sensible default set (the verdict, how far
 custom is from default and from numeric, each mode's range, the explanation), and the user's own
 choice from the header's context menu (tick columns on and off, "Show all", "Default columns"),
-remembered in QSettings as a plain string of the hidden columns' names. Only the view hides
+remembered in the settings file as a plain string of the hidden columns' names. Only the view hides
 them: the table holds every number, and the CSV / JSON exports write them all."""
 from __future__ import annotations
 
 from typing import Optional
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMenu, QTableWidget
 
 KEY = "numbers/hidden_columns"
@@ -34,7 +34,7 @@ def header_label(header: str, source: str) -> str:
 
 
 class ColumnChooser:
-    def __init__(self, table: QTableWidget, qsettings: Optional[QSettings] = None):
+    def __init__(self, table: QTableWidget, qsettings: Optional[object] = None):
         self.table = table
         self.qs = qsettings
         self.columns: list[tuple[str, str, str]] = []   # (header, source, key) shown in the table

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -48,7 +48,7 @@ class NumbersTable(QWidget):
     rowActivated = Signal(str, str, str)     # op, tensor, framework (double-click or Enter)
     copied = Signal(int)                     # rows copied to the clipboard
 
-    def __init__(self, qsettings: Optional[QSettings] = None, parent=None, scope: str = "pair",
+    def __init__(self, qsettings: Optional[object] = None, parent=None, scope: str = "pair",
                  own_filter_line: bool = True):
         """`own_filter_line` False: the filter box is left for the owner to place (the window
         puts it beside the tabs, where it costs the grid no height)."""

@@ -1,13 +1,14 @@
 """Run settings: devices per framework, graph, shape, dtype, range, seed, upstream, modes,
 contract checks, timeout.
-Persisted in QSettings between sessions; invalid text is shown in red, never silently replaced.
+Persisted in the settings file (app/settings_file.py, checked by its schema); invalid text is
+shown in red, never silently replaced.
 """
 from __future__ import annotations
 
 import math
 from typing import Optional
 
-from PySide6.QtCore import QSettings, QSize, Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -62,7 +63,7 @@ DEFAULT_RANGE = "-3,3"     # as --range's default
 class SettingsPanel(QWidget):
     changed = Signal()          # the user changed a setting (the window marks older runs stale)
 
-    def __init__(self, qsettings: QSettings, frameworks=FRAMEWORKS, parent=None):
+    def __init__(self, qsettings, frameworks=FRAMEWORKS, parent=None):
         super().__init__(parent)
         self.qs = qsettings
         self.frameworks = tuple(frameworks)
@@ -211,7 +212,7 @@ class SettingsPanel(QWidget):
         for m, cb in self.modes.items():
             cb.setChecked(m in saved)
         self.timeout.setValue(self._number("run/timeout", 120.0, float, self.timeout))
-        self.depth.setValue(_int_or(qs.value("run/depth", 4), 4))
+        self.depth.setValue(self._number("run/depth", 4, int, self.depth))
         chosen = str(qs.value("run/checks", "") or "").split(",")
         for name, cb in self.checks.items():
             cb.setChecked(name in chosen)
@@ -326,14 +327,6 @@ class SettingsPanel(QWidget):
         bad = f"background: {surface('invalid')}"
         self.shape.setStyleSheet(bad if "shape" in problem else "")
         self.range.setStyleSheet(bad if "range" in problem else "")
-
-
-def _int_or(value, default: int) -> int:
-    """A saved integer; the default when what was saved is not one (a hand-edited file)."""
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return default
 
 
 class SettingsScroll(QScrollArea):

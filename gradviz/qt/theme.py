@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from functools import lru_cache
 
+from gradviz.app.settings_schema import THEMES
 from gradviz.plots.palette import (
     EMPTY_BACKGROUND,
     FIGURE_INK,
@@ -54,7 +55,7 @@ CHECK_STYLES = {"pass": ("✓", "#1b6e1b", "#d8f0d8"), "fail": ("✗", "#9a0d0d"
 
 SEVERITY_COLORS = {"error": "#9a0d0d", "warning": "#a3560d", "info": "#1f4fa3"}
 
-THEME_CHOICES = ("follow desktop", "light", "dark")   # View > Theme, saved as view/theme
+THEME_CHOICES = THEMES       # View > Theme, saved as view/theme (the settings schema's choices)
 
 # The surfaces widgets paint themselves (the rest comes from the application palette,
 # gradviz/qt/app_palette.py). "base" is what tables and trees are drawn on.
