@@ -137,6 +137,11 @@ def cmd_run(argv: list[str]) -> int:
     settings = settings_from(args)
     frameworks = _frameworks(args.framework)
     files = _files_or_examples(args.files)
+    from gradviz.cli.outputs import output_problems
+    wrong = output_problems([("--json", args.json), ("--npz", args.npz), ("--plot", args.plot)],
+                            files)
+    if wrong:
+        raise UsageError("gradviz run: " + "\n".join(wrong))
 
     from gradviz.catalog import label_results, pair_ops, requests_for, select
     from gradviz.cli.warm_up import WarmUp
