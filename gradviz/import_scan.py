@@ -9,7 +9,7 @@ import ast
 import os
 
 from gradviz.model import ErrorInfo
-from gradviz.module_files import package_module
+from gradviz.module_files import OpFileError, package_module, read_op_source
 
 _ROOTS = {"torch": "torch", "tensorflow": "tf", "keras": "tf", "tf_keras": "tf"}
 
@@ -40,20 +40,21 @@ class _LoadError(Exception):
 
 
 def _parse(path: str) -> ast.AST:
-    if not os.path.exists(path):
+    if not os.path.exists(path) and not os.path.islink(path):
         raise _LoadError(ErrorInfo("FileNotFoundError", f"no such file: {path}", kind="load"))
     if os.path.isdir(path):
         raise _LoadError(ErrorInfo("IsADirectoryError", f"{path} is a folder, not a Python file",
                                    kind="load"))
     try:
-        with open(path, "rb") as fh:
-            source = fh.read()
+        source = read_op_source(path)       # a regular file, read with a bound
         return ast.parse(source, filename=path)
     except SyntaxError as exc:
         where = f"{exc.filename or path}:{exc.lineno or 0}"
         text = (exc.text or "").rstrip("\n")
         detail = f"{exc.msg}" + (f"\n    {text.strip()}" if text.strip() else "")
         raise _LoadError(ErrorInfo("SyntaxError", detail, where, kind="load")) from None
+    except OpFileError as exc:
+        raise _LoadError(ErrorInfo("OpFileError", str(exc), kind="load")) from None
     except (OSError, ValueError) as exc:
         raise _LoadError(ErrorInfo(type(exc).__name__, str(exc), kind="load")) from None
 

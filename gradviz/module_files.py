@@ -117,3 +117,65 @@ def op_file(arg: str) -> str:
         return resolve(arg)
     except ModuleNameError as exc:
         raise ModuleNameError(f"no such file or module: {arg} ({exc})") from None
+
+
+OP_FILE_MAX = 16 << 20          # bytes: an op file is Python source; 16 MiB is far past any
+
+
+class OpFileError(OSError):
+    """A path that cannot be an op file (not there, a folder, a device, a FIFO, too large); the
+    message says which, in words."""
+
+
+def _kind(mode: int) -> str:
+    import stat
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def check_op_file(path: str) -> None:
+    """Raise OpFileError unless `path` is a regular file of at most OP_FILE_MAX bytes (links
+    followed). Nothing is opened: a FIFO would block, a device never end."""
+    import errno
+    import stat
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        why = {errno.ENOENT: "no such file", errno.ELOOP: "a loop of symbolic links",
+               errno.EACCES: "permission denied", errno.ENOTDIR: "no such file (a part of the "
+               "path is not a folder)"}.get(exc.errno, exc.strerror or str(exc))
+        raise OpFileError(f"{path}: {why}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise OpFileError(f"{path}: {_kind(st.st_mode)}, not an op file (a Python source file)")
+    if st.st_size > OP_FILE_MAX:
+        raise OpFileError(f"{path}: {st.st_size:,} bytes, more than an op file may hold "
+                          f"({OP_FILE_MAX >> 20} MiB)")
+
+
+def read_op_source(path: str) -> bytes:
+    """The bytes of the op file `path`, read only when it is a regular file and at most
+    OP_FILE_MAX of them (a file that grows past the bound while read is refused too)."""
+    import stat
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        check_op_file(path)              # says why in words
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OpFileError(f"{path}: {_kind(st.st_mode)}, not an op file (a Python source file)")
+        chunks, total = [], 0
+        while chunk := os.read(fd, 1 << 20):
+            total += len(chunk)
+            if total > OP_FILE_MAX:
+                raise OpFileError(f"{path}: more than {OP_FILE_MAX >> 20} MiB, more than an op "
+                                  "file may hold")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

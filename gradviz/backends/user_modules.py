@@ -27,7 +27,7 @@ import sys
 import traceback
 from dataclasses import dataclass
 
-from gradviz.module_files import package_module
+from gradviz.module_files import package_module, read_op_source
 from gradviz.user_frames import is_user_frame
 
 _loaded: dict[str, tuple[str, object, "_Scope", tuple]] = {}  # path -> (content hash, module,
@@ -68,8 +68,7 @@ def load_module(path: str):
     """The user's file `path` as a module; the same object while neither the file nor a module
     of its scope changed, else imported again (with every module of its scope)."""
     path = os.path.abspath(path)
-    with open(path, "rb") as fh:
-        source = fh.read()
+    source = read_op_source(path)           # a regular file, read with a bound
     digest = hashlib.sha1(source).hexdigest()
     package = package_module(path)
     scope = _Scope(os.path.dirname(path)) if package is None else \

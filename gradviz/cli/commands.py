@@ -116,10 +116,14 @@ def _files_or_examples(files: list[str]) -> list[str]:
 
 def _op_files(args: list[str]) -> list[str]:
     """Paths, and dotted module names resolved to their files without importing anything."""
-    from gradviz.module_files import ModuleNameError, op_file
+    from gradviz.module_files import ModuleNameError, OpFileError, check_op_file, op_file
     try:
-        return [op_file(a) for a in args]
-    except ModuleNameError as exc:
+        files = [op_file(a) for a in args]
+        for f in files:                  # a FIFO, /dev/zero, a huge file, a link loop: refused,
+            if os.path.lexists(f):       # unread (a missing file is a load error, as before)
+                check_op_file(f)
+        return files
+    except (ModuleNameError, OpFileError) as exc:
         raise UsageError(f"gradviz: {exc}") from None
 
 

@@ -9,6 +9,8 @@ import os
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 
+from gradviz.module_files import read_op_source
+
 
 class FileWatcher(QObject):
     filesChanged = Signal(object)     # sorted list of paths
@@ -66,7 +68,6 @@ class FileWatcher(QObject):
 def _stamp(path: str) -> tuple:
     try:
         st = os.stat(path)
-        with open(path, "rb") as fh:
-            return (st.st_size, hash(fh.read()))
+        return (st.st_size, hash(read_op_source(path)))   # a regular file, read with a bound
     except OSError:
         return ()
