@@ -9,11 +9,11 @@ import contextlib
 import os
 import re
 import sys
-import tempfile
 import traceback
 import warnings
 from dataclasses import dataclass, field
 
+from gradviz.backends.capture_pipe import sink
 from gradviz.model import ErrorInfo
 from gradviz.user_frames import in_gradviz, is_user_frame
 
@@ -129,16 +129,18 @@ class Captured:
 
 @contextlib.contextmanager
 def capture_output():
-    """Capture stdout/stderr at the file-descriptor level (C extensions too) and warnings."""
+    """Capture stdout/stderr at the file-descriptor level (C extensions too) and warnings. They
+    go to a pipe whose reader keeps the head and tail and counts the rest (capture_pipe.py)."""
     cap = Captured()
     streams = sys.stdout, sys.stderr
     _flush_std_streams()
     saved = os.dup(1), os.dup(2)
-    tmp = _capture_file()
+    pipe = sink()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        os.dup2(tmp.fileno(), 1)
-        os.dup2(tmp.fileno(), 2)
+        fd = pipe.begin()
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
         try:
             yield cap
         finally:
@@ -149,9 +151,8 @@ def capture_output():
             os.dup2(saved[1], 2)
             os.close(saved[0])
             os.close(saved[1])
-            cap.log = _read_capped(tmp)
+            cap.log = pipe.end()
             cap.warnings = _dedupe([_format_warning(w) for w in caught])
-            _spare_files.append(tmp)
 
 
 def _flush_std_streams() -> None:
@@ -167,34 +168,6 @@ def _open_stream(stream, fd: int):
     if stream is not None and not getattr(stream, "closed", True):
         return stream
     return open(fd, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)
-
-
-_spare_files: list = []   # capture files kept for the next request: making one costs milliseconds
-
-
-def _capture_file():
-    """An empty anonymous file (unlinked at once, so nothing is left behind after a kill)."""
-    if _spare_files:
-        tmp = _spare_files.pop()
-        tmp.seek(0)
-        tmp.truncate()
-        return tmp
-    return tempfile.TemporaryFile(mode="w+b")
-
-
-LOG_HEAD, LOG_TAIL = 48_000, 16_000  # bytes of captured output kept per op (the numeric reference
-                                     # may call a printing forward hundreds of times)
-
-
-def _read_capped(tmp) -> str:
-    size = tmp.seek(0, os.SEEK_END)
-    tmp.seek(0)
-    if size <= LOG_HEAD + LOG_TAIL:
-        return tmp.read().decode("utf-8", "replace")
-    head = tmp.read(LOG_HEAD).decode("utf-8", "replace")
-    tmp.seek(size - LOG_TAIL)
-    tail = tmp.read().decode("utf-8", "replace")
-    return f"{head}\n[... {size - LOG_HEAD - LOG_TAIL} bytes of output left out ...]\n{tail}"
 
 
 def _dedupe(lines: list[str]) -> list[str]:
