@@ -96,7 +96,9 @@ def wait_for(condition, timeout: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def test_sigkill_mid_run_leaves_nothing_after_the_next_start(tmp_path):
+def test_sigkill_of_everything_mid_run_leaves_nothing_after_the_next_start(tmp_path):
+    """gradviz's janitor removes its folders when gradviz is killed (tests/test_stop_signals.py);
+    where the janitor is killed too (every process of the user), the next start sweeps them."""
     started = tmp_path / "op_started"
     path = tmp_path / "big_torch.py"
     path.write_text(textwrap.dedent(f"""\
@@ -130,6 +132,10 @@ def test_sigkill_mid_run_leaves_nothing_after_the_next_start(tmp_path):
         workers = [int(p) for p in os.listdir("/proc") if p.isdigit() and _parent(int(p)) ==
                    proc.pid]
         assert workers
+        for p in workers:                    # the janitor first (its own session)
+            with open(f"/proc/{p}/cmdline", "rb") as fh:
+                if b"\0-S\0-c\0" in fh.read():
+                    os.kill(p, signal.SIGKILL)
         os.killpg(proc.pid, signal.SIGKILL)  # the whole process group, as a terminal would
     finally:
         if proc.poll() is None:

@@ -318,16 +318,25 @@ def main(argv: list[str] | None = None) -> int:
     _printable_anywhere()
     command = {"run": cmd_run, "list": cmd_list, "devices": cmd_devices}.get(
         argv[0] if argv else "", None)
+    from gradviz.engine.stop_signals import Stopped, raise_on_stop, restore
+    before = {}
     try:
         if command is not None:
+            before = raise_on_stop()     # SIGTERM and SIGHUP clean up as Ctrl+C does
             return command(argv[1:])
         return cmd_app(argv)
     except UsageError as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
+    except Stopped as exc:
+        print("gradviz: interrupted" if exc.name == "SIGINT" else f"gradviz: stopped by {exc.name}",
+              file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         print("gradviz: interrupted", file=sys.stderr)
         return 130
+    finally:
+        restore(before)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Callable, Optional
 
-from gradviz.engine import scratch, transport
+from gradviz.engine import janitor, scratch, transport
 from gradviz.engine.errors import (
     Cancelled,
     WorkerCrashed,
@@ -109,6 +109,7 @@ class Worker:
             if self._child is not None:  # died while idle
                 self._reap(self._child)
             scratch.sweep_stale()  # what a killed gradviz left (once per process)
+            janitor.watch()        # what this gradviz leaves if it is killed: removed at once
             ours, theirs = socket.socketpair()
             folder = scratch.new_folder(self.framework)
             env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
@@ -125,6 +126,7 @@ class Worker:
                 raise
             finally:
                 theirs.close()
+            janitor.watch(popen.pid)
             child = _Child(popen, Connection(ours.detach()), folder)
             child.output_mark = self.output.count
             child.reader = self.output.follow(popen.stdout)
@@ -287,7 +289,8 @@ class Worker:
         """Kill the process and its process group (what the user's code started), close its pipe,
         return its crash log and remove its scratch folder (arrays never read, the log)."""
         _kill_group(child.popen)
-        _wait(child.popen, 5)
+        if _wait(child.popen, 5) is not None:
+            janitor.watch(child.popen.pid, reaped=True)
         try:
             child.conn.close()
         except OSError:

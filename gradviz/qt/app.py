@@ -98,9 +98,48 @@ def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional
             app.exit(3)
         QTimer.singleShot(int(SCRIPTED_TIMEOUT_S * 1000), give_up)
 
+    stopped = _close_on_stop_signals(app, win)
     code = app.exec()
     _delete_now(win)
+    if stopped:
+        return 128 + stopped[0]
     return exit_code["code"] if screenshot else code
+
+
+def _close_on_stop_signals(app, win) -> list[int]:
+    """Ctrl+C (it printed a traceback and the window stayed), SIGTERM and SIGHUP close the window
+    as its close button does (settings saved, runs cancelled, workers and their folders gone)
+    and end the app with 128 + the signal's number, which is put in the returned list. Qt's loop
+    runs no Python while idle: the signal wakes it through a socket (signal.set_wakeup_fd)."""
+    import signal
+    import socket
+
+    from PySide6.QtCore import QSocketNotifier
+
+    from gradviz.engine.stop_signals import STOP_SIGNALS
+    got: list[int] = []
+    r, w = socket.socketpair()
+    r.setblocking(False)
+    w.setblocking(False)
+    signal.set_wakeup_fd(w.fileno(), warn_on_full_buffer=False)
+    for sig in STOP_SIGNALS:
+        if signal.getsignal(sig) is not signal.SIG_IGN or sig == signal.SIGINT:
+            signal.signal(sig, lambda *_: None)      # the wakeup byte says which one came
+
+    def woke() -> None:
+        try:
+            data = r.recv(64)
+        except OSError:
+            return
+        stops = [s for s in data if s in STOP_SIGNALS]
+        if stops and not got:
+            got.append(stops[0])
+            win.close()
+            app.exit(128 + stops[0])
+    notifier = QSocketNotifier(r.fileno(), QSocketNotifier.Type.Read, app)
+    notifier.activated.connect(woke)
+    app._gradviz_stop = (notifier, r, w)             # kept alive with the app
+    return got
 
 
 def _delete_now(win) -> None:
