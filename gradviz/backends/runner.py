@@ -43,7 +43,7 @@ from gradviz.backends.uncalled_backward import Watch, watching
 from gradviz.backends.upstream_probe import compare_probes, probe_upstream
 from gradviz.backends.user_code import USER_FAILURES, capture_output, error_info, load_error
 from gradviz.backends.user_modules import load_module, load_note
-from gradviz.backends.user_state import own_state
+from gradviz.backends.user_state import own_state, patch_note
 from gradviz.model import ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, TensorResult
 
 
@@ -113,7 +113,9 @@ class Backend:
 
     def _finished(self, result: RunResult, cap, t0: float) -> RunResult:
         note = load_note(result.request.file)   # loaded otherwise than asked: said in the run too
-        extra = {"log": cap.log, "warnings": ((note,) if note else ()) + tuple(cap.warnings),
+        patched = patch_note(os.path.abspath(result.request.file))
+        notes = tuple(n for n in (note, patched) if n)
+        extra = {"log": cap.log, "warnings": notes + tuple(cap.warnings),
                  "elapsed": time.perf_counter() - t0, "framework_version": self.version()}
         return RunResult(**{**vars(result), **extra})
 

@@ -90,6 +90,8 @@ def load_module(path: str):
         module = _import_library(path, *package)
     _loaded[path] = (digest, module, scope, watched)
     _own_stamps[path] = _stamps(scope, watched)
+    from gradviz.backends.user_state import undo_patches_of
+    undo_patches_of(path)      # a patch of framework internals at import never reaches its ops
     return module
 
 

@@ -48,6 +48,8 @@ def own_state(path: str, adapter=None):
     if not (hasattr(adapter, "settings") and hasattr(adapter, "apply_settings")):
         adapter = None
     if _base is None:
+        from gradviz.backends.bound_internals import bind
+        bind()                 # what gradviz reads gradients with, before any user code runs
         _base, _base_modules = _capture(adapter), frozenset(sys.modules)
     state = _files.get(path) or _State(list(_base.path), _base.cwd, dict(_base.environ),
                                        framework=_base.framework, raw_environ=_base.raw_environ)
@@ -58,8 +60,31 @@ def own_state(path: str, adapter=None):
     try:
         yield
     finally:
+        undo_patches_of(path)        # framework internals the file changed: put back, named
         _files[path] = _capture(adapter, take_user_modules=True)
         _apply(_base, adapter)
+
+
+_patches: dict[str, set[str]] = {}   # file -> the internals it patched (bound_internals)
+
+
+def undo_patches_of(path: str) -> None:
+    """Put back what the file `path` changed of the framework internals gradviz relies on (also
+    right after its import, before its ops run), and remember it for the file's results."""
+    from gradviz.backends.bound_internals import undo_patches
+    patched = undo_patches()
+    if patched:
+        _patches.setdefault(path, set()).update(patched)
+
+
+def patch_note(path: str) -> str:
+    """What to say in the results of a file that patched framework internals ("" if none)."""
+    names = sorted(_patches.get(path, ()))
+    if not names:
+        return ""
+    return (f"{os.path.basename(path)} patches framework internals gradviz reads gradients with "
+            f"({', '.join(names)}); gradviz put them back after the file's import and each of "
+            "its calls, so neither this file's results nor another file's went through the patch")
 
 
 def _capture(adapter=None, take_user_modules: bool = False) -> _State:
