@@ -42,3 +42,21 @@ def test_every_problem_is_named_at_once():
     wrong = problems((10**12,), "float32", -1, math.nan, ("const", math.inf))
     assert [w.split(":")[0].split()[0] for w in wrong] == ["--shape", "--timeout", "--seed",
                                                           "--upstream"]
+
+
+@pytest.mark.parametrize("value", ["lots", "nan", "-2", "infG"])
+def test_an_unreadable_worker_memory_limit_is_refused_not_ignored(value, capsys, monkeypatch):
+    """GRADVIZ_WORKER_MEMORY=lots was silently ignored (issue 26, minor): now exit 2, saying
+    what it takes, before any worker starts."""
+    from gradviz.cli import main
+    monkeypatch.setenv("GRADVIZ_WORKER_MEMORY", value)
+    assert main(["run", "--modes", "custom"]) == 2
+    err = capsys.readouterr().err
+    assert f"GRADVIZ_WORKER_MEMORY={value!r}: give GiB (6, 1.5), a size with a unit" in err
+
+
+def test_a_readable_worker_memory_limit_is_taken(monkeypatch):
+    from gradviz.engine.memory import memory_limit_from_env, memory_setting_problem
+    for value, limit in (("1.5", 3 * 2**29), ("512M", 2**29), ("off", 0)):
+        monkeypatch.setenv("GRADVIZ_WORKER_MEMORY", value)
+        assert memory_setting_problem() == "" and memory_limit_from_env() == limit

@@ -92,7 +92,9 @@ def settings_from(args) -> RunSettings:
     if not lo <= args.depth <= hi:
         raise UsageError(f"--depth {args.depth}: the stack graph takes {lo} to {hi} layers")
     from gradviz.cli.limits import problems
+    from gradviz.engine.memory import memory_setting_problem
     wrong = problems(shape, args.dtype, args.seed, args.timeout, upstream)
+    wrong += [p for p in [memory_setting_problem()] if p]
     if wrong:
         raise UsageError("gradviz run: " + "\n".join(wrong))
     if args.plot and os.path.splitext(args.plot)[1].lower() not in (".png", ".svg", ".pdf"):

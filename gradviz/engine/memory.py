@@ -15,19 +15,35 @@ def memory_limit_from_env() -> int:
     raw = os.environ.get("GRADVIZ_WORKER_MEMORY", "").strip().lower()
     if raw in ("0", "off", "none", "no"):
         return 0
-    if raw:
-        units = {"k": 1024, "m": 1024 ** 2, "g": GIB, "t": 1024 ** 4}
-        scale = GIB
-        if raw[-1:] == "b":
-            raw = raw[:-1]
-        if raw[-1:] in units:
-            scale, raw = units[raw[-1]], raw[:-1]
-        try:
-            return max(0, int(float(raw) * scale))
-        except ValueError:
-            pass  # unreadable: fall back to the default rather than refuse to run
+    given = _parse(raw) if raw else None
+    if given is not None:
+        return given
+    # unreadable (memory_setting_problem() says so where gradviz starts): the default
     total = _mem_total()
     return total // 2 if total else 0
+
+
+def _parse(raw: str):
+    units = {"k": 1024, "m": 1024 ** 2, "g": GIB, "t": 1024 ** 4}
+    scale = GIB
+    if raw[-1:] == "b":
+        raw = raw[:-1]
+    if raw[-1:] in units:
+        scale, raw = units[raw[-1]], raw[:-1]
+    try:
+        value = float(raw) * scale
+    except ValueError:
+        return None
+    return int(value) if value == value and 0 <= value < float("inf") else None
+
+
+def memory_setting_problem() -> str:
+    """What is wrong with GRADVIZ_WORKER_MEMORY ("" when it is unset or readable)."""
+    raw = os.environ.get("GRADVIZ_WORKER_MEMORY", "").strip().lower()
+    if not raw or raw in ("0", "off", "none", "no") or _parse(raw) is not None:
+        return ""
+    return (f"GRADVIZ_WORKER_MEMORY={os.environ['GRADVIZ_WORKER_MEMORY']!r}: give GiB (6, 1.5), "
+            "a size with a unit (512M, 2G), or 0 / off for no limit")
 
 
 def _mem_total() -> int:

@@ -65,6 +65,10 @@ class MainWindow(QMainWindow):
             bad.append(f"window/geometry={_short_repr(geo)}")
         if bad:                                 # said once, where the user looks first
             self.note("settings", "unusable saved settings, defaults used: " + ", ".join(bad))
+        from gradviz.engine.memory import memory_setting_problem
+        if memory_setting_problem():
+            self.note("settings", memory_setting_problem() +
+                      "; each worker may use half this machine's memory instead")
         if restored is not None:
             from gradviz.qt.remembered_files import RememberedFiles
             self.remembered = RememberedFiles(self, restored)
