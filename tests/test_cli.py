@@ -145,3 +145,18 @@ def test_plot_log_scale_draws_log10_of_the_gradient(tmp_path):
     assert not [t for t in texts if "log" in t.lower()]
     gaps = np.diff(cys[:4])                         # 100, 10, 1 and 0.1 from the top: linear
     assert gaps[0] > 5 * gaps[1]
+
+
+def test_a_syntax_error_in_the_only_file_still_writes_the_report(tmp_path):
+    """A report is complete on its own (issue 26, minor): with nothing to run, --json still
+    holds the settings and the file that could not load, at its line."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("import torch\n\ndef broken(:\n    pass\n")
+    out = tmp_path / "r.json"
+    proc = gradviz("run", bad, "--json", out, "--seed", "4")
+    assert proc.returncode == 2
+    data = json.loads(out.read_text())
+    assert data["ops"] == [] and data["settings"]["seed"] == 4
+    [err] = data["load_errors"]
+    assert err["file"] == str(bad) and err["error"]["type"] == "SyntaxError"
+    assert err["error"]["where"].endswith("bad.py:3")

@@ -168,8 +168,10 @@ def cmd_run(argv: list[str]) -> int:
             print(f"gradviz: no op named {name!r} in the given files", file=sys.stderr)
         requests = requests_for(chosen, frameworks, settings)
         if not requests:
-            from gradviz.cli.output import print_skipped
+            from gradviz.cli.output import print_skipped, write_load_report
             print_skipped(catalogs, sys.stderr)
+            # a report is complete on its own: the files that could not load are in it
+            write_load_report(args, settings, [cat for cat in catalogs if cat.error is not None])
             print("gradviz: nothing to run: no ops found" + (" (see the errors above)"
                   if load_failed else ""), file=sys.stderr)
             return EXIT_USAGE

@@ -264,6 +264,16 @@ def _write_repro(folder: str, results, comparisons) -> None:
         raise ValueError("no op could be written as a script (see above)")
 
 
+def write_load_report(args, settings, load_errors) -> int:
+    """The --json report of a run that had nothing to run: its settings and load_errors (a
+    syntax error in the only file wrote no report at all)."""
+    if not args.json:
+        return 0
+    from types import SimpleNamespace
+    only_json = SimpleNamespace(json=args.json, npz=None, plot=None, repro=None)
+    return _write_outputs([], settings, only_json, [], [], [], load_errors=load_errors)
+
+
 def _write_outputs(results, settings, args, comparisons, parity_rows, diagnostics,
                    load_errors=()) -> int:
     from gradviz import report
