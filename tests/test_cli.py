@@ -160,3 +160,15 @@ def test_a_syntax_error_in_the_only_file_still_writes_the_report(tmp_path):
     [err] = data["load_errors"]
     assert err["file"] == str(bad) and err["error"]["type"] == "SyntaxError"
     assert err["error"]["where"].endswith("bad.py:3")
+
+
+def test_a_file_of_the_other_framework_says_why_it_gave_no_ops(tmp_path):
+    """A TF-only file with --framework torch read just 'no ops found' (issue 26, minor)."""
+    tf_only = tmp_path / "tf_ops.py"
+    tf_only.write_text("import tensorflow as tf\n\n@tf.custom_gradient\ndef f(x):\n"
+                       "    return x, lambda g: g\n")
+    for cmd in ("run", "list"):
+        proc = gradviz(cmd, tf_only, "--framework", "torch")
+        assert proc.returncode == 2
+        assert (f"gradviz: {tf_only} imports tensorflow, which --framework torch leaves out: "
+                "give --framework tf") in proc.stderr, proc.stderr

@@ -168,8 +168,9 @@ def cmd_run(argv: list[str]) -> int:
             print(f"gradviz: no op named {name!r} in the given files", file=sys.stderr)
         requests = requests_for(chosen, frameworks, settings)
         if not requests:
-            from gradviz.cli.output import print_skipped, write_load_report
+            from gradviz.cli.output import print_left_out, print_skipped, write_load_report
             print_skipped(catalogs, sys.stderr)
+            print_left_out(files, catalogs, frameworks, sys.stderr)
             # a report is complete on its own: the files that could not load are in it
             write_load_report(args, settings, [cat for cat in catalogs if cat.error is not None])
             print("gradviz: nothing to run: no ops found" + (" (see the errors above)"
@@ -241,6 +242,9 @@ def cmd_list(argv: list[str]) -> int:
     failed = print_load_errors(catalogs)
     print_op_list(catalogs, sys.stdout)   # the stdout of now (tests swap it)
     if not any(cat.ops for cat in catalogs):   # as `run` would: nothing to run is an error
+        from gradviz.cli.output import print_left_out
+        print_left_out(_files_or_examples(args.files), catalogs, _frameworks(args.framework),
+                       sys.stderr)
         print("gradviz: no ops found", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_USAGE if failed else EXIT_OK

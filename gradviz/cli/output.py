@@ -264,6 +264,24 @@ def _write_repro(folder: str, results, comparisons) -> None:
         raise ValueError("no op could be written as a script (see above)")
 
 
+FRAMEWORK_NAMES = {"torch": "torch", "tf": "tensorflow"}
+
+
+def print_left_out(files, catalogs, frameworks, out) -> None:
+    """Say why a file gave no ops at all: it imports only a framework --framework left out
+    (a TF-only file with --framework torch read just 'no ops found')."""
+    from gradviz.import_scan import frameworks_used
+    seen = {c.file for c in catalogs}
+    for f in files:
+        if f in seen:
+            continue
+        used, _err = frameworks_used(f)
+        if used and not set(used) & set(frameworks):
+            names = " and ".join(FRAMEWORK_NAMES.get(u, u) for u in used)
+            print(f"gradviz: {f} imports {names}, which --framework {'/'.join(frameworks)} "
+                  f"leaves out: give --framework {used[0] if len(used) == 1 else 'all'}", file=out)
+
+
 def write_load_report(args, settings, load_errors) -> int:
     """The --json report of a run that had nothing to run: its settings and load_errors (a
     syntax error in the only file wrote no report at all)."""
