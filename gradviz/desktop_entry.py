@@ -58,6 +58,11 @@ def _exec_arg(arg: str) -> str:
 
 
 def desktop_file_text(command: list[str]) -> str:
+    bad = [a for a in command if any(ord(c) < 32 or ord(c) == 127 for c in a)]
+    if bad:   # a newline would end the Exec key and start keys of the path's making
+        raise DesktopEntryError(f"cannot name {bad[0]!r} in a desktop entry: it holds a newline "
+                                "or another control character; install gradviz at a path "
+                                "without one")
     exec_line = " ".join(_exec_arg(a) for a in command) + " %F"
     return "\n".join([
         "[Desktop Entry]",
@@ -97,11 +102,16 @@ def _check_platform() -> None:
 
 def install() -> dict[str, Path]:
     _check_platform()
+    if not os.path.isabs(os.environ.get("XDG_DATA_HOME", "")) and not Path.home().is_dir():
+        raise DesktopEntryError(f"your home folder {Path.home()} does not exist (HOME); "
+                                "gradviz does not make one: set HOME or XDG_DATA_HOME")
+    command = launcher_command()
     paths = installed_paths()
     try:
+        text = desktop_file_text(command)          # refused before anything is written
         _write(paths["svg"], ICON_SVG.read_bytes())
         _write(paths["png"], ICON_PNG.read_bytes())
-        _write(paths["desktop"], desktop_file_text(launcher_command()).encode("utf-8"))
+        _write(paths["desktop"], text.encode("utf-8"))
     except OSError as exc:
         raise DesktopEntryError(f"cannot install the desktop entry: {exc}") from exc
     _refresh_caches(paths)
