@@ -1,7 +1,8 @@
 """Watch the loaded op files; after an edit settles (debounced), report which files changed.
 
 Editors often save by writing a new file and renaming it over the old one, which drops the
-path from QFileSystemWatcher: the path is re-added whenever it exists again.
+path from QFileSystemWatcher: the path is re-added whenever it exists again. A file deleted and
+made again later (a checkout, a build step) is noticed through its folder, which is watched too.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ class FileWatcher(QObject):
         super().__init__(parent)
         self._watcher = QFileSystemWatcher(self)
         self._watcher.fileChanged.connect(self._on_change)
+        self._watcher.directoryChanged.connect(self._on_folder)
         self._pending: set[str] = set()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -33,6 +35,9 @@ class FileWatcher(QObject):
             self._stamps[p] = _stamp(p)
             if os.path.exists(p) and p not in self._watcher.files():
                 self._watcher.addPath(p)
+            folder = os.path.dirname(p)
+            if os.path.isdir(folder) and folder not in self._watcher.directories():
+                self._watcher.addPath(folder)
 
     def watched(self) -> list[str]:
         return sorted(self._stamps)
@@ -44,6 +49,12 @@ class FileWatcher(QObject):
         self._pending.discard(path)
         if path in self._watcher.files():
             self._watcher.removePath(path)
+
+    def _on_folder(self, folder: str) -> None:
+        """A file came or went in a folder of a watched file: one deleted earlier is back."""
+        for p in self._stamps:
+            if os.path.dirname(p) == folder and os.path.exists(p) and p not in self._watcher.files():
+                self._on_change(p)
 
     def _on_change(self, path: str) -> None:
         if path not in self._stamps:
