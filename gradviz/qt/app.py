@@ -66,6 +66,9 @@ def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional
 
     def after_shown():
         win.start(run=run)                       # the workers import their frameworks meanwhile
+        if screenshot and not win.state.loaded.files:
+            # nothing to load (every saved file is missing): no load or run will end to wait for
+            QTimer.singleShot(0, shoot)
         from gradviz.qt.grid.view import import_plots
         import_plots()                           # pyqtgraph now, not when the first result comes
 
