@@ -162,3 +162,16 @@ def test_the_app_closes_its_window_on_a_stop_signal(tmp_path, examples_dir, sig)
     assert "Traceback" not in err
     assert _ours(proc.pid) == []
     assert "run/modes = custom\n" in conf.read_text()   # closed as its close button does
+
+
+def test_no_room_for_scratch_folders_is_said_in_words(tmp_path, capsys, monkeypatch):
+    """/dev/shm out of inodes gave a traceback (issue 26, minor): now exit 3 and a sentence."""
+    from gradviz.cli import main
+    full = tmp_path / "full"              # a root where no folder can be made, even by root
+    monkeypatch.setattr(scratch, "ROOT", str(full / "missing"))
+    op = tmp_path / "ops.py"
+    op.write_text(SLOW.format(marker=str(tmp_path / "m")))
+    assert main(["list", str(op), "--framework", "torch"]) == 3
+    err = capsys.readouterr().err
+    assert f"cannot make a scratch folder for the workers in {full / 'missing'}" in err
+    assert "Traceback" not in err

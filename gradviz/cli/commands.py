@@ -326,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     _printable_anywhere()
     command = {"run": cmd_run, "list": cmd_list, "devices": cmd_devices}.get(
         argv[0] if argv else "", None)
+    from gradviz.engine.scratch import ScratchUnavailable
     from gradviz.engine.stop_signals import Stopped, raise_on_stop, restore
     before = {}
     try:
@@ -336,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
+    except ScratchUnavailable as exc:
+        print(f"gradviz: {exc.strerror}", file=sys.stderr)
+        return EXIT_FAILED
     except Stopped as exc:
         print("gradviz: interrupted" if exc.name == "SIGINT" else f"gradviz: stopped by {exc.name}",
               file=sys.stderr)

@@ -41,7 +41,11 @@ end = time.monotonic() + 5
 while any(alive(g) for g in groups) and time.monotonic() < end:
     time.sleep(0.01)
 ours = re.compile(r"gradviz-%s-" % re.escape(parent))
-for name in os.listdir(root):
+try:
+    names = os.listdir(root)
+except OSError:
+    names = []
+for name in names:
     path = os.path.join(root, name)
     try:
         st = os.lstat(path)

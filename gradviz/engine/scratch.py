@@ -33,9 +33,19 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _swept = threading.Event()
 
 
+class ScratchUnavailable(OSError):
+    """No scratch folder can be made (the file system is full, out of inodes, or read-only)."""
+
+
 def new_folder(tag: str) -> str:
     """A fresh folder only this user can enter, named after this process."""
-    return tempfile.mkdtemp(prefix=f"gradviz-{os.getpid()}-{tag}-", dir=ROOT)
+    try:
+        return tempfile.mkdtemp(prefix=f"gradviz-{os.getpid()}-{tag}-", dir=ROOT)
+    except OSError as exc:
+        raise ScratchUnavailable(
+            exc.errno, f"cannot make a scratch folder for the workers in {ROOT}: "
+            f"{exc.strerror or exc} (full, out of inodes or read-only?); free some room there "
+            "and start gradviz again") from None
 
 
 def create(path: str) -> int:
