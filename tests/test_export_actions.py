@@ -181,3 +181,24 @@ def test_big_tensor_svg_from_the_app(qtbot, tmp_path):
     assert not d.errors
     assert (tmp_path / "big.svg").stat().st_size <= 2 * 1024 * 1024
     ET.parse(tmp_path / "big.svg")
+
+
+def test_an_export_never_overwrites_an_op_file(window, tmp_path):
+    """The app's exports refuse a path that is an op file of the exported run or of the window
+    (issue 26, item 2: `--json ops.py` overwrote the op file; so could File > Export)."""
+    import dataclasses
+    op = tmp_path / "ops.py"
+    op.write_text("OPS = 1\n")
+    r = ste_result("torch")
+    r = dataclasses.replace(r, request=dataclasses.replace(r.request, file=str(op)))
+    link = tmp_path / "link.json"
+    link.symlink_to(op)
+    for target in (op, link):
+        d = FakeDialogs([str(target)])
+        assert EA.export_json(window, [r], dialogs=d) is None
+        [(title, text)] = d.errors
+        assert title == "Export refused" and f"is the op file {op}" in text
+    window.state = type("S", (), {"loaded": type("L", (), {"files": [str(op)]})()})()
+    d = FakeDialogs([str(op)])                       # an op file the window has open
+    assert EA.export_csv(window, r.tensor("x"), dialogs=d) is None and d.errors
+    assert op.read_text() == "OPS = 1\n"

@@ -91,8 +91,22 @@ def _as_list(results) -> list[RunResult]:
     return [r for r in results if r is not None]
 
 
+def _is_op_file(path: str, parent, inputs: Sequence[str]) -> Optional[str]:
+    """The op file `path` names (one the window has open, or one of the exported results'),
+    else None: an export never overwrites an input (issue 26, item 2)."""
+    loaded = getattr(getattr(parent, "state", None), "loaded", None)
+    for f in [*inputs, *(getattr(loaded, "files", None) or [])]:
+        try:
+            if os.path.samefile(path, f):
+                return f
+        except OSError:
+            continue
+    return None
+
+
 def _run_export(parent, caption: str, suggested: str, filters: str, path: Optional[str],
-                write: Callable[[str], object], dlg: Optional[Dialogs]) -> Optional[str]:
+                write: Callable[[str], object], dlg: Optional[Dialogs],
+                inputs: Sequence[str] = ()) -> Optional[str]:
     """Path (asked unless given) -> overwrite question -> write -> report. None if not written."""
     global _last_folder
     dlg = dlg or dialogs
@@ -101,6 +115,11 @@ def _run_export(parent, caption: str, suggested: str, filters: str, path: Option
         if not path:
             return None
     path = os.path.abspath(path)
+    op_file = _is_op_file(path, parent, inputs)
+    if op_file is not None:
+        dlg.error(parent, "Export refused", f"{path} is the op file {op_file}; exporting there "
+                  "would overwrite it. Choose another name.")
+        return None
     if os.path.exists(path) and not dlg.confirm_overwrite(parent, path):
         return None
     try:
@@ -155,7 +174,7 @@ def export_npz(parent, results, path: Optional[str] = None,
     from gradviz import report
     rs = _as_list(results)
     return _run_export(parent, "Export run as NPZ", "gradviz_run.npz", FILTERS[".npz"], path,
-                       lambda p: report.write_npz(p, rs), dialogs)
+                       lambda p: report.write_npz(p, rs), dialogs, [r.request.file for r in rs])
 
 
 def export_json(parent, results, path: Optional[str] = None, comparisons: Optional[Sequence] = None,
@@ -164,7 +183,8 @@ def export_json(parent, results, path: Optional[str] = None, comparisons: Option
     rs = _as_list(results)
     settings = rs[0].request.settings if rs else {}
     return _run_export(parent, "Export run as JSON report", "gradviz_report.json", FILTERS[".json"],
-                       path, lambda p: report.write_json(p, rs, settings, comparisons), dialogs)
+                       path, lambda p: report.write_json(p, rs, settings, comparisons), dialogs,
+                       [r.request.file for r in rs])
 
 
 def export_repro(parent, results, folder: Optional[str] = None,
