@@ -161,13 +161,16 @@ def _spec_values(name: str, spec, settings: RunSettings) -> np.ndarray:
         return _dict_values(name, spec, settings)
     if is_shape(spec):
         return input_values(settings.seed, name, tuple(spec), settings.input_range)
-    return _explicit_values(spec)
+    return _explicit_values(name, spec)
 
 
-def _explicit_values(spec) -> np.ndarray:
+def _explicit_values(name: str, spec) -> np.ndarray:
     """Explicit values: bools stay bool; integers stay int64 when they come as an array with a
     dtype (numpy, torch, tf); a plain list of numbers is float ([0, 1, 2] is usually meant as x)."""
     arr = np.asarray(spec)
+    if arr.dtype.kind == "c":   # astype(float64) dropped the imaginary part without a word
+        raise ValueError(f"inputs[{name!r}]: complex values; gradviz feeds real tensors only: "
+                         "pass the real and imaginary parts as two inputs")
     if arr.dtype.kind == "b":
         return arr
     if arr.dtype.kind in "iu" and hasattr(spec, "dtype"):
@@ -307,6 +310,11 @@ def _op_graph(settings, plans):
 
     def forward(tensors, call_op, rec, F):
         raw = call_op(*_args_from(plans, tensors))
+        complex_out = [i for i, o in enumerate(raw) if "complex" in str(getattr(o, "dtype", ""))]
+        if complex_out:   # read as "an integer or bool output" before
+            raise OpOutputError(f"output {complex_out[0]} of the op is complex "
+                                f"({raw[complex_out[0]].dtype}); gradviz compares real gradients "
+                                "only: return its real and imaginary parts (.real, .imag)")
         if not skip:
             marked = F.non_differentiable(raw)
             if marked is not None and raw and len(marked) == len(raw):
