@@ -2,6 +2,7 @@
 or the table's the focus is in), and a plot's menu has no pyqtgraph "Export…" (its "Matplotlib
 Window" is broken; File ▸ Export draws what the window shows), and File ▸ Open selects the new
 file's first op."""
+import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMenu
 
@@ -72,3 +73,40 @@ class First(torch.autograd.Function):
         win.open_files([path])                  # as File ▸ Open does
     assert win.tree.current_pair() == "Second"  # the file's only op (First has no backward)
     assert "Second" in win.pair_label.text()    # the grid shows it, not round_ste any more
+
+
+SCALAR_SRC = '''
+import torch
+
+
+class Scale(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.tensor(2.0))
+
+    def forward(self, x):
+        return x * self.scale
+'''
+
+
+def test_a_scalar_gradient_reads_as_a_number(qtbot, make_window, write_module):
+    """Issue 28 item 6: a shape () parameter's gradient is written out in its cells (it was a
+    one-point plot to guess from); the difference view says the difference."""
+    from gradviz.plots.panels import scalar_text
+    path = write_module("scalar_torch.py", SCALAR_SRC)
+    win = make_window([path], {"run/modes": "default,custom"})
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as done:
+        assert win.run([("torch", path, "Scale")])
+    win.tree.select_pair("Scale")
+    res = done.args[0][0]
+    grads = res.tensor("scale").grads
+    row = win.grid.rows["scale"]
+    notes = {(c.framework, c.mode): c.message for c in row.cells}
+    for mode in ("default", "custom"):
+        assert notes[("torch", mode)] == f"∂loss/∂scale = {scalar_text(grads[mode])}"
+        # the float32 gradient, read back exactly from what the cell says
+        assert np.float32(float(scalar_text(grads[mode]))) == grads[mode]
+    assert not any(c.has_data for c in row.cells)
+    win.grid.set_view("scale", "difference")
+    notes = [c.message for c in win.grid.rows["scale"].cells]
+    assert notes and notes[0] == f"custom − default = {scalar_text(0.0)}"

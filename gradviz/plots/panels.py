@@ -74,6 +74,11 @@ def shape_note(mode: str, g, t: TensorResult) -> str:
             f"have the shape of {t.name}")
 
 
+def scalar_text(g) -> str:
+    """A scalar gradient as a number: 9 significant digits (a float32 read back exactly)."""
+    return f"{float(np.asarray(g, np.float64)):.9g}"
+
+
 def grad_label(tensor: str) -> str:
     return f"∂loss/∂{tensor}"
 
@@ -127,6 +132,10 @@ def make_panel(view: str, col: Column, row: Row, r, t, buckets: int, edges, verd
         for m, g in ((a, ga), (b, gb)):
             if np.shape(g) != tuple(t.shape):
                 return Panel(note=shape_note(m, g, t), **labels, **common)
+        if tuple(t.shape) == ():
+            return Panel(note=f"{a} {MINUS} {b} = {scalar_text(np.float64(ga) - np.float64(gb))}"
+                         if view == "difference" else f"{a} {scalar_text(ga)} · {b} {scalar_text(gb)}",
+                         **labels, **common)
         if view == "difference":
             d = np.asarray(ga, np.float64) - np.asarray(gb, np.float64)
             s = S.minmax_decimate(d, buckets=buckets)
@@ -153,6 +162,8 @@ def make_panel(view: str, col: Column, row: Row, r, t, buckets: int, edges, verd
         return Panel(note=note, waiting=note == COMPUTING, xlabel=xl, ylabel=yl, **common)
     if np.shape(g) != tuple(t.shape):
         return Panel(note=shape_note(col.mode, g, t), xlabel="element index", ylabel=ylabel, **common)
+    if tuple(t.shape) == ():                # a scalar is a number to read, not a one-point plot
+        return Panel(note=f"{ylabel} = {scalar_text(g)}", xlabel="", ylabel=ylabel, **common)
     n = int(np.size(g))
     if view == "values":
         s = curve if curve is not None and curve.n == n else S.minmax_decimate(g, buckets=buckets)
