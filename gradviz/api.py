@@ -5,14 +5,15 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Callable
 
+from gradviz.verdict import NAMES
+
 META_ATTR = "__gradviz_op__"
 REGISTRY_ATTR = "__gradviz_registered__"
 
 
-# The verdict names (compare.verdicts.VERDICTS; DESIGN.md "Verdicts") written out: importing
-# gradviz loads no numpy either, and these names are a public contract that does not move.
-VERDICT_NAMES = ("match", "surrogate", "differs", "non-finite", "broken", "unchecked",
-                 "no-gradient", "error")
+# The verdict names (DESIGN.md "Verdicts"): gradviz.verdict imports nothing beyond the
+# standard library, so importing gradviz still loads no numpy
+VERDICT_NAMES = NAMES
 
 
 def op(name: str | None = None, *, inputs: dict[str, Any] | None = None,

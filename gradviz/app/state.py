@@ -22,6 +22,7 @@ from gradviz.app.progress import CANCELLED, ERROR, OK, QUEUED, RUNNING, RunProgr
 from gradviz.app.results import FINAL, PARTIAL, Results, request_key
 from gradviz.compare import VERDICTS
 from gradviz.model import RunRequest, RunResult, RunSettings
+from gradviz.verdict import PASSING, Verdict
 
 if TYPE_CHECKING:    # analysis (numpy curves) is imported by whoever analyses, not at start
     from gradviz.app.analysis import Analysis
@@ -30,7 +31,7 @@ if TYPE_CHECKING:    # analysis (numpy curves) is imported by whoever analyses, 
 MARK_ORDER = ("", CANCELLED, OK) + tuple(VERDICTS)
 # marks that say an op was checked and passed: a file's cancelled op outranks these (it was not
 # checked, so the file must not show a pass), while a real problem still outranks a cancel
-PASSING_MARKS = (OK, "match", "surrogate", "no-gradient")
+PASSING_MARKS = (OK, *PASSING, Verdict.NO_GRADIENT)
 
 
 class AppState:

@@ -5,9 +5,7 @@ import os
 import sys
 import textwrap
 
-VERDICT_MARK = {"match": "match", "surrogate": "surrogate", "differs": "DIFFERS",
-                "non-finite": "NON-FINITE", "broken": "broken", "error": "ERROR",
-                "no-gradient": "no gradient", "unchecked": "unchecked"}
+from gradviz.verdict import Verdict
 
 
 def _rel(path: str) -> str:
@@ -125,7 +123,7 @@ def print_results(results, comparisons, settings, args, out=None, load_errors=()
         for t in c.tensors:
             shape = "x".join(str(s) for s in t.shape) or "scalar"
             rows.append((r.name, r.framework, r.device, t.name, shape,
-                         VERDICT_MARK.get(t.verdict, t.verdict),
+                         Verdict(t.verdict).label,
                          _err_num(t.metrics, "custom~default"),
                          _err_num(t.metrics, "custom~numeric")))
     _table(["op", "fw", "device", "tensor", "shape", "verdict", "|custom-default|",

@@ -16,6 +16,8 @@ from gradviz.compare.judge import independent_of_output, judge
 from gradviz.compare.metrics import Tol, mode_stats, tolerances
 from gradviz.compare.numeric_metrics import KINK_FRACTION, PROBE, numeric_defined, tensor_metrics
 from gradviz.model import FIXED_DTYPES, MODES, ErrorInfo, RunResult, TensorResult
+from gradviz.verdict import NAMES, Verdict
+from gradviz.verdict import PASSING as PASSING_VERDICTS
 
 # the names the checks and diagnostics take from here
 __all__ = ["VERDICTS", "TensorComparison", "OpComparison", "verdict", "compare_tensor",
@@ -23,11 +25,8 @@ __all__ = ["VERDICTS", "TensorComparison", "OpComparison", "verdict", "compare_t
            "PASSING", "KINK_FRACTION", "PROBE", "numeric_defined", "tensor_metrics",
            "independent_of_output"]
 
-# Least severe first: the app's marks take the worst as the last of these (app/state.py).
-# no-gradient (an int64 / bool input) says nothing about the op, so it never hides another;
-# unchecked outranks the passing verdicts: an op with one unchecked tensor has not passed.
-VERDICTS = ("no-gradient", "match", "surrogate", "unchecked", "differs", "non-finite", "broken",
-            "error")
+# Least severe first (gradviz/verdict.py holds the order and what each verdict carries)
+VERDICTS = NAMES
 
 
 @dataclass(frozen=True)
@@ -104,6 +103,7 @@ def compare_tensor(t: TensorResult, op_status: str = "ok", mode_errors: Optional
     known_stats, known_metrics = _known(t, earlier)
     metrics = tensor_metrics(t, known_metrics)
     v, why = judge(t, op_status, mode_errors, error, metrics, inplace)
+    v = Verdict(v)
     num_err = mode_errors.get("numeric") if t.dtype not in FIXED_DTYPES else None
     cancelled = num_err is not None and num_err.kind == "cancelled"
     failed = num_err is not None and not cancelled
@@ -130,7 +130,7 @@ def failed_text(err: ErrorInfo) -> str:
 
 # Verdicts that say the custom gradient passed: DESIGN.md's match needs custom to agree with
 # numeric too, and surrogate is told from differs by numeric where default gives nothing
-PASSING = ("match", "surrogate")
+PASSING = tuple(v.value for v in PASSING_VERDICTS)
 UNCHECKED = "numeric cancelled"
 NUMERIC_FAILED = "numeric failed"
 

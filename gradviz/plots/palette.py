@@ -22,9 +22,6 @@ VERDICT_TEXT = {"match": "#1b6e1b", "surrogate": "#1f4fa3", "differs": "#a3560d"
 VERDICT_TINT = {"match": "#d8f0d8", "surrogate": "#dde8fb", "differs": "#fbe3c8",
                 "non-finite": "#f7d0d0", "broken": "#e4d9f2", "error": "#f4b6b6",
                 "no-gradient": "#eeeeee", "unchecked": "#eeeeee"}
-# Worst first: the verdict a row or an op is marked with when its frameworks disagree.
-VERDICT_ORDER = ("error", "non-finite", "broken", "differs", "unchecked", "surrogate", "match",
-                 "no-gradient")
 
 NAN_COLOR = "#c62828"              # NaN markers and non-finite counts
 INF_COLOR = "#8000c0"              # +Inf / -Inf markers
@@ -40,11 +37,6 @@ def mode_color(mode: str) -> str:
     if "−" in mode:
         return MODE_COLORS.get(mode.split("−")[1], OTHER_COLOR)
     return MODE_COLORS.get(mode.split("~")[0], OTHER_COLOR)
-
-
-def worst_verdict(verdicts) -> str | None:
-    present = set(verdicts)
-    return next((v for v in VERDICT_ORDER if v in present), None)
 
 
 # Heatmaps: blue (negative), white (zero), red (positive); NaN black, +Inf/-Inf saturated.

@@ -15,10 +15,12 @@ from PySide6.QtWidgets import QHeaderView, QInputDialog, QMenu, QTreeWidget, QTr
 from gradviz.app.loaded import OpKey
 from gradviz.app.state import AppState
 from gradviz.qt.theme import framework_color, op_mark, severity_color, surface
+from gradviz.verdict import PASSING, Verdict
 
 COL_NAME, COL_FW, COL_STATE, COL_WHERE = range(4)
 ROLE_KEY = Qt.UserRole + 1
-PASSING_MARKS = ("ok", "match", "surrogate", "unchecked")   # marks a finding is flagged on (!)
+# marks a finding is flagged on (!): a pass, or nothing checked to fail
+PASSING_MARKS = ("ok", *PASSING, Verdict.UNCHECKED)
 
 
 class OpTree(QTreeWidget):

@@ -28,6 +28,7 @@ from gradviz.plots.palette import (
     contrast_ratio,
 )
 from gradviz.plots.palette import FRAMEWORK_LABEL as FRAMEWORK_LABELS
+from gradviz.verdict import Verdict
 
 __all__ = ["FRAMEWORK_COLORS", "FRAMEWORK_LABELS", "INF_COLOR", "MODE_COLORS", "NAN_COLOR",
            "VERDICT_TEXT", "STATE_COLORS", "OP_MARKS", "CHECK_STYLES",
@@ -42,10 +43,8 @@ STATE_COLORS = {"starting": "#8a6d00", "ready": "#1b6e1b", "busy": "#1f4fa3",
 # Progress of one op in one framework, then its worst verdict, as the op tree shows it
 # (gradviz.app.state.AppState.op_mark): a glyph and its colour (light scheme; op_mark() for now).
 OP_MARKS = {"queued": ("…", "#666666"), "running": ("▶", "#1f4fa3"), "cancelled": ("⊘", "#666666"),
-            "ok": ("✓", "#1b6e1b"), "match": ("✓", VERDICT_TEXT["match"]),
-            "surrogate": ("≈", VERDICT_TEXT["surrogate"]), "differs": ("≠", VERDICT_TEXT["differs"]),
-            "non-finite": ("∞", VERDICT_TEXT["non-finite"]), "broken": ("⚠", VERDICT_TEXT["broken"]),
-            "error": ("✗", VERDICT_TEXT["error"]), "unchecked": ("?", VERDICT_TEXT["unchecked"])}
+            "ok": ("✓", "#1b6e1b"),
+            **{v.value: (v.glyph, VERDICT_TEXT[v]) for v in Verdict if v.glyph}}
 
 # Contract checks (--checks), as the checks matrix shows them: (icon, text colour, background).
 CHECK_STYLES = {"pass": ("✓", "#1b6e1b", "#d8f0d8"), "fail": ("✗", "#9a0d0d", "#f7d0d0"),

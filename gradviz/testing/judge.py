@@ -6,7 +6,8 @@ does (nothing vouched for that gradient), as in the app's marks.
 """
 from __future__ import annotations
 
-from gradviz.compare.verdicts import PASSING, VERDICTS
+from gradviz.compare.verdicts import PASSING
+from gradviz.verdict import Verdict, worst
 
 NEUTRAL = ("no-gradient",)
 
@@ -21,9 +22,8 @@ def worst_verdict(analysis) -> str:
     """The op's worst verdict, `error` when it did not run."""
     if analysis.result.status != "ok":
         return "error"
-    rank = {v: i for i, v in enumerate(VERDICTS)}
-    found = list(verdicts_of(analysis).values())
-    return max(found, key=lambda v: rank.get(v, len(rank))) if found else "unchecked"
+    found = worst(verdicts_of(analysis).values())
+    return found if found is not None else Verdict.UNCHECKED
 
 
 def judgement(analysis, expect: tuple[str, ...] = ()) -> tuple[bool, str]:

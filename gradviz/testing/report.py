@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 
 from gradviz.cli.output import (
-    VERDICT_MARK,
     _err_num,
     _table,
     _where,
@@ -16,6 +15,7 @@ from gradviz.cli.output import (
     error_paragraph,
 )
 from gradviz.testing.judge import NEUTRAL, judgement, worst_verdict
+from gradviz.verdict import Verdict
 
 PASSING_HERE = ("match",) + NEUTRAL       # tensors not worth a line of their own
 
@@ -36,7 +36,7 @@ def op_report(analysis, expect: tuple[str, ...] = ()) -> str:
         return "\n".join(lines)
     lines.append("")
     rows = [(t.name, "x".join(str(n) for n in t.shape) or "scalar",
-             VERDICT_MARK.get(t.verdict, t.verdict), _err_num(t.metrics, "custom~default"),
+             Verdict(t.verdict).label, _err_num(t.metrics, "custom~default"),
              _err_num(t.metrics, "custom~numeric")) for t in comp.tensors]
     lines += _table_lines(["tensor", "shape", "verdict", "|custom-default|", "|custom-numeric|"],
                           rows)

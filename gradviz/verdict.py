@@ -1,0 +1,59 @@
+"""The verdicts, as one vocabulary (DESIGN.md "Verdicts"): each name with its rank, whether it
+passes, its glyph in the op tree and its label in the terminal. No imports beyond the standard
+library: `import gradviz` reads it (gradviz.op(expect=...)) and loads nothing else.
+
+A Verdict is a str: JSON, comparisons with the names ("match") and dict keys work as before."""
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Iterable, Optional
+
+
+class Verdict(StrEnum):
+    # least severe first (rank): no-gradient says nothing about the op, so it never hides
+    # another; unchecked outranks the passing verdicts (an op with one has not passed)
+    NO_GRADIENT = "no-gradient"
+    MATCH = "match"
+    SURROGATE = "surrogate"
+    UNCHECKED = "unchecked"
+    DIFFERS = "differs"
+    NON_FINITE = "non-finite"
+    BROKEN = "broken"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        return _ORDER.index(self)
+
+    @property
+    def passes(self) -> bool:
+        """The custom gradient passed: it agrees with the truth, or differs from it only where
+        the true derivative is zero or undefined (DESIGN.md)."""
+        return self in (Verdict.MATCH, Verdict.SURROGATE)
+
+    @property
+    def glyph(self) -> str:
+        """The op tree's mark (no-gradient has none: it marks no op)."""
+        return _GLYPHS[self]
+
+    @property
+    def label(self) -> str:
+        """How the terminal writes it: the failing ones in capitals, to be seen in a table."""
+        return _LABELS.get(self, self.value)
+
+
+_ORDER = tuple(Verdict)
+_GLYPHS = {Verdict.NO_GRADIENT: "", Verdict.MATCH: "✓", Verdict.SURROGATE: "≈",
+           Verdict.UNCHECKED: "?", Verdict.DIFFERS: "≠", Verdict.NON_FINITE: "∞",
+           Verdict.BROKEN: "⚠", Verdict.ERROR: "✗"}
+_LABELS = {Verdict.DIFFERS: "DIFFERS", Verdict.NON_FINITE: "NON-FINITE", Verdict.ERROR: "ERROR",
+           Verdict.NO_GRADIENT: "no gradient"}
+
+NAMES = tuple(v.value for v in Verdict)
+PASSING = tuple(v for v in Verdict if v.passes)
+
+
+def worst(verdicts: Iterable[str]) -> Optional[Verdict]:
+    """The most severe of `verdicts` (names or Verdicts); None for none. Unknown names raise."""
+    found = [Verdict(v) for v in verdicts]
+    return max(found, key=lambda v: v.rank) if found else None
