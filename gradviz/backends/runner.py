@@ -17,13 +17,8 @@ from gradviz.backends import numeric
 from gradviz.backends.adapter import Adapter
 from gradviz.backends.checks import random_backward, run_checks, skipped_all, unfit
 from gradviz.backends.checks.context import CheckContext
-from gradviz.backends.graphs import (
-    GraphMismatch,
-    build_graph,
-    differentiable,
-    param_values,
-    plan_args,
-)
+from gradviz.backends.graph_kinds import build_graph
+from gradviz.backends.graphs import GraphMismatch, differentiable, param_values, plan_args
 from gradviz.backends.introspect import OpOutputError, OverrideKept, where_of
 from gradviz.backends.kept import KeptRuns, QuickRun, keep_bound, quick_request
 from gradviz.backends.numeric_dirs import DirectionStore, dirs_bound

@@ -19,9 +19,9 @@ from gradviz.backends.graphs import (
     input_values,
     require_float_first,
     rng_for,
-    upstream_values,
 )
 from gradviz.model import DEPTH_RANGE
+from gradviz.seeds import upstream_values
 
 
 def stack_weights(seed: int, depth: int, d: int) -> list[Leaf]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradviz.backends.graphs import upstream_values
 from gradviz.backends.user_code import error_info
 from gradviz.compare.metrics import pair_metrics, tolerances
+from gradviz.seeds import upstream_values
 
 PROBE_MAX = 1 << 17      # elements of an op's inputs and weights up to which the probe runs
 

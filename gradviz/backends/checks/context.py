@@ -7,10 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from gradviz.backends.graphs import ArgPlan, Graph, _args_from, upstream_values
+from gradviz.backends.graphs import ArgPlan, Graph, _args_from
 from gradviz.backends.introspect import where_of
 from gradviz.diagnostics import source
 from gradviz.model import OpInfo, RunSettings
+from gradviz.seeds import upstream_values
 
 
 @dataclass
