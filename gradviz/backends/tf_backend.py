@@ -11,30 +11,28 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.python.eager import context as tf_context
 
-from gradviz.api import marked
+from gradviz.backends import tf_devices
 from gradviz.backends.adapter import AdapterBase, BuiltBase
 from gradviz.backends.first_build import FirstBuild
 from gradviz.backends.graphs import differentiable, leaf_array
-from gradviz.backends.introspect import OpOutputError, OverrideKept, no_arg_constructible
+from gradviz.backends.introspect import OpOutputError, OverrideKept
 from gradviz.backends.keras_names import named_frozen, named_variables
 from gradviz.backends.tf_arrays import (
-    ZERO_COPY_BYTES,
     HostArrays,
-    aligned_empty,
     host_array,
-    on_cpu,
 )
 from gradviz.backends.tf_grad_returns import grad_returns_checked
+from gradviz.backends.tf_layer_build import DTYPES, build_layer, floatx, keras_switches
+from gradviz.backends.tf_numeric_kit import F, NumericKit, RunF, _watchable
+from gradviz.backends.tf_op_kinds import _classify, _user_function, keras_of
 from gradviz.backends.tf_overrides import (
     custom_gradients_as_default,
-    is_framework_own,
     kept_message,
     take_kept,
 )
 from gradviz.backends.upstream_probe import probe_skipped_reason
 from gradviz.model import FROZEN
 
-_DTYPES = {"float32": tf.float32, "float64": tf.float64}
 _NO_PATH = ("TensorFlow returned None: no gradient path (an op without a registered gradient such "
             "as tf.round, tf.stop_gradient, or a detour through numpy)")
 # a weight with no gradient in a Layer's custom run: the usual cause is a custom_gradient that
@@ -92,108 +90,6 @@ def _same_random_draws() -> None:
         _RESET["state"] = rng.getstate() if rng is not None else None
 
 
-class F:
-    """The few tensor functions the graphs use (`RunF` in differentiate)."""
-    sum = staticmethod(tf.reduce_sum)
-    mean = staticmethod(tf.reduce_mean)
-
-    @staticmethod
-    def weighted_sum(w, t):
-        return tf.reduce_sum(w * t)
-
-    @staticmethod
-    def dense(x, w, b):
-        return tf.tensordot(x, w, axes=[[len(x.shape) - 1], [0]]) + b
-
-    @staticmethod
-    def const(arr, like):
-        return tf.constant(np.asarray(arr), dtype=like.dtype)
-
-    @staticmethod
-    def shape(t):
-        return tuple(int(s) for s in t.shape)
-
-    @staticmethod
-    def non_differentiable(outs):
-        """Integer and bool outputs (TF has no mark_non_differentiable)."""
-        return {i for i, o in enumerate(outs) if not o.dtype.is_floating}
-
-
-class RunF(F):
-    """F for one differentiate call: constants (upstream gradients, targets) come from the
-    graph's HostArrays, cast once per run rather than once per mode, without copies."""
-
-    def __init__(self, arrays: HostArrays):
-        self._arrays = arrays
-
-    def const(self, arr, like):
-        return self._arrays.tensor(arr, like.dtype, like.device)
-
-
-def keras_of(cls):
-    """The keras package a Layer class comes from (`keras` for Keras 3, `tf_keras` for Keras 2),
-    or None for a class that is not a Layer. Read from the class, never from tf.keras, which
-    TF_USE_LEGACY_KERAS=1 switches (possibly after this worker imported TensorFlow)."""
-    for klass in getattr(cls, "__mro__", ()):
-        root = klass.__module__.split(".")[0]
-        if klass.__name__ == "Layer" and root in ("keras", "tf_keras"):
-            return sys.modules.get(root)
-    return None
-
-
-def _classify(obj, own: bool, named: bool, qualname: str) -> tuple[str | None, str]:
-    fn = _user_function(obj)
-    if fn is not None:
-        # an imported custom_gradient function is an op; TensorFlow's own are not
-        if own or named or not is_framework_own(fn):
-            return "custom_gradient", ""
-        return None, ""
-    if _marked_function(obj, own, named):
-        return None, _NOT_AN_OP
-    if not isinstance(obj, type) or keras_of(obj) is None:
-        return None, ""
-    if not own and not named:
-        if obj.__module__.split(".")[0] in ("keras", "tf_keras", "tensorflow"):
-            return None, ""
-        return None, (f"an imported Keras Layer; write gradviz.op()({qualname}) at module level "
-                      "to run it")
-    if not no_arg_constructible(obj):
-        return None, ("its constructor needs arguments; give them defaults or subclass it with "
-                      "an __init__ that passes them")
-    return "layer", ""
-
-
-_NOT_AN_OP = ("marked with gradviz.op, but a plain function or tf.function without a "
-              "@tf.custom_gradient under it is not an op (gradviz runs custom_gradient "
-              "functions, Keras Layers, torch Functions and Modules); call it from a Layer's "
-              "call() to check its gradient there")
-
-
-def _marked_function(obj, own: bool, named: bool) -> bool:
-    """A function the file marked with gradviz.op that is no op: it was left out in silence
-    (a tf.function(jit_compile=True) around a call of a custom_gradient, a straight-through
-    x + tf.stop_gradient(...)). Classes are left to each framework: a torch Function of a file
-    that uses both frameworks is not the tf worker's to judge."""
-    if isinstance(obj, type) or not (inspect.isfunction(obj) or hasattr(obj, "python_function")):
-        return False
-    return marked(obj, own, named)
-
-
-def _is_custom_gradient(obj) -> bool:
-    deco = getattr(obj, "_tf_decorator", None)
-    return getattr(deco, "decorator_name", None) == "custom_gradient"
-
-
-def _user_function(obj):
-    """The user's Python function under @tf.custom_gradient, also where a @tf.function wraps
-    that (a common way to write one; calling the tf.function runs it, and in the default mode
-    its twin without the override: tf_overrides); None for anything else."""
-    inner = obj if _is_custom_gradient(obj) else getattr(obj, "python_function", None)
-    if inner is None or not _is_custom_gradient(inner):
-        return None
-    return inner.__wrapped__
-
-
 def _dense_tensor(t) -> bool:
     """Whether an op's output is a tensor gradviz differentiates. tf.is_tensor is also true of
     a RaggedTensor or SparseTensor: their shapes have None in them, and the run failed far from
@@ -232,66 +128,6 @@ class Built(BuiltBase):
         v.assign(np.asarray(values).astype(v.dtype if isinstance(v.dtype, str) else v.dtype.name))
 
 
-class NumericKit:
-    """What numeric_eval needs of TensorFlow: float64 tensors on one device, a few functions."""
-    F = F
-
-    def __init__(self, device):
-        self.device = device
-        self._steps: dict = {}   # shape -> the buffer of the direction being evaluated
-
-    def scope(self):
-        return tf.device(self.device)
-
-    def tensor(self, arr, copy=True):
-        return tf.constant(leaf_array(arr))   # float64; int64 / bool inputs as they are
-
-    def numbers(self, t) -> np.ndarray:
-        return np.asarray(t.numpy() if tf.is_tensor(t) else t, dtype=np.float64).reshape(-1)
-
-    def version(self, t) -> int:
-        return 0   # tensors cannot be changed in place
-
-    def step(self, delta, scale):
-        # Scaled once for both signs: TF has no fused a + s * b. A big direction is scaled by
-        # numpy into a buffer shared with TF (DLPack) and reused for the next direction, rather
-        # than copied into a new TF tensor, sliced and multiplied there (the same product).
-        if delta.nbytes >= ZERO_COPY_BYTES and delta.dtype == np.float64 and on_cpu(self.device):
-            buf = self._steps.get(delta.shape)
-            if buf is None:
-                buf = self._steps[delta.shape] = aligned_empty(delta.shape, np.float64)
-            np.multiply(delta, scale, out=buf)
-            return tf.experimental.dlpack.from_dlpack(buf.__dlpack__()), 1.0
-        return tf.constant(delta) * scale, 1.0
-
-    def axpy(self, a, b, scale, out=None):   # TF writes no tensor in place: `out` is not used
-        if scale in (1.0, -1.0):
-            return a + b if scale > 0 else a - b
-        return a + scale * b
-
-    def reduce(self, t, mean):
-        axes = list(range(1, len(t.shape)))
-        if not axes:
-            return t
-        return (tf.reduce_mean if mean else tf.reduce_sum)(t, axis=axes)
-
-    def matmul(self, a, b):
-        return tf.linalg.matmul(a, b)
-
-    def reshape(self, t, shape):
-        return tf.reshape(t, shape)
-
-    def concat(self, ts):
-        return tf.concat(ts, axis=0)
-
-    def param(self, built, name):
-        return tf.cast(tf.identity(_watchable(built.params()[name])), tf.float64)
-
-    def assign(self, built, name, t):
-        v = built.params()[name]
-        v.assign(tf.cast(t, v.dtype))
-
-
 class TfAdapter(AdapterBase):
     name = "tf"
 
@@ -302,14 +138,14 @@ class TfAdapter(AdapterBase):
     # Process-wide settings a file may change at import; each file keeps its own (user_state):
     # floatx and dtype policy of each keras loaded (Keras 3 and/or Keras 2), TF's eager switch.
     def settings(self) -> tuple:
-        kerases = tuple((name, tuple(g() for g in _keras_switches(sys.modules[name])[0]))
+        kerases = tuple((name, tuple(g() for g in keras_switches(sys.modules[name])[0]))
                         for name in ("keras", "tf_keras") if name in sys.modules)
         return (kerases, tf.config.functions_run_eagerly())
 
     def apply_settings(self, settings: tuple) -> None:
         kerases, eager = settings
         for name, values in kerases:
-            for put, value in zip(_keras_switches(sys.modules[name])[1], values):
+            for put, value in zip(keras_switches(sys.modules[name])[1], values):
                 put(value)
         tf.config.run_functions_eagerly(eager)
 
@@ -323,37 +159,8 @@ class TfAdapter(AdapterBase):
         return str(tf.__version__)
 
     # --- devices -------------------------------------------------------------------------------
-    def devices(self) -> list[dict]:
-        out = [{"name": "/CPU:0", "kind": "cpu", "available": True, "reason": "", "label": "CPU"}]
-        gpus = tf.config.list_logical_devices("GPU")
-        for i, _ in enumerate(gpus):
-            out.append({"name": f"/GPU:{i}", "kind": "gpu", "available": True, "reason": "",
-                        "label": f"GPU {i}"})
-        if not gpus:
-            why = ("this TensorFlow is built without CUDA (tensorflow-cpu)"
-                   if not tf.test.is_built_with_cuda() else "no GPU visible to TensorFlow")
-            out.append({"name": "/GPU:0", "kind": "gpu", "available": False, "reason": why,
-                        "label": "GPU"})
-        return out
-
-    def resolve_device(self, spec: str) -> str:
-        spec = (spec or "auto").strip()
-        low = spec.lower()
-        gpus = tf.config.list_logical_devices("GPU")
-        if low == "auto":
-            return "/GPU:0" if gpus else "/CPU:0"
-        if low in ("cpu", "/cpu:0", "cpu:0"):
-            return "/CPU:0"
-        if low.startswith("cuda"):
-            low = "/gpu:" + (low.split(":", 1)[1] if ":" in low else "0")
-        if low.startswith("/gpu:"):
-            index = int(low.split(":", 1)[1])
-            if index >= len(gpus):
-                why = ("this TensorFlow is built without CUDA (tensorflow-cpu)"
-                       if not tf.test.is_built_with_cuda() else f"{len(gpus)} GPU(s) visible")
-                raise ValueError(f"device {spec} is not available in tf: {why}")
-            return f"/GPU:{index}"
-        raise ValueError(f"unknown device {spec!r}: use auto, cpu, cuda:N or /GPU:N")
+    devices = staticmethod(tf_devices.devices)
+    resolve_device = staticmethod(tf_devices.resolve_device)
 
     # --- finding ops (the walk is AdapterBase.find_ops) --------------------------------------
     classify = staticmethod(_classify)
@@ -382,14 +189,14 @@ class TfAdapter(AdapterBase):
             if reference is not None:
                 return Built(reference)
             return Built(obj, patch=custom_gradients_as_default)
-        with tf.device(device), _floatx(dtype, keras_of(obj)):
+        with tf.device(device), floatx(dtype, keras_of(obj)):
             layer = obj()
         plain = mode != "custom" and reference is None   # the default mode, overrides removed
         if not layer.built:
             # a default build calls what the default run will (tf.function twins): a Layer whose
             # call is a tf.function is then traced once per default run, not twice
             with custom_gradients_as_default() if plain else contextlib.nullcontext():
-                _build_layer(layer, plans, dtype, device)
+                build_layer(layer, plans, dtype, device)
         self._same_fixed_weights(layer, plans)
         if mode == "custom":
             return Built(layer, layer, custom=True)
@@ -408,7 +215,7 @@ class TfAdapter(AdapterBase):
             v.assign(a.astype(v.dtype if isinstance(v.dtype, str) else v.dtype.name))
 
     def differentiate(self, graph, built, dtype, device, probe=None) -> dict:
-        tdtype = _DTYPES[dtype]
+        tdtype = DTYPES[dtype]
         recorded: dict[str, tuple] = {}
 
         inputs: set[int] = set()
@@ -536,11 +343,6 @@ class TfAdapter(AdapterBase):
         return losses
 
 
-def _watchable(t):
-    # Keras 3 variables wrap a tf.Variable; the tape knows the inner one.
-    return getattr(t, "value", t) if not tf.is_tensor(t) else t
-
-
 def _own_dtype(g, t):
     """The gradient's dtype where it is not its tensor's: _host_float makes a bfloat16 one
     float32, and the report would not know a grad function returned bfloat16."""
@@ -559,38 +361,6 @@ def _host_float(t) -> np.ndarray:
     with no gradient ("neither custom nor default was run")."""
     arr = host_array(t)
     return arr.astype(np.float32) if arr.dtype.kind == "V" else arr
-
-
-def _build_layer(layer, plans, dtype, device) -> None:
-    """Layers that create weights in build() get them by one call on inputs of the run's shape."""
-    args = [tf.constant(p.values, dtype=_DTYPES[dtype]) if differentiable(p.values) else
-            tf.constant(p.values) for p in plans if p.kind == "tensor"]
-    kwargs = {p.name: p.const for p in plans if p.kind == "const"}
-    with tf.device(device), _floatx(dtype, keras_of(type(layer))):
-        layer(*args, **kwargs)
-
-
-@contextlib.contextmanager
-def _floatx(dtype: str, keras):
-    """Layers built inside use `dtype` for their weights, in the layer's own keras."""
-    get, put = _keras_switches(keras)
-    old = [g() for g in get]
-    for p in put:
-        p(dtype)
-    try:
-        yield
-    finally:
-        for p, value in zip(put, old):
-            p(value)
-
-
-def _keras_switches(keras) -> tuple[tuple, tuple]:
-    """(getters, setters) of a keras' floatx and global dtype policy."""
-    if hasattr(keras, "config") and hasattr(keras.config, "set_dtype_policy"):   # Keras 3
-        return ((keras.config.floatx, keras.config.dtype_policy),
-                (keras.config.set_floatx, keras.config.set_dtype_policy))
-    return ((keras.backend.floatx, keras.mixed_precision.global_policy),       # Keras 2
-            (keras.backend.set_floatx, keras.mixed_precision.set_global_policy))
 
 
 def adapter() -> TfAdapter:
