@@ -408,7 +408,7 @@ AROUND = [(131071,), (131072,)]
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("shape", AROUND)
 def test_tf_ops_passing_buffers_through_give_exact_values(engine, write_module, shape, dtype):
-    from gradviz.backends.graphs import upstream_values
+    from gradviz.seeds import upstream_values
     path = write_module("tf_odd.py", TF_ODD)
     s = RunSettings(shape=shape, dtype=dtype, modes=("custom", "default"), upstream="random",
                     seed=5, timeout=300)
@@ -432,7 +432,7 @@ def test_tf_ops_passing_buffers_through_give_exact_values(engine, write_module, 
 def test_tf_results_stay_exact_after_many_runs_and_gc(engine, write_module):
     """Results read from TF's own buffers (zero-copy) must not change when later runs reuse
     memory: the first run's arrays are checked again after four more runs and a collection."""
-    from gradviz.backends.graphs import upstream_values
+    from gradviz.seeds import upstream_values
     path = write_module("tf_odd.py", TF_ODD)
     s = RunSettings(shape=(256, 1024), modes=("custom", "default", "numeric"), upstream="random",
                     timeout=300)
@@ -472,7 +472,7 @@ CLIPS_IN_PLACE = """
 def test_a_backward_clipping_its_upstream_in_place_is_no_match(engine, write_module, dtype):
     """custom is the upstream clipped to [-0.5, 0.5]; the true gradient (default, numeric) is the
     upstream itself. The clip must not reach the upstream that default and numeric use."""
-    from gradviz.backends.graphs import upstream_values
+    from gradviz.seeds import upstream_values
     s = SMALL.with_(dtype=dtype, upstream="random", seed=2)
     req = RunRequest(write_module("clips.py", CLIPS_IN_PLACE), "ClipsGradInPlace", "torch", s)
     [one] = engine.run([req])
@@ -652,7 +652,7 @@ def test_tf_half_precision_outputs_of_big_inputs_are_exact(engine, write_module,
     gives for the same arrays."""
     import ml_dtypes  # numpy's names for bfloat16 (TF's own dependency; no TF import here)
 
-    from gradviz.backends.graphs import upstream_values
+    from gradviz.seeds import upstream_values
     np_half = np.float16 if half == "float16" else ml_dtypes.bfloat16
     s = RunSettings(shape=(300000,), modes=("custom", "default"), upstream="random", seed=3,
                     timeout=300)

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from op_runs import run, verdicts
 
-from gradviz.backends.graphs import upstream_values
 from gradviz.compare import compare_result, parity, summary_counts
 from gradviz.model import RunRequest, RunSettings
 from gradviz.report import npz_arrays, read_npz, write_npz
+from gradviz.seeds import upstream_values
 
 ROWS, CLASSES = 20, 10     # 200 elements of x: the numeric reference takes every element
 INPUTS = f"""{{"x": ({ROWS}, {CLASSES}), "target": {{"shape": ({ROWS},), "dtype": "int64",

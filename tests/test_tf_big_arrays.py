@@ -7,8 +7,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from gradviz.backends.graphs import input_values, param_values, upstream_values
+from gradviz.backends.graphs import input_values, param_values
 from gradviz.model import RunRequest, RunSettings
+from gradviz.seeds import upstream_values
 
 # 300 000 float32 elements are 1.2 MB: above tf_arrays.ZERO_COPY_BYTES, so the zero-copy path
 # runs (for the leaves, the upstream gradient and every result)
