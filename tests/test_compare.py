@@ -444,3 +444,12 @@ def test_a_frozen_parameter_reads_no_gradient():
                       "default": "no gradient: frozen (requires_grad=False)"}, frozen=True)
     v, why = verdict(t)
     assert v == "no-gradient" and "frozen parameter" in why
+
+
+def test_an_empty_tensor_is_unchecked_whatever_its_modes_say():
+    # issue 26: an empty tensor with a wrong backward read match (nothing compared, all agreed)
+    t = TensorResult("x", "input", (0, 3), "float32", np.zeros((0, 3)),
+                     {"custom": np.zeros((0, 3), np.float32), "default": np.zeros((0, 3), np.float32),
+                      "numeric": np.zeros((0, 3))})
+    v, why = verdict(t)
+    assert v == "unchecked" and "x is empty (shape (0, 3))" in why

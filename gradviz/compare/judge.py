@@ -77,6 +77,10 @@ def _before_any_gradient(t, op_status, mode_errors, error, metrics, inplace):
     if t.frozen:
         return "no-gradient", (f"frozen parameter: {_why(t, 'custom')}; no mode differentiates "
                                f"{t.name}, so nothing was compared")
+    if 0 in tuple(t.shape):     # any gradient of it agrees with any other: nothing to vouch for
+        return "unchecked", (f"{t.name} is empty (shape {tuple(t.shape)}): it has no element to "
+                             "compare, so nothing checks its gradient; give the op a non-empty "
+                             "input to check its backward")
     if t.name in inplace and "default" in mode_errors:
         return "error", (f"the forward writes into {t.name} in place and the framework's own "
                          f"autodiff refused it (default raised {mode_errors['default'].one_line()}); "
