@@ -222,11 +222,15 @@ def _agrees(t, mode, metrics, mode_errors, lead) -> tuple[str, str]:
         probe = probe.get("as_numeric", probe)
     if probe is not None and probe["n_differ"] > _kink_allowance(probe["n"]):
         if default_trusted(t, metrics):
+            own = t.grad_dtypes.get("custom", "")
+            why = (f"the backward returns an integer gradient ({own}), which drops the fraction "
+                   "of every element" if own.startswith(("int", "uint", "bool")) else
+                   "the backward does not use its incoming gradient as the chain rule does (a "
+                   "correct one is linear in it)")
             return "differs", (f"{text}, under this run's upstream; but under a random one they "
                                f"differ (custom against default, which agrees with numeric) at "
                                f"{probe['n_differ']} of {probe['n']} elements, {err_text(probe)}: "
-                               "the backward does not use its incoming gradient as the chain "
-                               "rule does (a correct one is linear in it)")
+                               f"{why}")
         note += ("; linearity in the upstream unchecked: the upstream probe compares custom with "
                  "default under a random upstream, and default is no reference here")
     return "match", f"{text}; {note}" if note else text

@@ -7,6 +7,7 @@ import numpy as np
 from gradviz.compare.rounding import BITS
 from gradviz.diagnostics import causes
 from gradviz.diagnostics.context import Context
+from gradviz.verdict import PASSING
 
 _LEAF_ROLES = ("input", "param")
 
@@ -53,8 +54,16 @@ def _shape_dtype(ctx: Context, t, g: np.ndarray) -> list:
                  f"; autograd casts it back to {value.dtype}" if torch else
                  f"; TensorFlow passes it on as {own}, and adding it to a {value.dtype} "
                  f"gradient or applying it to a {value.dtype} variable can raise")
+        integer = own.startswith(("int", "uint", "bool"))
+        if integer:     # whole numbers: the fraction of every element is gone, cast back or not
+            after += ("; an integer gradient drops the fraction of every element, so it is "
+                      "wrong wherever the true gradient is not a whole number")
+        comp = ctx.comparison_of(t.name)
+        passing = comp is not None and comp.verdict in PASSING
+        severity = "error" if integer and not passing else \
+            "info" if torch and wider else "warning"
         out.append(ctx.finding(
-            "GV103-grad-dtype", "info" if torch and wider else "warning",
+            "GV103-grad-dtype", severity,
             f"The custom gradient of '{t.name}' is {own} but '{t.name}' is {value.dtype}"
             f"{after}.",
             "Cast the gradient to the input's dtype (tf.cast(g, x.dtype) / g.to(x.dtype)).",
