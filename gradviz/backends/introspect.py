@@ -72,6 +72,22 @@ def tensors_of(out, is_tensor: Callable[[object], bool]) -> list:
                         "or dict of tensors)")
 
 
+def function_apply(fn):
+    """fn.apply, refusing a dict: autograd.Function tracks the tensors its forward returns
+    directly or in a tuple, not those in a dict, whose tensors are then cut from backward (the
+    run read GV105 'gives None' for every input)."""
+    def call(*args, **kwargs):
+        out = fn.apply(*args, **kwargs)
+        if isinstance(out, Mapping):
+            raise OpOutputError(
+                f"{fn.__name__}.forward returned a dict: an autograd.Function tracks only the "
+                "tensors its forward returns directly or in a tuple, so those in the dict are cut "
+                "from backward and no gradient reaches the inputs; return a tuple, and build the "
+                "dict outside the Function (in a Module's forward)")
+        return out
+    return call
+
+
 def candidates(module, registered: list) -> list[tuple[str, object, bool]]:
     """(name in the file, object, registered?) for everything a file defines, imports, or names
     with gradviz.op(...)(obj); each object once, under its first name."""

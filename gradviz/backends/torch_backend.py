@@ -12,7 +12,7 @@ from gradviz.backends import torch_devices, torch_grad_dtypes
 from gradviz.backends.adapter import AdapterBase, BuiltBase
 from gradviz.backends.first_build import FirstBuild
 from gradviz.backends.graphs import differentiable, leaf_array
-from gradviz.backends.introspect import no_arg_constructible
+from gradviz.backends.introspect import function_apply, no_arg_constructible
 from gradviz.backends.torch_grads import training_grads
 from gradviz.backends.torch_overrides import (
     OverrideKept,
@@ -282,7 +282,7 @@ class TorchAdapter(AdapterBase):
             return Built(_custom_op_body(obj), patch=functions_as_default)
         if info.kind == "function":
             if mode == "custom":
-                return Built(obj.apply)
+                return Built(function_apply(obj))
             if reference is not None:
                 return Built(reference)
             return Built(default_apply(obj), patch=functions_as_default)
