@@ -77,3 +77,16 @@ def locate_in_stack_dump(text: str) -> tuple[str, str]:
     tb = "".join(traceback.format_list(
         [traceback.FrameSummary(f, n, fn) for f, n, fn in reversed(block)]))
     return where, tb
+
+
+def crashed_in_a_user_thread(text: str) -> bool:
+    """A fatal-error dump (faulthandler writes the crashing thread only) whose thread is not the
+    one serving requests but has user frames: a thread the user's code started crashed the
+    worker, whatever op was running then (an earlier op's thread blamed on the running one)."""
+    if "Fatal Python error" not in text:
+        return False
+    dump = text[text.index("Fatal Python error"):]
+    frames = [m for m in map(_DUMP_FRAME.match, dump.splitlines()) if m]
+    return any(is_user_frame(m["file"]) for m in frames) and \
+        not any(os.path.abspath(m["file"]) == _CHILD_LOOP for m in frames)
+

@@ -31,7 +31,7 @@ from gradviz.model import (
     RunRequest,
     RunResult,
 )
-from gradviz.user_frames import locate_in_stack_dump
+from gradviz.user_frames import crashed_in_a_user_thread, locate_in_stack_dump
 
 LOAD_TIMEOUT = 60.0
 
@@ -375,6 +375,11 @@ def _failure(exc: Exception, what: str, fw: str, timeout: float) -> ErrorInfo:
                          "limit per worker is set by GRADVIZ_WORKER_MEMORY)", where, tb,
                          kind="crashed")
     if isinstance(exc, WorkerCrashed):
+        if crashed_in_a_user_thread(exc.crash_log):
+            return ErrorInfo("Crashed", (
+                f"its {fw} worker crashed ({_crash_text(exc)}) in a thread that user code started "
+                f"(its stack is at {where}), not in the call of {what}, which was running then; "
+                "the worker was replaced"), where, tb, kind="crashed")
         return ErrorInfo("Crashed", f"{what} crashed its {fw} worker: {_crash_text(exc)}; the "
                          "worker was replaced", where, tb, kind="crashed")
     if isinstance(exc, WorkerUnavailable):
