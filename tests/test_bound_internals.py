@@ -66,3 +66,56 @@ def test_a_patch_of_tensor_numpy_reaches_no_other_file(torch_engine, write_modul
     [note] = [w for w in first.warnings if "patches framework internals" in w]
     assert "torch.Tensor.numpy" in note and "torch.autograd.grad" in note
     assert not any("patches framework internals" in w for w in second.warnings)
+
+
+TF_PATCHER = '''
+import tensorflow as tf
+
+_real = tf.GradientTape.gradient
+def _zeros(self, target, sources, *args, **kwargs):     # every gradient read as zeros
+    got = _real(self, target, sources, *args, **kwargs)
+    return tf.nest.map_structure(lambda g: None if g is None else tf.zeros_like(g), got)
+tf.GradientTape.gradient = _zeros
+
+@tf.custom_gradient
+def double(x):
+    def grad(g):
+        return 2 * g
+    return 2 * x, grad
+'''
+
+TF_WRONG = '''
+import tensorflow as tf
+
+@tf.custom_gradient
+def double(x):
+    def grad(g):
+        return 3 * g                                    # wrong: the derivative is 2
+    return 2 * x, grad
+'''
+
+
+@pytest.fixture(scope="module")
+def tf_engine():
+    from gradviz.engine import Engine
+    with Engine(("tf",)) as eng:
+        yield eng
+
+
+def test_a_patch_of_the_tape_reaches_no_other_file_in_tf(tf_engine, write_module):
+    from gradviz.app.analysis import analyze
+    patcher, wrong = write_module("tf_patcher.py", TF_PATCHER), write_module("tf_wrong.py", TF_WRONG)
+    settings = RunSettings(modes=("default", "custom", "numeric"))
+    first = tf_engine.run_one(RunRequest(patcher, "double", "tf", settings))
+    second = tf_engine.run_one(RunRequest(wrong, "double", "tf", settings))
+    assert first.status == second.status == "ok", (first.error, second.error)
+    x = second.tensor("x")
+    np.testing.assert_array_equal(x.grads["custom"], np.full(200, 3.0, np.float32))
+    np.testing.assert_array_equal(x.grads["default"], np.full(200, 2.0, np.float32))
+    [verdict] = [t.verdict for t in analyze(second, curves=False).comparison.tensors
+                 if t.name == "x"]
+    assert verdict == "differs"
+    np.testing.assert_array_equal(first.tensor("x").grads["custom"], np.full(200, 2.0, np.float32))
+    [note] = [w for w in first.warnings if "patches framework internals" in w]
+    assert "GradientTape.gradient" in note
+    assert not any("patches framework internals" in w for w in second.warnings)
