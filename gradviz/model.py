@@ -5,6 +5,7 @@ file -> load in a worker (OpInfo) -> RunRequest -> worker -> RunResult -> compar
 from __future__ import annotations
 
 import hashlib
+import math
 import pickle
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
@@ -320,7 +321,11 @@ def parse_upstream(text: str) -> tuple[str, float]:
         return text, 1.0
     if text.startswith("const:"):
         try:
-            return "const", float(text.split(":", 1)[1])
+            k = float(text.split(":", 1)[1])
         except ValueError:
-            pass
+            k = None
+        if k is not None and not math.isfinite(k):     # the window, the CLI and the file alike
+            raise ValueError(f"upstream {text}: the constant must be a finite number")
+        if k is not None:
+            return "const", k
     raise ValueError(f"upstream {text!r}: use ones, random or const:K (e.g. const:0.5)")

@@ -114,3 +114,14 @@ def test_integer_inputs_in_the_window(qtbot, engine, tmp_path, write_module):
     assert table.item(target, headers.index("explanation")).text().startswith(
         "integer input: no gradient")
     assert table.item(rows["x"], headers.index("verdict")).text() == "match"
+
+
+def test_the_window_refuses_a_non_finite_upstream_as_the_cli_does(qtbot, engine, tmp_path):
+    """The window took `const:inf`, which the CLI refused (issue 27): one parse_upstream for both."""
+    win = _window(qtbot, engine, tmp_path / "up.ini", start=False)
+    panel = win.settings_panel
+    for bad in ("const:inf", "const:nan", "const:-inf"):
+        panel.upstream.setCurrentText(bad)
+        assert "the constant must be a finite number" in panel.validate(), bad
+    panel.upstream.setCurrentText("const:0.5")
+    assert panel.validate() == "" and panel.settings("torch").upstream == "const:0.5"

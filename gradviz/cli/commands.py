@@ -78,7 +78,7 @@ def _run_parser() -> argparse.ArgumentParser:
 def settings_from(args) -> RunSettings:
     try:
         shape = parse_shape(args.shape)
-        upstream = parse_upstream(args.upstream)
+        parse_upstream(args.upstream)      # refused here as a bad shape or range is
         input_range = parse_range(args.range)
         checks = parse_checks(args.checks)
     except ValueError as exc:
@@ -93,7 +93,7 @@ def settings_from(args) -> RunSettings:
         raise UsageError(f"--depth {args.depth}: the stack graph takes {lo} to {hi} layers")
     from gradviz.cli.limits import problems
     from gradviz.engine.memory import memory_setting_problem
-    wrong = problems(shape, args.dtype, args.seed, args.timeout, upstream)
+    wrong = problems(shape, args.dtype, args.seed, args.timeout)
     wrong += [p for p in [memory_setting_problem()] if p]
     if wrong:
         raise UsageError("gradviz run: " + "\n".join(wrong))

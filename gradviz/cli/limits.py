@@ -1,6 +1,7 @@
 """Numeric flags of `gradviz run` that cannot work, refused before any worker starts (exit 2):
 a --shape whose tensors cannot fit in this machine's memory, a --timeout that is not a positive
-finite number, a --seed numpy cannot take as it is, a non-finite --upstream const:K."""
+finite number, a --seed numpy cannot take as it is (a non-finite --upstream const:K is refused
+by model.parse_upstream, for the window and the settings file too)."""
 from __future__ import annotations
 
 import math
@@ -19,8 +20,7 @@ def memory_bytes() -> int | None:
         return None
 
 
-def problems(shape: tuple[int, ...], dtype: str, seed: int, timeout: float,
-             upstream: tuple[str, float]) -> list[str]:
+def problems(shape: tuple[int, ...], dtype: str, seed: int, timeout: float) -> list[str]:
     """What is wrong with these values, one message per flag (empty when all can run)."""
     out = []
     n = math.prod(shape)
@@ -33,9 +33,6 @@ def problems(shape: tuple[int, ...], dtype: str, seed: int, timeout: float,
         out.append(f"--timeout {timeout}: give a positive, finite number of seconds")
     if not 0 <= seed <= SEED_MAX:
         out.append(f"--seed {seed}: give an integer from 0 to {SEED_MAX}")
-    kind, k = upstream
-    if kind == "const" and not math.isfinite(k):
-        out.append(f"--upstream const:{k}: the constant must be a finite number")
     return out
 
 
