@@ -70,3 +70,33 @@ def test_whole_run_json_from_the_window_has_each_ops_own_settings(qtbot, make_wi
     assert {"shape", "seed"} <= set(top["varies_by_op"])
     assert "shape" not in top and "seed" not in top
     assert top["modes"] == ["default", "custom"]                    # what both ran with
+
+
+def test_whole_run_json_from_the_window_is_what_gradviz_run_writes(qtbot, make_window, examples_dir,
+                                                                   corpus_dir, tmp_path, monkeypatch):
+    """The window's JSON export had every op's "diagnostics": [] and no load_errors (issue 27):
+    it now holds the findings the window shows and the files it could not load, as `gradviz run
+    --json` writes them for the same files and settings."""
+    from gradviz.cli import main
+    traps, broken = str(examples_dir / "traps_torch.py"), str(corpus_dir / "broken" / "syntax_error.py")
+    win = make_window([traps, broken], {"run/modes": "default,custom,numeric"})
+    run_keys(qtbot, win, [k for k in win.state.loaded.ops if k[0] == "torch"])
+    fake = FakeDialogs([str(tmp_path / "window.json")])
+    monkeypatch.setattr(EA, "dialogs", fake)
+    _export_action(win, "Whole run as JSON report…").trigger()
+    assert not fake.errors
+    window = report.read_json(str(tmp_path / "window.json"))
+    assert main(["run", traps, broken, "--framework", "torch", "--json",
+                 str(tmp_path / "cli.json")]) == 2     # an op raised, a file did not load
+    cli = report.read_json(str(tmp_path / "cli.json"))
+
+    def by_op(data):
+        return {(op["framework"], op["name"]): (
+            {t["name"]: t["verdict"] for t in op["tensors"]},
+            sorted((d["code"], d.get("tensor", "")) for d in op["diagnostics"]))
+            for op in data["ops"]}
+    assert by_op(window) == by_op(cli)
+    assert any(diags for _, diags in by_op(window).values())     # findings there to compare
+    assert [e["file"] for e in window["load_errors"]] == [broken]
+    assert window["load_errors"][0]["error"]["type"] == cli["load_errors"][0]["error"]["type"]
+    assert window["summary"]["error"] == cli["summary"]["error"]

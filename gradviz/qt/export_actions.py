@@ -178,12 +178,17 @@ def export_npz(parent, results, path: Optional[str] = None,
 
 
 def export_json(parent, results, path: Optional[str] = None, comparisons: Optional[Sequence] = None,
-                dialogs: Optional[Dialogs] = None) -> Optional[str]:
+                dialogs: Optional[Dialogs] = None, diagnostics: Optional[Sequence] = None,
+                load_errors: Sequence = ()) -> Optional[str]:
+    """`diagnostics`: the findings of each result, aligned with them, and `load_errors`: the
+    FileCatalogs of files that did not load, as `gradviz run --json` writes them."""
     from gradviz import report
     rs = _as_list(results)
     settings = rs[0].request.settings if rs else {}
     return _run_export(parent, "Export run as JSON report", "gradviz_report.json", FILTERS[".json"],
-                       path, lambda p: report.write_json(p, rs, settings, comparisons), dialogs,
+                       path, lambda p: report.write_json(p, rs, settings, comparisons,
+                                                         diagnostics=diagnostics,
+                                                         load_errors=load_errors), dialogs,
                        [r.request.file for r in rs])
 
 
@@ -259,6 +264,14 @@ def _run_results(window) -> list[RunResult]:
 
 
 def _run_comparisons(window, results: list[RunResult]):
+    analyses = _run_analyses(window, results)
+    if analyses is None or any(a.comparison is None for a in analyses):
+        return None                                    # report.py computes them all
+    return [a.comparison for a in analyses]
+
+
+def _run_analyses(window, results: list[RunResult]):
+    """The window's analysis of each result (its verdicts and findings), or None."""
     state = getattr(window, "state", None)
     if state is None:
         return None
@@ -266,11 +279,37 @@ def _run_comparisons(window, results: list[RunResult]):
     for r in results:
         key = (r.request.framework, os.path.abspath(r.request.file), r.request.qualname)
         held = state.results.get(key)
-        c = held.comparison if held is not None else None
-        if c is None:
-            return None                                # report.py computes them all
-        out.append(c)
+        if held is None:
+            return None
+        out.append(held)
     return out
+
+
+def _run_diagnostics(window, results: list[RunResult]):
+    """The findings of each result, as the window shows them (None: report.py lists none)."""
+    analyses = _run_analyses(window, results)
+    if analyses is None:
+        from gradviz.diagnostics import diagnose
+        return [diagnose(r) for r in results]
+    return [list(a.findings) for a in analyses]
+
+
+def _load_errors(window) -> list:
+    """A FileCatalog per file the window could not load, as the report lists them."""
+    from gradviz.model import FileCatalog
+    state = getattr(window, "state", None)
+    errors = state.loaded.errors if state is not None else {}
+    return [FileCatalog(file, "", error=err) for file, err in errors.items()]
+
+
+def export_whole_run_json(window, path: Optional[str] = None,
+                          dialogs: Optional[Dialogs] = None) -> Optional[str]:
+    """File > Export > Whole run as JSON report: what `gradviz run --json` writes for the same
+    run, its findings and its files that did not load included."""
+    rs = _run_results(window)
+    return export_json(window, rs, path, comparisons=_run_comparisons(window, rs),
+                       dialogs=dialogs, diagnostics=_run_diagnostics(window, rs),
+                       load_errors=_load_errors(window))
 
 
 def grid_image(window, path=None, tensor=None, panel=None, dialogs=None):
@@ -311,9 +350,7 @@ def install(window, menu) -> None:
     menu.addSeparator()
     menu.addAction("Selected tensor as CSV…", lambda: tensor_csv(window))
     menu.addAction("Whole run as NPZ…", lambda: export_npz(window, _run_results(window)))
-    menu.addAction("Whole run as JSON report…",
-                   lambda: (lambda rs: export_json(window, rs, comparisons=_run_comparisons(window, rs)))(
-                       _run_results(window)))
+    menu.addAction("Whole run as JSON report…", lambda: export_whole_run_json(window))
     menu.addAction("Reproduction script (this op)…", lambda: repro_of_shown(window))
 
 
