@@ -1,6 +1,6 @@
 """Issue 13 items 9 and 10 in the real window (offscreen, real workers): the trap examples show
 the verdicts their docstrings promise (the in-place trap is no green match; the detached forward
-is a surrogate, not broken), and File ▸ Export ▸ Whole run as JSON report… from a window whose
+is a match, custom being right, not broken), and File ▸ Export ▸ Whole run as JSON report… from a window whose
 ops ran under different settings gives each op its own and claims none of them at the top."""
 import pytest
 
