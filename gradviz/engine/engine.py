@@ -14,10 +14,10 @@ from typing import Callable, Iterable, Optional
 from gradviz.engine.errors import (
     Cancelled,
     WorkerCrashed,
-    WorkerOutOfMemory,
     WorkerTimeout,
     WorkerUnavailable,
 )
+from gradviz.engine.failures import failure_info
 from gradviz.engine.numeric_pass import numeric_cancelled, numeric_failed, with_numeric
 from gradviz.engine.worker import Worker, WorkerState
 from gradviz.import_scan import frameworks_used
@@ -31,7 +31,6 @@ from gradviz.model import (
     RunRequest,
     RunResult,
 )
-from gradviz.user_frames import crashed_in_a_user_thread, locate_in_stack_dump
 
 LOAD_TIMEOUT = 60.0
 
@@ -118,7 +117,7 @@ class Engine:
         try:
             return self.workers[fw].call("load", files, timeout)
         except (WorkerTimeout, WorkerCrashed, WorkerUnavailable, Cancelled, RuntimeError) as exc:
-            err = replace(_failure(exc, "loading the file", fw, timeout), kind="load")
+            err = replace(failure_info(exc, "loading the file", fw, timeout), kind="load")
             if len(files) == 1 or isinstance(exc, (WorkerUnavailable, Cancelled)) or \
                     self._closed:
                 return [FileCatalog(f, fw, (), err) for f in files]
@@ -295,7 +294,7 @@ class Engine:
         try:
             return self.workers[req.framework].call(kind, req, req.settings.timeout, stop)
         except (WorkerTimeout, Cancelled, WorkerCrashed, WorkerUnavailable, RuntimeError) as exc:
-            err = _failure(exc, what or req.qualname, req.framework, req.settings.timeout)
+            err = failure_info(exc, what or req.qualname, req.framework, req.settings.timeout)
         res = _failed(req, err)
         return RunResult(**{**vars(res), "elapsed": time.perf_counter() - t0})
 
@@ -357,49 +356,6 @@ def _checks_skipped(res: RunResult) -> tuple:
 
 def _failed(req: RunRequest, err: ErrorInfo) -> RunResult:
     return RunResult(request=req, op=None, status="error", error=err)
-
-
-def _failure(exc: Exception, what: str, fw: str, timeout: float) -> ErrorInfo:
-    """The ErrorInfo of a request its worker did not answer: it names what was being done, and
-    the user's line when the worker's stack dump holds one."""
-    where, tb = _where_from_dump(getattr(exc, "crash_log", ""))
-    if isinstance(exc, WorkerTimeout):
-        return ErrorInfo("Timeout", f"{what} did not finish within {timeout:g} s; its {fw} "
-                         "worker was stopped and replaced", where, tb, kind="timeout")
-    if isinstance(exc, Cancelled):
-        fate = "replaced (it did not answer the cancel)" if exc.replaced else "kept"
-        return ErrorInfo("Cancelled", f"{what} was cancelled; its {fw} worker was {fate}",
-                         where, tb, kind="cancelled")
-    if isinstance(exc, WorkerOutOfMemory):
-        return ErrorInfo("OutOfMemory", f"{what} {exc}; its {fw} worker was replaced (the "
-                         "limit per worker is set by GRADVIZ_WORKER_MEMORY)", where, tb,
-                         kind="crashed")
-    if isinstance(exc, WorkerCrashed):
-        if crashed_in_a_user_thread(exc.crash_log):
-            return ErrorInfo("Crashed", (
-                f"its {fw} worker crashed ({_crash_text(exc)}) in a thread that user code started "
-                f"(its stack is at {where}), not in the call of {what}, which was running then; "
-                "the worker was replaced"), where, tb, kind="crashed")
-        return ErrorInfo("Crashed", f"{what} crashed its {fw} worker: {_crash_text(exc)}; the "
-                         "worker was replaced", where, tb, kind="crashed")
-    if isinstance(exc, WorkerUnavailable):
-        return ErrorInfo("FrameworkUnavailable", f"{fw} could not be loaded: {exc}",
-                         kind="unavailable")
-    return ErrorInfo("InternalError", f"gradviz failed at {what}: {exc}", kind="internal")
-
-
-def _crash_text(exc: WorkerCrashed) -> str:
-    """os._exit leaves a line in the crash log (the worker wraps it); say so plainly."""
-    for line in exc.crash_log.splitlines():
-        if line.startswith("gradviz: os._exit("):
-            return "user code called " + line[len("gradviz: "):].replace(" called", "")
-    return str(exc)
-
-
-def _where_from_dump(text: str) -> tuple[str, str]:
-    if not text:
-        return "", ""
-    return locate_in_stack_dump(text)
 
 
 def _in_parallel(fn: Callable[[str], None], keys: Iterable[str]) -> None:

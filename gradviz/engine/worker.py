@@ -34,6 +34,7 @@ from gradviz.engine.errors import (
 )
 from gradviz.engine.launch import worker_command
 from gradviz.engine.memory import format_bytes, memory_limit_from_env, rss_bytes
+from gradviz.engine.stack_dump import read_log, request_stack
 from gradviz.engine.worker_output import WorkerOutput, describe_failure
 
 _LIVE: "weakref.WeakSet[Worker]" = weakref.WeakSet()
@@ -257,7 +258,7 @@ class Worker:
                     transport.recv(child.conn, child.folder)   # its reply: not wanted now
                     self._set("ready", "")
                     # the stack it logged; a later crash or hang reads only what follows
-                    text = _read(child.log)
+                    text = read_log(child.log)
                     stack, child.log_mark = text[child.log_mark:], len(text)
                     return stack, True
             except (EOFError, OSError, ValueError):
@@ -275,7 +276,7 @@ class Worker:
         """Kill `child` (asking it for its stack first when `dump`), start its successor at once,
         and return what the child wrote to its crash log."""
         if dump and child.alive():
-            _request_stack(child)
+            request_stack(child.popen.pid, child.log, child.alive)
         log = self._reap(child)
         with self._lock:
             if self._child is child:
@@ -295,7 +296,7 @@ class Worker:
             child.conn.close()
         except OSError:
             pass
-        text = _read(child.log)[child.log_mark:]
+        text = read_log(child.log)[child.log_mark:]
         scratch.remove(child.folder)
         return text
 
@@ -352,44 +353,11 @@ def _serve_spawns() -> None:
         done.set()
 
 
-def _request_stack(child: _Child, wait_s: float = 3.0, quiet_s: float = 0.1) -> None:
-    """SIGUSR1 makes the child's faulthandler write every thread's stack to its log; wait until
-    the log has grown and then stayed the same for `quiet_s` (the handler runs in C, even while
-    Python code spins, but on a loaded machine it may write in bursts: one unchanged look is not
-    the end of the dump, and a cut dump may lack the user's line)."""
-    try:
-        before = os.path.getsize(child.log)
-        os.kill(child.popen.pid, signal.SIGUSR1)
-    except OSError:
-        return
-    end = time.monotonic() + wait_s
-    last, same_since = before, None
-    while time.monotonic() < end and child.alive():
-        time.sleep(0.02)
-        try:
-            size = os.path.getsize(child.log)
-        except OSError:
-            return
-        now = time.monotonic()
-        if size != last:
-            last, same_since = size, now
-        elif size > before and now - same_since >= quiet_s:
-            return
-
-
 def _wait(proc, timeout: float) -> Optional[int]:
     try:
         return proc.wait(timeout)
     except subprocess.TimeoutExpired:
         return None
-
-
-def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
-    except OSError:
-        return ""
 
 
 def stop_all() -> None:
