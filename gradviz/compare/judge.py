@@ -18,10 +18,10 @@ from gradviz.compare.metrics import close_mask, fmt, mode_stats, tolerances
 from gradviz.compare.numeric_metrics import (
     KINK_FRACTION,
     PROBE,
+    apart_from_numeric,
     checked_by_numeric,
     err_text,
     numeric_clause,
-    numeric_defined,
 )
 from gradviz.model import FIXED_DTYPES, OVERRIDE_KEPT, ErrorInfo, TensorResult
 
@@ -177,11 +177,9 @@ def _flat64(g) -> np.ndarray:
 
 def _off_elements(t: TensorResult, mode: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(gradient, numeric, where they differ and numeric is defined), flat, every element."""
-    g, n = _flat64(t.grads[mode]), _flat64(t.grads["numeric"])
-    tol = tolerances(t.dtype, numeric=True)
-    defined = numeric_defined(g, n)
-    atol = tol.atol_for(n[defined]) if defined.any() else tol.atol
-    return g, n, ~close_mask(g, n, tol, atol) & defined
+    g, n, _, _, off = apart_from_numeric(t.grads[mode], t.grads["numeric"],
+                                         tolerances(t.dtype, numeric=True))
+    return g, n, off
 
 
 def _kink_allowance(n: int) -> int:

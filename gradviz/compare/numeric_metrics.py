@@ -9,7 +9,7 @@ from typing import Optional
 
 import numpy as np
 
-from gradviz.compare.metrics import Tol, fmt, pair_metrics, tolerances
+from gradviz.compare.metrics import Tol, close_mask, fmt, pair_metrics, tolerances
 from gradviz.model import TensorResult
 
 # custom vs default under a second, random upstream (TensorResult.probe)
@@ -29,6 +29,17 @@ def numeric_defined(g, n) -> np.ndarray:
     g = np.asarray(g, dtype=np.float64).reshape(-1)
     n = np.asarray(n, dtype=np.float64).reshape(-1)
     return np.isfinite(n) | ~np.isfinite(g)
+
+
+def apart_from_numeric(got, ref, tol: Tol) -> tuple:
+    """(got, ref flat in float64, where numeric is defined, the absolute tolerance, where the
+    two are apart there): a gradient against numeric element by element, as the verdicts and
+    the precision check compare them."""
+    got = np.asarray(got, dtype=np.float64).reshape(-1)
+    ref = np.asarray(ref, dtype=np.float64).reshape(-1)
+    defined = numeric_defined(got, ref)
+    atol = tol.atol_for(ref[defined]) if defined.any() else tol.atol
+    return got, ref, defined, atol, ~close_mask(got, ref, tol, atol) & defined
 
 
 def vs_numeric(t: TensorResult, mode: str) -> Optional[dict]:

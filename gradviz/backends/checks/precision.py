@@ -17,7 +17,8 @@ import numpy as np
 from gradviz.backends import numeric
 from gradviz.backends.checks.outcome import passed, skipped
 from gradviz.compare.metrics import Tol, close_mask, fmt, tolerances
-from gradviz.compare.verdicts import KINK_FRACTION, numeric_defined
+from gradviz.compare.numeric_metrics import apart_from_numeric
+from gradviz.compare.verdicts import KINK_FRACTION
 from gradviz.model import CheckResult
 
 NAME = "precision"
@@ -133,16 +134,6 @@ def _allowed_kinks(n: int) -> int:
     return max(1, int(KINK_FRACTION * n)) if n > 1 else 0
 
 
-def _apart(got, ref, tol: Tol) -> tuple:
-    """(got, ref flat in float64, where numeric is defined, the absolute tolerance, where the
-    two are apart there), compared as the verdicts compare them."""
-    got = np.asarray(got, dtype=np.float64).reshape(-1)
-    ref = np.asarray(ref, dtype=np.float64).reshape(-1)
-    defined = numeric_defined(got, ref)
-    atol = tol.atol_for(ref[defined]) if defined.any() else tol.atol
-    return got, ref, defined, atol, ~close_mask(got, ref, tol, atol) & defined
-
-
 def _worst(got, ref, both):
     """The largest absolute difference over `both` (elements finite in both), or None."""
     return float(np.max(np.abs(got[both] - ref[both]))) if both.any() else None
@@ -150,7 +141,7 @@ def _worst(got, ref, both):
 
 def judge_elements(g, ref, tol: Tol) -> Judged:
     """custom `g` against numeric `ref`, element by element, as the verdicts compare them."""
-    g, ref, defined, atol, off = _apart(g, ref, tol)
+    g, ref, defined, atol, off = apart_from_numeric(g, ref, tol)
     k = int(np.count_nonzero(off))
     allowed = _allowed_kinks(int(np.count_nonzero(defined)))
     if k <= allowed:
@@ -174,7 +165,7 @@ def judge_elements(g, ref, tol: Tol) -> Judged:
 
 def judge_projections(got, ref, tol: Tol) -> Judged:
     """custom against numeric along random directions (g . v per direction)."""
-    got, ref, defined, atol, off = _apart(got, ref, tol)
+    got, ref, defined, atol, off = apart_from_numeric(got, ref, tol)
     if not off.any():
         return Judged("agrees")
     if np.all(np.abs(ref[defined]) <= atol):
