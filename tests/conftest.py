@@ -56,9 +56,6 @@ def write_module(tmp_path):
     return write
 
 
-GUI_LOAD_TIMEOUT_MS = 240_000
-
-
 @pytest.fixture
 def settings(tmp_path):
     """The window's settings file: an ini file of the test's own; runs default and custom (numeric is
@@ -75,6 +72,8 @@ def make_window(qtbot, engine, settings):
     Engine and `settings` (`values` set in them first, e.g. {"run/modes": "custom"}), shown and
     started; it returns once its files are loaded (at once when it has none). A run still going
     when the test ends is cancelled and waited for."""
+    from gui_helpers import RUN_TIMEOUT_MS
+
     from gradviz.qt.main_window import MainWindow
     made = []
 
@@ -88,11 +87,11 @@ def make_window(qtbot, engine, settings):
         if not files:                           # nothing to load: no catalogsLoaded to wait for
             win.start(run=run)
             return win
-        with qtbot.waitSignal(win.catalogsLoaded, timeout=GUI_LOAD_TIMEOUT_MS):
+        with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
             win.start(run=run)
         return win
     yield make
     for w in made:
         if w.bridge.running:
-            with qtbot.waitSignal(w.runDone, timeout=GUI_LOAD_TIMEOUT_MS):
+            with qtbot.waitSignal(w.runDone, timeout=RUN_TIMEOUT_MS):
                 w.cancel()

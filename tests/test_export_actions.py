@@ -5,6 +5,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from gui_helpers import FakeDialogs
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QMainWindow, QMenu
 from samples import broken_tf_result, ste_result
@@ -12,29 +13,6 @@ from samples import broken_tf_result, ste_result
 from gradviz import report
 from gradviz.compare import compare_result
 from gradviz.qt import export_actions as EA
-
-
-class FakeDialogs(EA.Dialogs):
-    """Answers every question from a script and records what was asked."""
-
-    def __init__(self, paths=(), overwrite=True):
-        self.paths = list(paths)
-        self.overwrite = overwrite
-        self.asked, self.errors, self.done_msgs, self.confirms = [], [], [], []
-
-    def save_path(self, parent, caption, suggested, filters):
-        self.asked.append((caption, os.path.basename(suggested), filters))
-        return self.paths.pop(0) if self.paths else None
-
-    def confirm_overwrite(self, parent, path):
-        self.confirms.append(path)
-        return self.overwrite
-
-    def error(self, parent, title, text):
-        self.errors.append((title, text))
-
-    def done(self, parent, text):
-        self.done_msgs.append(text)
 
 
 class FakeWindow(QMainWindow):

@@ -8,10 +8,10 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from gui_helpers import RUN_TIMEOUT_MS, keys_of, run_keys  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
 pytestmark = pytest.mark.gui
-RUN_TIMEOUT_MS = 120_000
 
 SCALE_SRC = '''
 import torch
@@ -71,26 +71,6 @@ class NanGrad(torch.autograd.Function):
         out[5] = float("inf")
         return out
 '''
-
-
-def run_keys(qtbot, win, keys):
-    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as blocker:
-        assert win.run(keys)
-    return blocker.args[0]
-
-
-def keys_of(win, pair):
-    return [k for k in win.state.loaded.ops if win.state.loaded.pair_name(k) == pair]
-
-
-def shown_round_ste(qtbot, make_window, settings, files):
-    """A window over `files` with round_ste run in all three modes and shown in the grid."""
-    settings.setValue("run/modes", "default,custom,numeric")
-    win = make_window([str(f) for f in files])
-    run_keys(qtbot, win, keys_of(win, "round_ste"))
-    win.tree.select_pair("round_ste")
-    win.show_pair("round_ste")
-    return win
 
 
 def test_tutorials_run_fill_grid_and_table(qtbot, make_window, examples_dir):

@@ -2,10 +2,9 @@
 and keeps a worker whose op was only cancelled (the next run does not import the framework
 again). Esc right after Ctrl+R froze the window once, then drew stray top-level windows, and
 the cancel replaced both workers."""
+from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication
-
-RUN_TIMEOUT_MS = 240_000
 
 HANG_SRC = '''
 import torch

@@ -7,16 +7,12 @@ import pytest
 pytest.importorskip("pytestqt")
 
 import numpy as np  # noqa: E402
-from PySide6.QtWidgets import QMenu  # noqa: E402
-from test_export_actions import FakeDialogs  # noqa: E402
+from gui_helpers import RUN_TIMEOUT_MS, export_whole_run_json, torch_cell  # noqa: E402
 
-from gradviz import report  # noqa: E402
 from gradviz.app.results import PARTIAL  # noqa: E402
-from gradviz.qt import export_actions as EA  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
-RUN_TIMEOUT_MS = 180_000
 
 # The numeric pass runs the op in float64 (the quick pass in float32): there it hangs.
 OPS_SRC = '''
@@ -53,10 +49,6 @@ def _numeric_pass_running(qtbot, win, key):
                     timeout=RUN_TIMEOUT_MS)
 
 
-def _cell(win, tensor, mode):
-    return next(c for c in win.grid.rows[tensor].cells if c.framework == "torch" and c.mode == mode)
-
-
 def _assert_kept_with_numeric_cancelled(win, key, why):
     """Custom and default shown, numeric said cancelled everywhere the window speaks of it."""
     res = win.state.results.result(key)
@@ -71,8 +63,8 @@ def _assert_kept_with_numeric_cancelled(win, key, why):
     # the grid: custom and default drawn, numeric says it was cancelled (not "computing…")
     win.show_pair("SlowNumeric")
     assert win.grid.message() == "" and {"x", "out"} <= set(win.grid.rows)
-    assert _cell(win, "x", "custom").has_data and _cell(win, "x", "default").has_data
-    numeric = _cell(win, "x", "numeric")
+    assert torch_cell(win, "x", "custom").has_data and torch_cell(win, "x", "default").has_data
+    numeric = torch_cell(win, "x", "numeric")
     assert not numeric.has_data and not numeric.slot.waiting()
     assert numeric.message == f"numeric: the numeric pass was {why} before it finished (▶ Run computes it)"
     assert "torch: match, numeric cancelled" in win.grid.rows["x"].verdicts.text()
@@ -91,16 +83,6 @@ def _assert_kept_with_numeric_cancelled(win, key, why):
     assert not [p for p in entries if p.severity == "error"]
 
 
-def _export_json(win, path, monkeypatch):
-    fake = FakeDialogs([str(path)])
-    monkeypatch.setattr(EA, "dialogs", fake)
-    menu = QMenu(win)
-    EA.install(win, menu)
-    next(a for a in menu.actions() if a.text() == "Whole run as JSON report…").trigger()
-    assert not fake.errors
-    return report.read_json(str(path))
-
-
 def test_cancel_all_in_the_numeric_pass_keeps_custom_and_default(qtbot, make_window, write_module,
                                                                  tmp_path, monkeypatch):
     path = write_module("ops.py", OPS_SRC)
@@ -117,7 +99,7 @@ def test_cancel_all_in_the_numeric_pass_keeps_custom_and_default(qtbot, make_win
     _assert_kept_with_numeric_cancelled(win, key, "cancelled")
     assert win.summary.text() == "1 op run, 1 cancelled"
     # the whole-run export says the same
-    data = _export_json(win, tmp_path / "run.json", monkeypatch)
+    data = export_whole_run_json(win, tmp_path / "run.json", monkeypatch)
     (op,) = data["ops"]
     assert op["status"] == "ok" and op["mode_errors"]["numeric"]["kind"] == "cancelled"
     x = next(t for t in op["tensors"] if t["name"] == "x")

@@ -3,10 +3,10 @@ a cell shows status by colour and icon, and a click gives the message, the fix a
 from pathlib import Path
 
 import pytest
+from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 
 from gradviz.app.settings_file import SettingsFile
 
-RUN_TIMEOUT_MS = 240_000
 OPS = Path(__file__).resolve().parent / "corpus" / "checks" / "torch_ops.py"
 
 

@@ -7,8 +7,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 
-RUN_TIMEOUT_MS = 240_000
 OPS = Path(__file__).resolve().parent / "corpus" / "checks" / "torch_ops.py"
 
 RAISES_SRC = '''

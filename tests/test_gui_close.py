@@ -3,9 +3,9 @@ and its own engine's worker process is gone (a window with its own engine, as th
 import os
 import threading
 
-from gradviz.app.settings_file import SettingsFile
+from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 
-RUN_TIMEOUT_MS = 180_000
+from gradviz.app.settings_file import SettingsFile
 
 HANGS_SRC = '''
 import time

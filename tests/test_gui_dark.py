@@ -10,11 +10,10 @@ import pytest
 pytest.importorskip("pytestqt")
 
 import pyqtgraph as pg  # noqa: E402
+from gui_helpers import FakeDialogs, keys_of, run_keys  # noqa: E402
 from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QPalette  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
-from test_export_actions import FakeDialogs  # noqa: E402
-from test_gui import keys_of, run_keys  # noqa: E402
 
 from gradviz.model import CheckResult  # noqa: E402
 from gradviz.plots.palette import MODE_COLORS, PLOT_SCHEMES, VERDICT_TINT, contrast_ratio  # noqa: E402

@@ -5,11 +5,10 @@ import os
 import stat
 import sys
 
+from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 from PySide6.QtCore import Qt
 
 from gradviz.app.settings_file import SettingsFile
-
-RUN_TIMEOUT_MS = 180_000
 
 NAN_SRC = '''
 import torch

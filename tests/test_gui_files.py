@@ -1,13 +1,12 @@
 """The op list as a TensorBoard user expects it: drop files and folders, filter many ops, remove
 a file, see which results are stale after a settings change, reset the settings to defaults."""
 import pytest
+from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
 from gradviz.app.op_files import op_files
 from gradviz.model import MODES, RunSettings
-
-RUN_TIMEOUT_MS = 180_000
 
 OP_SRC = '''
 import torch

@@ -1,9 +1,9 @@
 """The first `gradviz` without files runs the built-in examples at once; later launches do not."""
+from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
+
 from gradviz.app.settings_file import SettingsFile
 from gradviz.catalog import builtin_examples
 from gradviz.qt.app import open_window
-
-RUN_TIMEOUT_MS = 180_000
 
 
 def launch(qtbot, engine, ini, files=()):

@@ -7,10 +7,9 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from gui_helpers import FakeDialogs, keys_of, run_keys  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
-from test_export_actions import FakeDialogs  # noqa: E402
-from test_gui import keys_of, run_keys  # noqa: E402
 
 from gradviz.plots.figure import MODE_COLORS  # noqa: E402
 from gradviz.plots.flow import build_flow_figure  # noqa: E402

@@ -9,12 +9,12 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QWheelEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 pytestmark = pytest.mark.gui
-RUN_TIMEOUT_MS = 120_000
 SEED = 11
 STEPS = 200
 VIEWS = ("values", "histogram", "scatter", "vs_input", "heatmap")

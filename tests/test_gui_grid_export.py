@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from test_export_actions import FakeDialogs
-from test_gui import keys_of, run_keys
+
+from gui_helpers import FakeDialogs, keys_of, run_keys  # noqa: E402
 
 from gradviz.plots.palette import MODE_COLORS
 from gradviz.qt import export_actions as EA

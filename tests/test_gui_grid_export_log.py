@@ -9,9 +9,8 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from gui_helpers import FakeDialogs, keys_of, run_keys  # noqa: E402
 from samples import DECADES, DECADES_SRC, SVG_NS
-from test_export_actions import FakeDialogs
-from test_gui import keys_of, run_keys
 
 from gradviz.plots.palette import MODE_COLORS
 from gradviz.qt import export_actions as EA

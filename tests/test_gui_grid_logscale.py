@@ -3,12 +3,10 @@ difference views of every row on a log10 |g| axis, zeros left out and counted, n
 curve, an all-zero gradient says so; the choice persists as a plain bool and toggles back."""
 import numpy as np
 import pytest
+from gui_helpers import shown_round_ste  # noqa: E402
 
 pytest.importorskip("pytestqt")
 
-from test_gui import (  # noqa: E402
-    shown_round_ste,
-)
 
 pytestmark = pytest.mark.gui
 

@@ -7,10 +7,9 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from gui_helpers import keys_of, move_mouse, run_keys, shown_round_ste  # noqa: E402
 from PySide6.QtCore import QEvent, QPoint, QPointF  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
-from test_gui import keys_of, run_keys, shown_round_ste  # noqa: E402
-from test_gui_grid_readout import _move  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
@@ -28,7 +27,7 @@ def _hover_near(qtbot, row, cell, x: float, y: float) -> int:
     to x = 100.3 is element 101's, and no pixel is element 100's)."""
     vb = cell.slot.vb
     pos = row.canvas.mapFromScene(vb.mapViewToScene(QPointF(x, y)))
-    _move(qtbot, row, QPoint(pos.x(), pos.y()))
+    move_mouse(qtbot, row, QPoint(pos.x(), pos.y()))
     return int(vb.mapSceneToView(row.canvas.mapToScene(pos)).x() + 0.5)
 
 

@@ -11,13 +11,8 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from gui_helpers import FakeDialogs, keys_of, run_keys, shown_round_ste  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
-from test_export_actions import FakeDialogs  # noqa: E402
-from test_gui import (  # noqa: E402
-    keys_of,
-    run_keys,
-    shown_round_ste,
-)
 
 from gradviz.plots.ticks import fmt  # noqa: E402
 from gradviz.qt import export_actions as EA  # noqa: E402

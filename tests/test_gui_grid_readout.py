@@ -5,11 +5,8 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from gui_helpers import move_mouse, shown_round_ste  # noqa: E402
 from PySide6.QtCore import QPoint, QPointF  # noqa: E402
-from pytestqt.exceptions import TimeoutError as WaitTimeout  # noqa: E402
-from test_gui import (  # noqa: E402
-    shown_round_ste,
-)
 
 from gradviz.plots.ticks import fmt  # noqa: E402
 from gradviz.qt.grid.readout import cell_text  # noqa: E402
@@ -22,27 +19,10 @@ def ste(qtbot, make_window, settings, examples_dir):
     return shown_round_ste(qtbot, make_window, settings, [examples_dir / "tutorial_torch.py"])
 
 
-def _move(qtbot, row, pos: QPoint) -> None:
-    """Move the mouse over the row's canvas and wait until its scene sees the move. Under load
-    the offscreen platform now and then drops a synthetic move (the scene gets no event at all:
-    the cause of this module's flake); a second move one pixel on is then delivered."""
-    seen = []
-    row.canvas.scene().sigMouseMoved.connect(seen.append)
-    try:
-        qtbot.mouseMove(row.canvas.viewport(), pos)
-        try:
-            qtbot.waitUntil(lambda: bool(seen), timeout=1000)
-        except WaitTimeout:
-            qtbot.mouseMove(row.canvas.viewport(), pos + QPoint(1, 0))
-            qtbot.waitUntil(lambda: bool(seen))
-    finally:
-        row.canvas.scene().sigMouseMoved.disconnect(seen.append)
-
-
 def _hover(qtbot, row, cell, x: float, y: float) -> None:
     scene = cell.slot.vb.mapViewToScene(QPointF(x, y))
     pos = row.canvas.mapFromScene(scene)
-    _move(qtbot, row, QPoint(pos.x(), pos.y()))
+    move_mouse(qtbot, row, QPoint(pos.x(), pos.y()))
 
 
 def test_hover_over_values_names_element_and_each_mode(qtbot, ste):
@@ -66,7 +46,7 @@ def test_hover_over_values_names_element_and_each_mode(qtbot, ste):
     assert cell_text(cell, grid.results, "x", -0.6, 0.0) is None
     above = cell.slot.vb.sceneBoundingRect().topLeft() + QPointF(20, -6)   # the plot's title
     pos = row.canvas.mapFromScene(above)
-    _move(qtbot, row, QPoint(pos.x(), pos.y()))
+    move_mouse(qtbot, row, QPoint(pos.x(), pos.y()))
     qtbot.waitUntil(lambda: row.readout.text == "")
     assert not row.readout.label.isVisible()
 

@@ -7,10 +7,10 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from gui_helpers import keys_of, run_keys, shown_round_ste  # noqa: E402
 from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QWheelEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
-from test_gui import keys_of, run_keys, shown_round_ste  # noqa: E402
 
 pytestmark = pytest.mark.gui
 

@@ -7,10 +7,10 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from gui_helpers import shown_round_ste  # noqa: E402
 from PySide6.QtCore import QEvent, QPoint  # noqa: E402
 from PySide6.QtGui import QHelpEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication, QToolTip  # noqa: E402
-from test_gui import shown_round_ste  # noqa: E402
 
 pytestmark = pytest.mark.gui
 

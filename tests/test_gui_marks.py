@@ -1,10 +1,9 @@
 """The op tree shows each op's and each file's worst verdict (icon and colour), not a green tick
 for "did not raise"; the status bar counts cancelled runs apart from failed ones."""
 import pytest
+from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 
 from gradviz.qt.theme import OP_MARKS
-
-RUN_TIMEOUT_MS = 180_000
 
 OPS_SRC = '''
 import time

@@ -3,7 +3,7 @@ window: a mode that raised reads "error" (not "absent": absent means the framewo
 gradient), and a parity row where one side is absent has no error number ("—"), since a 0
 measured against zeros would contradict its `differs`."""
 
-RUN_TIMEOUT_MS = 180_000
+from gui_helpers import RUN_TIMEOUT_MS
 
 RAISES_SRC = '''
 import torch

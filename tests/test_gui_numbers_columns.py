@@ -6,9 +6,9 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from gui_helpers import RUN_TIMEOUT_MS, FakeDialogs  # noqa: E402
 from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMenu  # noqa: E402
-from test_export_actions import FakeDialogs  # noqa: E402
 
 from gradviz import report  # noqa: E402
 from gradviz.app.settings_file import SettingsFile  # noqa: E402
@@ -16,7 +16,6 @@ from gradviz.qt import export_actions as EA  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
-RUN_TIMEOUT_MS = 180_000
 
 DEFAULT_SHOWN = ["tensor", "fw", "verdict", "shape",
                  "custom~default max abs err", "custom~default differ",

@@ -3,12 +3,11 @@
 several rows copy as tab-separated text with headers at full precision, a filter keeps the rows
 with its words, and Worst tensors lists every op's tensors of the run, a double-click going to
 the op and its tensor."""
+from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from gradviz.qt.numbers_sort import verdict_rank, worst_error
-
-RUN_TIMEOUT_MS = 240_000
 
 OPS_SRC = '''
 import torch

@@ -8,11 +8,10 @@ import pytest
 pytest.importorskip("pytestqt")
 
 import numpy as np  # noqa: E402
-from test_gui_cancel_numeric import _cell, _export_json  # noqa: E402
+from gui_helpers import RUN_TIMEOUT_MS, export_whole_run_json, torch_cell  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
-RUN_TIMEOUT_MS = 180_000
 TIMEOUT_S = 3          # the per-op timeout: the quick pass of these ops takes milliseconds
 
 # The numeric pass runs the op in float64 (the quick pass in float32): only there do these
@@ -98,8 +97,8 @@ def _assert_kept_with_numeric_failed(win, key, kind, message, where, shown, cust
     # the grid: custom and default drawn, numeric says what happened (not "computing…")
     win.show_pair(name)
     assert win.grid.message() == "" and {"x", "out"} <= set(win.grid.rows)
-    assert _cell(win, "x", "custom").has_data and _cell(win, "x", "default").has_data
-    numeric = _cell(win, "x", "numeric")
+    assert torch_cell(win, "x", "custom").has_data and torch_cell(win, "x", "default").has_data
+    numeric = torch_cell(win, "x", "numeric")
     assert not numeric.has_data and not numeric.slot.waiting()
     said = "raised" if kind == "error" else "failed:"
     assert numeric.message == f"numeric {said} {err.one_line()}"
@@ -142,7 +141,7 @@ def test_numeric_timeout_keeps_custom_and_default_and_fails_the_op(qtbot, make_w
     assert win.summary.text().startswith("2 ops run, 1 failed — ")
     assert "surrogate" not in win.summary.text()        # RoundSTE's tensors were not checked
     # the whole-run export records the numeric mode's error
-    data = _export_json(win, tmp_path / "run.json", monkeypatch)
+    data = export_whole_run_json(win, tmp_path / "run.json", monkeypatch)
     op = next(o for o in data["ops"] if o["qualname"] == "RoundSTE")
     assert op["status"] == "ok" and op["mode_errors"]["numeric"]["kind"] == "timeout"
     assert op["mode_errors"]["numeric"]["where"] == f"{path}:{_line(path, 'HANGS HERE')}"

@@ -7,6 +7,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 from test_package_files import write_package  # noqa: E402
 
 from gradviz.app.open_list import SETTING, restore, saved_entries  # noqa: E402
@@ -15,7 +16,6 @@ from gradviz.catalog import builtin_examples  # noqa: E402
 from gradviz.qt.app import open_window  # noqa: E402
 
 pytestmark = pytest.mark.gui
-TIMEOUT_MS = 120_000
 
 OP_SRC = '''
 import torch
@@ -59,7 +59,7 @@ def launch(qtbot, engine, ini, files=(), wait=True):
     qtbot.addWidget(win)
     win.show()
     if wait:
-        with qtbot.waitSignal(win.catalogsLoaded, timeout=TIMEOUT_MS):
+        with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
             win.start()
     else:
         win.start()
@@ -67,7 +67,7 @@ def launch(qtbot, engine, ini, files=(), wait=True):
 
 
 def opened(qtbot, win, paths, module_names=None):
-    with qtbot.waitSignal(win.catalogsLoaded, timeout=TIMEOUT_MS):
+    with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
         win.open_files(paths, module_names)
 
 

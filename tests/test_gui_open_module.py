@@ -5,13 +5,13 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication, QInputDialog  # noqa: E402
 from test_package_files import write_package  # noqa: E402
 
 pytestmark = pytest.mark.gui
-TIMEOUT_MS = 120_000
 
 
 @pytest.fixture
@@ -36,7 +36,7 @@ def answer_module_dialog(names: list[str], seen: list[str]) -> None:
 
 
 def run_all(qtbot, win):
-    with qtbot.waitSignal(win.runDone, timeout=TIMEOUT_MS) as blocker:
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as blocker:
         assert win.run()
     return {r.framework: r for r in blocker.args[0]}
 
@@ -46,7 +46,7 @@ def test_open_module_by_name_loads_and_runs_it(qtbot, window, tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     seen: list[str] = []
     answer_module_dialog(["qpkg.layers.nothere", "qpkg.layers.quant_torch"], seen)
-    with qtbot.waitSignal(window.catalogsLoaded, timeout=TIMEOUT_MS):
+    with qtbot.waitSignal(window.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
         window.act_open_module.trigger()
     assert "no module named 'qpkg.layers.nothere'" in seen[1]   # the dialog said why, stayed open
     op_file = str(pkg / "layers" / "quant_torch.py")
@@ -65,7 +65,7 @@ def test_dropped_package_file_loads_and_runs(qtbot, window, tmp_path):
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(op_file))])
     drop = QDropEvent(QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
-    with qtbot.waitSignal(window.catalogsLoaded, timeout=TIMEOUT_MS):
+    with qtbot.waitSignal(window.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
         window.dropEvent(drop)
     assert window.state.loaded.files == [str(op_file)]
     res = run_all(qtbot, window)["tf"]

@@ -6,13 +6,12 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 from samples import ste_result
 
 from gradviz.app.analysis import Analysis
 from gradviz.app.settings_file import SettingsFile
 from gradviz.model import FileCatalog, OpInfo, RunRequest
-
-TIMEOUT_MS = 10_000
 
 
 class FakeEngine:
@@ -87,10 +86,10 @@ def test_partial_results_show_custom_default_first_then_numeric(qtbot, window):
     win, key = window(engine)
     delivered = []
     win.bridge.resultReady.connect(delivered.append)
-    with qtbot.waitSignal(win.runDone, timeout=TIMEOUT_MS):
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
         assert win.run([key])
         qtbot.waitUntil(lambda: "x" in win.grid.rows and
-                        _cell(win, "numeric").message == "numeric: computing…", timeout=TIMEOUT_MS)
+                        _cell(win, "numeric").message == "numeric: computing…", timeout=RUN_TIMEOUT_MS)
         assert _cell(win, "custom").data["y"].max() == pytest.approx(50.0)
         assert win.numbers.value("x", "torch", "verdict") == "surrogate"
         engine.release.set()
@@ -116,7 +115,7 @@ def test_engine_without_on_partial_still_runs(qtbot, window):
     win, key = window(FakeEngine(partial_first=False))
     delivered = []
     win.bridge.resultReady.connect(delivered.append)
-    with qtbot.waitSignal(win.runDone, timeout=TIMEOUT_MS):
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
         assert win.run([key])
     assert [a.result.partial for a in delivered] == [False]
     assert _cell(win, "numeric").has_data and _cell(win, "custom").has_data

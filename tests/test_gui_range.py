@@ -5,11 +5,12 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
+
 from gradviz.app.settings_file import SettingsFile  # noqa: E402
 from gradviz.qt.main_window import MainWindow  # noqa: E402
 
 pytestmark = pytest.mark.gui
-RUN_TIMEOUT_MS = 120_000
 
 SRC = """\
 import torch

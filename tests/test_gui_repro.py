@@ -6,8 +6,8 @@ import pytest
 
 pytestmark = pytest.mark.gui
 
+from gui_helpers import keys_of, run_keys  # noqa: E402
 from PySide6.QtWidgets import QMenu  # noqa: E402
-from test_gui import keys_of, run_keys  # noqa: E402
 from test_repro import CORPUS, _rows, _run_script  # noqa: E402
 
 from gradviz.qt import export_actions as EA  # noqa: E402

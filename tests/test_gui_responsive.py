@@ -6,13 +6,12 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 from samples import ste_result
 
 from gradviz.app.analysis import analyze
 from gradviz.app.settings_file import SettingsFile
 from gradviz.model import MODES, FileCatalog, OpInfo, RunRequest, RunSettings
-
-TIMEOUT_MS = 20_000
 
 
 def _partial(full):
@@ -141,7 +140,7 @@ def test_big_pair_parity_runs_off_the_gui_thread_and_fills_the_table_later(qtbot
     assert set(win.grid.results) == {"torch", "tf"}
     if not threads:                                  # still computing: the table says so
         assert "computing" in win.numbers.parity_label.text()
-    qtbot.waitUntil(lambda: win.numbers.parity.rowCount() > 0, timeout=TIMEOUT_MS)
+    qtbot.waitUntil(lambda: win.numbers.parity.rowCount() > 0, timeout=RUN_TIMEOUT_MS)
     assert threads and all(t is not threading.main_thread() for t in threads)
     # value, default and custom of x and out, all equal across the frameworks
     assert win.numbers.parity.rowCount() == 6
@@ -188,12 +187,12 @@ def test_parity_worker_answers_only_the_newest_request(qtbot):
     worker.ready.connect(lambda *args: answers.append(args))
     big = (ste_result("torch", n=30_000),)
     assert worker.rows("a", big) is None
-    qtbot.waitUntil(lambda: seen == ["a"], timeout=TIMEOUT_MS)
+    qtbot.waitUntil(lambda: seen == ["a"], timeout=RUN_TIMEOUT_MS)
     # while "a" computes, "b" then "c" are asked for: "b" is superseded before it starts
     assert worker.rows("b", big) is None
     assert worker.rows("c", big) is None
     gate.set()
-    qtbot.waitUntil(lambda: len(answers) == 2, timeout=TIMEOUT_MS)
+    qtbot.waitUntil(lambda: len(answers) == 2, timeout=RUN_TIMEOUT_MS)
     assert [a[0] for a in answers] == ["a", "c"] and seen == ["a", "c"]
     worker.accept(*answers[1])
     assert worker.rows("c", big) == ["c"]            # cached: no third computation
@@ -257,7 +256,7 @@ def test_bridge_analyzes_partials_together_and_each_before_its_full_result(qtbot
     bridge.resultReady.connect(lambda a: order.append(
         ("partial" if a.result.partial else "full", a.result.framework, a.problem)))
     reqs = [RunRequest("/op.py", "RoundSTE", fw, RunSettings()) for fw in ("torch", "tf")]
-    with qtbot.waitSignal(bridge.runFinished, timeout=TIMEOUT_MS):
+    with qtbot.waitSignal(bridge.runFinished, timeout=RUN_TIMEOUT_MS):
         assert bridge.run(reqs)
     assert bridge.close() == []                      # every thread it started has ended
     assert not [t for t in threading.enumerate() if t.name.startswith(("gradviz-run", "gradviz-analyze"))]

@@ -6,9 +6,8 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
+from gui_helpers import FakeDialogs, keys_of, run_keys  # noqa: E402
 from PySide6.QtWidgets import QMenu  # noqa: E402
-from test_export_actions import FakeDialogs  # noqa: E402
-from test_gui import keys_of, run_keys  # noqa: E402
 
 from gradviz import report  # noqa: E402
 from gradviz.qt import export_actions as EA  # noqa: E402

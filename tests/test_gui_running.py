@@ -4,10 +4,9 @@ op no longer holds up Run all for the full timeout."""
 import re
 
 import numpy as np
+from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 
 from gradviz.app.settings_file import SettingsFile
-
-RUN_TIMEOUT_MS = 180_000
 
 OPS_SRC = '''
 import time

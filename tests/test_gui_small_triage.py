@@ -3,10 +3,9 @@ or the table's the focus is in), and a plot's menu has no pyqtgraph "Export…" 
 Window" is broken; File ▸ Export draws what the window shows), and File ▸ Open selects the new
 file's first op."""
 import numpy as np
+from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMenu
-
-RUN_TIMEOUT_MS = 240_000
 
 
 def test_ctrl_f_focuses_the_filter_in_front(qtbot, make_window, examples_dir):

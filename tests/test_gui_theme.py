@@ -2,14 +2,12 @@
 change it), a View > Theme override is saved, and exports stay on white."""
 import pyqtgraph as pg
 import pytest
+from gui_helpers import RUN_TIMEOUT_MS, keys_of, run_keys  # noqa: E402
 from PySide6.QtCore import Qt
-from test_gui import keys_of, run_keys
 
 from gradviz.app.settings_file import SettingsFile
 from gradviz.plots.palette import PLOT_SCHEMES, contrast_ratio
 from gradviz.qt.main_window import MainWindow
-
-RUN_TIMEOUT_MS = 120_000
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 # TensorFlow's start-up lines: absl's preamble, glog-style "I0000 ... file.cc:N]" lines, oneDNN,
@@ -71,9 +72,9 @@ def test_worker_output_is_kept_and_shown_in_the_log_panel(qtbot, engine, write_m
     qs.setValue("run/modes", "custom")
     win = MainWindow([path], engine=engine, qsettings=qs)
     qtbot.addWidget(win)
-    with qtbot.waitSignal(win.catalogsLoaded, timeout=120_000):
+    with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
         win.start(run=False)
-    with qtbot.waitSignal(win.runDone, timeout=120_000) as done:
+    with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as done:
         assert win.run(list(win.state.loaded.ops))
     assert [r.status for r in done.args[0]] == ["ok"]
     # the log panel shows it, marked as the worker's; the worker keeps it
