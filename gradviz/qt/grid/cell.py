@@ -14,6 +14,7 @@ from gradviz.plots.description import COMPUTING, Panel
 from gradviz.plots.palette import NAN_COLOR
 from gradviz.plots.ticks import fmt, nice_ticks
 from gradviz.qt.grid.corners import emptiest_corner
+from gradviz.qt.grid.ysync import unsync_y
 from gradviz.qt.theme import plot_options, plot_text, surface
 
 # The first of the grid's modules to import pyqtgraph (after the window's first paint, view.py):
@@ -170,7 +171,7 @@ class CellPlot:
         self.points = None          # a sample of the drawn (x, y), which notes keep clear of
         self.wait_note = None       # the "computing…" cover over a kept curve
         self._wait_follow = None
-        self.ysync = None           # handler keeping its y range with the row's (links.sync_y)
+        self.ysync = None           # handler keeping its y range with the row's (ysync.sync_y)
         self.linked: Optional[list] = None     # first plot of a row: ids of the plots linked to it
         self.ranges = None          # first plot of a row: the (x, y) ranges set last
         self._title = None
@@ -312,7 +313,6 @@ class CellPlot:
 
     def reset(self) -> None:
         """Undo everything a previous fill did, so the plot can be drawn again like a new one."""
-        from gradviz.qt.grid.links import unsync_y
         self.item.setXLink(None)
         unsync_y(self)
         self.item.clear()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gradviz.qt.grid.cell import Cell, CellPlot
 from gradviz.qt.grid.draw import axis_ranges
+from gradviz.qt.grid.ysync import sync_y
 
 
 def _linkable(c: Cell) -> bool:
@@ -52,40 +53,6 @@ def _shows(slot: CellPlot, xr, yr) -> bool:
     (x0, x1), (y0, y1) = slot.vb.viewRange()
     return (xr is None or (x0, x1) == tuple(map(float, xr))) and \
         (yr is None or (y0, y1) == tuple(map(float, yr)))
-
-
-def sync_y(slots: list[CellPlot]) -> None:
-    """One y range for a row, in data coordinates. pyqtgraph's own y link lines views up by
-    screen position, which shifts the range of a cell whose plot area sits a few pixels lower."""
-    for s in slots:
-        unsync_y(s)
-    busy = [False]
-
-    def follow(source):
-        def apply(_vb, y_range):
-            if busy[0]:
-                return
-            busy[0] = True
-            try:
-                for s in slots:
-                    if s is not source:
-                        s.item.setYRange(*y_range, padding=0)
-            finally:
-                busy[0] = False
-        return apply
-
-    for s in slots:
-        s.ysync = follow(s)
-        s.vb.sigYRangeChanged.connect(s.ysync)
-
-
-def unsync_y(slot: CellPlot) -> None:
-    if slot.ysync is not None:
-        try:
-            slot.vb.sigYRangeChanged.disconnect(slot.ysync)
-        except (RuntimeError, TypeError):
-            pass
-        slot.ysync = None
 
 
 def fit(cells: list[Cell]) -> None:
