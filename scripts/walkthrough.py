@@ -384,7 +384,7 @@ class Walk:
         from gradviz.qt import export_actions as E
         win = self.win
         path = os.path.join(self.home, "run.json")
-        E.export_json(win, E._run_results(win), path=path)
+        E.export_json(win, E._run_results(win.exports), path=path)
         with open(path, encoding="utf-8") as f:
             report = json.load(f)
         graphs = {f"{op['name']} ({op['framework']})": op["settings"]["graph"] for op in report["ops"]}

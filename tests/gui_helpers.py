@@ -87,7 +87,7 @@ def export_whole_run_json(win, path, monkeypatch):
     fake = FakeDialogs([str(path)])
     monkeypatch.setattr(EA, "dialogs", fake)
     menu = QMenu(win)
-    EA.install(win, menu)
+    EA.install(win.exports, menu)
     next(a for a in menu.actions() if a.text() == "Whole run as JSON report…").trigger()
     assert not fake.errors
     return report.read_json(str(path))

@@ -1,5 +1,5 @@
-"""Export from the app (pytest-qt): menu actions, dialogs answered by a stand-in, overwrite
-question, failures reported with the reason and no file left behind."""
+"""Export from the app (pytest-qt, a real grid and run state): menu actions, dialogs answered
+by a stand-in, overwrite question, failures reported with the reason and no file left behind."""
 import os
 import xml.etree.ElementTree as ET
 
@@ -15,32 +15,28 @@ from gradviz.compare import compare_result
 from gradviz.qt import export_actions as EA
 
 
-class FakeWindow(QMainWindow):
-    """What export_actions reads from the real MainWindow: its real grid (row `out` as a
-    histogram, selected) and the held results."""
-
-    def __init__(self, big=False):
-        super().__init__()
-        n = 1_000_000 if big else 300
-        rs = {"torch": ste_result("torch", n=n, spike_at=50, nan_at=(120,)), "tf": broken_tf_result(300)}
-        comps = {fw: compare_result(r) for fw, r in rs.items()}
-        from gradviz.model import MODES
-        from gradviz.qt.grid import GridView
-        self.grid = GridView()
-        self.setCentralWidget(self.grid)
-        self.grid.set_data("round_ste", rs, MODES, comps)
-        self.grid.set_view("out", "histogram")
-        self.grid.highlight("out")
-        self.results = {(r.request.framework, os.path.abspath(r.request.file), r.request.qualname): r
-                        for r in rs.values()}
-        self.comparisons = {k: comps[k[0]] for k in self.results}
+def shown_exports(qtbot, big=False) -> EA.WindowExports:
+    """The exports over real parts: a window holding a real grid that shows a torch and a TF
+    result (row `out` as a histogram, selected), and a real, empty run state (no op files open,
+    no results held: the whole-run exports take what the grid shows)."""
+    from gradviz.app.state import AppState
+    from gradviz.model import MODES
+    from gradviz.qt.grid import GridView
+    n = 1_000_000 if big else 300
+    rs = {"torch": ste_result("torch", n=n, spike_at=50, nan_at=(120,)), "tf": broken_tf_result(300)}
+    comps = {fw: compare_result(r) for fw, r in rs.items()}
+    parent, grid = QMainWindow(), GridView()
+    parent.setCentralWidget(grid)
+    qtbot.addWidget(parent)
+    grid.set_data("round_ste", rs, MODES, comps)
+    grid.set_view("out", "histogram")
+    grid.highlight("out")
+    return EA.WindowExports(parent, grid, AppState())
 
 
 @pytest.fixture
-def window(qtbot):
-    w = FakeWindow()
-    qtbot.addWidget(w)
-    return w
+def exports(qtbot):
+    return shown_exports(qtbot)
 
 
 @pytest.fixture
@@ -50,14 +46,14 @@ def fake(monkeypatch):
     return d
 
 
-def _menu_actions(window):
-    menu = QMenu(window)
-    EA.install(window, menu)
+def _menu_actions(exports):
+    menu = QMenu(exports.parent)
+    EA.install(exports, menu)
     return {a.text(): a for a in menu.actions() if a.text()}
 
 
-def test_menu_exports_grid_in_each_format(window, fake, tmp_path):
-    acts = _menu_actions(window)
+def test_menu_exports_grid_in_each_format(exports, fake, tmp_path):
+    acts = _menu_actions(exports)
     assert set(acts) == {"Grid as image (PNG, SVG, PDF)…", "Selected row as image…",
                          "Flow chart (stack graph) as image…",
                          "Selected tensor as CSV…", "Whole run as NPZ…", "Whole run as JSON report…",
@@ -76,13 +72,13 @@ def test_menu_exports_grid_in_each_format(window, fake, tmp_path):
     assert fake.done_msgs[-1] == f"saved {tmp_path / 'grid.pdf'}"
 
 
-def test_row_and_plot_images(window, fake, tmp_path, qapp):
+def test_row_and_plot_images(exports, fake, tmp_path, qapp):
     fake.paths = [str(tmp_path / "row.png")]
-    _menu_actions(window)["Selected row as image…"].trigger()   # the highlighted row: out
+    _menu_actions(exports)["Selected row as image…"].trigger()   # the highlighted row: out
     assert fake.asked[0][1] == "round_ste_out.png"
     row = QImage(str(tmp_path / "row.png"))
-    menu = QMenu(window)
-    EA.add_plot_actions(menu, window, "x", "torch", "custom")
+    menu = QMenu(exports.parent)
+    EA.add_plot_actions(menu, exports, "x", "torch", "custom")
     acts = {a.text(): a for a in menu.actions()}
     assert list(acts) == ["Export this plot…", "Export row x…", "Export grid…", "Export x as CSV…"]
     fake.paths = [str(tmp_path / "plot.png")]
@@ -93,17 +89,17 @@ def test_row_and_plot_images(window, fake, tmp_path, qapp):
     assert plot.width() < 1400 and plot.height() < 1000
 
 
-def test_data_exports_read_back(window, fake, tmp_path):
-    acts = _menu_actions(window)
+def test_data_exports_read_back(exports, fake, tmp_path):
+    acts = _menu_actions(exports)
     fake.paths = [str(tmp_path / "x.csv"), str(tmp_path / "run.npz"), str(tmp_path / "run.json")]
-    window.grid.rows["out"].highlighted = False
-    window.grid.rows["x"].highlighted = True
+    exports.grid.rows["out"].highlighted = False
+    exports.grid.rows["x"].highlighted = True
     acts["Selected tensor as CSV…"].trigger()
     acts["Whole run as NPZ…"].trigger()
     acts["Whole run as JSON report…"].trigger()
     assert not fake.errors
     cols = report.read_csv(str(tmp_path / "x.csv"))
-    custom = window.grid.results["torch"].tensor("x").grads["custom"]
+    custom = exports.grid.results["torch"].tensor("x").grads["custom"]
     assert np.array_equal(cols["custom"], custom.astype(np.float64), equal_nan=True)
     arrays = report.read_npz(str(tmp_path / "run.npz"))
     assert "torch/round_ste/custom/x" in arrays and "tf/round_ste/default/x" not in arrays
@@ -111,24 +107,24 @@ def test_data_exports_read_back(window, fake, tmp_path):
     assert {o["framework"] for o in data["ops"]} == {"torch", "tf"}
 
 
-def test_overwrite_is_asked_and_no_keeps_the_file(window, tmp_path):
+def test_overwrite_is_asked_and_no_keeps_the_file(exports, tmp_path):
     target = tmp_path / "grid.png"
     target.write_bytes(b"old")
     no = FakeDialogs([str(target)], overwrite=False)
-    assert EA.grid_image(window, dialogs=no) is None
+    assert EA.grid_image(exports, dialogs=no) is None
     assert no.confirms == [str(target)] and target.read_bytes() == b"old"
     yes = FakeDialogs([str(target)], overwrite=True)
-    assert EA.grid_image(window, dialogs=yes) == str(target)
+    assert EA.grid_image(exports, dialogs=yes) == str(target)
     assert not QImage(str(target)).isNull()
 
 
-def test_cancelled_dialog_writes_nothing(window, tmp_path):
+def test_cancelled_dialog_writes_nothing(exports, tmp_path):
     d = FakeDialogs([])
-    assert EA.grid_image(window, dialogs=d) is None
+    assert EA.grid_image(exports, dialogs=d) is None
     assert d.asked and not d.errors and not os.listdir(tmp_path)
 
 
-def test_failure_says_why_and_leaves_nothing(window, tmp_path, monkeypatch):
+def test_failure_says_why_and_leaves_nothing(exports, tmp_path, monkeypatch):
     from gradviz.qt.export import pdf
     d = FakeDialogs([str(tmp_path / "grid.pdf"), str(tmp_path / "missing" / "grid.png"),
                      str(tmp_path / "grid.gif")])
@@ -139,9 +135,9 @@ def test_failure_says_why_and_leaves_nothing(window, tmp_path, monkeypatch):
 
     with monkeypatch.context() as m:
         m.setattr(pdf, "write", broken)
-        assert EA.grid_image(window, dialogs=d) is None
-    assert EA.grid_image(window, dialogs=d) is None
-    assert EA.grid_image(window, dialogs=d) is None
+        assert EA.grid_image(exports, dialogs=d) is None
+    assert EA.grid_image(exports, dialogs=d) is None
+    assert EA.grid_image(exports, dialogs=d) is None
     titles = {t for t, _ in d.errors}
     texts = [t for _, t in d.errors]
     assert titles == {"Export failed"} and len(texts) == 3
@@ -152,8 +148,7 @@ def test_failure_says_why_and_leaves_nothing(window, tmp_path, monkeypatch):
 
 
 def test_big_tensor_svg_from_the_app(qtbot, tmp_path):
-    w = FakeWindow(big=True)
-    qtbot.addWidget(w)
+    w = shown_exports(qtbot, big=True)
     d = FakeDialogs([str(tmp_path / "big.svg")])
     assert EA.grid_image(w, dialogs=d) == str(tmp_path / "big.svg")
     assert not d.errors
@@ -161,7 +156,7 @@ def test_big_tensor_svg_from_the_app(qtbot, tmp_path):
     ET.parse(tmp_path / "big.svg")
 
 
-def test_an_export_never_overwrites_an_op_file(window, tmp_path):
+def test_an_export_never_overwrites_an_op_file(exports, tmp_path):
     """The app's exports refuse a path that is an op file of the exported run or of the window
     (issue 26, item 2: `--json ops.py` overwrote the op file; so could File > Export)."""
     import dataclasses
@@ -173,10 +168,12 @@ def test_an_export_never_overwrites_an_op_file(window, tmp_path):
     link.symlink_to(op)
     for target in (op, link):
         d = FakeDialogs([str(target)])
-        assert EA.export_json(window, [r], dialogs=d) is None
+        assert EA.export_json(exports.parent, [r], dialogs=d) is None
         [(title, text)] = d.errors
         assert title == "Export refused" and f"is the op file {op}" in text
-    window.state = type("S", (), {"loaded": type("L", (), {"files": [str(op)]})()})()
+    from gradviz.app.state import AppState
+    exports.state = AppState([str(op)])
     d = FakeDialogs([str(op)])                       # an op file the window has open
-    assert EA.export_csv(window, r.tensor("x"), dialogs=d) is None and d.errors
+    assert EA.export_csv(exports.parent, r.tensor("x"), dialogs=d,
+                         op_files=exports.op_files()) is None and d.errors
     assert op.read_text() == "OPS = 1\n"

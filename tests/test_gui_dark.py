@@ -247,7 +247,7 @@ def test_hover_readout_reads_in_dark(qtbot, shown):
 def test_dark_window_exports_a_light_figure(qtbot, shown, tmp_path):
     shown.set_theme("dark")
     dlg = FakeDialogs()
-    path = EA.grid_image(shown, path=str(tmp_path / "dark.svg"), dialogs=dlg)
+    path = EA.grid_image(shown.exports, path=str(tmp_path / "dark.svg"), dialogs=dlg)
     assert path and not dlg.errors
     root = ET.parse(path).getroot()
     text_fills = {(t.get("fill") or "").lower() for t in root.iter(SVG_NS + "text")}

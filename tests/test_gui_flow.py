@@ -72,7 +72,7 @@ def test_flow_view_shows_each_framework_and_marks_the_dead_default(qtbot, stack_
     assert _same_pixels(shown, drawn)
 
     dlg = FakeDialogs()
-    svg = EA.flow_image(win, path=str(tmp_path / "flow.svg"), dialogs=dlg)
+    svg = EA.flow_image(win.exports, path=str(tmp_path / "flow.svg"), dialogs=dlg)
     assert svg and not dlg.errors
     root = ET.parse(svg).getroot()
     texts = " ".join(t.text or "" for t in root.iter(SVG_NS + "text"))
@@ -82,7 +82,7 @@ def test_flow_view_shows_each_framework_and_marks_the_dead_default(qtbot, stack_
     strokes = {g.get("stroke") for g in root.iter(SVG_NS + "g")}
     assert {MODE_COLORS["default"], MODE_COLORS["custom"], MODE_COLORS["numeric"]} <= strokes
     for ext in (".png", ".pdf"):
-        path = EA.flow_image(win, path=str(tmp_path / f"flow{ext}"), dialogs=dlg)
+        path = EA.flow_image(win.exports, path=str(tmp_path / f"flow{ext}"), dialogs=dlg)
         assert path and (tmp_path / f"flow{ext}").stat().st_size > 1000
     assert not QImage(str(tmp_path / "flow.png")).isNull()
 
@@ -98,5 +98,5 @@ def test_flow_view_hides_for_other_graphs(qtbot, stack_window):
     win.show_pair("reverse_grad")
     assert win.flow_view.figure is None and not win.flow_view.isVisible()
     dlg = FakeDialogs()
-    assert EA.flow_image(win, path="/nonexistent/never.png", dialogs=dlg) is None
+    assert EA.flow_image(win.exports, path="/nonexistent/never.png", dialogs=dlg) is None
     assert dlg.errors and "stack graph" in dlg.errors[0][1]

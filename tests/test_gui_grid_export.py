@@ -68,7 +68,7 @@ def test_window_grid_and_svg_export_draw_the_same_figure(shown, tmp_path, view):
     for name in grid.rows:
         grid.set_view(name, view)
     dlg = FakeDialogs()
-    path = EA.grid_image(shown, path=str(tmp_path / f"{view}.svg"), dialogs=dlg)
+    path = EA.grid_image(shown.exports, path=str(tmp_path / f"{view}.svg"), dialogs=dlg)
     assert path and not dlg.errors
     texts, strokes = _svg(path)
     fills = {}

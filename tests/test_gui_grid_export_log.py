@@ -35,7 +35,7 @@ def shown(qtbot, make_window, tmp_path):
 
 def _export(win, path):
     dlg = FakeDialogs()
-    assert EA.grid_image(win, path=str(path), tensor="x", dialogs=dlg) == str(path)
+    assert EA.grid_image(win.exports, path=str(path), tensor="x", dialogs=dlg) == str(path)
     assert not dlg.errors
     root = ET.parse(path).getroot()
     texts = [" ".join((t.text or "").split()) for t in root.iter(SVG_NS + "text")]

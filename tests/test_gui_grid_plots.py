@@ -79,7 +79,7 @@ def test_difference_view_is_custom_minus_other_and_is_exported(ste, tmp_path):
     assert not cells[("tf", "custom−default")].has_data                # TF: round has no gradient
     assert "no gradient" in cells[("tf", "custom−default")].message
     dlg = FakeDialogs()
-    path = EA.grid_image(ste, path=str(tmp_path / "diff.svg"), dialogs=dlg)
+    path = EA.grid_image(ste.exports, path=str(tmp_path / "diff.svg"), dialogs=dlg)
     assert path and not dlg.errors
     texts = [t.text or "" for t in ET.parse(path).getroot().iter(SVG_NS + "text")]
     assert "torch · custom − default" in texts and "tf · custom − numeric" in texts

@@ -105,7 +105,7 @@ def test_default_columns_fit_and_the_header_menu_chooses_and_remembers(
     fake = FakeDialogs([str(tmp_path / "run.json")])
     monkeypatch.setattr(EA, "dialogs", fake)
     menu = QMenu(win)
-    EA.install(win, menu)
+    EA.install(win.exports, menu)
     next(a for a in menu.actions() if a.text() == "Whole run as JSON report…").trigger()
     (op,) = report.read_json(str(tmp_path / "run.json"))["ops"]
     x = next(tt for tt in op["tensors"] if tt["name"] == "x")

@@ -41,7 +41,7 @@ def test_export_reproduction_script_of_the_shown_op(qtbot, make_window, tmp_path
     answers = Answers(str(folder))
     monkeypatch.setattr(EA, "dialogs", answers)
     menu = QMenu(win)
-    EA.install(win, menu)
+    EA.install(win.exports, menu)
     next(a for a in menu.actions() if a.text() == "Reproduction script (this op)…").trigger()
     assert answers.errors == []
     assert answers.said == f"saved 1 reproduction script(s) in {folder}"

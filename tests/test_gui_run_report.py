@@ -18,7 +18,7 @@ pytestmark = pytest.mark.gui
 def _export_action(win, text):
     """The entry of File ▸ Export as the window installs it (export_actions.install)."""
     menu = QMenu(win)
-    EA.install(win, menu)
+    EA.install(win.exports, menu)
     return next(a for a in menu.actions() if a.text() == text)
 
 

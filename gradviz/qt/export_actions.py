@@ -3,20 +3,22 @@ tensor, NPZ and JSON of the whole run). Each export asks for a path, asks before
 writes atomically (gradviz.atomic_file, for figures and reports alike), and on failure
 shows a message box that says why; nothing half-written is left behind.
 
-How the window uses it:
-    install(window, menu)                  fills File ▸ Export (window_menus.hook_exports calls it)
-    add_plot_actions(menu, window, tensor, framework=None, mode=None)
+How the window uses it: it makes a WindowExports(parent, grid, state, flow_view) of the parts an
+export reads, and
+    install(exports, menu)                 fills File ▸ Export (window_menus.hook_exports calls it)
+    add_plot_actions(menu, exports, tensor, framework=None, mode=None)
                                            adds "Export this plot/row/grid…, CSV…" to a plot's
                                            context menu (QMenu) built by the grid
 Functions usable directly (and by tests):
-    grid_image(window, path=None, tensor=None, panel=None)         -> written path or None
+    grid_image(exports, path=None, tensor=None, panel=None)        -> written path or None
                                            (the grid's own figure description, GridView.figure)
     export_csv(parent, tensor_result, path=None, name="")          -> path or None
     export_npz(parent, results, path=None)                          -> path or None
     export_json(parent, results, path=None, comparisons=None)       -> path or None
     export_repro(parent, results, folder=None, comparisons=None)    -> paths or None
 `results` is a list of RunResults, or the grid's {framework: RunResult}. With `path` given no file
-dialog is shown (the overwrite question still is).
+dialog is shown (the overwrite question still is). `op_files`: the files an export must never
+overwrite besides the results' own (the window's open op files).
 
 Dialogs go through the module-level `dialogs` object (class Dialogs): tests replace it, or pass
 `dialogs=` to any function, to answer without blocking.
@@ -26,7 +28,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Optional, Sequence
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox
 
 from gradviz.model import RunResult, TensorResult
 
@@ -65,10 +67,9 @@ class Dialogs:
         QMessageBox.warning(parent, title, text)
 
     def done(self, parent, text: str) -> None:
-        """Tell the user where the file went (status bar when the parent has one)."""
-        bar = getattr(parent, "statusBar", None)
-        if callable(bar):
-            bar().showMessage(text, 5000)
+        """Tell the user where the file went (status bar when the parent is a main window)."""
+        if isinstance(parent, QMainWindow):
+            parent.statusBar().showMessage(text, 5000)
 
 
 dialogs = Dialogs()
@@ -91,11 +92,10 @@ def _as_list(results) -> list[RunResult]:
     return [r for r in results if r is not None]
 
 
-def _is_op_file(path: str, parent, inputs: Sequence[str]) -> Optional[str]:
+def _is_op_file(path: str, inputs: Sequence[str]) -> Optional[str]:
     """The op file `path` names (one the window has open, or one of the exported results'),
     else None: an export never overwrites an input (issue 26, item 2)."""
-    loaded = getattr(getattr(parent, "state", None), "loaded", None)
-    for f in [*inputs, *(getattr(loaded, "files", None) or [])]:
+    for f in inputs:
         try:
             if os.path.samefile(path, f):
                 return f
@@ -115,7 +115,7 @@ def _run_export(parent, caption: str, suggested: str, filters: str, path: Option
         if not path:
             return None
     path = os.path.abspath(path)
-    op_file = _is_op_file(path, parent, inputs)
+    op_file = _is_op_file(path, inputs)
     if op_file is not None:
         dlg.error(parent, "Export refused", f"{path} is the op file {op_file}; exporting there "
                   "would overwrite it. Choose another name.")
@@ -135,7 +135,8 @@ def _run_export(parent, caption: str, suggested: str, filters: str, path: Option
 # --- images --------------------------------------------------------------------------------------
 
 def export_flow(parent, results=None, path: Optional[str] = None, pair: Optional[str] = None,
-                figure=None, dialogs: Optional[Dialogs] = None) -> Optional[str]:
+                figure=None, dialogs: Optional[Dialogs] = None,
+                op_files: Sequence[str] = ()) -> Optional[str]:
     """The flow chart of a stack run: `figure` as the window shows it, else built from `results`."""
     from gradviz.plots.flow import build_flow_figure, is_stack
     from gradviz.qt.export import save_flow_figure
@@ -148,38 +149,38 @@ def export_flow(parent, results=None, path: Optional[str] = None, pair: Optional
     fig = figure if figure is not None else build_flow_figure(rs, pair)
     name = pair or (rs[0].name if rs else fig.title.split(" ")[0])
     return _run_export(parent, "Export flow chart as image", _safe_name(f"{name}_flow") + ".png",
-                       IMAGE_FILTERS, path, lambda p: save_flow_figure(fig, p), dialogs)
+                       IMAGE_FILTERS, path, lambda p: save_flow_figure(fig, p), dialogs, op_files)
 
 
-def flow_image(window, path=None, dialogs=None):
+def flow_image(src: WindowExports, path=None, dialogs=None):
     """The window's flow chart, from the very description the window draws."""
-    results, _, pair, _ = _grid_state(window)
-    view = getattr(window, "flow_view", None)
-    figure = view.figure if view is not None else None
-    return export_flow(window, results, path, pair, figure, dialogs)
+    results, _, pair, _ = _grid_state(src)
+    figure = src.flow_view.figure if src.flow_view is not None else None
+    return export_flow(src.parent, results, path, pair, figure, dialogs, src.op_files())
 
 
 # --- data ----------------------------------------------------------------------------------------
 
 def export_csv(parent, tensor: TensorResult, path: Optional[str] = None, name: str = "",
-               dialogs: Optional[Dialogs] = None) -> Optional[str]:
+               dialogs: Optional[Dialogs] = None, op_files: Sequence[str] = ()) -> Optional[str]:
     from gradviz import report
     suggested = _safe_name(f"{name}_{tensor.name}" if name else tensor.name) + ".csv"
     return _run_export(parent, f"Export {tensor.name} as CSV", suggested, FILTERS[".csv"], path,
-                       lambda p: report.write_csv(p, tensor), dialogs)
+                       lambda p: report.write_csv(p, tensor), dialogs, op_files)
 
 
 def export_npz(parent, results, path: Optional[str] = None,
-               dialogs: Optional[Dialogs] = None) -> Optional[str]:
+               dialogs: Optional[Dialogs] = None, op_files: Sequence[str] = ()) -> Optional[str]:
     from gradviz import report
     rs = _as_list(results)
     return _run_export(parent, "Export run as NPZ", "gradviz_run.npz", FILTERS[".npz"], path,
-                       lambda p: report.write_npz(p, rs), dialogs, [r.request.file for r in rs])
+                       lambda p: report.write_npz(p, rs), dialogs,
+                       [*(r.request.file for r in rs), *op_files])
 
 
 def export_json(parent, results, path: Optional[str] = None, comparisons: Optional[Sequence] = None,
                 dialogs: Optional[Dialogs] = None, diagnostics: Optional[Sequence] = None,
-                load_errors: Sequence = ()) -> Optional[str]:
+                load_errors: Sequence = (), op_files: Sequence[str] = ()) -> Optional[str]:
     """`diagnostics`: the findings of each result, aligned with them, and `load_errors`: the
     FileCatalogs of files that did not load, as `gradviz run --json` writes them."""
     from gradviz import report
@@ -189,7 +190,7 @@ def export_json(parent, results, path: Optional[str] = None, comparisons: Option
                        path, lambda p: report.write_json(p, rs, settings, comparisons,
                                                          diagnostics=diagnostics,
                                                          load_errors=load_errors), dialogs,
-                       [r.request.file for r in rs])
+                       [*(r.request.file for r in rs), *op_files])
 
 
 def export_repro(parent, results, folder: Optional[str] = None,
@@ -229,138 +230,144 @@ def export_repro(parent, results, folder: Optional[str] = None,
     return written
 
 
-def repro_of_shown(window, folder=None, dialogs=None):
+def repro_of_shown(src: WindowExports, folder=None, dialogs=None):
     """The op the grid shows, each framework's script (the whole run if the grid is empty)."""
-    results = _as_list(_grid_state(window)[0]) or _run_results(window)
-    return export_repro(window, results, folder, _run_comparisons(window, results), dialogs)
+    results = _as_list(_grid_state(src)[0]) or _run_results(src)
+    return export_repro(src.parent, results, folder, _run_comparisons(src, results), dialogs)
 
 
 # --- the window ----------------------------------------------------------------------------------
 
-def _grid_state(window):
+class WindowExports:
+    """What the window's exports read, handed over by the window: `parent` (of the dialogs; its
+    status bar says where a file went), the `grid` (the pair shown: its rows, results and
+    comparisons), the run's `state` (gradviz.app.state.AppState: every result, the open op files,
+    the files that did not load) and the `flow_view` (the flow chart as drawn), if any."""
+
+    def __init__(self, parent, grid, state, flow_view=None) -> None:
+        self.parent, self.grid, self.state, self.flow_view = parent, grid, state, flow_view
+
+    def op_files(self) -> list[str]:
+        return list(self.state.loaded.files)
+
+
+def _grid_state(src: WindowExports):
     """(results {fw: RunResult}, comparisons {fw: OpComparison}, pair, row views) shown now."""
-    grid = getattr(window, "grid", None)
-    results = dict(getattr(grid, "results", {}) or {})
-    comps = dict(getattr(grid, "comparisons", {}) or {})
-    pair = getattr(grid, "pair", None) or None
-    rows = getattr(grid, "rows", {}) or {}
-    views = {name: row.view() for name, row in rows.items() if hasattr(row, "view")}
-    return results, comps, pair, views
+    grid = src.grid
+    views = {name: row.view() for name, row in grid.rows.items()}
+    return dict(grid.results), dict(grid.comparisons or {}), grid.pair or None, views
 
 
-def _current_tensor(window) -> Optional[str]:
-    rows = getattr(getattr(window, "grid", None), "rows", {}) or {}
+def _current_tensor(src: WindowExports) -> Optional[str]:
+    rows = src.grid.rows
     for name, row in rows.items():
-        if getattr(row, "highlighted", False):
+        if row.highlighted:
             return name
     return next(iter(rows), None)
 
 
-def _run_results(window) -> list[RunResult]:
+def _run_results(src: WindowExports) -> list[RunResult]:
     """Everything the window holds (the whole run), else what the grid shows."""
-    state = getattr(window, "state", None)
-    held = [a.result for a in state.results.analyses().values()] if state is not None else []
-    return held or _as_list(_grid_state(window)[0])
+    held = [a.result for a in src.state.results.analyses().values()]
+    return held or _as_list(_grid_state(src)[0])
 
 
-def _run_comparisons(window, results: list[RunResult]):
-    analyses = _run_analyses(window, results)
+def _run_comparisons(src: WindowExports, results: list[RunResult]):
+    analyses = _run_analyses(src, results)
     if analyses is None or any(a.comparison is None for a in analyses):
         return None                                    # report.py computes them all
     return [a.comparison for a in analyses]
 
 
-def _run_analyses(window, results: list[RunResult]):
+def _run_analyses(src: WindowExports, results: list[RunResult]):
     """The window's analysis of each result (its verdicts and findings), or None."""
-    state = getattr(window, "state", None)
-    if state is None:
-        return None
     out = []
     for r in results:
         key = (r.request.framework, os.path.abspath(r.request.file), r.request.qualname)
-        held = state.results.get(key)
+        held = src.state.results.get(key)
         if held is None:
             return None
         out.append(held)
     return out
 
 
-def _run_diagnostics(window, results: list[RunResult]):
+def _run_diagnostics(src: WindowExports, results: list[RunResult]):
     """The findings of each result, as the window shows them (None: report.py lists none)."""
-    analyses = _run_analyses(window, results)
+    analyses = _run_analyses(src, results)
     if analyses is None:
         from gradviz.diagnostics import diagnose
         return [diagnose(r) for r in results]
     return [list(a.findings) for a in analyses]
 
 
-def _load_errors(window) -> list:
+def _load_errors(src: WindowExports) -> list:
     """A FileCatalog per file the window could not load, as the report lists them."""
     from gradviz.model import FileCatalog
-    state = getattr(window, "state", None)
-    errors = state.loaded.errors if state is not None else {}
-    return [FileCatalog(file, "", error=err) for file, err in errors.items()]
+    return [FileCatalog(file, "", error=err) for file, err in src.state.loaded.errors.items()]
 
 
-def export_whole_run_json(window, path: Optional[str] = None,
+def export_whole_run_json(src: WindowExports, path: Optional[str] = None,
                           dialogs: Optional[Dialogs] = None) -> Optional[str]:
     """File > Export > Whole run as JSON report: what `gradviz run --json` writes for the same
     run, its findings and its files that did not load included."""
-    rs = _run_results(window)
-    return export_json(window, rs, path, comparisons=_run_comparisons(window, rs),
-                       dialogs=dialogs, diagnostics=_run_diagnostics(window, rs),
-                       load_errors=_load_errors(window))
+    rs = _run_results(src)
+    return export_json(src.parent, rs, path, comparisons=_run_comparisons(src, rs),
+                       dialogs=dialogs, diagnostics=_run_diagnostics(src, rs),
+                       load_errors=_load_errors(src), op_files=src.op_files())
 
 
-def grid_image(window, path=None, tensor=None, panel=None, dialogs=None):
+def grid_image(src: WindowExports, path=None, tensor=None, panel=None, dialogs=None):
     """The grid, a row or a plot as the window draws it: the grid's own figure description."""
-    grid = getattr(window, "grid", None)
-    if grid is None or not getattr(grid, "rows", None):
-        (dialogs or globals()["dialogs"]).error(window, "Nothing to export", "Run an op first.")
+    grid = src.grid
+    if not grid.rows:
+        (dialogs or globals()["dialogs"]).error(src.parent, "Nothing to export", "Run an op first.")
         return None
     from gradviz.qt.export import save_figure
     what = "grid" if tensor is None else (f"row {tensor}" if panel is None else f"plot {tensor}")
     parts = [grid.pair or "gradviz"] + ([tensor] if tensor else []) + \
         (["_".join(map(str, panel))] if isinstance(panel, tuple) else [])
-    return _run_export(window, f"Export {what} as image", _safe_name("_".join(parts)) + ".png",
-                       IMAGE_FILTERS, path, lambda p: save_figure(grid.figure(tensor, panel), p), dialogs)
+    return _run_export(src.parent, f"Export {what} as image", _safe_name("_".join(parts)) + ".png",
+                       IMAGE_FILTERS, path, lambda p: save_figure(grid.figure(tensor, panel), p), dialogs,
+                       src.op_files())
 
 
-def tensor_csv(window, tensor: Optional[str] = None, framework: Optional[str] = None, path=None,
-               dialogs=None):
-    results, _, pair, _ = _grid_state(window)
-    tensor = tensor or _current_tensor(window)
+def tensor_csv(src: WindowExports, tensor: Optional[str] = None, framework: Optional[str] = None,
+               path=None, dialogs=None):
+    results, _, pair, _ = _grid_state(src)
+    tensor = tensor or _current_tensor(src)
     fws = [framework] if framework else list(results)
     for fw in fws:
         r = results.get(fw)
         t = r.tensor(tensor) if r is not None and tensor else None
         if t is not None:
-            return export_csv(window, t, path, name=f"{pair or r.name}_{fw}", dialogs=dialogs)
-    (dialogs or globals()["dialogs"]).error(window, "Nothing to export",
+            return export_csv(src.parent, t, path, name=f"{pair or r.name}_{fw}", dialogs=dialogs,
+                              op_files=src.op_files())
+    (dialogs or globals()["dialogs"]).error(src.parent, "Nothing to export",
                                             "Select a tensor of an op that has run.")
     return None
 
 
-def install(window, menu) -> None:
+def install(src: WindowExports, menu) -> None:
     """Fill the window's File ▸ Export menu."""
-    menu.addAction("Grid as image (PNG, SVG, PDF)…", lambda: grid_image(window))
+    menu.addAction("Grid as image (PNG, SVG, PDF)…", lambda: grid_image(src))
     menu.addAction("Selected row as image…",
-                   lambda: grid_image(window, tensor=_current_tensor(window)))
-    menu.addAction("Flow chart (stack graph) as image…", lambda: flow_image(window))
+                   lambda: grid_image(src, tensor=_current_tensor(src)))
+    menu.addAction("Flow chart (stack graph) as image…", lambda: flow_image(src))
     menu.addSeparator()
-    menu.addAction("Selected tensor as CSV…", lambda: tensor_csv(window))
-    menu.addAction("Whole run as NPZ…", lambda: export_npz(window, _run_results(window)))
-    menu.addAction("Whole run as JSON report…", lambda: export_whole_run_json(window))
-    menu.addAction("Reproduction script (this op)…", lambda: repro_of_shown(window))
+    menu.addAction("Selected tensor as CSV…", lambda: tensor_csv(src))
+    menu.addAction("Whole run as NPZ…",
+                   lambda: export_npz(src.parent, _run_results(src), op_files=src.op_files()))
+    menu.addAction("Whole run as JSON report…", lambda: export_whole_run_json(src))
+    menu.addAction("Reproduction script (this op)…", lambda: repro_of_shown(src))
 
 
-def add_plot_actions(menu, window, tensor: str, framework: Optional[str] = None,
+def add_plot_actions(menu, src: WindowExports, tensor: str, framework: Optional[str] = None,
                      mode: Optional[str] = None) -> None:
     """Add export entries to a plot's context menu; `mode` is the panel's ("custom~default" in the
     scatter view)."""
     if framework and mode:
         panel = (framework, mode)
-        menu.addAction("Export this plot…", lambda: grid_image(window, tensor=tensor, panel=panel))
-    menu.addAction(f"Export row {tensor}…", lambda: grid_image(window, tensor=tensor))
-    menu.addAction("Export grid…", lambda: grid_image(window))
-    menu.addAction(f"Export {tensor} as CSV…", lambda: tensor_csv(window, tensor, framework))
+        menu.addAction("Export this plot…", lambda: grid_image(src, tensor=tensor, panel=panel))
+    menu.addAction(f"Export row {tensor}…", lambda: grid_image(src, tensor=tensor))
+    menu.addAction("Export grid…", lambda: grid_image(src))
+    menu.addAction(f"Export {tensor} as CSV…", lambda: tensor_csv(src, tensor, framework))

@@ -18,6 +18,7 @@ from gradviz.app.state import AppState
 from gradviz.model import FRAMEWORKS
 from gradviz.qt.about import app_icon, show_about
 from gradviz.qt.engine_bridge import EngineBridge
+from gradviz.qt.export_actions import WindowExports
 from gradviz.qt.gui_gc import GuiGarbageCollector
 from gradviz.qt.pair_view import PairView
 from gradviz.qt.theme import FRAMEWORK_LABELS
@@ -78,7 +79,8 @@ class MainWindow(QMainWindow):
         build_layout(self)
         build_menus(self)
         self.recent = RecentFiles(self.qs, self.recent_menu, self.open_files)
-        hook_exports(self)
+        self.exports = WindowExports(self, self.grid, self.state, self.flow_view)
+        hook_exports(self.exports, self.export_menu, self.grid)
         self.workers = WorkerLabels(self.statusBar(), self.bridge.frameworks)
         self.runs = RunControl(self)            # its progress bar after the worker labels
         self.summary = QLabel("")

@@ -123,23 +123,9 @@ class RecentFiles:
         self.menu.setEnabled(bool(recent))
 
 
-def hook_exports(win) -> None:
-    """Export actions come from export_actions.py (another module's job); absent: disabled."""
-    try:
-        from gradviz.qt import export_actions
-    except ImportError:
-        win.export_menu.setEnabled(False)
-        win.export_menu.setToolTip("exporters not available")
-        return
-    hook = getattr(export_actions, "install", None) or getattr(export_actions, "add_export_actions", None)
-    if hook is None:
-        win.export_menu.setEnabled(False)
-        return
-    try:
-        hook(win, win.export_menu)
-        plot_hook = getattr(export_actions, "add_plot_actions", None)
-        if plot_hook is not None:
-            win.grid.plot_menu_hook = lambda menu, tensor, fw, mode: plot_hook(menu, win, tensor, fw, mode)
-    except Exception as exc:  # noqa: BLE001 - the window must come up without exporters
-        win.export_menu.setEnabled(False)
-        win.export_menu.setToolTip(f"exporters failed to load: {exc}")
+def hook_exports(exports, menu, grid) -> None:
+    """File ▸ Export `menu` and the `grid`'s plot context menus, over `exports` (a
+    qt/export_actions.WindowExports of the window's parts)."""
+    from gradviz.qt.export_actions import add_plot_actions, install
+    install(exports, menu)
+    grid.plot_menu_hook = lambda m, tensor, fw, mode: add_plot_actions(m, exports, tensor, fw, mode)
