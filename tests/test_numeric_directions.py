@@ -1,21 +1,26 @@
-"""The numeric reference's random directions kept between runs (backends/numeric_dirs.py) and the
-buffers its forwards reuse: the same directions, steps and values as drawing them afresh, within
-the store's bound. numpy-only parts here; torch and TF in processes of their own."""
+"""The numeric reference's random directions (backends/numeric_dirs.py: seeded Rademacher ±1) and
+the buffers its forwards reuse. numpy-only parts here; torch and TF in processes of their own."""
 import subprocess
 import sys
 import textwrap
+import zlib
 
 import numpy as np
 import pytest
 
-from gradviz.backends.graphs import rng_for
 from gradviz.backends.numeric import DIRECTIONS, _Directions
-from gradviz.backends.numeric_dirs import DIRS_MAX_BYTES, DirectionStore, Drawn, dirs_bound
+from gradviz.backends.numeric_dirs import rademacher
 
 
-def drawn_afresh(name: str, shape: tuple) -> np.ndarray:
-    """The directions as the numeric reference always drew them: one seeded stream per name."""
-    return rng_for(0, "numeric:" + name).standard_normal((DIRECTIONS,) + shape)
+def by_hand(name: str, shape: tuple) -> np.ndarray:
+    """The documented definition, bit by bit in Python ints: direction k is ceil(n / 64) raw
+    outputs of the PCG64 stream of [0, crc32("numeric:" + name)], bit i read as -1 where set."""
+    n = int(np.prod(shape))
+    words = -(-n // 64)
+    raw = [int(r) for r in np.random.default_rng(
+        [0, zlib.crc32(("numeric:" + name).encode())]).bit_generator.random_raw(DIRECTIONS * words)]
+    return np.array([[-1.0 if raw[k * words + i // 64] >> (i % 64) & 1 else 1.0 for i in range(n)]
+                     for k in range(DIRECTIONS)]).reshape((DIRECTIONS,) + tuple(shape))
 
 
 def all_chunks(directions: _Directions, per: int):
@@ -24,68 +29,49 @@ def all_chunks(directions: _Directions, per: int):
         v, n = directions.chunk(k0, min(per, DIRECTIONS - k0))
         got.append(v.copy())
         norms.append(n.copy())
-    directions.drawn_all()
     return np.concatenate(got), np.concatenate(norms)
 
 
+def test_directions_are_the_documented_signs_with_known_values():
+    got = rademacher("x", (2, 5), DIRECTIONS)
+    assert got.dtype == np.float64 and got.shape == (DIRECTIONS, 2, 5)
+    assert got[:3].tolist() == [[[-1, -1, -1, 1, -1], [1, 1, -1, 1, 1]],
+                                [[-1, -1, 1, -1, 1], [-1, -1, 1, 1, -1]],
+                                [[-1, -1, 1, 1, -1], [-1, 1, 1, 1, -1]]]
+    for name, shape in [("x", (2, 5)), ("weights", (70,)), ("out", (3, 64)), ("b", (1,))]:
+        assert np.array_equal(rademacher(name, shape, DIRECTIONS), by_hand(name, shape)), name
+    # a direction past the first 64 elements reads the next raw output
+    assert rademacher("x", (70,), DIRECTIONS)[1][60:70].tolist() == \
+        [1, -1, 1, -1, -1, 1, -1, 1, -1, 1]
+
+
 @pytest.mark.parametrize("per", [1, 3, 16])
-@pytest.mark.parametrize("store_bytes", [None, 0, DIRS_MAX_BYTES])
-def test_directions_are_the_seeded_stream_whatever_the_chunks_and_store(per, store_bytes):
+def test_chunks_give_the_same_directions_whatever_their_size(per):
     shape = (7, 5)
-    store = DirectionStore(store_bytes) if store_bytes is not None else None
-    want = drawn_afresh("x", shape)
-    want_norms = np.sqrt(np.einsum("ij,ij->i", want.reshape(DIRECTIONS, -1),
-                                   want.reshape(DIRECTIONS, -1)))
-    first, first_norms = all_chunks(_Directions("x", shape, per, store), per)
+    want = by_hand("x", shape)
+    first, norms = all_chunks(_Directions("x", shape, per), per)
     assert np.array_equal(first, want)
-    np.testing.assert_allclose(first_norms, want_norms, rtol=1e-15)
-    kept = store is not None and store_bytes > 0
-    assert (store is not None and len(store) == 1) == kept
-    # the next run of that name and shape reads the store (or draws the same again)
-    again, again_norms = all_chunks(_Directions("x", shape, per, store), per)
-    assert np.array_equal(again, want) and np.array_equal(again_norms, first_norms)
-    if kept:
-        assert store.get("x", shape).v is not None and len(store) == 1
+    assert np.array_equal(norms, np.full(DIRECTIONS, np.sqrt(35.0)))
+    np.testing.assert_allclose(norms, np.linalg.norm(want.reshape(DIRECTIONS, -1), axis=1),
+                               rtol=1e-15)
+    again, _ = all_chunks(_Directions("x", shape, per), per)     # a re-run draws the same
+    assert np.array_equal(again, want)
 
 
 def test_another_name_or_shape_has_its_own_directions():
-    store = DirectionStore()
-    a, _ = all_chunks(_Directions("x", (40,), 16, store), 16)
-    b, _ = all_chunks(_Directions("w", (40,), 16, store), 16)
-    c, _ = all_chunks(_Directions("x", (4, 10), 16, store), 16)
-    assert np.array_equal(b, drawn_afresh("w", (40,)))
-    assert np.array_equal(c, drawn_afresh("x", (4, 10)))
-    assert not np.array_equal(a, b) and len(store) == 3
+    a, _ = all_chunks(_Directions("x", (40,), 16), 16)
+    b, _ = all_chunks(_Directions("w", (40,), 16), 16)
+    c, _ = all_chunks(_Directions("x", (4, 10), 16), 16)
+    assert np.array_equal(b, by_hand("w", (40,))) and np.array_equal(c, by_hand("x", (4, 10)))
+    assert not np.array_equal(a, b)
+    # the same stream: the first 40 signs of a shape are those of any other of 40 elements
+    assert np.array_equal(a.reshape(DIRECTIONS, -1), c.reshape(DIRECTIONS, -1))
 
 
-def test_directions_left_undrawn_are_not_kept():
-    store = DirectionStore()
-    d = _Directions("x", (30,), 4, store)
-    d.chunk(0, 4)                       # the pass failed after its first chunk
-    assert len(store) == 0
-    full, _ = all_chunks(_Directions("x", (30,), 4, store), 4)
-    assert np.array_equal(full, drawn_afresh("x", (30,))) and len(store) == 1
-
-
-def test_the_store_keeps_what_its_bound_allows_least_recently_used_first():
-    one = Drawn(np.zeros((DIRECTIONS, 100)), np.zeros(DIRECTIONS))
-    store = DirectionStore(2 * one.nbytes)
-    for name in "abc":
-        assert store.put(name, (100,), Drawn(one.v.copy(), one.norms.copy()))
-        assert store.bytes() <= store.max_bytes
-    assert store.get("a", (100,)) is None and store.get("b", (100,)) is not None
-    store.put("d", (100,), Drawn(one.v.copy(), one.norms.copy()))   # b was used: c goes
-    assert store.get("c", (100,)) is None and store.get("b", (100,)) is not None
-    big = Drawn(np.zeros((DIRECTIONS, 1000)), np.zeros(DIRECTIONS))
-    assert not store.put("big", (1000,), big) and store.get("big", (1000,)) is None
-    assert store.bytes() <= store.max_bytes
-
-
-def test_the_bound_is_an_eighth_of_the_workers_memory_limit_at_most_512_mib():
-    assert dirs_bound(0) == DIRS_MAX_BYTES == 512 << 20
-    assert dirs_bound(64 << 30) == DIRS_MAX_BYTES
-    assert dirs_bound(1 << 30) == 128 << 20
-    assert dirs_bound(8 << 20) == 1 << 20
+def test_the_two_buffers_are_reused_in_turn():
+    d = _Directions("x", (300,), 1)
+    ptrs = [d.chunk(k, 1)[0].ctypes.data for k in range(4)]
+    assert ptrs[0] == ptrs[2] and ptrs[1] == ptrs[3] and ptrs[0] != ptrs[1]
 
 
 def in_fresh_process(code: str) -> None:
@@ -98,32 +84,29 @@ def in_fresh_process(code: str) -> None:
 # 600000 elements: one direction per chunk and one perturbation per forward (too big to batch),
 # the path of the app's 10^6-element runs
 @pytest.mark.parametrize("fw,qualname", [("torch", "MulWeights"), ("tf", "mul_weights")])
-def test_kept_directions_give_the_numbers_of_directions_drawn_afresh(examples_dir, fw, qualname):
+def test_projections_are_along_the_documented_directions_in_both_frameworks(examples_dir, fw,
+                                                                           qualname):
     path = examples_dir / ("tutorial_torch.py" if fw == "torch" else "tutorial_tf.py")
     in_fresh_process(f"""
         import numpy as np
         from gradviz.backends import load_backend
-        from gradviz.backends.graphs import rng_for
+        from gradviz.backends.numeric_dirs import rademacher
         from gradviz.model import RunRequest, RunSettings
         req = RunRequest({str(path)!r}, {qualname!r}, {fw!r},
                          RunSettings(shape=(600000,), modes=("default", "custom", "numeric"),
                                      upstream="random", timeout=600))
-        keeps = load_backend({fw!r})                     # no limit: keeps up to 512 MiB
-        small = load_backend({fw!r}, 64 << 20)           # 8 MiB: keeps none of these
-        runs = [keeps.handle("run", req), keeps.handle("run", req), small.handle("run", req)]
-        assert len(keeps.directions) == 3 and len(small.directions) == 0
+        backend = load_backend({fw!r})
+        runs = [backend.handle("run", req), backend.handle("run", req)]
         for res in runs:
             assert res.status == "ok" and not res.mode_errors, res
         for t in runs[0].tensors:
             p = [r.tensor(t.name).numeric.projections for r in runs]
             for mode in ("numeric", "custom", "default"):
                 assert np.array_equal(p[0][mode], p[1][mode]), (t.name, mode)
-                assert np.array_equal(p[0][mode], p[2][mode]), (t.name, mode)
-            # the directions of the seeded stream: custom's g . v / |v| from them
-            v = rng_for(0, "numeric:" + t.name).standard_normal((16, 600000))
+            # custom's g . v / |v| along the seeded signs, |v| = sqrt(n)
+            v = rademacher(t.name, (600000,), 16)
             g = np.asarray(t.grads["custom"], dtype=np.float64)
-            np.testing.assert_allclose(p[0]["custom"], v @ g / np.linalg.norm(v, axis=1),
-                                       rtol=1e-10)
+            np.testing.assert_allclose(p[0]["custom"], v @ g / np.sqrt(600000), rtol=1e-10)
             # and a finite difference of a product: the custom gradient's projection
             np.testing.assert_allclose(p[0]["numeric"], p[0]["custom"], rtol=1e-4, atol=1e-4)
     """)

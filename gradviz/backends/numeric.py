@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Optional
 
 import numpy as np
 
 from gradviz.backends.graphs import differentiable, rng_for
-from gradviz.backends.numeric_dirs import DirectionStore, Drawn
+from gradviz.backends.numeric_dirs import expand, signs
 from gradviz.backends.numeric_eval import CHUNK, BudgetUsed, Evaluator, ViaEvaluate
 from gradviz.compare.metrics import close_mask, tolerances
 from gradviz.model import FROZEN, NumericInfo
@@ -41,10 +40,8 @@ class ForwardNotRepeatable(RuntimeError):
     """The forward gave different losses at the same inputs: finite differences of it are noise."""
 
 
-def compute(ad, graph, built, device, tensors: dict,
-            directions: Optional[DirectionStore] = None) -> dict:
-    """The numeric reference of every float tensor. `directions`: where the random directions of
-    big tensors are kept between runs (the worker's store; None draws them afresh)."""
+def compute(ad, graph, built, device, tensors: dict) -> dict:
+    """The numeric reference of every float tensor."""
     kit = getattr(ad, "numeric_kit", None)
     ev = Evaluator(kit(device), graph, built) if kit else ViaEvaluate(ad, graph, built, device)
     _repeatable(ev, tensors)
@@ -72,7 +69,7 @@ def compute(ad, graph, built, device, tensors: dict,
         if base.size <= FULL_MAX:
             out[name] = _full(name, base, ev, batched, deadline=t0 + TIME_BUDGET_S)
         else:
-            out[name] = _projected(name, base, ev, t["grads"], directions)
+            out[name] = _projected(name, base, ev, t["grads"])
     return out
 
 
@@ -220,7 +217,7 @@ def _full(name, base, ev, batched=None, deadline=float("inf")) -> dict:
             "info": NumericInfo("full", eps=REL_EPS)}
 
 
-def _projected(name, base, ev, grads: dict, store: Optional[DirectionStore] = None) -> dict:
+def _projected(name, base, ev, grads: dict) -> dict:
     eps = REL_EPS * max(1.0, float(np.sqrt(np.mean(np.square(base[np.isfinite(base)])))) if
                         np.isfinite(base).any() else 1.0)
     numeric = np.empty(DIRECTIONS)
@@ -228,7 +225,7 @@ def _projected(name, base, ev, grads: dict, store: Optional[DirectionStore] = No
     dots = {mode: np.empty(DIRECTIONS) for mode in grads}
     per = max(1, min(DIRECTIONS, CHUNK // base.size))   # directions drawn at once: bounded memory
     chunks = [(k0, min(per, DIRECTIONS - k0)) for k0 in range(0, DIRECTIONS, per)]
-    directions = _Directions(name, base.shape, per, store)
+    directions = _Directions(name, base.shape, per)
 
     def draw(k0, k):
         # v / |v| is the direction; the norm goes into the step and the dots instead of a pass
@@ -239,8 +236,8 @@ def _projected(name, base, ev, grads: dict, store: Optional[DirectionStore] = No
         return v, norms, {mode: np.einsum("ij,j->i", rows, g) / norms
                           for mode, g in flat_grads.items()}
 
-    # The next directions are drawn in a thread (numpy lets go of the GIL) while the forwards of
-    # these run: on a 10^6-element tensor drawing them costs about as much as the forwards.
+    # The next direction and its dots are made in a thread (numpy lets go of the GIL) while the
+    # forwards of this one run.
     with ThreadPoolExecutor(1) as pool:
         ahead = pool.submit(draw, *chunks[0])
         for i, (k0, k) in enumerate(chunks):
@@ -251,7 +248,6 @@ def _projected(name, base, ev, grads: dict, store: Optional[DirectionStore] = No
                 dots[mode][k0:k0 + k] = d
             plus, minus = ev.pm_losses(name, v, eps / norms, base)
             numeric[k0:k0 + k] = (plus - minus) / (2 * eps)
-    directions.drawn_all()
     why = (f"{base.size} elements: checked along {DIRECTIONS} random directions instead of "
            "per element")
     return {"grad": None, "why": why,
@@ -260,41 +256,22 @@ def _projected(name, base, ev, grads: dict, store: Optional[DirectionStore] = No
 
 
 class _Directions:
-    """The directions of one tensor, chunk by chunk and in order: the store's, or drawn from the
-    tensor's seeded stream (one draw of k directions is the same stream as k draws of one) into
-    the array the store keeps afterwards, or, too big for it, into two buffers reused in turn
-    (the forwards of one chunk run while the next is drawn into the other)."""
+    """The directions of one tensor, chunk by chunk and in order (numeric_dirs: seeded ±1 signs),
+    expanded into two buffers reused in turn (the forwards of one chunk run while the next is
+    expanded into the other)."""
 
-    def __init__(self, name: str, shape: tuple, per: int, store: Optional[DirectionStore]):
-        self.name, self.shape, self.per, self.store = name, tuple(shape), per, store
-        self.kept = store.get(name, self.shape) if store is not None else None
-        self.whole: Optional[Drawn] = None
+    def __init__(self, name: str, shape: tuple, per: int):
+        self.shape, self.per = tuple(shape), per
+        self.bits = signs(name, self.shape, DIRECTIONS)
+        self.norm = float(np.sqrt(max(1, int(np.prod(self.shape)))))
         self.buffers: list[np.ndarray] = []
         self.turn = 0
-        if self.kept is None:
-            self.rng = rng_for(0, "numeric:" + name)
-            nbytes = DIRECTIONS * (int(np.prod(self.shape)) + 1) * 8
-            if store is not None and store.fits(nbytes):
-                self.whole = Drawn(np.empty((DIRECTIONS,) + self.shape), np.empty(DIRECTIONS))
 
     def chunk(self, k0: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-        if self.kept is not None:
-            return self.kept.v[k0:k0 + k], self.kept.norms[k0:k0 + k]
-        if self.whole is not None:
-            out = self.whole.v[k0:k0 + k]
-        else:
-            if len(self.buffers) < 2:
-                self.buffers.append(np.empty((self.per,) + self.shape))
-            out = self.buffers[self.turn % 2][:k]
-            self.turn += 1
-        self.rng.standard_normal(out=out)
-        rows = out.reshape(k, -1)
-        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
-        if self.whole is not None:
-            self.whole.norms[k0:k0 + k] = norms
-        return out, norms
-
-    def drawn_all(self) -> None:
-        """Every chunk was drawn: keep them for the next run of a tensor of this name and shape."""
-        if self.whole is not None:
-            self.store.put(self.name, self.shape, self.whole)
+        if len(self.buffers) < 2:
+            self.buffers.append(np.empty((self.per,) + self.shape))
+        out = self.buffers[self.turn % 2][:k]
+        self.turn += 1
+        for j in range(k):
+            expand(self.bits[k0 + j], out[j])
+        return out, np.full(k, self.norm)

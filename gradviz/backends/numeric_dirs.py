@@ -1,76 +1,43 @@
-"""The random directions of the numeric reference's projections, kept between runs (bounded).
+"""The random directions of the numeric reference's projections: Rademacher signs (±1).
 
-A tensor's directions depend only on its name and shape (`graphs.rng_for(0, "numeric:" + name)`),
-not on the run's seed nor on the op, so a re-run draws exactly the same ones again. Drawing them
-is the biggest part of the numeric pass of a big op: numpy's standard_normal costs ~10 ns per
-element into memory already touched and ~28 ns into fresh memory (the VMs' free page reporting,
-ARCHITECTURE.md), so ~0.5-1.3 s of CPU for the 16 directions of the three 10^6-element tensors of
-one op, against ~0.2-0.5 s for its ~100 forwards. The worker keeps them: at most DIRS_MAX_BYTES
-and an eighth of its memory limit (GRADVIZ_WORKER_MEMORY, which the parent enforces by killing
-it), least recently used dropped first. The directions of a tensor too big for the bound are
-drawn chunk by chunk into two buffers the pass reuses, and not kept.
-
-Kept arrays are only read (directions and their norms); nothing hands them to user code.
+The projections compare, direction by direction, each mode's g . v / |v| with the numeric
+directional derivative along v / |v| (compare/numeric_metrics.py); no estimator averages over
+directions, so any seeded direction of full support does, and ±1 in every element leaves no
+element with a small weight (a Gaussian's near-0 entries). A tensor's directions depend only on
+its name and shape (`seeds.rng_for(0, "numeric:" + name)`), not on the run's seed, the op or the
+framework: torch and TF draw the same. Direction k is ceil(n / 64) raw 64-bit outputs of that
+stream's bit generator (PCG64), bit i (little-endian) read as -1 where set and +1 where not; its
+norm is sqrt(n). Drawing them is ~5 ms per 10^6-element tensor (a Gaussian's standard_normal was
+~10 ns per element, ~28 ns into fresh memory: most of a cold 10^6 numeric pass); each direction
+is expanded to float64 (<1 ns per element) into a buffer the pass reuses, so no fresh memory is
+faulted in per direction and nothing needs keeping between runs.
 """
 from __future__ import annotations
 
-from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Optional
-
 import numpy as np
 
-DIRS_MAX_BYTES = 512 << 20   # three 10^6-element tensors (16 directions each) take 384 MiB
+from gradviz.seeds import rng_for
 
 
-@dataclass
-class Drawn:
-    """Every direction of one tensor, in drawing order, and the norm of each."""
-    v: np.ndarray        # (directions,) + shape, float64
-    norms: np.ndarray    # (directions,)
-
-    @property
-    def nbytes(self) -> int:
-        return self.v.nbytes + self.norms.nbytes
+def signs(name: str, shape: tuple, count: int) -> np.ndarray:
+    """The sign bits of a tensor's `count` directions, packed: row k is direction k's."""
+    words = -(-max(1, int(np.prod(shape))) // 64)
+    raw = rng_for(0, "numeric:" + name).bit_generator.random_raw(count * words)
+    return raw.astype("<u8").view(np.uint8).reshape(count, words * 8)
 
 
-def dirs_bound(memory_limit: int) -> int:
-    """What a worker may keep of directions: an eighth of its memory limit, at most
-    DIRS_MAX_BYTES (no limit: DIRS_MAX_BYTES)."""
-    return min(DIRS_MAX_BYTES, memory_limit // 8) if memory_limit > 0 else DIRS_MAX_BYTES
+def expand(row: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """One direction's ±1 (a set bit: -1) into `out` (float64, C-contiguous, the tensor's shape)."""
+    flat = out.reshape(-1)
+    np.multiply(np.unpackbits(row, count=flat.size, bitorder="little"), -2.0, out=flat)
+    flat += 1.0
+    return out
 
 
-class DirectionStore:
-    def __init__(self, max_bytes: int = DIRS_MAX_BYTES):
-        self.max_bytes = max_bytes
-        self._kept: "OrderedDict[tuple, Drawn]" = OrderedDict()
-
-    def fits(self, nbytes: int) -> bool:
-        return nbytes <= self.max_bytes
-
-    def get(self, name: str, shape: tuple) -> Optional[Drawn]:
-        key = (name, tuple(shape))
-        hit = self._kept.get(key)
-        if hit is not None:
-            self._kept.move_to_end(key)
-        return hit
-
-    def put(self, name: str, shape: tuple, drawn: Drawn) -> bool:
-        """Keep `drawn`, dropping the least recently used to stay under the bound."""
-        key = (name, tuple(shape))
-        self._kept.pop(key, None)
-        if not self.fits(drawn.nbytes):
-            return False
-        while self._kept and self.bytes() + drawn.nbytes > self.max_bytes:
-            self._kept.popitem(last=False)
-        self._kept[key] = drawn
-        return True
-
-    def bytes(self) -> int:
-        return sum(d.nbytes for d in self._kept.values())
-
-    def clear(self) -> None:
-        self._kept.clear()
-
-    def __len__(self) -> int:
-        return len(self._kept)
+def rademacher(name: str, shape: tuple, count: int) -> np.ndarray:
+    """All `count` directions of a tensor at once, (count,) + shape float64 (for tests and tools)."""
+    bits = signs(name, shape, count)
+    out = np.empty((count,) + tuple(shape))
+    for k in range(count):
+        expand(bits[k], out[k])
+    return out

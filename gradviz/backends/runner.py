@@ -21,7 +21,6 @@ from gradviz.backends.graph_kinds import build_graph
 from gradviz.backends.graphs import GraphMismatch, differentiable, param_values, plan_args
 from gradviz.backends.introspect import OpOutputError, OverrideKept, where_of
 from gradviz.backends.kept import KeptRuns, QuickRun, keep_bound, quick_request
-from gradviz.backends.numeric_dirs import DirectionStore, dirs_bound
 from gradviz.backends.op_metadata import (
     LAYER_KINDS,
     MetadataMismatch,
@@ -49,8 +48,6 @@ class Backend:
         self.adapter = adapter
         self._ops_by_path: dict[str, tuple] = {}   # path -> (module, {qualname: (info, obj)})
         self.kept = KeptRuns(keep_bound(memory_limit))  # the app's quick passes, for numeric
-        # the numeric reference's random directions, the same in every run of a name and shape
-        self.directions = DirectionStore(dirs_bound(memory_limit))
 
     def version(self) -> str:
         return self.adapter.version()
@@ -154,7 +151,7 @@ class Backend:
             built = ad.build(obj, info, "custom", "float64", device, module, meta, plans)
             _seed_params(built, s.seed, meta, graph)
             with _background_priority() if background else contextlib.nullcontext():
-                return numeric.compute(ad, graph, built, device, tensors, self.directions)
+                return numeric.compute(ad, graph, built, device, tensors)
         except USER_FAILURES as exc:  # noqa: BLE001 - the numeric pass failed: the other modes still stand
             mode_errors["numeric"] = error_info(exc, "error", info.where)
             return {}
