@@ -32,3 +32,18 @@ def upstream_values(settings: RunSettings, name: str, shape: tuple[int, ...]) ->
     if kind == "random":
         return rng_for(settings.seed, "upstream:" + name).standard_normal(shape)
     return np.full(shape, 1.0 if kind == "ones" else k)
+
+
+def dense_weight(seed: int, name: str, d: int) -> np.ndarray:
+    """A dense layer's (d, d) weight of the mlp and stack graphs: standard normal / sqrt(d)."""
+    return rng_for(seed, "param:" + name).standard_normal((d, d)) * (1.0 / np.sqrt(d))
+
+
+def dense_bias(seed: int, name: str, d: int) -> np.ndarray:
+    """A dense layer's (d,) bias of the mlp and stack graphs: standard normal * 0.1."""
+    return rng_for(seed, "param:" + name).standard_normal((d,)) * 0.1
+
+
+def mlp_target(seed: int, shape: tuple[int, ...]) -> np.ndarray:
+    """The mlp graph's regression target."""
+    return rng_for(seed, "target").standard_normal(shape)

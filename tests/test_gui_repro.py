@@ -1,6 +1,7 @@
 """File ▸ Export ▸ Reproduction script in the real window: the shown op's script, which prints
 the numbers the window's analysis holds (issue 30)."""
 import os
+from pathlib import Path
 
 import pytest
 
@@ -8,9 +9,11 @@ pytestmark = pytest.mark.gui
 
 from gui_helpers import keys_of, run_keys  # noqa: E402
 from PySide6.QtWidgets import QMenu  # noqa: E402
-from test_repro import CORPUS, _rows, _run_script  # noqa: E402
+from repro_scripts import printed_rows, run_script  # noqa: E402
 
 from gradviz.qt import export_actions as EA  # noqa: E402
+
+CORPUS = Path(__file__).resolve().parent / "corpus" / "pytest_plugin"
 
 
 class Answers(EA.Dialogs):
@@ -47,7 +50,7 @@ def test_export_reproduction_script_of_the_shown_op(qtbot, make_window, tmp_path
     assert answers.said == f"saved 1 reproduction script(s) in {folder}"
     assert sorted(os.listdir(folder)) == ["repro_HalfSquare_torch.npz",
                                             "repro_HalfSquare_torch.py"]
-    rows = _rows(_run_script(folder / "repro_HalfSquare_torch.py"))
+    rows = printed_rows(run_script(folder / "repro_HalfSquare_torch.py"))
     comp = win.state.results.get(("torch", os.path.abspath(path), "HalfSquare")).comparison
     for t in comp.tensors:
         assert rows[t.name] == tuple(f"{t.metrics[k]['max_abs_err']:.3g}"

@@ -2,43 +2,15 @@
 each, run in a fresh interpreter where gradviz cannot be imported, prints the numbers gradviz's
 report holds, every one to the digit the table prints (the app's export: test_gui_repro.py)."""
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from repro_scripts import printed_rows, reported, run_script
 
 from gradviz.cli import main
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "pytest_plugin"
-# gradviz blocked (None in sys.modules: `import gradviz` raises ImportError), then the script
-RUN_WITHOUT_GRADVIZ = ("import sys, runpy; sys.modules['gradviz'] = None; "
-                       "runpy.run_path(sys.argv[1], run_name='__main__')")
-
-
-def _run_script(path: Path) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "GRADVIZ"))}
-    proc = subprocess.run([sys.executable, "-I", "-c", RUN_WITHOUT_GRADVIZ, str(path)],
-                          capture_output=True, text=True, env=env, cwd=path.parent, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    return proc.stdout
-
-
-def _rows(printed: str) -> dict[str, tuple[str, str]]:
-    """tensor -> (|custom-default|, |custom-numeric|) as the script printed them."""
-    lines = printed.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("tensor "))
-    return {m[0]: (m[2], m[3]) for m in (line.split() for line in lines[start + 1:]) if len(m) == 4}
-
-
-def _reported(metrics: dict, key: str) -> str:
-    """The report's number as gradviz's table prints it (3 significant digits)."""
-    m = metrics.get(key)
-    return "-" if not m or m.get("max_abs_err") is None else f"{m['max_abs_err']:.3g}"
-
-
 @pytest.mark.parametrize("shape", ["200", "6"])     # an .npz beside the script; inline values
 def test_scripts_print_the_reports_numbers(tmp_path, shape, capsys):
     out, report = tmp_path / "repro", tmp_path / "run.json"
@@ -57,13 +29,13 @@ def _same_numbers(out: Path, ops: list) -> None:
     """Each op's script prints the report's numbers, every one (an int input aside)."""
     for o in ops:
         path = out / f"repro_{o['name']}_{o['framework']}.py"
-        printed = _run_script(path)
-        rows = _rows(printed)
+        printed = run_script(path)
+        rows = printed_rows(printed)
         tensors = [t for t in o["tensors"] if t["verdict"] != "no-gradient"]
         assert set(rows) == {t["name"] for t in tensors}, printed
         for t in tensors:
-            assert rows[t["name"]] == (_reported(t["metrics"], "custom~default"),
-                                       _reported(t["metrics"], "custom~numeric")), \
+            assert rows[t["name"]] == (reported(t["metrics"], "custom~default"),
+                                       reported(t["metrics"], "custom~numeric")), \
                 (o["name"], o["framework"], t["name"], printed)
 
 
@@ -78,7 +50,7 @@ def test_modules_with_parameters(tmp_path, examples_dir, corpus_dir, capsys):
                  "--json", str(report)])
     err = capsys.readouterr().err
     assert code == 0, err[-3000:]
-    assert "mul_layer (tf): no reproduction script: a layer" in err
+    assert "mul_layer (tf): no reproduction script: a Keras Layer: gradviz seeds" in err
     ops = [o for o in json.loads(report.read_text())["ops"]
            if (out / f"repro_{o['name']}_{o['framework']}.py").exists()]
     modules = {o["name"] for o in ops if o["framework"] == "torch"} - {"mul_weights", "round_ste"}
@@ -93,16 +65,18 @@ def test_a_script_is_standalone_and_says_what_it_is(tmp_path):
                  "--repro", str(out)]) == 0
     text = (out / "repro_HalfSquare_torch.py").read_text()
     imports = set(re.findall(r"^(?:import|from) (\w+)", text, re.M))
-    assert imports == {"contextlib", "importlib", "os", "sys", "types", "numpy", "torch"}
+    assert imports == {"contextlib", "importlib", "os", "sys", "types", "zlib", "numpy", "torch"}
     assert f"OP_FILE = {str(CORPUS / 'ops_torch.py')!r}" in text
     assert "OP_NAME = 'HalfSquare'" in text and "differs" in text     # the reported table
 
 
-def test_ops_without_a_script_are_named(tmp_path, capsys):
+def test_ops_without_a_script_are_named(tmp_path, examples_dir, capsys):
+    """A Keras Layer gets no script (its weights are seeded by gradviz's attribute paths), and
+    the note says so; with nothing written the run fails as a bad output would."""
     out = tmp_path / "repro"
-    code = main(["run", str(CORPUS / "ops_torch.py"), "--op", "Square", "--graph", "seed",
-                 "--modes", "custom,default", "--repro", str(out)])
+    code = main(["run", str(examples_dir / "tutorial_tf.py"), "--op", "mul_layer",
+                 "--framework", "tf", "--modes", "custom,default", "--repro", str(out)])
     err = capsys.readouterr().err
-    assert "Square (torch): no reproduction script: the seed graph" in err
+    assert "mul_layer (tf): no reproduction script: a Keras Layer: gradviz seeds" in err
     assert "could not write reproduction scripts" in err
     assert code == 2 and list(out.iterdir()) == []

@@ -134,14 +134,14 @@ def test_assert_gradients_fails_with_the_report(engine, torch_ops, tmp_path):
     assert "worst element x[3]: custom 3, default 6, numeric 6" in text
     assert "GV301" in text and "fix: " in text
     # repro=: the given tensor is the script's input, and the script says what the report says
-    from test_repro import _rows, _run_script
+    from repro_scripts import printed_rows, run_script
     with pytest.raises(AssertionError) as info:
         assert_gradients(torch_ops.HalfSquare, inputs={"x": x}, upstream="ones", engine=engine,
                          repro=tmp_path / "scripts")
     script = tmp_path / "scripts" / "repro_HalfSquare_torch.py"
     assert str(info.value).endswith(f"needs only torch and numpy): python {script}")
     assert "'x': np.array([1.0, -2.0, 0.5, 3.0], dtype='float64')" in script.read_text()
-    assert _rows(_run_script(script))["x"] == ("3", "3")
+    assert printed_rows(run_script(script))["x"] == ("3", "3")
 
 
 def test_surrogate_passes_and_expect_is_honoured(engine, torch_ops):

@@ -16,12 +16,11 @@ from gradviz.backends.graphs import (
     _args_from,
     input_values,
     require_float_first,
-    rng_for,
 )
 from gradviz.backends.introspect import OpOutputError
 from gradviz.backends.stack_graph import stack_graph
 from gradviz.model import RunSettings
-from gradviz.seeds import upstream_values
+from gradviz.seeds import dense_bias, dense_weight, mlp_target, upstream_values
 
 
 def build_graph(settings: RunSettings, plans: list[ArgPlan]) -> Graph:
@@ -111,15 +110,14 @@ def _mlp_graph(settings, plans):
     shape = tuple(first.values.shape) or (1,)
     d = shape[-1]
     seed = settings.seed
-    scale = 1.0 / np.sqrt(d)
     leaves = [Leaf("x", "input", input_values(seed, "x", shape, settings.input_range)),
-              Leaf("w1", "param", rng_for(seed, "param:w1").standard_normal((d, d)) * scale),
-              Leaf("b1", "param", rng_for(seed, "param:b1").standard_normal((d,)) * 0.1)]
+              Leaf("w1", "param", dense_weight(seed, "w1", d)),
+              Leaf("b1", "param", dense_bias(seed, "b1", d))]
     others = [p for p in plans if p.kind == "tensor" and p is not first]
     leaves += [Leaf(p.name, "input", p.values) for p in others]
-    leaves += [Leaf("w2", "param", rng_for(seed, "param:w2").standard_normal((d, d)) * scale),
-               Leaf("b2", "param", rng_for(seed, "param:b2").standard_normal((d,)) * 0.1)]
-    target = rng_for(seed, "target").standard_normal(shape)
+    leaves += [Leaf("w2", "param", dense_weight(seed, "w2", d)),
+               Leaf("b2", "param", dense_bias(seed, "b2", d))]
+    target = mlp_target(seed, shape)
 
     def forward(tensors, call_op, rec, F):
         h = rec("h", F.dense(tensors["x"], tensors["w1"], tensors["b1"]), "intermediate")

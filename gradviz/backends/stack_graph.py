@@ -18,19 +18,17 @@ from gradviz.backends.graphs import (
     _args_from,
     input_values,
     require_float_first,
-    rng_for,
 )
 from gradviz.model import DEPTH_RANGE
-from gradviz.seeds import upstream_values
+from gradviz.seeds import dense_bias, dense_weight, upstream_values
 
 
 def stack_weights(seed: int, depth: int, d: int) -> list[Leaf]:
     """w{i} (d x d) and b{i} (d,) of every layer, the same numbers in both frameworks."""
-    scale = 1.0 / np.sqrt(d)
     leaves = []
     for i in range(1, depth + 1):
-        leaves.append(Leaf(f"w{i}", "param", rng_for(seed, f"param:w{i}").standard_normal((d, d)) * scale))
-        leaves.append(Leaf(f"b{i}", "param", rng_for(seed, f"param:b{i}").standard_normal((d,)) * 0.1))
+        leaves.append(Leaf(f"w{i}", "param", dense_weight(seed, f"w{i}", d)))
+        leaves.append(Leaf(f"b{i}", "param", dense_bias(seed, f"b{i}", d)))
     return leaves
 
 

@@ -1,12 +1,12 @@
 """Reproduction scripts (`gradviz run --repro DIR`, File > Export > Reproduction script): per op
 and framework a standalone Python file that needs only that framework and numpy. It holds the
-run's inputs and upstream (inline when small, an .npz beside it when not), imports the op from
-the user's file, computes the custom, default and finite-difference gradients the same way, and
-prints the comparison gradviz's table printed. numpy only here; the script's text: templates.py.
+run's inputs, the graph's seeded tensors and the loss's weights (inline when small, an .npz
+beside it when not), imports the op from the user's file, computes the custom, default and
+finite-difference gradients the same way, and prints the comparison gradviz's table printed.
+numpy only here; the arrays: arrays.py; the script's text: script_*.py.
 
-For now: autograd.Function and nn.Module (torch) and @tf.custom_gradient ops on the op graph.
-Others get no script and a note saying why (a Keras Layer's default needs gradviz's removal of
-the custom_gradient inside its call, which a standalone file cannot carry).
+Every graph (op, seed, mlp, stack); autograd.Function and nn.Module (torch) and
+@tf.custom_gradient ops, their reference= too. Others get no script and a note saying why.
 """
 from __future__ import annotations
 
@@ -19,12 +19,19 @@ import numpy as np
 from gradviz.atomic_file import atomic_path
 from gradviz.model import FIXED_DTYPES, RunResult
 from gradviz.module_files import package_module
-from gradviz.repro.templates import HEAD, NUMERIC, TAIL, TF, TORCH
-from gradviz.seeds import input_draw, param_draw, upstream_values
+from gradviz.repro.arrays import arrays as arrays_of
+from gradviz.repro.script_head import COMMON, HEAD
+from gradviz.repro.script_numeric import NUMERIC, TAIL
+from gradviz.repro.script_tf import TF
+from gradviz.repro.script_torch import TORCH
 
 SUPPORTED = {"torch": ("function", "module"), "tf": ("custom_gradient",)}
 INLINE_MAX = 64                 # elements of one array written into the script itself
 BODIES = {"torch": TORCH, "tf": TF}
+WHY_NOT = {("tf", "layer"): (
+    "a Keras Layer: gradviz seeds its trainable weights by their attribute paths (keras_names) "
+    "and keeps its non-trainable ones from a first build under a reset TF random state, which "
+    "a script without gradviz does not rebuild faithfully yet")}
 PACKAGES = {"torch": "torch", "tf": "tensorflow"}
 
 
@@ -32,13 +39,10 @@ def unsupported(result: RunResult) -> str:
     """Why `result` gets no script ("" when it gets one)."""
     if result.status != "ok" or result.op is None:
         return "it did not run"
-    if result.request.settings.graph != "op":
-        return f"the {result.request.settings.graph} graph (scripts reproduce the op graph)"
     if result.op.kind not in SUPPORTED.get(result.framework, ()):
-        return (f"a {result.op.kind} (scripts reproduce autograd.Function, nn.Module and "
-                "@tf.custom_gradient ops for now)")
-    if result.has_reference:
-        return "its default mode is its reference= function"
+        return WHY_NOT.get((result.framework, result.op.kind)) or (
+            f"a {result.op.kind} (scripts reproduce autograd.Function, nn.Module and "
+            "@tf.custom_gradient ops)")
     renamed = [t.name for t in result.tensors if t.role == "param" and t.name.startswith("self.")]
     if renamed:
         return f"its parameter {renamed[0]} is named as a tensor of the graph"
@@ -71,7 +75,7 @@ def write_repro(folder: str, results, comparisons=None) -> tuple[list[str], list
             left.append(f"{r.name} ({r.framework}): no reproduction script: {why}")
             continue
         path = os.path.join(folder, script_name(r))
-        arrays = _arrays(r)
+        arrays = arrays_of(r)
         big = {k: a for k, a in arrays.items() if a.size > INLINE_MAX}
         data_file = os.path.splitext(path)[0] + ".npz" if big else None
         if data_file is not None:
@@ -85,51 +89,43 @@ def write_repro(folder: str, results, comparisons=None) -> tuple[list[str], list
     return written, left
 
 
-def _arrays(r: RunResult) -> dict[str, np.ndarray]:
-    """"input/NAME": the run's input values (its dtype); "upstream/NAME": each output's weight;
-    "output/NAME": each output's value in the run; "input64/NAME": the float64 values behind a
-    float32 input, where they are the seeded draw (numeric perturbs those, not their rounding)."""
-    s = r.request.settings
-    out = {}
-    for t in r.tensors:
-        if t.role == "input":
-            value = out[f"input/{t.name}"] = np.asarray(t.value)
-            drawn = input_draw(s.seed, t.name, value.shape, s.input_range)
-        elif t.role == "param" and not t.frozen:
-            value = out[f"param/{t.name}"] = np.asarray(t.value)
-            drawn = param_draw(s.seed, t.name, value.shape)
-        else:
-            continue
-        # float64 values the numeric pass perturbs: the seeded draw where its rounding is the
-        # run's value, else the run's value itself
-        exact = value.dtype == np.float32 and np.array_equal(drawn.astype(np.float32), value)
-        if value.dtype.kind == "f":
-            out[f"{t.role}64/{t.name}"] = drawn if exact else value.astype(np.float64)
-    for t in r.tensors:
-        if t.role == "output":
-            out[f"upstream/{t.name}"] = upstream_values(r.request.settings, t.name, t.shape)
-            # the run's value of the output: numeric's steps there are sized by it
-            out[f"output/{t.name}"] = np.asarray(t.value)
-    return out
+GRAPH_TEXT = {
+    "op": "inputs -> op -> loss = sum(upstream * out)",
+    "seed": "parameter a -> op -> c = b * 23 -> loss = sum(c)",
+    "mlp": "x -> dense (w1, b1) -> h -> op -> out -> dense (w2, b2) -> y -> mean((y - target)^2)",
+    "stack": "x -> [dense (w_i, b_i) -> h_i -> op -> o_i] for i = 1..{depth} -> "
+             "loss = sum(upstream * o_{depth})",
+}
 
 
 def script_text(r: RunResult, comparison, arrays: dict, data_file: Optional[str]) -> str:
     import gradviz
     s = r.request.settings
     consts = ", ".join(f"{name!r}: {text}" for name, kind, _, text in r.call if kind == "const")
+    default_text = ("your reference= function, as @gradviz.op gave it" if r.has_reference else
+                    "the framework's own autodiff of the same forward")
     head = HEAD.format(
         name=r.name, framework=r.framework, framework_package=PACKAGES[r.framework],
         where=r.op.where, script=script_name(r), version=gradviz.__version__,
         settings=f"graph {s.graph}, {s.dtype}, seed {s.seed}, upstream {s.upstream}, "
                  f"range {s.input_range[0]:g},{s.input_range[1]:g}, device {r.device}",
+        graph_text=GRAPH_TEXT[s.graph].format(depth=int(s.depth)), default_text=default_text,
         reported=_reported(comparison), op_file=r.request.file,
         package=package_module(r.request.file), qualname=r.request.qualname, dtype=s.dtype,
-        device=r.device or "cpu", call=tuple((n, k, kw) for n, k, kw, _ in r.call),
+        device=r.device or "cpu", graph=s.graph, depth=int(s.depth),
+        uses_reference=bool(r.has_reference), call=tuple((n, k, kw) for n, k, kw, _ in r.call),
         consts=consts, data=_data(arrays, data_file), kind=r.op.kind, seed=s.seed,
         rows=[(t.name, "x".join(str(n) for n in t.shape) or "scalar") for t in r.tensors
               if t.dtype not in FIXED_DTYPES],
-        no_numeric={t.name: t.absent["numeric"] for t in r.tensors if "numeric" in t.absent})
-    return head + BODIES[r.framework].format() + NUMERIC.format() + TAIL.format()
+        no_numeric=_no_numeric(r))
+    return head + COMMON + BODIES[r.framework] + NUMERIC + TAIL
+
+
+def _no_numeric(r: RunResult) -> dict:
+    """Tensors gradviz took no numeric reference of, and why (not the projected ones: their
+    reason says how it was taken)."""
+    return {t.name: t.absent["numeric"] for t in r.tensors if "numeric" in t.absent
+            and not (t.numeric is not None and t.numeric.method == "projection")}
 
 
 def _reported(comparison) -> str:
@@ -159,8 +155,14 @@ def _data(arrays: dict, data_file: Optional[str]) -> str:
     if data_file is not None:
         lines.append(f"_DATA = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "
                      f"{data_file!r}))")
-    for group, var in (("input", "INPUTS"), ("input64", "INPUTS64"), ("param", "PARAMS"),
-                       ("param64", "PARAMS64"), ("upstream", "UPSTREAM"), ("output", "OUTPUTS")):
+    for group, var, what in (
+            ("leaf", "LEAVES", "the graph's inputs and own parameters, as the run fed them"),
+            ("leaf64", "LEAVES64", "the float64 values behind them, where numeric perturbs"),
+            ("param", "PARAMS", "the op's trainable parameters, as seeded"),
+            ("param64", "PARAMS64", "their float64 values"),
+            ("upstream", "UPSTREAM", "the loss's weight of each output it weighs"),
+            ("target", "TARGET", "the mlp graph's regression target of y"),
+            ("value", "VALUES", "each recorded tensor's value in the run (sizes numeric steps)")):
         items = []
         for key, a in arrays.items():
             if not key.startswith(group + "/"):
@@ -170,5 +172,5 @@ def _data(arrays: dict, data_file: Optional[str]) -> str:
                 items.append(f"    {name!r}: _DATA[{key!r}],")
             else:
                 items.append(f"    {name!r}: np.array({a.tolist()!r}, dtype={a.dtype.name!r}),")
-        lines.append(f"{var} = {{\n" + "\n".join(items) + "\n}")
+        lines.append(f"# {what}\n{var} = {{\n" + "\n".join(items) + "\n}")
     return "\n".join(lines)

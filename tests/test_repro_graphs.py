@@ -1,0 +1,86 @@
+"""Reproduction scripts of every graph (seed, mlp, stack), of ops whose default is their
+reference=, and of tensors big enough for the numeric reference's random directions (issue 30):
+each op is run by the session's workers, its script written and run in a fresh interpreter where
+gradviz cannot be imported, and every number it prints equals the run's, to the table's digit."""
+from pathlib import Path
+
+import pytest
+from repro_scripts import printed_rows, reported, run_script, same_number
+
+from gradviz.compare import compare_result
+from gradviz.model import RunRequest, RunSettings
+from gradviz.repro import write_repro
+
+CORPUS = Path(__file__).resolve().parent / "corpus" / "repro"
+TORCH, TF = str(CORPUS / "ops_torch.py"), str(CORPUS / "ops_tf.py")
+
+
+def _script_prints_the_runs_numbers(engine, tmp_path, file, qualname, framework, **settings):
+    """Run the op, write its script, run that without gradviz; returns (result, printed)."""
+    result = engine.run_one(RunRequest(file, qualname, framework, RunSettings(
+        upstream="random", **settings)))
+    assert result.status == "ok", result.error
+    comparison = compare_result(result)
+    written, left = write_repro(str(tmp_path / "repro"), [result], [comparison])
+    assert left == [] and written, left
+    printed = run_script(Path(written[-1]))
+    rows = printed_rows(printed)
+    tensors = [t for t in comparison.tensors if t.verdict != "no-gradient"]
+    assert set(rows) == {t.name for t in tensors}, printed
+    for t in tensors:
+        want = (reported(t.metrics, "custom~default"), reported(t.metrics, "custom~numeric"))
+        assert rows[t.name][0] == want[0] and same_number(rows[t.name][1], want[1]), \
+            (t.name, want, printed)
+    return result, comparison, printed
+
+
+@pytest.mark.parametrize("graph", ["seed", "mlp", "stack"])
+@pytest.mark.parametrize("qualname,framework", [("HalfTanh", "torch"), ("Scaled", "torch"),
+                                                ("half_tanh", "tf")])
+def test_every_graph(engine, tmp_path, graph, qualname, framework):
+    file = TORCH if framework == "torch" else TF
+    result, comparison, printed = _script_prints_the_runs_numbers(
+        engine, tmp_path, file, qualname, framework, graph=graph, shape=(6,), depth=3)
+    names = {t.name for t in comparison.tensors}
+    assert {"seed": {"a", "b", "c"}, "mlp": {"x", "w1", "h", "out", "y", "w2"},
+            "stack": {"x", "w1", "h1", "o3", "b3"}}[graph] <= names, names
+    if qualname != "Scaled":           # half the true gradient: the script shows it too
+        verdicts = {t.name: t.verdict for t in comparison.tensors}
+        assert verdicts[{"seed": "a", "mlp": "x", "stack": "x"}[graph]] == "differs"
+    assert f"{graph} graph" in printed
+
+
+@pytest.mark.parametrize("qualname,framework", [("CubeWithReference", "torch"),
+                                                ("Scaled", "torch"),
+                                                ("cube_with_reference", "tf")])
+def test_a_reference_is_the_default(engine, tmp_path, qualname, framework):
+    """The default mode runs the op's reference= (a Module's takes the module first), which here
+    is not the forward: custom and default differ, and the script prints the same difference."""
+    result, comparison, printed = _script_prints_the_runs_numbers(
+        engine, tmp_path, TORCH if framework == "torch" else TF, qualname, framework, shape=(6,))
+    assert result.has_reference
+    first = next(t for t in comparison.tensors if t.name == "x")
+    assert first.metrics["custom~default"]["max_abs_err"] > 0.1
+    assert "your reference= function" in (tmp_path / "repro" /
+                                          f"repro_{result.name}_{framework}.py").read_text()
+
+
+def test_a_nested_custom_gradient_is_removed_from_the_default(engine, tmp_path):
+    """TF's default removes every user custom_gradient the op calls, as gradviz does: here the
+    helper's wrong gradient, so custom (right) and default (true) agree."""
+    _, comparison, _ = _script_prints_the_runs_numbers(
+        engine, tmp_path, TF, "through_a_helper", "tf", shape=(6,))
+    assert {t.name: t.verdict for t in comparison.tensors}["x"] == "match"
+
+
+@pytest.mark.parametrize("qualname,framework", [("HalfTanh", "torch"), ("half_tanh", "tf")])
+def test_big_tensors_along_random_directions(engine, tmp_path, qualname, framework):
+    """Above 256 elements the numeric reference is taken along 16 seeded directions: the
+    script draws the same ones (op graph's x of 300; the mlp's 20x20 weights)."""
+    file = TORCH if framework == "torch" else TF
+    for graph, shape in (("op", (300,)), ("mlp", (20,))):
+        result, _, _ = _script_prints_the_runs_numbers(
+            engine, tmp_path / graph, file, qualname, framework, graph=graph, shape=shape)
+        big = "x" if graph == "op" else "w1"
+        t = next(t for t in result.tensors if t.name == big)
+        assert t.numeric.method == "projection"
