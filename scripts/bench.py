@@ -23,9 +23,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 CHILD = os.path.join(ROOT, "scripts", "bench_child.py")
 from bench_checks import bench_checks  # noqa: E402 - scripts/ is this script's own folder
+from bench_cold import bench_cold, bench_cold_numeric  # noqa: E402
 
-PLAIN = os.path.join(ROOT, "scripts", "bench_plain.py")
-EXAMPLES = [os.path.join(ROOT, "resources", "examples", f) for f in ("tutorial_torch.py", "tutorial_tf.py")]
 MIB = 1024 * 1024
 
 
@@ -58,15 +57,6 @@ def run_child(args: list[str], env: dict, timeout: float = 900) -> tuple[dict, f
                        f"{p.stdout[-2000:]}\n{p.stderr[-3000:]}")
 
 
-def timed_process(cmd: list[str], env: dict, timeout: float = 900) -> float:
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-    dt = time.perf_counter() - t0
-    if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stderr[-3000:]}")
-    return dt
-
-
 def med(xs) -> float:
     return statistics.median(xs)
 
@@ -95,33 +85,6 @@ def bench_window(env, reps):
         app.append(r["shown"] - t0)
     return [row("window shown (gradviz vs empty PySide6+pyqtgraph window)", med(app), "s", med(empty),
                 1.5, "ratio", note=f"runs app {fmt_list(app)}, empty {fmt_list(empty)}")]
-
-
-def ensure_matplotlib(env) -> str:
-    ok = subprocess.run([sys.executable, "-c", "import matplotlib"], env=env, capture_output=True)
-    if ok.returncode == 0:
-        return ""
-    log("installing matplotlib for the cold-run baseline (pip install matplotlib)…")
-    p = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "matplotlib"], env=env,
-                       capture_output=True, text=True)
-    return "" if p.returncode == 0 else "matplotlib could not be installed: " + p.stderr[-300:]
-
-
-def bench_cold(env, tmp, reps):
-    png = os.path.join(tmp, "cold.png")
-    gv = [sys.executable, "-m", "gradviz", "run", *EXAMPLES, "--op", "mul_weights", "--shape", "200",
-          "--modes", "default,custom,numeric", "--plot", png, "--quiet"]
-    problem = ensure_matplotlib(env)
-    name = "cold `gradviz run` 200 el, torch+tf, default+custom+numeric, PNG (vs plain script)"
-    if problem:
-        ours = [timed_process(gv, env) for _ in range(reps)]
-        return [row(name, med(ours), "s", None, 0.8, "ratio", note="baseline skipped: " + problem)]
-    ours, plain = [], []
-    for _ in range(reps):
-        plain.append(timed_process([sys.executable, PLAIN, os.path.join(tmp, "plain.png")], env))
-        ours.append(timed_process(gv, env))
-    return [row(name, med(ours), "s", med(plain), 0.8, "ratio",
-                note=f"runs gradviz {fmt_list(ours)}, plain {fmt_list(plain)}")]
 
 
 def bench_warm(env, reps):
@@ -345,7 +308,7 @@ def main(argv=None) -> int:
     p.add_argument("--json", default=None, help="where to write every repetition (default: "
                    "docs/bench.json, and only for a full run, so a partial run cannot replace it)")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
-    p.add_argument("--only", default="", help="comma-separated: window,cold,warm,numeric,overhead,"
+    p.add_argument("--only", default="", help="comma-separated: window,cold,cold-numeric,warm,numeric,overhead,"
                    "redraw,export,checks")
     args = p.parse_args(argv)
     reps = 3 if args.quick else 5
@@ -356,7 +319,8 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="gradviz-bench-") as tmp:
         env = child_env(tmp)
         steps = [("window", lambda: bench_window(env, reps)),
-                 ("cold", lambda: bench_cold(env, tmp, reps)),
+                 ("cold", lambda: bench_cold(row, env, tmp, reps)),
+                 ("cold-numeric", lambda: bench_cold_numeric(row, env, tmp, reps)),
                  ("warm", lambda: bench_warm(env, reps)),
                  ("numeric", lambda: bench_numeric(env, reps)),
                  ("overhead", lambda: bench_overhead(env, sizes, reps)),
