@@ -173,3 +173,58 @@ def test_tf_step_in_a_reused_buffer_gives_the_values_tf_computes():
             step, _ = kit.step(small[0], 0.5)            # a small one: a TF tensor as before
             assert np.array_equal(step.numpy(), (tf.constant(small[0]) * 0.5).numpy())
     """)
+
+
+# The default upstream (ones): the loss is the sum of the output itself, the same bits as the
+# sum of the product it replaced, in the numbers the numeric pass reports too.
+@pytest.mark.parametrize("fw,qualname", [("torch", "MulWeights"), ("tf", "mul_weights")])
+def test_a_weight_of_ones_gives_the_bits_of_the_product_it_replaces(examples_dir, fw, qualname):
+    path = examples_dir / ("tutorial_torch.py" if fw == "torch" else "tutorial_tf.py")
+    in_fresh_process(f"""
+        import numpy as np
+        from gradviz.backends import load_backend, numeric_eval
+        from gradviz.model import RunRequest, RunSettings
+        if {fw!r} == "torch":
+            import torch
+            from gradviz.backends.torch_backend import NumericKit
+            kit = NumericKit("cpu")
+            mk = lambda a: torch.as_tensor(a)
+            odd = lambda t: t.reshape(300, 1000).t()       # (1000, 300), not contiguous
+        else:
+            import tensorflow as tf
+            from gradviz.backends.tf_numeric_kit import NumericKit
+            kit = NumericKit("/CPU:0")
+            mk = lambda a: tf.constant(a)
+            odd = None
+        rng = np.random.default_rng(0)
+        ones, noise = np.ones(300000), rng.standard_normal(300000)
+        t = mk(rng.standard_normal(300000) * 1e3)
+        with kit.scope():
+            F = numeric_eval.CachedConsts(kit.F, kit)
+            w = F.const(ones, t)
+            got = F.weighted_sum(w, t)
+            assert F._product is None                      # no product made
+            assert np.array_equal(np.asarray(got), np.asarray(kit.F.weighted_sum(w, t)))
+            r = F.const(noise, t)                          # another weight: the product, as before
+            assert np.array_equal(np.asarray(F.weighted_sum(r, t)),
+                                  np.asarray(kit.F.weighted_sum(r, t)))
+            if odd is not None:                            # other strides: the product too
+                o = odd(mk(rng.standard_normal(300000)))
+                w2 = F.const(np.ones((1000, 300)), o)
+                assert not kit.same_layout(w2, o)
+                assert np.array_equal(np.asarray(F.weighted_sum(w2, o)),
+                                      np.asarray(kit.F.weighted_sum(w2, o)))
+        req = RunRequest({str(path)!r}, {qualname!r}, {fw!r},
+                         RunSettings(shape=(600000,), modes=("default", "custom", "numeric"),
+                                     timeout=600))
+        fast = load_backend({fw!r}).handle("run", req)
+        numeric_eval.CachedConsts.const = lambda self, arr, like, _c=numeric_eval.CachedConsts.const: \\
+            (_c(self, arr, like), self._ones.clear())[0]   # the product path only
+        slow = load_backend({fw!r}).handle("run", req)
+        for res in (fast, slow):
+            assert res.status == "ok" and not res.mode_errors, res
+        for t in fast.tensors:
+            a, b = t.numeric.projections, slow.tensor(t.name).numeric.projections
+            for mode in ("numeric", "custom", "default"):
+                assert np.array_equal(a[mode], b[mode]), (t.name, mode)
+    """)

@@ -85,6 +85,11 @@ class NumericKit:
             return tf.experimental.dlpack.from_dlpack(buf.__dlpack__()), 1.0
         return tf.constant(delta) * scale, 1.0
 
+    @staticmethod
+    def same_layout(a, b) -> bool:
+        """a and b alike in shape and dtype (TF tensors are dense, row-major)."""
+        return a.shape == b.shape and a.dtype == b.dtype
+
     def axpy(self, a, b, scale, out=None):   # TF writes no tensor in place: `out` is not used
         if scale in (1.0, -1.0):
             return a + b if scale > 0 else a - b

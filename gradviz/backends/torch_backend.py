@@ -177,6 +177,9 @@ class NumericKit:
             return torch.add(a, b, alpha=scale, out=out)
         return torch.add(a, b, alpha=scale)
 
+    def same_layout(self, a, b) -> bool:   # shape, strides, dtype, device: 1.0 * b is then b
+        return a.shape == b.shape and a.stride() == b.stride() and (a.dtype, a.device) == (b.dtype, b.device)
+
     def mul(self, a, b, out=None):
         """a * b; into `out` (an earlier result) where it fits (_fits)."""
         if _fits(out, a, b):
