@@ -11,6 +11,7 @@ from typing import Optional
 import numpy as np
 
 from gradviz.model import MODES, RunResult
+from gradviz.vocab import Mode
 
 
 def layer_count(result: RunResult) -> int:
@@ -40,7 +41,7 @@ NOT_COMPUTED = "not computed"      # prefix of an absent norm that says nothing 
 def _why_absent(result: RunResult, t, mode: str) -> str:
     if mode in result.mode_errors:
         return f"{NOT_COMPUTED}: the {mode} mode raised"
-    if mode == "numeric" and (t.numeric is None or t.numeric.method != "full"):
+    if mode == Mode.NUMERIC and (t.numeric is None or t.numeric.method != "full"):
         method = t.numeric.method if t.numeric is not None else "not run"
         return f"{NOT_COMPUTED}: numeric reference {method} (no per-element gradient)"
     return t.absent.get(mode) or "no gradient"

@@ -10,8 +10,7 @@ import os
 
 from gradviz.model import ErrorInfo
 from gradviz.module_files import OpFileError, package_module, read_op_source
-
-_ROOTS = {"torch": "torch", "tensorflow": "tf", "keras": "tf", "tf_keras": "tf"}
+from gradviz.vocab import ErrorKind, Framework, framework_of_import
 
 
 def frameworks_used(path: str) -> tuple[tuple[str, ...], ErrorInfo | None]:
@@ -30,8 +29,8 @@ def frameworks_used(path: str) -> tuple[tuple[str, ...], ErrorInfo | None]:
             except _LoadError:
                 pass
     if not found:
-        found = {"torch", "tf"}  # unknown: let both frameworks look
-    return tuple(fw for fw in ("torch", "tf") if fw in found), None
+        found = set(Framework)  # unknown: let every framework look
+    return tuple(fw for fw in Framework if fw in found), None
 
 
 class _LoadError(Exception):
@@ -41,10 +40,10 @@ class _LoadError(Exception):
 
 def _parse(path: str) -> ast.AST:
     if not os.path.exists(path) and not os.path.islink(path):
-        raise _LoadError(ErrorInfo("FileNotFoundError", f"no such file: {path}", kind="load"))
+        raise _LoadError(ErrorInfo("FileNotFoundError", f"no such file: {path}", kind=ErrorKind.LOAD))
     if os.path.isdir(path):
         raise _LoadError(ErrorInfo("IsADirectoryError", f"{path} is a folder, not a Python file",
-                                   kind="load"))
+                                   kind=ErrorKind.LOAD))
     try:
         source = read_op_source(path)       # a regular file, read with a bound
         return ast.parse(source, filename=path)
@@ -52,11 +51,11 @@ def _parse(path: str) -> ast.AST:
         where = f"{exc.filename or path}:{exc.lineno or 0}"
         text = (exc.text or "").rstrip("\n")
         detail = f"{exc.msg}" + (f"\n    {text.strip()}" if text.strip() else "")
-        raise _LoadError(ErrorInfo("SyntaxError", detail, where, kind="load")) from None
+        raise _LoadError(ErrorInfo("SyntaxError", detail, where, kind=ErrorKind.LOAD)) from None
     except OpFileError as exc:
-        raise _LoadError(ErrorInfo("OpFileError", str(exc), kind="load")) from None
+        raise _LoadError(ErrorInfo("OpFileError", str(exc), kind=ErrorKind.LOAD)) from None
     except (OSError, ValueError) as exc:
-        raise _LoadError(ErrorInfo(type(exc).__name__, str(exc), kind="load")) from None
+        raise _LoadError(ErrorInfo(type(exc).__name__, str(exc), kind=ErrorKind.LOAD)) from None
 
 
 def _imported_names(tree: ast.AST) -> set[str]:
@@ -100,4 +99,5 @@ def _helper_files(tree: ast.AST, path: str) -> list[str]:
 
 
 def _imports(tree: ast.AST) -> set[str]:
-    return {_ROOTS[n.split(".")[0]] for n in _imported_names(tree) if n.split(".")[0] in _ROOTS}
+    found = {framework_of_import(n.split(".")[0]) for n in _imported_names(tree)}
+    return found - {None}

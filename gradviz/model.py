@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import pickle
 from dataclasses import dataclass, field, replace
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
-FRAMEWORKS = ("torch", "tf")
-MODES = ("default", "custom", "numeric")
+from gradviz.vocab import WORKER_CHECK_STATUSES, ErrorKind, Framework, Mode
+
+FRAMEWORKS = tuple(Framework)
+MODES = tuple(Mode)
 GRAPHS = ("op", "seed", "mlp", "stack")
 DEPTH_RANGE = (1, 64)          # layers of the stack graph (--depth)
 # Input dtypes passed as they are and never differentiated (inputs= "dtype"; DESIGN.md)
@@ -22,7 +25,7 @@ DTYPES = ("float32", "float64")
 # Contract checks (DESIGN.md "Contract checks"), in the order the terminal and the app show them.
 CHECKS = ("double_backward", "noncontiguous_upstream", "autocast", "vmap", "compiled",
           "precision")
-CHECK_STATUSES = ("pass", "fail", "skip")
+CHECK_STATUSES = WORKER_CHECK_STATUSES
 # the message of a check skipped because the run was cancelled before it ran (engine); the
 # window shows such a skip as "cancelled"
 CHECK_CANCELLED = "cancelled before it ran"
@@ -31,11 +34,33 @@ CHECK_CANCELLED = "cancelled before it ran"
 ROLES = ("input", "param", "intermediate", "output")
 
 
+class OpKey(NamedTuple):
+    """One op in one framework, the key results, progress and the op tree share: (framework,
+    file, qualname). Made only here: the file is made absolute once, so a key from a request
+    with a relative path and one from the worker's OpInfo are the same key. A tuple: it equals,
+    hashes and unpacks as the plain (framework, file, qualname) of an absolute path."""
+    framework: str
+    file: str
+    qualname: str
+
+    @classmethod
+    def of(cls, framework: str, file: str, qualname: str) -> "OpKey":
+        return cls(framework, os.path.abspath(file), qualname)
+
+    @classmethod
+    def of_op(cls, op: "OpInfo") -> "OpKey":
+        return cls.of(op.framework, op.file, op.qualname)
+
+    @classmethod
+    def of_request(cls, req: "RunRequest") -> "OpKey":
+        return cls.of(req.framework, req.file, req.qualname)
+
+
 @dataclass(frozen=True)
 class OpInfo:
     """One op found in a user file, in one framework."""
     name: str                 # pairing name (@gradviz.op(name=) or the Python name)
-    framework: str            # "torch" | "tf"
+    framework: str            # a vocab.Framework
     kind: str                 # "function" | "custom_op" | "custom_gradient" | "module" | "layer"
     qualname: str             # the Python name in the file
     file: str                 # absolute path
@@ -59,7 +84,7 @@ class ErrorInfo:
     message: str
     where: str = ""           # "file:line" of the innermost frame in the user's file, "" if unknown
     traceback: str = ""       # the user's own frames only
-    kind: str = "error"       # "error" | "timeout" | "crashed" | "load" | "cancelled" | ...
+    kind: str = ErrorKind.ERROR   # see vocab.ErrorKind
 
     def one_line(self) -> str:
         at = f" at {self.where}" if self.where else ""
@@ -130,7 +155,7 @@ def parse_checks(text: str) -> tuple[str, ...]:
 class CheckResult:
     """One contract check of one op run: did the backward hold up the way training calls it?"""
     name: str                 # see CHECKS
-    status: str               # "pass" | "fail" | "skip"
+    status: str               # a vocab.CheckStatus: pass, fail or skip
     message: str              # what was tried and what happened (for skip: why not)
     where: str = ""           # "file:line" in the user's file, "" if none applies
     fix: str = ""             # for a failure: what to change
@@ -274,16 +299,16 @@ class RunResult:
     def numeric_cancelled(self) -> bool:
         """Its numeric pass was cancelled (Cancel all, Skip this op) after the quick pass came
         back: custom and default are kept, numeric is missing (the app's two-pass runs)."""
-        err = self.mode_errors.get("numeric")
-        return err is not None and err.kind == "cancelled"
+        err = self.mode_errors.get(Mode.NUMERIC)
+        return err is not None and err.kind == ErrorKind.CANCELLED
 
     @property
     def numeric_failed(self) -> bool:
         """Its numeric mode failed (it raised; in the app's second pass also a timeout, crash or
         memory kill there, after the quick pass came back): custom and default stand, numeric
         is missing, and the run counts as failed in the app (custom was not checked)."""
-        err = self.mode_errors.get("numeric")
-        return err is not None and err.kind != "cancelled"
+        err = self.mode_errors.get(Mode.NUMERIC)
+        return err is not None and err.kind != ErrorKind.CANCELLED
 
     def tensor(self, name: str) -> Optional[TensorResult]:
         for t in self.tensors:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gradviz.app.analysis import Analysis
+from gradviz.vocab import ErrorKind, Mode
 
 
 @dataclass(frozen=True)
@@ -42,12 +43,12 @@ def problems(key: tuple, analysis: Analysis) -> list[Problem]:
     details: dict[int, list[str]] = {}        # finding index -> exceptions it stands for
     groups: dict[tuple, list[str]] = {}       # (type, message, where) -> modes that raised it
     errors: dict[tuple, object] = {}
-    if res.error is not None and res.error.kind != "cancelled":
+    if res.error is not None and res.error.kind != ErrorKind.CANCELLED:
         k = (res.error.type, res.error.message, res.error.where)
         groups.setdefault(k, [])
         errors[k] = res.error
     for mode, err in res.mode_errors.items():
-        if err.kind == "cancelled":           # not a problem of the op: say what is missing
+        if err.kind == ErrorKind.CANCELLED:           # not a problem of the op: say what is missing
             out.append(Problem("info", f"{label} · {mode}", f"{mode}: {err.message}: the other "
                                f"modes are shown, custom is not checked against {mode} "
                                "(▶ Run computes it)", key=key))
@@ -58,7 +59,7 @@ def problems(key: tuple, analysis: Analysis) -> list[Problem]:
     for k, modes in groups.items():
         err = errors[k]
         at_line = [i for i, f in enumerate(findings) if err.where and f.where == err.where]
-        by_code = [findings.index(f) for f in rewritten] if modes and "default" not in modes else []
+        by_code = [findings.index(f) for f in rewritten] if modes and Mode.DEFAULT not in modes else []
         covering = at_line or by_code
         if covering:
             details.setdefault(covering[0], []).append(_error_text(err) + "\n" + (err.traceback or ""))

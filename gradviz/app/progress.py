@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from typing import Optional
 
+from gradviz.vocab import ErrorKind
+
 QUEUED, RUNNING, OK, ERROR, CANCELLED = "queued", "running", "ok", "error", "cancelled"
 
 
@@ -13,7 +15,7 @@ def final_state(result) -> str:
     came back: it was not checked (DESIGN.md: a match needs numeric where it was asked for).
     One whose numeric mode failed (raised, timed out, crashed its worker) failed: the user must
     see a timeout, and custom was not checked either."""
-    if result.error is not None and result.error.kind == "cancelled":
+    if result.error is not None and result.error.kind == ErrorKind.CANCELLED:
         return CANCELLED
     if result.numeric_cancelled:
         return CANCELLED

@@ -23,6 +23,7 @@ from gradviz.app.results import FINAL, PARTIAL, Results, request_key
 from gradviz.compare import VERDICTS
 from gradviz.model import RunRequest, RunResult, RunSettings
 from gradviz.verdict import PASSING, Verdict
+from gradviz.vocab import CheckStatus, ErrorKind
 
 if TYPE_CHECKING:    # analysis (numpy curves) is imported by whoever analyses, not at start
     from gradviz.app.analysis import Analysis
@@ -189,7 +190,7 @@ class AppState:
     def failed_checks(self, key) -> list[str]:
         """The contract checks the op's last result failed, by name."""
         res = self.results.result(key)
-        return [c.name for c in res.checks if c.status == "fail"] if res is not None else []
+        return [c.name for c in res.checks if c.status == CheckStatus.FAIL] if res is not None else []
 
     def op_warning(self, key) -> tuple[str, tuple]:
         """The most severe error or warning finding of the op's last final result, and the codes
@@ -232,7 +233,7 @@ class AppState:
             return False
         was = asked.settings
         result = self.results.result(key)
-        timed_out = result is not None and result.error is not None and result.error.kind == "timeout"
+        timed_out = result is not None and result.error is not None and result.error.kind == ErrorKind.TIMEOUT
         if not timed_out:
             now = now.with_(timeout=was.timeout)
         if was.graph != "stack" and now.graph != "stack":

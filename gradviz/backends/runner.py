@@ -39,6 +39,7 @@ from gradviz.backends.user_code import USER_FAILURES, capture_output, error_info
 from gradviz.backends.user_modules import load_module, load_note
 from gradviz.backends.user_state import own_state, patch_note
 from gradviz.model import ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, TensorResult
+from gradviz.vocab import ErrorKind
 
 
 class Backend:
@@ -153,7 +154,7 @@ class Backend:
             with _background_priority() if background else contextlib.nullcontext():
                 return numeric.compute(ad, graph, built, device, tensors)
         except USER_FAILURES as exc:  # noqa: BLE001 - the numeric pass failed: the other modes still stand
-            mode_errors["numeric"] = error_info(exc, "error", info.where)
+            mode_errors["numeric"] = error_info(exc, ErrorKind.ERROR, info.where)
             return {}
 
     def _run(self, req: RunRequest, background: bool = False, keep: bool = False) -> RunResult:
@@ -168,12 +169,12 @@ class Backend:
             names = ", ".join(sorted(found)) or "none"
             return _error(req, None, ErrorInfo(
                 "OpNotFound", f"no {ad.name} op named {req.qualname!r} in {path} (found: {names})",
-                f"{path}:1", kind="load"))
+                f"{path}:1", kind=ErrorKind.LOAD))
         info, obj = found[req.qualname]
         try:
             device = ad.resolve_device(s.device)
         except ValueError as exc:
-            return _error(req, info, ErrorInfo("DeviceUnavailable", str(exc), kind="device"))
+            return _error(req, info, ErrorInfo("DeviceUnavailable", str(exc), kind=ErrorKind.DEVICE))
         meta = with_given(meta_of(obj, module), req.given)
         try:
             declared = ad.declared_params(obj, info)
@@ -187,7 +188,7 @@ class Backend:
             graph.args = tuple(p.name for p in plans)   # what inputs= may name besides parameters
             graph.check_params = info.kind in LAYER_KINDS and not takes_any_keyword(declared)
         except USER_FAILURES as exc:  # noqa: BLE001 - the op's arguments or graph failed: a run error
-            return _error(req, info, error_info(exc, "error", info.where))
+            return _error(req, info, error_info(exc, ErrorKind.ERROR, info.where))
 
         tensors: dict[str, dict] = {}      # name -> {"role", "value", "grads", "absent", "dtype"}
         outputs, mode_errors, kept, inplace = {}, {}, "", []
@@ -206,16 +207,16 @@ class Backend:
             except MetadataMismatch as exc:  # inputs= naming no argument nor parameter
                 return _error(req, info, _metadata_error(str(exc), meta, info))
             except GraphMismatch as exc:  # gradviz's graph, not the user's code: no user line
-                mode_errors[mode] = ErrorInfo("GraphMismatch", str(exc), info.where, kind="error")
+                mode_errors[mode] = ErrorInfo("GraphMismatch", str(exc), info.where, kind=ErrorKind.ERROR)
                 continue
             except OpOutputError as exc:
-                mode_errors[mode] = error_info(exc, "error", _forward_where(obj, info))
+                mode_errors[mode] = error_info(exc, ErrorKind.ERROR, _forward_where(obj, info))
                 continue
             except OverrideKept as exc:  # no true default: absent, never a copy of custom
                 kept = str(exc)
                 continue
             except USER_FAILURES as exc:  # noqa: BLE001 - the op failed in this mode: the other modes still run
-                mode_errors[mode] = error_info(exc, "error", _backward_where(obj, info))
+                mode_errors[mode] = error_info(exc, ErrorKind.ERROR, _backward_where(obj, info))
                 continue
             inplace += [n for n, t in got.items() if t.get("inplace") and n not in inplace]
             if mode == "custom" or not seeded:
@@ -328,7 +329,7 @@ def _seed_params(built, seed: int, meta: dict, graph=None) -> None:
 
 
 def _metadata_error(message: str, meta: dict, info: OpInfo) -> ErrorInfo:
-    return ErrorInfo("MetadataError", message, meta_where(meta, info.where), kind="error")
+    return ErrorInfo("MetadataError", message, meta_where(meta, info.where), kind=ErrorKind.ERROR)
 
 
 def _forward_where(obj, info: OpInfo) -> str:

@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from gradviz.backends.capture_pipe import sink
 from gradviz.model import ErrorInfo
 from gradviz.user_frames import in_gradviz, is_user_frame
+from gradviz.vocab import ErrorKind
 
 # What user code may raise and gradviz reports at the user's line: also sys.exit() and a
 # KeyboardInterrupt raised by hand (the worker ignores SIGINT, so none comes from outside).
 USER_FAILURES = (Exception, SystemExit, KeyboardInterrupt)
 
 
-def error_info(exc: BaseException, kind: str = "error", fallback_where: str = "") -> ErrorInfo:
+def error_info(exc: BaseException, kind: str = ErrorKind.ERROR, fallback_where: str = "") -> ErrorInfo:
     """ErrorInfo naming the innermost user frame; the traceback keeps the user's frames only."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if is_user_frame(f.filename)]
     # a check that found the user's mistake after the user's frame had returned names it itself
@@ -33,8 +34,8 @@ def error_info(exc: BaseException, kind: str = "error", fallback_where: str = ""
     tb = "".join(traceback.format_list(frames)) if frames else ""
     message = str(exc) if not isinstance(exc, SystemExit) else (
         f"user code called sys.exit({exc.code!r})")
-    if isinstance(exc, SystemExit) and kind == "error":
-        kind = "crashed"  # the worker survives it, but to the user it is an exit like os._exit
+    if isinstance(exc, SystemExit) and kind == ErrorKind.ERROR:
+        kind = ErrorKind.CRASHED  # the worker survives it, but to the user it is an exit like os._exit
     if isinstance(exc, SyntaxError):
         message = f"{exc.msg}" + (f": {exc.text.strip()}" if exc.text else "")
     message = _strip_framework_noise(message)
@@ -52,7 +53,7 @@ def load_error(exc: BaseException, path: str) -> ErrorInfo:
     top = _top_folder(path)
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
               if is_user_frame(f.filename) or (top and _inside(f.filename, top))]
-    info = error_info(exc, "load", f"{path}:1")
+    info = error_info(exc, ErrorKind.LOAD, f"{path}:1")
     if frames and not is_user_frame(path):
         info = ErrorInfo(info.type, info.message, f"{frames[-1].filename}:{frames[-1].lineno}",
                          "".join(traceback.format_list(frames)), info.kind)

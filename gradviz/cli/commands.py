@@ -16,14 +16,20 @@ from gradviz.model import (
     DTYPES,
     FRAMEWORKS,
     GRAPHS,
+    MODES,
     RunSettings,
     parse_checks,
     parse_range,
     parse_shape,
     parse_upstream,
 )
+from gradviz.vocab import CheckStatus
 
 EXIT_OK, EXIT_STRICT, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
+
+
+# plain strings: argparse names the choices with repr() when one is wrong
+FRAMEWORK_CHOICES = (*(fw.value for fw in FRAMEWORKS), "all")
 
 
 class UsageError(Exception):
@@ -41,7 +47,7 @@ def _run_parser() -> argparse.ArgumentParser:
                    "mypkg.quant_ops (built-in examples when none)")
     p.add_argument("--op", action="append", default=[], metavar="NAME",
                    help="only this op (pairing name or Python name); repeatable")
-    p.add_argument("--framework", default="all", choices=("torch", "tf", "all"))
+    p.add_argument("--framework", default="all", choices=FRAMEWORK_CHOICES)
     p.add_argument("--device", default="auto", help="auto | cpu | cuda:N | /GPU:N")
     p.add_argument("--graph", default="op", choices=GRAPHS)
     p.add_argument("--depth", type=int, default=4,
@@ -84,7 +90,7 @@ def settings_from(args) -> RunSettings:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
-    bad = [m for m in modes if m not in ("default", "custom", "numeric")]
+    bad = [m for m in modes if m not in MODES]
     if bad or not modes:
         raise UsageError(f"--modes {args.modes!r}: use a comma-separated subset of "
                          "default,custom,numeric")
@@ -225,7 +231,7 @@ def _exit_code(results, comparisons, strict: bool) -> int:
                       t.verdict not in (r.op.expect if r.op is not None else ())
                       for r, c in zip(results, comparisons) for t in c.tensors):
         return EXIT_STRICT
-    if strict and any(c.status == "fail" for r in results for c in r.checks):
+    if strict and any(c.status == CheckStatus.FAIL for r in results for c in r.checks):
         return EXIT_STRICT
     return EXIT_OK
 
@@ -233,7 +239,7 @@ def _exit_code(results, comparisons, strict: bool) -> int:
 def cmd_list(argv: list[str]) -> int:
     p = _Parser(prog="gradviz list", description="List the ops found in op modules.")
     p.add_argument("files", nargs="*", help="op files or module names")
-    p.add_argument("--framework", default="all", choices=("torch", "tf", "all"))
+    p.add_argument("--framework", default="all", choices=FRAMEWORK_CHOICES)
     args = p.parse_args(argv)
     from gradviz.cli.output import print_load_errors, print_op_list
     from gradviz.engine import Engine
@@ -252,7 +258,7 @@ def cmd_list(argv: list[str]) -> int:
 
 def cmd_devices(argv: list[str]) -> int:
     p = _Parser(prog="gradviz devices", description="Devices per framework.")
-    p.add_argument("--framework", default="all", choices=("torch", "tf", "all"))
+    p.add_argument("--framework", default="all", choices=FRAMEWORK_CHOICES)
     args = p.parse_args(argv)
     from gradviz.cli.output import print_devices
     from gradviz.engine import Engine

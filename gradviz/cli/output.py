@@ -6,6 +6,7 @@ import sys
 import textwrap
 
 from gradviz.verdict import Verdict
+from gradviz.vocab import Framework
 
 
 def _rel(path: str) -> str:
@@ -262,7 +263,7 @@ def _write_repro(folder: str, results, comparisons) -> None:
         raise ValueError("no op could be written as a script (see above)")
 
 
-FRAMEWORK_NAMES = {"torch": "torch", "tf": "tensorflow"}
+FRAMEWORK_NAMES = {fw: fw.package for fw in Framework}
 
 
 def print_left_out(files, catalogs, frameworks, out) -> None:

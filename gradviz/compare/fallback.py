@@ -9,6 +9,7 @@ import numpy as np
 from gradviz.compare.metrics import close_mask, pair_metrics, tolerances
 from gradviz.compare.numeric_metrics import PROBE, err_text, numeric_clause
 from gradviz.model import TensorResult
+from gradviz.vocab import Mode
 
 
 def no_numeric_why(t: TensorResult, metrics: dict, mode: str, mode_errors: dict) -> str:
@@ -16,9 +17,9 @@ def no_numeric_why(t: TensorResult, metrics: dict, mode: str, mode_errors: dict)
     m = metrics.get(f"{mode}~numeric")
     if m is not None:       # it ran, and is NaN/Inf wherever the gradient is finite
         return numeric_clause(metrics, mode)
-    if "numeric" in mode_errors:    # compare_tensor says how it was cancelled or failed
+    if Mode.NUMERIC in mode_errors:    # compare_tensor says how it was cancelled or failed
         return "no numeric reference"
-    if t.absent.get("numeric"):
+    if t.absent.get(Mode.NUMERIC):
         return f"no numeric reference ({t.absent['numeric']})"
     return "no numeric reference (the numeric mode was not run)"
 
@@ -30,7 +31,7 @@ def custom_vs_default(t: TensorResult, metrics: dict, why: str) -> tuple[str, st
     if m.get("shape_mismatch"):
         return "differs", (f"custom and default gradients of {t.name} differ in shape "
                            f"({m['shape_mismatch']}); {judge}")
-    c, d = np.asarray(t.grads["custom"]), np.asarray(t.grads["default"])
+    c, d = np.asarray(t.grads[Mode.CUSTOM]), np.asarray(t.grads[Mode.DEFAULT])
     undefined = ~np.isfinite(d.reshape(-1))
     tol = tolerances(t.dtype)
     if undefined.any():

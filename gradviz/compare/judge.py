@@ -24,6 +24,7 @@ from gradviz.compare.numeric_metrics import (
     numeric_clause,
 )
 from gradviz.model import FIXED_DTYPES, OVERRIDE_KEPT, ErrorInfo, TensorResult
+from gradviz.vocab import ErrorKind, Mode
 
 # A finite difference across a jump (round's x.5, a step's edge) reads about jump / 2h, with h
 # REL_EPS of the input: far above any gradient. That element's derivative is undefined, not wrong.
@@ -36,8 +37,8 @@ def judge(t: TensorResult, op_status: str, mode_errors: dict, error: Optional[Er
     early = _before_any_gradient(t, op_status, mode_errors, error, metrics, inplace)
     if early is not None:
         return early
-    c, d = t.grads.get("custom"), t.grads.get("default")
-    c_ran, d_ran = ran(t, "custom"), ran(t, "default") and "default" not in mode_errors
+    c, d = t.grads.get(Mode.CUSTOM), t.grads.get(Mode.DEFAULT)
+    c_ran, d_ran = ran(t, Mode.CUSTOM), ran(t, Mode.DEFAULT) and Mode.DEFAULT not in mode_errors
     if c is None and _independent(t):
         return "match", (f"the output does not depend on {t.name} here: the numeric gradient is "
                          "exactly 0 and custom gives none" +
@@ -50,17 +51,17 @@ def judge(t: TensorResult, op_status: str, mode_errors: dict, error: Optional[Er
         also = f"default: {_why(t, 'default')}" if d_ran else "only custom was run"
         return "broken", f"no gradient reaches {t.name}: custom: {_why(t, 'custom')}; {also}"
     if c is not None:
-        return _judge_mode(t, "custom", metrics, mode_errors)
+        return _judge_mode(t, Mode.CUSTOM, metrics, mode_errors)
     if d_ran:
         if d is None:
             return "broken", (f"no gradient reaches {t.name}: default: {_why(t, 'default')} "
                               "(only default was run)")
-        return _judge_mode(t, "default", metrics, mode_errors)
-    err = mode_errors.get("default")
-    if err is not None and err.kind != "cancelled":   # the one gradient asked for raised
+        return _judge_mode(t, Mode.DEFAULT, metrics, mode_errors)
+    err = mode_errors.get(Mode.DEFAULT)
+    if err is not None and err.kind != ErrorKind.CANCELLED:   # the one gradient asked for raised
         return "error", f"the default mode raised: {err.one_line()}"
     why = f" (default: {err.message})" if err is not None else \
-        f" (no default: {t.absent['default']})" if override_kept(t, "default") else ""
+        f" (no default: {t.absent['default']})" if override_kept(t, Mode.DEFAULT) else ""
     return "unchecked", f"neither custom nor default was run for {t.name}{why}: nothing was compared"
 
 
@@ -72,7 +73,7 @@ def _before_any_gradient(t, op_status, mode_errors, error, metrics, inplace):
                                "reference; nothing was compared)")
     if op_status == "error":
         return "error", f"the op raised: {error.one_line()}" if error else "the op raised an error"
-    if "custom" in mode_errors:
+    if Mode.CUSTOM in mode_errors:
         return "error", f"the custom mode raised: {mode_errors['custom'].one_line()}"
     if t.frozen:
         return "no-gradient", (f"frozen parameter: {_why(t, 'custom')}; no mode differentiates "
@@ -81,7 +82,7 @@ def _before_any_gradient(t, op_status, mode_errors, error, metrics, inplace):
         return "unchecked", (f"{t.name} is empty (shape {tuple(t.shape)}): it has no element to "
                              "compare, so nothing checks its gradient; give the op a non-empty "
                              "input to check its backward")
-    if t.name in inplace and "default" in mode_errors:
+    if t.name in inplace and Mode.DEFAULT in mode_errors:
         return "error", (f"the forward writes into {t.name} in place and the framework's own "
                          f"autodiff refused it (default raised {mode_errors['default'].one_line()}); "
                          f"{numeric_clause(metrics, 'custom')}, at the values before the call, "
@@ -104,18 +105,18 @@ def _why(t: TensorResult, mode: str) -> str:
 
 
 def _numeric_of(t: TensorResult) -> Optional[np.ndarray]:
-    n = t.grads.get("numeric")
+    n = t.grads.get(Mode.NUMERIC)
     if n is None and t.numeric is not None:
-        n = t.numeric.projections.get("numeric")
+        n = t.numeric.projections.get(Mode.NUMERIC)
     return n
 
 
 def _independent(t: TensorResult) -> bool:
     """An input the output does not depend on, here: numeric exactly zero (every element, or
     every random direction), custom gives no gradient, default none or zeros."""
-    if t.role not in ("input", "param") or "custom" not in t.absent:
+    if t.role not in ("input", "param") or Mode.CUSTOM not in t.absent:
         return False
-    d, n = t.grads.get("default"), _numeric_of(t)
+    d, n = t.grads.get(Mode.DEFAULT), _numeric_of(t)
     if d is not None and np.any(np.asarray(d) != 0):
         return False
     return n is not None and bool(np.all(np.asarray(n) == 0))
@@ -123,7 +124,7 @@ def _independent(t: TensorResult) -> bool:
 
 def independent_of_output(t: TensorResult) -> bool:
     """For diagnostics: no gradient anywhere because none is due (DESIGN.md: a `match`)."""
-    return "custom" not in t.grads and "default" not in t.grads and _independent(t)
+    return Mode.CUSTOM not in t.grads and Mode.DEFAULT not in t.grads and _independent(t)
 
 
 # --- one mode against numeric ----------------------------------------------------------------
@@ -142,7 +143,7 @@ def _judge_mode(t: TensorResult, mode: str, metrics: dict, mode_errors: dict) ->
             return _agrees(t, mode, metrics, mode_errors, lead)
         return _off_numeric(t, mode, metrics, lead)
     why = no_numeric_why(t, metrics, mode, mode_errors)
-    if mode == "custom" and t.grads.get("default") is not None:
+    if mode == Mode.CUSTOM and t.grads.get(Mode.DEFAULT) is not None:
         return custom_vs_default(t, metrics, why)
     return "unchecked", (f"{lead}{why}: nothing independent checks the {mode} gradient of "
                          f"{t.name} (add the numeric mode, or the default, to check it)")
@@ -150,14 +151,14 @@ def _judge_mode(t: TensorResult, mode: str, metrics: dict, mode_errors: dict) ->
 
 def _lead(t: TensorResult, mode: str, mode_errors: dict) -> str:
     """Which witnesses there are, where one is missing by how the run was set up."""
-    if mode == "default":
+    if mode == Mode.DEFAULT:
         return "only default was run; "
-    if override_kept(t, "default"):
+    if override_kept(t, Mode.DEFAULT):
         return f"no default ({t.absent['default']}); "
-    err = mode_errors.get("default")
+    err = mode_errors.get(Mode.DEFAULT)
     if err is not None:
-        return f"no default (it {'was' if err.kind == 'cancelled' else 'raised'} {err.one_line()}); "
-    if not ran(t, "default"):
+        return f"no default (it {'was' if err.kind == ErrorKind.CANCELLED else 'raised'} {err.one_line()}); "
+    if not ran(t, Mode.DEFAULT):
         return "only custom was run; "
     return ""
 
@@ -165,7 +166,7 @@ def _lead(t: TensorResult, mode: str, mode_errors: dict) -> str:
 def _numeric_nonfinite_at(t: TensorResult, bad: np.ndarray) -> bool:
     """Numeric (every element) is NaN/Inf wherever the gradient is: the loss is not finite
     there, and a NaN gradient says so too (DESIGN.md: non-finite is NaN where numeric is finite)."""
-    n = t.grads.get("numeric")
+    n = t.grads.get(Mode.NUMERIC)
     if n is None or np.size(n) != bad.size:
         return False
     return bool(np.all(~np.isfinite(np.asarray(n, dtype=np.float64).reshape(-1)[bad])))
@@ -177,7 +178,7 @@ def _flat64(g) -> np.ndarray:
 
 def _off_elements(t: TensorResult, mode: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(gradient, numeric, where they differ and numeric is defined), flat, every element."""
-    g, n, _, _, off = apart_from_numeric(t.grads[mode], t.grads["numeric"],
+    g, n, _, _, off = apart_from_numeric(t.grads[mode], t.grads[Mode.NUMERIC],
                                          tolerances(t.dtype, numeric=True))
     return g, n, off
 
@@ -198,12 +199,12 @@ def agrees_with_numeric(t: TensorResult, mode: str, metrics: dict) -> bool:
         return False
     if m["n_differ"] <= _kink_allowance(m["n"]):
         return True
-    if mode != "custom" or m["n"] < 2 or m["n_differ"] > max(1, _kink_allowance(m["n"])):
+    if mode != Mode.CUSTOM or m["n"] < 2 or m["n_differ"] > max(1, _kink_allowance(m["n"])):
         return False
-    d = t.grads.get("default")
-    if d is None or np.size(d) != np.size(t.grads["custom"]):
+    d = t.grads.get(Mode.DEFAULT)
+    if d is None or np.size(d) != np.size(t.grads[Mode.CUSTOM]):
         return False
-    c, _, off = _off_elements(t, "custom")
+    c, _, off = _off_elements(t, Mode.CUSTOM)
     return bool(np.all(close_mask(c[off], _flat64(d)[off], tolerances(t.dtype))))
 
 
@@ -211,7 +212,7 @@ def _agrees(t, mode, metrics, mode_errors, lead) -> tuple[str, str]:
     text = lead + numeric_clause(metrics, mode)
     if not metrics[f"{mode}~numeric"]["allclose"]:
         text += " (at kinks the finite difference straddled, where numeric is neither side's slope)"
-    if mode == "default":
+    if mode == Mode.DEFAULT:
         return "match", text
     probe = metrics.get(PROBE)
     note = default_note(t, metrics, mode_errors)
@@ -220,7 +221,7 @@ def _agrees(t, mode, metrics, mode_errors, lead) -> tuple[str, str]:
         probe = probe.get("as_numeric", probe)
     if probe is not None and probe["n_differ"] > _kink_allowance(probe["n"]):
         if default_trusted(t, metrics):
-            own = t.grad_dtypes.get("custom", "")
+            own = t.grad_dtypes.get(Mode.CUSTOM, "")
             why = (f"the backward returns an integer gradient ({own}), which drops the fraction "
                    "of every element" if own.startswith(("int", "uint", "bool")) else
                    "the backward does not use its incoming gradient as the chain rule does (a "
@@ -238,14 +239,14 @@ def default_trusted(t: TensorResult, metrics: dict) -> bool:
     """Default agrees with numeric: a reference for what numeric does not measure (the probe)."""
     m = metrics.get("default~numeric")
     return checked_by_numeric(m) and not m.get("shape_mismatch") and \
-        agrees_with_numeric(t, "default", metrics) and bool(np.all(np.isfinite(t.grads["default"])))
+        agrees_with_numeric(t, Mode.DEFAULT, metrics) and bool(np.all(np.isfinite(t.grads[Mode.DEFAULT])))
 
 
 def default_note(t: TensorResult, metrics: dict, mode_errors: dict) -> str:
     """What the default witness says, beside a custom that agrees with numeric."""
-    d = t.grads.get("default")
+    d = t.grads.get(Mode.DEFAULT)
     if d is None:
-        if ran(t, "default") and "default" not in mode_errors:
+        if ran(t, Mode.DEFAULT) and Mode.DEFAULT not in mode_errors:
             return (f"default gives no gradient ({_why(t, 'default')}): the default column is "
                     "unreliable here, custom is judged against numeric")
         return ""
@@ -256,7 +257,7 @@ def default_note(t: TensorResult, metrics: dict, mode_errors: dict) -> str:
                 "default column is unreliable here, custom is judged against numeric")
     dm = metrics.get("default~numeric")
     if checked_by_numeric(dm) and not dm.get("shape_mismatch") and \
-            not agrees_with_numeric(t, "default", metrics):
+            not agrees_with_numeric(t, Mode.DEFAULT, metrics):
         return (f"default differs from numeric at {dm['n_differ']} of {dm['n']} "
                 f"{'random directions' if dm['method'] == 'projection' else 'elements'}: the "
                 "default column is unreliable here (the framework's own autodiff of this forward "
@@ -286,19 +287,19 @@ def _off_numeric(t, mode, metrics, lead) -> tuple[str, str]:
             return "surrogate", f"{text}: {where}; it agrees elsewhere"
         return "differs", (f"{text}; {int(rest.sum())} of them where the derivative is defined "
                            f"and not 0: {mode} is not the derivative of the forward there")
-    pn = _flat64(t.numeric.projections["numeric"])
+    pn = _flat64(t.numeric.projections[Mode.NUMERIC])
     pn = pn[np.isfinite(pn)]
     tol = tolerances(t.dtype, numeric=True)
     if np.all(np.abs(pn) <= tol.atol_for(pn)):
         return "surrogate", f"{text}: numeric is 0 along every one (the forward is flat here)"
-    if mode == "custom" and _differs_where_default_is_flat(t, metrics):
+    if mode == Mode.CUSTOM and _differs_where_default_is_flat(t, metrics):
         return "surrogate", (f"{text}; default agrees with numeric, and custom differs from "
                              "default only where default is 0 (straight-through style)")
     return "differs", f"{text}, and numeric is not 0 along them: {mode} is wrong there"
 
 
 def _differs_where_default_is_flat(t: TensorResult, metrics: dict) -> bool:
-    d, c = t.grads.get("default"), t.grads["custom"]
+    d, c = t.grads.get(Mode.DEFAULT), t.grads[Mode.CUSTOM]
     if d is None or np.size(d) != np.size(c) or not default_trusted(t, metrics):
         return False
     c, d = _flat64(c), _flat64(d)
@@ -310,15 +311,15 @@ def _nonfinite_text(t: TensorResult, mode: str, g) -> str:
     bad = ~np.isfinite(g)
     counts = f"{int(np.isnan(g).sum())} NaN and {int(np.isinf(g).sum())} Inf"
     text = f"{mode} gradient of {t.name} has {counts} of {g.size} elements"
-    n = t.grads.get("numeric")
+    n = t.grads.get(Mode.NUMERIC)
     if n is not None and np.size(n) == g.size:
         fin = int(np.isfinite(_flat64(n)[bad]).sum())
         text += f", where numeric is finite at {fin} of them"
-    if mode != "custom":
+    if mode != Mode.CUSTOM:
         return text
-    d = t.grads.get("default")
+    d = t.grads.get(Mode.DEFAULT)
     if d is None:
-        return text + ("; default gives no gradient" if ran(t, "default") else "")
+        return text + ("; default gives no gradient" if ran(t, Mode.DEFAULT) else "")
     d = _flat64(d)
     if d.size != g.size:
         return text

@@ -11,6 +11,7 @@ import numpy as np
 
 from gradviz.compare.metrics import Tol, close_mask, fmt, pair_metrics, tolerances
 from gradviz.model import TensorResult
+from gradviz.vocab import Mode
 
 # custom vs default under a second, random upstream (TensorResult.probe)
 PROBE = "custom~default, random upstream"
@@ -49,11 +50,11 @@ def vs_numeric(t: TensorResult, mode: str) -> Optional[dict]:
     if g is None:
         return None
     tol = tolerances(t.dtype, numeric=True)
-    if t.grads.get("numeric") is not None:
-        return _against_numeric(g, t.grads["numeric"], tol, "full")
+    if t.grads.get(Mode.NUMERIC) is not None:
+        return _against_numeric(g, t.grads[Mode.NUMERIC], tol, "full")
     p = t.numeric.projections if t.numeric is not None else {}
-    if t.numeric is not None and t.numeric.method == "projection" and mode in p and "numeric" in p:
-        return _against_numeric(p[mode], p["numeric"], tol, "projection")
+    if t.numeric is not None and t.numeric.method == "projection" and mode in p and Mode.NUMERIC in p:
+        return _against_numeric(p[mode], p[Mode.NUMERIC], tol, "projection")
     return None
 
 
@@ -81,12 +82,12 @@ def tensor_metrics(t: TensorResult, known: Optional[dict] = None) -> dict:
     """Pair metrics between the modes present; the second name is the reference. `known`:
     metrics already worked out from these very arrays (verdicts._known)."""
     out = {}
-    c, d = t.grads.get("custom"), t.grads.get("default")
+    c, d = t.grads.get(Mode.CUSTOM), t.grads.get(Mode.DEFAULT)
     if known and "custom~default" in known:
         out["custom~default"] = known["custom~default"]
     elif c is not None and d is not None:
         out["custom~default"] = pair_metrics(c, d, tolerances(t.dtype))
-    for mode in ("custom", "default"):
+    for mode in (Mode.CUSTOM, Mode.DEFAULT):
         m = vs_numeric(t, mode)
         if m is not None:
             out[f"{mode}~numeric"] = m

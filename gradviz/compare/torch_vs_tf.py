@@ -14,6 +14,7 @@ import numpy as np
 
 from gradviz.compare.metrics import pair_metrics, tolerances
 from gradviz.model import MODES, RunResult, TensorResult
+from gradviz.vocab import Mode
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ def _parity_row(op: str, name: str, mode: str, a: TensorResult, b: TensorResult)
     ga = np.zeros_like(np.asarray(gb, dtype=np.float64)) if ga is None else ga
     gb = np.zeros_like(np.asarray(ga, dtype=np.float64)) if gb is None else gb
     dtype = "float32" if "float32" in (a.dtype, b.dtype) else "float64"
-    m = pair_metrics(ga, gb, tolerances(dtype, numeric=(mode == "numeric")))
+    m = pair_metrics(ga, gb, tolerances(dtype, numeric=(mode == Mode.NUMERIC)))
     if m.get("shape_mismatch"):
         notes.append(f"shape {m['shape_mismatch']}")
     elif not m["allclose"]:

@@ -18,6 +18,7 @@ from gradviz.compare.numeric_metrics import KINK_FRACTION, PROBE, numeric_define
 from gradviz.model import FIXED_DTYPES, MODES, ErrorInfo, RunResult, TensorResult
 from gradviz.verdict import NAMES, Verdict
 from gradviz.verdict import PASSING as PASSING_VERDICTS
+from gradviz.vocab import ErrorKind, Mode
 
 # the names the checks and diagnostics take from here
 __all__ = ["VERDICTS", "TensorComparison", "OpComparison", "verdict", "compare_tensor",
@@ -84,11 +85,11 @@ def _stats(t: TensorResult, mode_errors: dict, known: Optional[dict] = None) -> 
             out[mode] = mode_stats(t.grads[mode])
         elif mode in t.absent:
             out[mode] = mode_stats(None, t.absent[mode])
-        elif mode in mode_errors and mode_errors[mode].kind == "cancelled":   # not run to its end
+        elif mode in mode_errors and mode_errors[mode].kind == ErrorKind.CANCELLED:   # not run to its end
             out[mode] = {**mode_stats(None, mode_errors[mode].message), "cancelled": True}
         elif mode in mode_errors:   # no gradient because the mode raised: an error, not absent
             out[mode] = {**mode_stats(None, failed_text(mode_errors[mode])), "raised": True}
-        elif mode == "numeric" and t.numeric is not None and t.numeric.method == "projection":
+        elif mode == Mode.NUMERIC and t.numeric is not None and t.numeric.method == "projection":
             out[mode] = {"absent": True, "method": "projection", "directions": t.numeric.directions,
                          "reason": f"checked along {t.numeric.directions} random directions only"}
     return out
@@ -104,15 +105,15 @@ def compare_tensor(t: TensorResult, op_status: str = "ok", mode_errors: Optional
     metrics = tensor_metrics(t, known_metrics)
     v, why = judge(t, op_status, mode_errors, error, metrics, inplace)
     v = Verdict(v)
-    num_err = mode_errors.get("numeric") if t.dtype not in FIXED_DTYPES else None
-    cancelled = num_err is not None and num_err.kind == "cancelled"
+    num_err = mode_errors.get(Mode.NUMERIC) if t.dtype not in FIXED_DTYPES else None
+    cancelled = num_err is not None and num_err.kind == ErrorKind.CANCELLED
     failed = num_err is not None and not cancelled
     if cancelled:
         why += f" ({num_err.message}: custom is not checked against numeric)"
     elif failed:
         why += f" (numeric {failed_text(num_err)}: custom is not checked against numeric)"
     method = None
-    if t.grads.get("numeric") is not None:
+    if t.grads.get(Mode.NUMERIC) is not None:
         method = "full"
     elif t.numeric is not None and t.numeric.method == "projection":
         method = "projection"
@@ -125,7 +126,7 @@ def failed_text(err: ErrorInfo) -> str:
     """How a mode failed, in words: "raised ValueError at ops.py:9: ..." for the user's
     exception; "failed: Timeout at ops.py:9: the numeric pass did not finish ..." for a call
     the worker never answered (a timeout, a crash, a memory kill: nothing was raised)."""
-    return f"{'raised' if err.kind == 'error' else 'failed:'} {err.one_line()}"
+    return f"{'raised' if err.kind == ErrorKind.ERROR else 'failed:'} {err.one_line()}"
 
 
 # Verdicts that say the custom gradient passed: DESIGN.md's match needs custom to agree with
@@ -156,11 +157,11 @@ def _known(t: TensorResult, earlier: Optional[tuple]) -> tuple[dict, dict]:
     old_t, old_c = earlier
     if old_t.name != t.name or old_t.dtype != t.dtype:
         return {}, {}
-    same = {m for m in ("custom", "default")
+    same = {m for m in (Mode.CUSTOM, Mode.DEFAULT)
             if t.grads.get(m) is not None and t.grads.get(m) is old_t.grads.get(m)}
     stats = {m: old_c.stats[m] for m in same if m in old_c.stats}
     metrics = {k: old_c.metrics[k] for k in ("custom~default",)
-               if same == {"custom", "default"} and k in old_c.metrics}
+               if same == {Mode.CUSTOM, Mode.DEFAULT} and k in old_c.metrics}
     return stats, metrics
 
 

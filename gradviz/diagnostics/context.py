@@ -7,6 +7,7 @@ from typing import Optional
 from gradviz.diagnostics import source
 from gradviz.diagnostics.finding import CODES, Finding
 from gradviz.model import ErrorInfo, RunResult
+from gradviz.vocab import CheckStatus, ErrorKind, Framework
 
 
 class Context:
@@ -61,7 +62,7 @@ class Context:
         """The first (mode or "run", error) of errors() whose message `pattern` (a compiled
         regular expression) finds, a cancel never; None when none does."""
         return next(((mode, err) for mode, err in self.errors()
-                     if err.kind != "cancelled" and pattern.search(err.message)), None)
+                     if err.kind != ErrorKind.CANCELLED and pattern.search(err.message)), None)
 
     def comparison_of(self, tensor: str):
         for t in getattr(self.comparison, "tensors", ()) or ():
@@ -72,7 +73,7 @@ class Context:
     def cleared_as_rounding(self) -> set[str]:
         """The tensors the precision check cleared as float32 rounding: no finding calls their
         difference from numeric a bug."""
-        return {n for c in self.result.checks if c.name == "precision" and c.status == "pass"
+        return {n for c in self.result.checks if c.name == "precision" and c.status == CheckStatus.PASS
                 for n in c.tensors}
 
     # --- findings ------------------------------------------------------------------------------
@@ -82,7 +83,8 @@ class Context:
                        where=where, framework=self.framework, op=self.op, tensor=tensor)
 
     def fw_name(self) -> str:
-        return {"torch": "PyTorch", "tf": "TensorFlow"}.get(self.framework, self.framework)
+        return Framework(self.framework).label if self.framework in tuple(Framework) \
+            else self.framework
 
 
 def first_lines(text: str, n: int = 1) -> str:

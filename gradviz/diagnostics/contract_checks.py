@@ -10,6 +10,7 @@ from __future__ import annotations
 from gradviz.compare.verdicts import PASSING
 from gradviz.diagnostics import versus_numeric
 from gradviz.diagnostics.context import Context
+from gradviz.vocab import CheckStatus
 
 # (check name, failure kind) -> (code, severity). "warning": the framework refuses loudly;
 # "error": a gradient that is silently wrong where training calls it this way.
@@ -56,21 +57,21 @@ def check(ctx: Context) -> list:
     out = []
     rounding = ctx.cleared_as_rounding()
     for c in getattr(ctx.result, "checks", ()):
-        if c.status == "skip" and (c.name, c.kind) in NOTE_OF:
+        if c.status == CheckStatus.SKIP and (c.name, c.kind) in NOTE_OF:
             code, severity = NOTE_OF[(c.name, c.kind)], "info"
-        elif c.status == "fail":
+        elif c.status == CheckStatus.FAIL:
             code, severity = code_for(c.name, c.kind)
         else:
             continue
         message = c.message[0].upper() + c.message[1:] if c.message else c.name
         if not message.endswith("."):
             message += "."
-        if c.name == "precision" and c.status == "fail" and c.tensors:
+        if c.name == "precision" and c.status == CheckStatus.FAIL and c.tensors:
             cleared = _cleared(ctx, c.tensors)
             if cleared:
                 severity, message = "info", f"{message[:-1]}; {cleared}."
         fix = c.fix
-        if (c.name, c.status, c.kind) == ("autocast", "fail", "differs") and rounding:
+        if (c.name, c.status, c.kind) == ("autocast", CheckStatus.FAIL, "differs") and rounding:
             severity, message = "warning", f"{message[:-1]}; {_bfloat16_rounding(rounding)}."
             fix = _FIX_BFLOAT16
         out.append(ctx.finding(code, severity, f"{c.name}: {message}", fix, c.where))

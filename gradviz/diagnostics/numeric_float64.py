@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from gradviz.diagnostics.context import Context, first_lines
+from gradviz.vocab import ErrorKind
 
 _DOUBLE = re.compile(r"double|float64", re.IGNORECASE)
 _SINGLE = re.compile(r"\bfloat\b|float32", re.IGNORECASE)
@@ -19,7 +20,7 @@ _FIX = {"tf": "Make them in the input's dtype: tf.constant(2.0, dtype=x.dtype), 
 
 def check(ctx: Context) -> list:
     err = ctx.result.mode_errors.get("numeric")
-    if err is None or err.kind == "cancelled":
+    if err is None or err.kind == ErrorKind.CANCELLED:
         return []
     if not (_DOUBLE.search(err.message) and _SINGLE.search(err.message)):
         return []

@@ -31,6 +31,7 @@ from gradviz.model import (
     RunRequest,
     RunResult,
 )
+from gradviz.vocab import CheckStatus, ErrorKind, Mode
 
 LOAD_TIMEOUT = 60.0
 
@@ -117,7 +118,7 @@ class Engine:
         try:
             return self.workers[fw].call("load", files, timeout)
         except (WorkerTimeout, WorkerCrashed, WorkerUnavailable, Cancelled, RuntimeError) as exc:
-            err = replace(failure_info(exc, "loading the file", fw, timeout), kind="load")
+            err = replace(failure_info(exc, "loading the file", fw, timeout), kind=ErrorKind.LOAD)
             if len(files) == 1 or isinstance(exc, (WorkerUnavailable, Cancelled)) or \
                     self._closed:
                 return [FileCatalog(f, fw, (), err) for f in files]
@@ -169,7 +170,7 @@ class Engine:
                                on_partial)
             return self._run_checks(requests, results, on_checks)
         if on_partial is not None:
-            quick = [_without_numeric(r) for r in requests if "numeric" in r.settings.modes]
+            quick = [_without_numeric(r) for r in requests if Mode.NUMERIC in r.settings.modes]
             if quick:
                 done: dict[RunRequest, RunResult] = {}
 
@@ -192,7 +193,7 @@ class Engine:
         # float64 checks would most likely cost another timeout or crash)
         todo = [i for i, (req, res) in enumerate(zip(requests, results))
                 if req.settings.checks and res.status == "ok" and not res.numeric_cancelled
-                and not (res.numeric_failed and res.mode_errors["numeric"].kind != "error")]
+                and not (res.numeric_failed and res.mode_errors[Mode.NUMERIC].kind != ErrorKind.ERROR)]
         merged = list(results)
         pending = [_checks_only(requests[i]) for i in todo]
         slots: dict[RunRequest, list[int]] = {}
@@ -229,11 +230,11 @@ class Engine:
             # only a request with numeric had a quick pass: one without it whose request
             # equals that quick pass must not take it (nor its kept run)
             earlier = quick.get(_without_numeric(req)) if quick is not None and not keep \
-                and "numeric" in req.settings.modes else None
+                and Mode.NUMERIC in req.settings.modes else None
             if self._stop.is_set():
-                res = _failed(req, ErrorInfo("Cancelled", "the run was cancelled", kind="cancelled"))
+                res = _failed(req, ErrorInfo("Cancelled", "the run was cancelled", kind=ErrorKind.CANCELLED))
             elif skipped:
-                res = _failed(req, ErrorInfo("Cancelled", "skipped by the user", kind="cancelled"))
+                res = _failed(req, ErrorInfo("Cancelled", "skipped by the user", kind=ErrorKind.CANCELLED))
             else:
                 if on_start is not None:
                     on_start(req)
@@ -244,9 +245,9 @@ class Engine:
             with self._flight_lock:
                 self._in_flight.pop(fw, None)
                 skipped = key in self._skipped
-                if skipped and res.error is not None and res.error.kind == "cancelled":
+                if skipped and res.error is not None and res.error.kind == ErrorKind.CANCELLED:
                     res = replace(res, error=replace(res.error, message="skipped by the user"))
-            if res.error is not None and res.error.kind == "cancelled" and earlier is not None:
+            if res.error is not None and res.error.kind == ErrorKind.CANCELLED and earlier is not None:
                 # its quick pass came back and was shown: a cancel takes only what was left
                 res = numeric_cancelled(earlier, req, skipped)
             return res
@@ -279,7 +280,7 @@ class Engine:
         window showed custom and default already (a cancel is left to the caller)."""
         got = self._call_run(req, "run:numeric", stop, what="the numeric pass")
         if isinstance(got, RunResult):          # the call failed
-            if got.error is not None and got.error.kind not in ("cancelled", "unavailable"):
+            if got.error is not None and got.error.kind not in (ErrorKind.CANCELLED, ErrorKind.UNAVAILABLE):
                 return numeric_failed(quick, got, req)
             return got
         kind, res = got
@@ -335,7 +336,7 @@ def _op_key(req: RunRequest) -> tuple:
 
 
 def _without_numeric(req: RunRequest) -> RunRequest:
-    modes = tuple(m for m in req.settings.modes if m != "numeric")
+    modes = tuple(m for m in req.settings.modes if m != Mode.NUMERIC)
     return replace(req, settings=req.settings.with_(modes=modes))
 
 
@@ -344,14 +345,14 @@ def _without_checks(req: RunRequest) -> RunRequest:
 
 
 def _checks_only(req: RunRequest) -> RunRequest:
-    modes = tuple(m for m in req.settings.modes if m != "numeric") or ("custom",)
+    modes = tuple(m for m in req.settings.modes if m != Mode.NUMERIC) or (Mode.CUSTOM,)
     return replace(req, settings=req.settings.with_(modes=modes))
 
 
 def _checks_skipped(res: RunResult) -> tuple:
-    why = f"{CHECK_CANCELLED} ({res.error.message})" if res.error and res.error.kind == "cancelled" \
+    why = f"{CHECK_CANCELLED} ({res.error.message})" if res.error and res.error.kind == ErrorKind.CANCELLED \
         else f"the checks run failed: {res.error.one_line()}" if res.error else "the checks run failed"
-    return tuple(CheckResult(n, "skip", why) for n in CHECKS if n in res.request.settings.checks)
+    return tuple(CheckResult(n, CheckStatus.SKIP, why) for n in CHECKS if n in res.request.settings.checks)
 
 
 def _failed(req: RunRequest, err: ErrorInfo) -> RunResult:

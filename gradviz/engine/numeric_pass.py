@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gradviz.model import ErrorInfo, RunRequest, RunResult
+from gradviz.vocab import ErrorKind, Mode
 
 
 def with_numeric(quick: RunResult, numeric: RunResult, req: RunRequest) -> RunResult:
@@ -41,9 +42,9 @@ def numeric_cancelled(quick: RunResult, req: RunRequest, skipped: bool) -> RunRe
     cancel must not take them away."""
     why = "skipped by the user" if skipped else "cancelled"
     err = ErrorInfo("Cancelled", f"the numeric pass was {why} before it finished",
-                    kind="cancelled")
+                    kind=ErrorKind.CANCELLED)
     return replace(quick, request=req, partial=False,
-                   mode_errors={**quick.mode_errors, "numeric": err})
+                   mode_errors={**quick.mode_errors, Mode.NUMERIC: err})
 
 
 def numeric_failed(quick: RunResult, failed: RunResult, req: RunRequest) -> RunResult:
@@ -53,5 +54,5 @@ def numeric_failed(quick: RunResult, failed: RunResult, req: RunRequest) -> RunR
     mode's error that call's error (RunResult.numeric_failed). The window showed them already;
     a failure in the numeric pass takes only numeric away, and says so."""
     return replace(quick, request=req, partial=False,
-                   mode_errors={**quick.mode_errors, "numeric": failed.error},
+                   mode_errors={**quick.mode_errors, Mode.NUMERIC: failed.error},
                    elapsed=quick.elapsed + failed.elapsed)

@@ -18,14 +18,15 @@ from typing import Optional, Sequence
 from gradviz.flow import dies_at, flow_of, layer_count, modes_of
 from gradviz.model import FRAMEWORKS, RunResult
 from gradviz.plots.figure import FRAMEWORK_LABEL, MODE_COLORS, LegendEntry
+from gradviz.vocab import Mode
 
 XLABEL = "layer (1 = input side)"
 YLABEL = "‖∂loss/∂h_i‖₂ (log scale)"
 DEAD_LABEL = "gradient dies (zero or absent) at this layer"
 # (line width, dash, dot radius) per mode: drawn default first, widest, so a mode that equals
 # another stays visible under it (custom = default = numeric for a correct op).
-MODE_STYLE = {"default": (3.4, "solid", 4.6), "custom": (1.9, "solid", 3.2),
-              "numeric": (1.3, "dash", 2.0)}
+MODE_STYLE = {Mode.DEFAULT: (3.4, "solid", 4.6), Mode.CUSTOM: (1.9, "solid", 3.2),
+              Mode.NUMERIC: (1.3, "dash", 2.0)}
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from gradviz.plots.description import (
 )
 from gradviz.plots.palette import MODE_COLORS, OTHER_COLOR
 from gradviz.plots.ticks import fmt
+from gradviz.vocab import ErrorKind, Mode
 
 
 def find(results: Sequence[RunResult], fw: str, op: str, tensor: str):
@@ -42,23 +43,23 @@ def missing_note(r: Optional[RunResult], t: Optional[TensorResult], mode: str, t
         return ""
     if t is not None and t.dtype in FIXED_DTYPES:
         return f"{t.dtype} input: no gradient"
-    if mode in r.mode_errors and r.mode_errors[mode].kind == "cancelled":
+    if mode in r.mode_errors and r.mode_errors[mode].kind == ErrorKind.CANCELLED:
         return f"{mode}: {r.mode_errors[mode].message} (▶ Run computes it)"
     if mode in r.mode_errors:       # raised, or (numeric pass) timed out / crashed its worker
         return f"{mode} {failed_text(r.mode_errors[mode])}"
     if r.status != "ok" and r.error is not None:
-        if mode == "numeric":           # numeric needs no backward: never another pass's error
+        if mode == Mode.NUMERIC:           # numeric needs no backward: never another pass's error
             return (f"numeric not computed: the run stopped at an error ({r.error.type}, "
                     "shown in custom/default)")
         return f"run failed: {r.error.one_line()}"
-    if r.partial and mode == "numeric":
+    if r.partial and mode == Mode.NUMERIC:
         return COMPUTING
     if t is None:
         return f"no tensor '{tensor}' in {r.framework}"
     if mode in t.absent:
         why = t.absent[mode].strip()
         return why if why.lower().startswith("no gradient") else f"no gradient: {why}"
-    if mode == "numeric" and t.numeric is not None and t.numeric.method != "full":
+    if mode == Mode.NUMERIC and t.numeric is not None and t.numeric.method != "full":
         return f"numeric: {t.numeric.method} (no per-element values)"
     return "not computed"
 
@@ -90,7 +91,7 @@ def input_values(r: Optional[RunResult], t: Optional[TensorResult]):
         return None, ""
     if t.role in ("input", "param") and t.value is not None:
         return t.value, t.name
-    n = np.size(t.value) if t.value is not None else np.size(t.grad("custom"))
+    n = np.size(t.value) if t.value is not None else np.size(t.grad(Mode.CUSTOM))
     for other in (r.tensors if r is not None else ()):
         if other.role == "input" and other.value is not None and np.size(other.value) == n:
             return other.value, other.name
@@ -101,9 +102,9 @@ def _projection(common: dict, t: TensorResult) -> Panel:
     """Numeric on random directions (a large tensor): each mode's g·v against numeric g·v;
     points on the diagonal agree."""
     info = t.numeric
-    num = info.projections.get("numeric")
+    num = info.projections.get(Mode.NUMERIC)
     sets = tuple(PointSet(m, MODE_COLORS.get(m, OTHER_COLOR), np.asarray(num, float), np.asarray(v, float))
-                 for m, v in info.projections.items() if m != "numeric" and num is not None)
+                 for m, v in info.projections.items() if m != Mode.NUMERIC and num is not None)
     common = dict(common, kind="projection")
     if not sets:
         return Panel(note="numeric: no projections", xlabel="numeric g·v", ylabel="g·v", **common)
@@ -152,7 +153,7 @@ def make_panel(view: str, col: Column, row: Row, r, t, buckets: int, edges, verd
 
     g = t.grad(col.mode) if t is not None else None
     if g is None:
-        if col.mode == "numeric" and t is not None and t.numeric is not None \
+        if col.mode == Mode.NUMERIC and t is not None and t.numeric is not None \
                 and t.numeric.method == "projection" and not (r is not None and r.partial):
             return _projection(common, t)
         xl = {"values": "element index", "histogram": ylabel, "heatmap": "column",

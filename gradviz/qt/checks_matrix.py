@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from gradviz.model import CHECK_CANCELLED, CHECKS
 from gradviz.qt.theme import check_style
+from gradviz.vocab import CheckStatus, ErrorKind
 
 EMPTY_TEXT = ("No contract checks chosen: tick them under settings → checks, then run. Each op "
               "is then put through double backward, non-contiguous upstreams, autocast, vmap, "
@@ -69,9 +70,9 @@ class ChecksMatrix(QWidget):
                 continue
             row = self._row_for(key, label)
             self.checks[key] = {}
-            self.unrun[key] = {n: ("pending", "running after the plain results…") for n in names}
+            self.unrun[key] = {n: (CheckStatus.PENDING, "running after the plain results…") for n in names}
             for col, name in enumerate(CHECKS):
-                self._paint(row, col, "pending" if name in names else None, "")
+                self._paint(row, col, CheckStatus.PENDING if name in names else None, "")
         self._changed()
 
     def set_checks(self, key: tuple, label: str, checks) -> None:
@@ -89,12 +90,12 @@ class ChecksMatrix(QWidget):
         from gradviz.app.results import request_key
         for res in results:
             key = request_key(res.request)
-            waiting = [n for n, (st, _m) in self.unrun.get(key, {}).items() if st == "pending"]
+            waiting = [n for n, (st, _m) in self.unrun.get(key, {}).items() if st == CheckStatus.PENDING]
             if not waiting or key not in self.rows:
                 continue
-            cancelled = res.error is not None and res.error.kind == "cancelled"
-            status = "cancelled" if cancelled or res.numeric_cancelled else "not run"
-            why = (f"{CHECK_CANCELLED}: the run was cancelled" if status == "cancelled" else
+            cancelled = res.error is not None and res.error.kind == ErrorKind.CANCELLED
+            status = CheckStatus.CANCELLED if cancelled or res.numeric_cancelled else CheckStatus.NOT_RUN
+            why = (f"{CHECK_CANCELLED}: the run was cancelled" if status == CheckStatus.CANCELLED else
                    f"not run: the op's run failed ({res.error.one_line()})" if res.error else
                    "not run: the op's run did not finish")
             row = self.rows.index(key)
@@ -111,7 +112,7 @@ class ChecksMatrix(QWidget):
         self._empty_hint()
 
     def failures(self) -> int:
-        return sum(c.status == "fail" for per in self.checks.values() for c in per.values())
+        return sum(c.status == CheckStatus.FAIL for per in self.checks.values() for c in per.values())
 
     def status(self, key: tuple, name: str):
         """What the cell of (op key, check) says: pass, fail, skip, pending, not run, cancelled,
@@ -205,8 +206,8 @@ class ChecksMatrix(QWidget):
 def shown_status(check) -> str:
     """A check's status as its cell shows it: a skip because the run was cancelled first reads
     "cancelled" (it was not judged not applicable)."""
-    if check.status == "skip" and check.message.startswith(CHECK_CANCELLED):
-        return "cancelled"
+    if check.status == CheckStatus.SKIP and check.message.startswith(CHECK_CANCELLED):
+        return CheckStatus.CANCELLED
     return check.status
 
 

@@ -29,6 +29,7 @@ from gradviz.plots.palette import (
 )
 from gradviz.plots.palette import FRAMEWORK_LABEL as FRAMEWORK_LABELS
 from gradviz.verdict import Verdict
+from gradviz.vocab import CheckStatus
 
 __all__ = ["FRAMEWORK_COLORS", "FRAMEWORK_LABELS", "INF_COLOR", "MODE_COLORS", "NAN_COLOR",
            "VERDICT_TEXT", "STATE_COLORS", "OP_MARKS", "CHECK_STYLES",
@@ -47,10 +48,12 @@ OP_MARKS = {"queued": ("…", "#666666"), "running": ("▶", "#1f4fa3"), "cancel
             **{v.value: (v.glyph, VERDICT_TEXT[v]) for v in Verdict if v.glyph}}
 
 # Contract checks (--checks), as the checks matrix shows them: (icon, text colour, background).
-CHECK_STYLES = {"pass": ("✓", "#1b6e1b", "#d8f0d8"), "fail": ("✗", "#9a0d0d", "#f7d0d0"),
-                "skip": ("–", "#666666", "#eeeeee"), "pending": ("…", "#8a6d00", "#fff6d6"),
-                # chosen, but the run ended without it: the op's plain run failed, or a cancel
-                "not run": ("○", "#666666", "#f2f2f2"), "cancelled": ("⊘", "#666666", "#f2f2f2")}
+# The icons are the statuses' own glyphs (gradviz/vocab.py).
+_CHECK_COLORS = {CheckStatus.PASS: ("#1b6e1b", "#d8f0d8"), CheckStatus.FAIL: ("#9a0d0d", "#f7d0d0"),
+                 CheckStatus.SKIP: ("#666666", "#eeeeee"), CheckStatus.PENDING: ("#8a6d00", "#fff6d6"),
+                 # chosen, but the run ended without it: the op's plain run failed, or a cancel
+                 CheckStatus.NOT_RUN: ("#666666", "#f2f2f2"), CheckStatus.CANCELLED: ("#666666", "#f2f2f2")}
+CHECK_STYLES = {s: (s.glyph, *_CHECK_COLORS[s]) for s in CheckStatus}
 
 SEVERITY_COLORS = {"error": "#9a0d0d", "warning": "#a3560d", "info": "#1f4fa3"}
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from gradviz.compare.verdicts import PASSING
 from gradviz.verdict import Verdict, worst
+from gradviz.vocab import CheckStatus
 
 NEUTRAL = ("no-gradient",)
 
@@ -29,7 +30,7 @@ def worst_verdict(analysis) -> str:
 def judgement(analysis, expect: tuple[str, ...] = ()) -> tuple[bool, str]:
     """(passed, the one line saying why not: "" when it passed)."""
     worst = worst_verdict(analysis)
-    failed = [c.name for c in analysis.result.checks if c.status == "fail"]
+    failed = [c.name for c in analysis.result.checks if c.status == CheckStatus.FAIL]
     if expect:
         if worst not in expect:
             return False, f"expected {' or '.join(expect)}, got {worst}"

@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Optional
 
-_FRAMEWORK_ROOTS = {"torch": "torch", "tensorflow": "tf", "keras": "tf", "tf_keras": "tf"}
+from gradviz.vocab import framework_of_import
 
 
 class OpNotFound(LookupError):
@@ -25,8 +25,8 @@ def framework_of(op) -> Optional[str]:
     classes = op.__mro__ if isinstance(op, type) else type(op).__mro__
     for cls in classes:
         root = (getattr(cls, "__module__", "") or "").split(".")[0]
-        if root in _FRAMEWORK_ROOTS:
-            return _FRAMEWORK_ROOTS[root]
+        if framework_of_import(root) is not None:
+            return framework_of_import(root)
     return None
 
 

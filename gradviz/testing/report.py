@@ -16,6 +16,7 @@ from gradviz.cli.output import (
 )
 from gradviz.testing.judge import NEUTRAL, judgement, worst_verdict
 from gradviz.verdict import Verdict
+from gradviz.vocab import CheckStatus
 
 PASSING_HERE = ("match",) + NEUTRAL       # tensors not worth a line of their own
 
@@ -52,7 +53,7 @@ def op_report(analysis, expect: tuple[str, ...] = ()) -> str:
     if r.checks:
         lines.append(f"  contract checks: {check_summary(r.checks)}")
         for c in r.checks:
-            if c.status == "fail":
+            if c.status == CheckStatus.FAIL:
                 lines.append(f"    {c.name}: {c.message}")
     if analysis.findings:
         lines.append("  findings:")

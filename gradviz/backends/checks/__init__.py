@@ -20,6 +20,7 @@ from gradviz.backends.checks.outcome import CheckFailed, raised
 from gradviz.backends.user_code import USER_FAILURES, error_info
 from gradviz.model import CHECKS, CheckResult
 from gradviz.user_frames import in_gradviz, is_user_frame
+from gradviz.vocab import CheckStatus, ErrorKind
 
 
 def run_checks(ctx, names, skip=None) -> tuple[CheckResult, ...]:
@@ -30,7 +31,7 @@ def run_checks(ctx, names, skip=None) -> tuple[CheckResult, ...]:
     ctx.float64_unfit = skip.get("precision", "")
     out = []
     for name in (n for n in CHECKS if n in names):
-        out.append(CheckResult(name, "skip", skip[name]) if name in skip else run_one(ctx, name))
+        out.append(CheckResult(name, CheckStatus.SKIP, skip[name]) if name in skip else run_one(ctx, name))
     return tuple(out)
 
 
@@ -66,8 +67,8 @@ def run_one(ctx, name: str) -> CheckResult:
         result = exc.result
     except USER_FAILURES as exc:  # noqa: BLE001 - user code raised in a way the check did not expect
         if raised_in_gradviz(exc):
-            return CheckResult(name, "skip", gradviz_failed(name, exc))
-        err = error_info(exc, "error", ctx.backward_where())
+            return CheckResult(name, CheckStatus.SKIP, gradviz_failed(name, exc))
+        err = error_info(exc, ErrorKind.ERROR, ctx.backward_where())
         result = raised(name, err, f"the {name.replace('_', ' ')} check")
     return result
 
@@ -111,4 +112,4 @@ def gradviz_failed(name: str, exc: BaseException) -> str:
 
 def skipped_all(names, reason: str) -> tuple[CheckResult, ...]:
     """Every requested check skipped for one reason (the op itself failed to run)."""
-    return tuple(CheckResult(n, "skip", reason) for n in CHECKS if n in names)
+    return tuple(CheckResult(n, CheckStatus.SKIP, reason) for n in CHECKS if n in names)

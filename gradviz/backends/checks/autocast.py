@@ -8,6 +8,7 @@ import numpy as np
 
 from gradviz.backends.checks.outcome import brief, failed, passed, skipped
 from gradviz.backends.user_code import error_info
+from gradviz.vocab import ErrorKind
 
 NAME = "autocast"
 # bfloat16 keeps 8 significant bits (relative rounding 2**-8 ~ 0.4 %); sums of products
@@ -32,7 +33,7 @@ def _agree(got: np.ndarray, ref: np.ndarray) -> tuple[bool, float]:
 
 
 def _raised(ctx, exc, during: str, fix: str):
-    err = error_info(exc, "error", ctx.forward_where())
+    err = error_info(exc, ErrorKind.ERROR, ctx.forward_where())
     text = brief(err.message)
     return failed(NAME, "raised", f"{during} raised {err.type}: {text} (an op mixes bfloat16 "
                   "and float32 tensors)", err.where, fix)

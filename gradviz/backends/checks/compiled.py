@@ -7,6 +7,7 @@ from gradviz.backends.checks.float64_witness import unless_rounding
 from gradviz.backends.checks.outcome import brief, compare, failed, passed, skipped
 from gradviz.backends.user_code import error_info
 from gradviz.compare.metrics import tolerances
+from gradviz.vocab import ErrorKind
 
 NAME = "compiled"
 TORCH_BACKEND = "aot_eager"
@@ -21,7 +22,7 @@ _FIX_CUSTOM_OP = ("Give the custom op a fake (meta) implementation with @op.regi
 
 
 def _raised(ctx, exc, during: str):
-    err = error_info(exc, "error", ctx.backward_where())
+    err = error_info(exc, ErrorKind.ERROR, ctx.backward_where())
     text = brief(err.message)
     fix = _FIX_CUSTOM_OP if ctx.info.kind == "custom_op" and "fake" in err.message.lower() else _FIX
     return failed(NAME, "raised", f"{during} raised {err.type}: {text}", err.where, fix)

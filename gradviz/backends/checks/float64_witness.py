@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Callable
 
 from gradviz.model import CheckResult
+from gradviz.vocab import CheckStatus
 
 NOT_ROUNDING = "not float32 rounding"
 
@@ -21,19 +22,19 @@ def unless_rounding(ctx, run: Callable[[str], CheckResult]) -> CheckResult:
     """run(dtype) -> the check's result at that dtype. The run's dtype first; a float32
     "differs" is run again in float64 where the forward has a float64 witness."""
     result = run(ctx.settings.dtype)
-    if result.status != "fail" or result.kind != "differs" or ctx.settings.dtype != "float32" \
+    if result.status != CheckStatus.FAIL or result.kind != "differs" or ctx.settings.dtype != "float32" \
             or ctx.float64_unfit:
         return result
     try:
         again = run("float64")
     except Exception:  # noqa: BLE001 - no float64 witness (the op refuses float64): it stands
         return result
-    if again.status == "pass":
+    if again.status == CheckStatus.PASS:
         return CheckResult(result.name, "pass", f"in float64 {again.message}; in float32 "
                            f"{result.message}, a difference float64 does not show: float32 "
                            "rounding of the op's own arithmetic, not a fault (the precision "
                            "check measures that rounding against numeric)")
-    if again.status == "fail" and again.kind == "differs":
+    if again.status == CheckStatus.FAIL and again.kind == "differs":
         return replace(result, message=f"{result.message}; in float64 too: "
                        f"{_detail(result.message, again.message)}, so it is {NOT_ROUNDING}")
     return result

@@ -9,6 +9,7 @@ from gradviz.backends.checks.float64_witness import unless_rounding
 from gradviz.backends.checks.outcome import brief, compare, failed, passed, skipped
 from gradviz.backends.user_code import error_info
 from gradviz.compare.metrics import tolerances
+from gradviz.vocab import ErrorKind
 
 NAME = "noncontiguous_upstream"
 EXPAND_VALUE = 0.75
@@ -85,7 +86,7 @@ def _torch(ctx, dtype: str):
         try:
             got, written, _ = run(variant(layout))
         except Exception as exc:  # noqa: BLE001 - the framework's refusal is the finding
-            err = error_info(exc, "error", ctx.backward_where())
+            err = error_info(exc, ErrorKind.ERROR, ctx.backward_where())
             text = err.message
             if "view size is not compatible" in text or ".view" in text:
                 return failed(NAME, "view", f"the backward calls .view on {what} and torch "

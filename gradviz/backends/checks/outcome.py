@@ -5,6 +5,7 @@ import numpy as np
 
 from gradviz.compare.metrics import Tol, fmt, pair_metrics
 from gradviz.model import CheckResult, ErrorInfo
+from gradviz.vocab import CheckStatus
 
 
 class CheckFailed(Exception):
@@ -16,15 +17,15 @@ class CheckFailed(Exception):
 
 
 def passed(name: str, message: str) -> CheckResult:
-    return CheckResult(name, "pass", message)
+    return CheckResult(name, CheckStatus.PASS, message)
 
 
 def skipped(name: str, reason: str) -> CheckResult:
-    return CheckResult(name, "skip", reason)
+    return CheckResult(name, CheckStatus.SKIP, reason)
 
 
 def failed(name: str, kind: str, message: str, where: str, fix: str) -> CheckResult:
-    return CheckResult(name, "fail", message, where, fix, kind)
+    return CheckResult(name, CheckStatus.FAIL, message, where, fix, kind)
 
 
 def raised(name: str, err: ErrorInfo, during: str, kind: str = "raised",

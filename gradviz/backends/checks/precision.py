@@ -20,6 +20,7 @@ from gradviz.compare.metrics import Tol, close_mask, fmt, tolerances
 from gradviz.compare.numeric_metrics import apart_from_numeric
 from gradviz.compare.verdicts import KINK_FRACTION
 from gradviz.model import CheckResult
+from gradviz.vocab import CheckStatus
 
 NAME = "precision"
 _FIX = ("The gradient differs from the finite-difference reference in float64 too, so it is not "
@@ -77,14 +78,14 @@ def _check(ctx):
         if not rounding:
             return skipped(NAME, _surrogate_text(surrogates))
         # the tensors cleared as rounding, for the findings that must not call them a bug
-        return CheckResult(NAME, "pass", f"float32 custom disagrees with numeric for "
+        return CheckResult(NAME, CheckStatus.PASS, f"float32 custom disagrees with numeric for "
                            f"{', '.join(rounding)}, float64 custom agrees: the difference is "
                            "float32 rounding, not a bug" + also, tensors=tuple(rounding))
     why_not = _default_disagrees_too(ctx, infos64, grads64, bad64)
     if why_not:
         return skipped(NAME, why_not)
     detail = "; ".join(f"{n}: {d}" for n, d in bad64.items())
-    return CheckResult(NAME, "fail", f"the custom gradient differs from numeric in float64 too "
+    return CheckResult(NAME, CheckStatus.FAIL, f"the custom gradient differs from numeric in float64 too "
                        f"({detail}): not float32 rounding" + also, ctx.backward_where(), _FIX,
                        "stays", tuple(bad64))
 

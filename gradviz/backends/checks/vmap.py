@@ -9,6 +9,7 @@ from gradviz.backends.checks.outcome import brief, compare, failed, passed, skip
 from gradviz.backends.user_code import error_info
 from gradviz.compare.metrics import tolerances
 from gradviz.model import CheckResult
+from gradviz.vocab import CheckStatus, ErrorKind
 
 NAME = "vmap"
 SAMPLES = 3
@@ -43,7 +44,7 @@ _FIX_CUSTOM_OP = ("torch.func's grad and vmap do not go through a custom op's re
 
 
 def _fail_raised(ctx, exc, during: str):
-    err = error_info(exc, "error", ctx.info.where)
+    err = error_info(exc, ErrorKind.ERROR, ctx.info.where)
     kind, why, fix = _classify(err.message)
     if ctx.info.kind == "custom_op" and kind in ("setup_context", "vmap_rule"):
         # torch wraps a custom op's autograd in an autograd.Function of its own: its advice
@@ -63,7 +64,7 @@ _NOT_PORTED = ("setup_context", "vmap_rule")
 
 def _not_ported(ctx, result, note: str) -> CheckResult:
     if ctx.info.kind == "custom_op":
-        return CheckResult(NAME, "skip", result.message + note, result.where, result.fix,
+        return CheckResult(NAME, CheckStatus.SKIP, result.message + note, result.where, result.fix,
                            result.kind)
     fn = ctx.obj.__name__ if ctx.info.kind == "function" else "the autograd.Function it applies"
     if result.kind == "setup_context":
@@ -80,7 +81,7 @@ def _not_ported(ctx, result, note: str) -> CheckResult:
         port = (f"Set generate_vmap_rule = True on {fn} (its forward, setup_context and backward "
                 "must then use only torch ops), or write a vmap staticmethod.")
     where = ctx.forward_where() if ctx.info.kind == "function" else ctx.info.where
-    return CheckResult(NAME, "skip", f"{why}{note}. {port}", where, port, result.kind)
+    return CheckResult(NAME, CheckStatus.SKIP, f"{why}{note}. {port}", where, port, result.kind)
 
 
 def torch_check(ctx):
@@ -128,7 +129,7 @@ def _torch(ctx, dtype: str):
                               f"{b}) differs from the sample run alone: {detail}",
                               ctx.backward_where(), _FIX_DIFFERS)
     jac = _jacrev(ctx, built, samples[0], names, probe, ups, alone[0], tol)
-    if jac is not None and jac.status == "fail":
+    if jac is not None and jac.status == CheckStatus.FAIL:
         return jac
     jac_text = jac.message if jac is not None else "jacrev skipped (Jacobian too large)"
     return passed(NAME, f"torch.func.vmap of grad over {SAMPLES} samples gives each sample's own "

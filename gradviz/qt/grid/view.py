@@ -15,6 +15,7 @@ from gradviz.plots import series as S
 from gradviz.plots.logscale import log_row
 from gradviz.plots.palette import FRAMEWORK_LABEL
 from gradviz.qt.theme import mark_color, surface
+from gradviz.vocab import ErrorKind
 
 if TYPE_CHECKING:
     from gradviz.qt.grid.cell import Cell
@@ -123,7 +124,7 @@ class GridView(QScrollArea):
         if not descs:
             errs = [f"{FRAMEWORK_LABEL.get(fw, fw)}: {r.error.one_line()}" for fw, r in results.items()
                     if r.error is not None]
-            cancelled = all(r.error is not None and r.error.kind == "cancelled" for r in results.values())
+            cancelled = all(r.error is not None and r.error.kind == ErrorKind.CANCELLED for r in results.values())
             head = (f"{pair}: cancelled before it finished: nothing to draw (▶ Run runs it again)."
                     if cancelled else f"{pair}: no tensors.")
             self.show_message(head + "\n" + "\n".join(errs))
