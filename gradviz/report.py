@@ -79,7 +79,7 @@ def _tensor_dict(tc) -> dict:
             "tolerance": {**tc.tolerance.as_dict(), "vs_numeric": tc.numeric_tolerance.as_dict()},
             "numeric_method": tc.numeric_method, "metrics": tc.metrics,
             # the window reads such a passing verdict "match, numeric cancelled" / "..., failed"
-            "numeric_unchecked": tc.numeric_unchecked}
+            "numeric_unchecked": tc.numeric_missing}
 
 
 def _op_dict(r: RunResult, comp: OpComparison, diagnostics: list) -> dict:
@@ -168,7 +168,7 @@ def _summary(comps, load_errors) -> dict:
     counts["error"] = counts.get("error", 0) + len(load_errors)
     # of the passing verdicts counted, those not checked against numeric (see _tensor_dict)
     counts["numeric_unchecked"] = sum(1 for c in comps for t in c.tensors
-                                      if t.numeric_unchecked and t.verdict in PASSING)
+                                      if t.numeric_missing and t.verdict in PASSING)
     return counts
 
 

@@ -8,13 +8,11 @@ from dataclasses import replace
 from typing import Iterable, Mapping, Optional
 
 from gradviz.catalog import pair_ops
-from gradviz.model import ErrorInfo, FileCatalog, OpInfo
-
-OpKey = tuple  # (framework, file, qualname)
+from gradviz.model import ErrorInfo, FileCatalog, OpInfo, OpKey
 
 
 def op_key(op: OpInfo) -> OpKey:
-    return (op.framework, op.file, op.qualname)
+    return OpKey.of_op(op)
 
 
 class LoadedFiles:
@@ -25,7 +23,9 @@ class LoadedFiles:
         self.ops: dict[OpKey, OpInfo] = {}
         self.errors: dict[str, ErrorInfo] = {}       # file -> why it could not be loaded
         self.overrides: dict[OpKey, str] = {}        # op -> pair name chosen by hand
-        self._unchecked: set[OpKey] = set()
+        # ops whose tick box in the op tree is off: Run leaves them out ("checked" here is the
+        # tick box, not a verdict nor a contract check)
+        self._unticked: set[OpKey] = set()
         self._pairs: Optional[dict] = None            # cache: pair name -> {framework: OpInfo}
         self._pair_of: dict[OpKey, str] = {}
         self.add(files, module_names)
@@ -119,17 +119,17 @@ class LoadedFiles:
 
     # --- what Run runs -------------------------------------------------------------------------
     def checked_keys(self) -> list[OpKey]:
-        return [k for k in self.ordered_keys() if k not in self._unchecked]
+        return [k for k in self.ordered_keys() if k not in self._unticked]
 
     def is_checked(self, key: OpKey) -> bool:
-        return key not in self._unchecked
+        return key not in self._unticked
 
     def set_checked(self, keys: Iterable[OpKey]) -> None:
         keys = set(keys)
-        self._unchecked = {k for k in self.ops if k not in keys}
+        self._unticked = {k for k in self.ops if k not in keys}
 
     def check(self, key: OpKey, on: bool) -> None:
-        (self._unchecked.discard if on else self._unchecked.add)(key)
+        (self._unticked.discard if on else self._unticked.add)(key)
 
     def _changed(self) -> None:
         self._pairs = None

@@ -2,11 +2,10 @@
 default in, numeric still running) or final, and the request each was asked with."""
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Optional
 
-from gradviz.model import RunRequest, RunResult
+from gradviz.model import OpKey, RunRequest, RunResult
 
 if TYPE_CHECKING:    # analysis (numpy curves) is imported by whoever analyses, not at start
     from gradviz.app.analysis import Analysis
@@ -14,8 +13,8 @@ if TYPE_CHECKING:    # analysis (numpy curves) is imported by whoever analyses, 
 PARTIAL, FINAL = "partial", "final"
 
 
-def request_key(req: RunRequest) -> tuple:
-    return (req.framework, os.path.abspath(req.file), req.qualname)
+def request_key(req: RunRequest) -> OpKey:
+    return OpKey.of_request(req)
 
 
 class Results:

@@ -21,7 +21,7 @@ from gradviz.app.observers import Observers
 from gradviz.app.progress import CANCELLED, ERROR, OK, QUEUED, RUNNING, RunProgress, final_state
 from gradviz.app.results import FINAL, PARTIAL, Results, request_key
 from gradviz.compare import VERDICTS
-from gradviz.model import RunRequest, RunResult, RunSettings
+from gradviz.model import OpKey, RunRequest, RunResult, RunSettings
 from gradviz.verdict import PASSING, Verdict
 from gradviz.vocab import CheckStatus, ErrorKind
 
@@ -158,7 +158,7 @@ class AppState:
     def pair_analyses(self, pair: str) -> dict[str, Analysis]:
         out = {}
         for fw, op in self.loaded.pairs().get(pair, {}).items():
-            a = self.results.get((fw, op.file, op.qualname))
+            a = self.results.get(OpKey.of_op(op))
             if a is not None:
                 out[fw] = a
         return out
@@ -180,11 +180,11 @@ class AppState:
             return ERROR
         # no tensor came back (only the default mode ran, and its override could not be
         # removed): nothing was checked, which a tick would claim
-        worst = max(verdicts, key=MARK_ORDER.index) if verdicts else "unchecked"
+        worst = max(verdicts, key=MARK_ORDER.index) if verdicts else Verdict.UNCHECKED
         # the worst verdict of an op, its checks included (DESIGN): a failed contract check is
         # a gradient training would get wrong, as --strict counts it
-        if self.failed_checks(key) and MARK_ORDER.index(worst) < MARK_ORDER.index("differs"):
-            return "differs"
+        if self.failed_checks(key) and MARK_ORDER.index(worst) < MARK_ORDER.index(Verdict.DIFFERS):
+            return Verdict.DIFFERS
         return worst
 
     def failed_checks(self, key) -> list[str]:

@@ -44,14 +44,14 @@ class TensorComparison:
     numeric_tolerance: Tol      # either vs numeric
     numeric_method: Optional[str] = None   # "full" | "projection" | None
     # the numeric pass was cancelled after custom and default came back (RunResult.numeric_cancelled):
-    # the verdict rests on them alone, and a passing one is shown as unchecked (shown_verdict)
+    # the verdict rests on them alone, and a passing one is shown "..., numeric cancelled"
     numeric_cancelled: bool = False
     # the numeric mode failed (it raised; in the app, its pass timed out or crashed the worker:
     # RunResult.numeric_failed): the same, and a passing verdict is shown "..., numeric failed"
     numeric_failed: bool = False
 
     @property
-    def numeric_unchecked(self) -> bool:
+    def numeric_missing(self) -> bool:
         """Its numeric pass was cancelled or failed after custom and default came back: a
         passing verdict rests on custom vs default alone."""
         return self.numeric_cancelled or self.numeric_failed
@@ -132,7 +132,7 @@ def failed_text(err: ErrorInfo) -> str:
 # Verdicts that say the custom gradient passed: DESIGN.md's match needs custom to agree with
 # numeric too, and surrogate is told from differs by numeric where default gives nothing
 PASSING = tuple(v.value for v in PASSING_VERDICTS)
-UNCHECKED = "numeric cancelled"
+NUMERIC_CANCELLED = "numeric cancelled"
 NUMERIC_FAILED = "numeric failed"
 
 
@@ -142,7 +142,7 @@ def shown_verdict(tc: TensorComparison) -> str:
     failed" (no verdict colour: it was not checked); a worse verdict stays as it is."""
     if tc.verdict in PASSING:
         if tc.numeric_cancelled:
-            return f"{tc.verdict}, {UNCHECKED}"
+            return f"{tc.verdict}, {NUMERIC_CANCELLED}"
         if tc.numeric_failed:
             return f"{tc.verdict}, {NUMERIC_FAILED}"
     return tc.verdict

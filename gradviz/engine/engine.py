@@ -28,6 +28,7 @@ from gradviz.model import (
     CheckResult,
     ErrorInfo,
     FileCatalog,
+    OpKey,
     RunRequest,
     RunResult,
 )
@@ -331,8 +332,8 @@ def _by_framework(requests) -> dict[str, list[int]]:
     return out
 
 
-def _op_key(req: RunRequest) -> tuple:
-    return (req.framework, os.path.abspath(req.file), req.qualname)
+def _op_key(req: RunRequest) -> OpKey:
+    return OpKey.of_request(req)
 
 
 def _without_numeric(req: RunRequest) -> RunRequest:

@@ -15,7 +15,7 @@ from typing import Callable, Iterable, Optional
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from gradviz.model import FRAMEWORKS, RunRequest, RunResult
+from gradviz.model import FRAMEWORKS, OpKey, RunRequest, RunResult
 from gradviz.qt.tasks import TaskGroup
 
 CLOSE_TIMEOUT_S = 15.0     # a cancelled run ends within a worker kill; a load within its timeout
@@ -135,7 +135,7 @@ class EngineBridge(QObject):
         last: dict[tuple, Future] = {}          # op key -> its previous emission
 
         def key(res: RunResult) -> tuple:
-            return (res.request.framework, res.request.file, res.request.qualname)
+            return OpKey.of_request(res.request)
 
         with ThreadPoolExecutor(2, thread_name_prefix="gradviz-analyze") as pool:
             def analyze(res: RunResult) -> None:

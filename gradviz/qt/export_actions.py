@@ -30,7 +30,7 @@ from typing import Callable, Optional, Sequence
 
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox
 
-from gradviz.model import RunResult, TensorResult
+from gradviz.model import OpKey, RunResult, TensorResult
 
 IMAGE_FILTERS = "PNG image (*.png);;SVG vector image (*.svg);;PDF document (*.pdf)"
 FILTERS = {".png": "PNG image (*.png)", ".svg": "SVG vector image (*.svg)",
@@ -283,7 +283,7 @@ def _run_analyses(src: WindowExports, results: list[RunResult]):
     """The window's analysis of each result (its verdicts and findings), or None."""
     out = []
     for r in results:
-        key = (r.request.framework, os.path.abspath(r.request.file), r.request.qualname)
+        key = OpKey.of_request(r.request)
         held = src.state.results.get(key)
         if held is None:
             return None

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QLabel
 
 from gradviz.app.progress import QUEUED, RUNNING
 from gradviz.app.state import AppState
+from gradviz.model import OpKey
 from gradviz.qt.theme import surface
 
 STYLE = "font-size: 14px; padding: 2px 4px"
@@ -51,7 +52,7 @@ class PairHeader(QLabel):
         parts, running = [], False
         for fw, op in self.state.loaded.pairs().get(self.pair, {}).items():
             text = f"<span style='color:{surface('faint')}'>{fw}</span> {os.path.basename(op.where)}"
-            key = (fw, op.file, op.qualname)
+            key = OpKey.of_op(op)
             st = self.state.progress.states.get(key)
             if st == RUNNING:
                 running = True
@@ -62,8 +63,8 @@ class PairHeader(QLabel):
             elif st == QUEUED:
                 text += f" <span style='color:{surface('muted')}'>queued</span>"
             parts.append(text)
-        stale = any(self.state.is_stale((fw, op.file, op.qualname))
-                    for fw, op in self.state.loaded.pairs().get(self.pair, {}).items())
+        stale = any(self.state.is_stale(OpKey.of_op(op))
+                    for op in self.state.loaded.pairs().get(self.pair, {}).values())
         note = (f" &nbsp; <span style='color:{surface('stale')}'>stale: the settings changed since this run"
                 "</span>" if stale and not running else "")
         self.setText(f"<b>{self.pair}</b> &nbsp; " + " · ".join(parts) + note)
