@@ -72,7 +72,9 @@ class MainWindow(QMainWindow):
                       "; each worker may use half this machine's memory instead")
         if restored is not None:
             from gradviz.qt.remembered_files import RememberedFiles
-            self.remembered = RememberedFiles(self, restored)
+            self.remembered = RememberedFiles(self.qs, self.state, restored,
+                                              diagnostics=self.diagnostics, log=self.log,
+                                              summary=self.summary, tabs=self.tabs)
 
     # --- layout and wiring ----------------------------------------------------------------------
     def _build(self) -> None:
@@ -82,14 +84,30 @@ class MainWindow(QMainWindow):
         self.exports = WindowExports(self, self.grid, self.state, self.flow_view)
         hook_exports(self.exports, self.export_menu, self.grid)
         self.workers = WorkerLabels(self.statusBar(), self.bridge.frameworks)
-        self.runs = RunControl(self)            # its progress bar after the worker labels
         self.summary = QLabel("")
         self.statusBar().addWidget(self.summary, 1)
-        self.files = FileControl(self)
+        self.pair_view = PairView(self.state, self.tree, self.grid, self.numbers, self.pair_numbers,
+                                  self.pair_label, self.flow_view, self.diagnostics, parent=self)
+        # its progress bar after the worker labels
+        self.runs = RunControl(self.state, self.bridge, self.settings_panel, self.summary,
+                               self.statusBar(), tree=self.tree, diagnostics=self.diagnostics,
+                               checks_matrix=self.checks_matrix, log=self.log, tabs=self.tabs,
+                               pair_view=self.pair_view, act_run=self.act_run,
+                               act_cancel=self.act_cancel, act_skip=self.act_skip,
+                               on_done=self.runDone.emit)
+        self.files = FileControl(self.state, self.bridge, self.qs, self.recent, self,
+                                 summary=self.summary, log=self.log, diagnostics=self.diagnostics,
+                                 tabs=self.tabs, tree=self.tree, op_filter=self.op_filter,
+                                 pair_view=self.pair_view, runs=self.runs, act_watch=self.act_watch,
+                                 note=self.note, on_loaded=self.catalogsLoaded.emit,
+                                 on_done=self.runDone.emit)
         self.watcher = self.files.watcher
-        self.pair_view = PairView(self)
         from gradviz.qt.worst_tensors import WorstTensors
-        self.worst_tensors = WorstTensors(self, self.worst)
+        self.worst_tensors = WorstTensors(self.state, self.worst, self.tree, self.grid,
+                                          self.pair_view, parent=self)
+        # the parts that paint colours of their own, repainted when the scheme changes
+        self.restyled = (self.tree, self.settings_panel, self.grid, self.flow_view, self.pair_label,
+                         self.numbers, self.diagnostics, self.checks_matrix, self.workers)
         build_theme_menu(self)                  # last: it repaints the parts built above
         self.setAcceptDrops(True)
 
@@ -200,7 +218,7 @@ class MainWindow(QMainWindow):
     def set_color_scheme(self, desktop_scheme) -> None:
         """The desktop's scheme (a Qt.ColorScheme) changed, or is first known."""
         self._desktop_scheme = desktop_scheme
-        self.plot_scheme = show_scheme(self, desktop_scheme)
+        self.plot_scheme = show_scheme(self, self.theme_choice, desktop_scheme, self.restyled)
 
     def set_theme(self, choice: str) -> None:
         """View > Theme: "follow desktop", "light" or "dark" (saved as view/theme)."""

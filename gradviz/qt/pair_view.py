@@ -12,81 +12,87 @@ from gradviz.plots.flow import build_flow_figure, is_stack
 
 
 class PairView:
-    def __init__(self, win) -> None:
-        self.win = win
-        self._grid_timer = QTimer(win)
+    """Draws the shown pair into the middle of the window: `tree` (which pair is shown),
+    `pair_label`, `flow_view`, `grid`, `numbers` (its table), `pair_numbers` (what fills it) and
+    `diagnostics` (narrowed to the shown op, and followed when one is clicked)."""
+
+    def __init__(self, state, tree, grid, numbers, pair_numbers, pair_label, flow_view,
+                 diagnostics, parent=None) -> None:
+        self.state, self.tree, self.grid, self.numbers = state, tree, grid, numbers
+        self.pair_numbers, self.pair_label, self.flow_view = pair_numbers, pair_label, flow_view
+        self.diagnostics = diagnostics
+        self._grid_timer = QTimer(parent)
         self._grid_timer.setSingleShot(True)
         self._grid_timer.setInterval(30)
         self._grid_timer.timeout.connect(self.refresh)
 
     def connect(self) -> None:
-        win = self.win
-        win.tree.pairSelected.connect(win.show_pair)
-        win.grid.tensorClicked.connect(self.tensor_clicked)
-        win.numbers.tensorSelected.connect(win.grid.highlight)
-        win.diagnostics.problemSelected.connect(self.problem_selected)
+        # show looked up per call: scripts/bench_child.py wraps it to time each redraw
+        self.tree.pairSelected.connect(lambda pair: self.show(pair))
+        self.grid.tensorClicked.connect(self.tensor_clicked)
+        self.numbers.tensorSelected.connect(self.grid.highlight)
+        self.diagnostics.problemSelected.connect(self.problem_selected)
 
     def show(self, pair: Optional[str]) -> None:
-        win, state = self.win, self.win.state
+        state, grid = self.state, self.grid
         self._grid_timer.stop()
-        win.diagnostics.set_selected_op(state.loaded.keys_of(pair) if pair else ())
+        self.diagnostics.set_selected_op(state.loaded.keys_of(pair) if pair else ())
         if not pair:
             if state.loading:
-                win.grid.show_message("loading op files… (frameworks start in their own processes)")
+                grid.show_message("loading op files… (frameworks start in their own processes)")
             elif not state.loaded.files:
-                win.grid.show_message("No op files. Open one with File ▸ Open or drop .py files here.")
+                grid.show_message("No op files. Open one with File ▸ Open or drop .py files here.")
             else:
-                win.grid.show_message("No ops found in the loaded files (see Diagnostics).")
-            win.pair_numbers.clear()
-            win.pair_label.show_pair(None)
-            win.flow_view.set_figure(None)
+                grid.show_message("No ops found in the loaded files (see Diagnostics).")
+            self.pair_numbers.clear()
+            self.pair_label.show_pair(None)
+            self.flow_view.set_figure(None)
             return
         analyses = state.pair_analyses(pair)
         results = {fw: a.result for fw, a in analyses.items()}
         comps = {fw: a.comparison for fw, a in analyses.items()}
         series = {fw: a.series for fw, a in analyses.items()}
         modes = next((r.request.settings.modes for r in results.values()), MODES)
-        win.pair_label.show_pair(pair)
-        win.flow_view.set_figure(build_flow_figure(list(results.values()), pair)
-                                 if is_stack(list(results.values())) else None)
-        drawn = win.grid.set_data(pair, results, modes, comps, series=series)
+        self.pair_label.show_pair(pair)
+        self.flow_view.set_figure(build_flow_figure(list(results.values()), pair)
+                                  if is_stack(list(results.values())) else None)
+        drawn = grid.set_data(pair, results, modes, comps, series=series)
         states = {state.progress.states.get(k) for k in state.loaded.keys_of(pair)}
         if not results and states & {"queued", "running"}:   # not "not run yet": it is on its way
-            win.grid.show_message(f"{pair}: " + ("running… (elapsed and timeout above)"
-                                                 if "running" in states else "queued…"))
+            grid.show_message(f"{pair}: " + ("running… (elapsed and timeout above)"
+                                             if "running" in states else "queued…"))
         if drawn:                               # else the same results as shown: nothing to redo
-            win.pair_numbers.show(pair, tuple(results.values()), comps, modes)
+            self.pair_numbers.show(pair, tuple(results.values()), comps, modes)
 
     def refresh(self) -> None:
-        self.show(self.win.tree.current_pair())
+        self.show(self.tree.current_pair())
 
     def schedule(self, key) -> None:
         """One redraw for results arriving close together; the batch end redraws anyway. When
         every framework of the shown pair has a result of this batch at the same stage (both
         partial, or both final), draw at once; else give the other the 30 ms debounce."""
-        shown = self.win.tree.current_pair()
-        pair = self.win.state.loaded.pair_name(key)
+        shown = self.tree.current_pair()
+        pair = self.state.loaded.pair_name(key)
         if shown is not None and pair != shown:
             return
-        if shown is not None and self.win.state.pair_in_step(pair):
+        if shown is not None and self.state.pair_in_step(pair):
             self.refresh()
         else:
             self._grid_timer.start()
 
     def set_all_views(self, view: str) -> None:
-        grid = self.win.grid
+        grid = self.grid
         for name, row in grid.rows.items():
             if row.view_box.findData(view) >= 0:
                 grid.set_view(name, view)
 
     def problem_selected(self, p) -> None:
         """A diagnostic clicked: show its op, and its tensor when it names one."""
-        win = self.win
-        if p.key and p.key in win.state.loaded.ops:
-            win.tree.select_pair(win.state.loaded.pair_name(p.key))
-        if p.tensor and p.tensor in win.grid.rows:
+        if p.key and p.key in self.state.loaded.ops:
+            self.tree.select_pair(self.state.loaded.pair_name(p.key))
+        if p.tensor and p.tensor in self.grid.rows:
             self.tensor_clicked(p.tensor)
 
     def tensor_clicked(self, name: str) -> None:
-        self.win.grid.highlight(name)
-        self.win.numbers.select(name)
+        self.grid.highlight(name)
+        self.numbers.select(name)

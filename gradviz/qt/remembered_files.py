@@ -22,31 +22,33 @@ class RememberedFiles:
     """Writes the open files to the settings whenever they change (a removed file leaves the
     list at once), and reports the saved ones that were left out until they are opened again."""
 
-    def __init__(self, win, restored: Restored) -> None:
-        self.win = win
+    def __init__(self, qs, state, restored: Restored, *, diagnostics, log, summary, tabs) -> None:
+        """The list goes to `qs` as `state`'s files change; the saved files `restored` left out
+        are said in `diagnostics` (shown in `tabs`), `log` and `summary`."""
+        self.qs, self.state, self.diagnostics = qs, state, diagnostics
         self._saved: Optional[list[str]] = None
         self._missing: dict[str, str] = {}       # entry -> its diagnostics tag
         lines = restored.missing_lines()
         for i, ((entry, _why), line) in enumerate(zip(restored.missing, lines)):
             tag = f"missing:{i}:"                # clear_for matches a prefix: unique per entry
             self._missing[entry] = tag
-            win.diagnostics.add("warning", "open files", line, key=tag,
+            diagnostics.add("warning", "open files", line, key=tag,
                                 detail="It was in the list of open files saved by the last "
                                        "launch; it is left out of this launch and of the list.")
         if lines:
-            win.log.add("files", "saved open files left out: " + "; ".join(lines))
-            win.summary.setText(f"{len(lines)} saved file(s) missing (see Diagnostics): "
+            log.add("files", "saved open files left out: " + "; ".join(lines))
+            summary.setText(f"{len(lines)} saved file(s) missing (see Diagnostics): "
                                 + "; ".join(lines))
-            win.tabs.setCurrentWidget(win.diagnostics)
-        win.state.subscribe("files", self.save)
+            tabs.setCurrentWidget(diagnostics)
+        state.subscribe("files", self.save)
         self.save()
 
     def save(self) -> None:
-        loaded = self.win.state.loaded
+        loaded = self.state.loaded
         entries = entries_of(loaded)
         if entries == self._saved:
             return
-        self.win.qs.setValue(SETTING, entries)
+        self.qs.setValue(SETTING, entries)
         self._saved = entries
         for entry in [e for e in self._missing if e in entries]:   # opened again: not missing
-            self.win.diagnostics.clear_for(self._missing.pop(entry))
+            self.diagnostics.clear_for(self._missing.pop(entry))

@@ -4,6 +4,7 @@ change touched."""
 from __future__ import annotations
 
 import os
+from typing import Callable
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFileDialog
@@ -12,76 +13,85 @@ from gradviz.qt.file_watcher import FileWatcher
 
 
 class FileControl:
-    def __init__(self, win) -> None:
-        self.win = win
-        self.watcher = FileWatcher(parent=win)
-        self.watcher.enabled = win.act_watch.isChecked()
+    """Opens, loads (through `bridge`), watches and removes `state`'s op files, the open-file
+    dialogs as children of `parent` remembering their folders in `qs`, and `recent` told of each
+    opened file; says how it went in `summary`, `log`, `diagnostics` (turning to `tabs`'
+    Diagnostics on a load error) and `note(source, text)`; the loaded ops go to `tree` (its
+    filter box `op_filter`) and `pair_view`, runs asked for by a load or a change go to `runs`;
+    `on_loaded()` after each load, `on_done(results)` for a run a load wanted but could not
+    start. `act_watch` turns the watch on and off."""
+
+    def __init__(self, state, bridge, qs, recent, parent, *, summary, log, diagnostics, tabs,
+                 tree, op_filter, pair_view, runs, act_watch, note: Callable[[str, str], None],
+                 on_loaded: Callable[[], None], on_done: Callable[[list], None]) -> None:
+        self.state, self.bridge, self.qs, self.recent, self.parent = state, bridge, qs, recent, parent
+        self.summary, self.log, self.diagnostics, self.tabs = summary, log, diagnostics, tabs
+        self.tree, self.op_filter, self.pair_view, self.runs = tree, op_filter, pair_view, runs
+        self.act_watch, self.note, self.on_loaded, self.on_done = act_watch, note, on_loaded, on_done
+        self.watcher = FileWatcher(parent=parent)
+        self.watcher.enabled = act_watch.isChecked()
         self._opened: list[str] = []   # files the user just opened: their first op is shown
 
     def connect(self) -> None:
-        win = self.win
-        win.bridge.catalogsReady.connect(self.catalogs)
-        win.state.subscribe("files", self.files_shown)
-        win.tree.removeRequested.connect(win.remove_file)
+        self.bridge.catalogsReady.connect(self.catalogs)
+        self.state.subscribe("files", self.files_shown)
+        self.tree.removeRequested.connect(self.remove_file)
         self.watcher.filesChanged.connect(self.files_changed)
-        win.act_watch.toggled.connect(self.watch_toggled)
+        self.act_watch.toggled.connect(self.watch_toggled)
 
     def load(self, files) -> None:
-        state = self.win.state
+        state = self.state
         if not files:
             if state.run_when_loaded:
                 QTimer.singleShot(0, lambda: self.catalogs([], ()))
             return
         state.loading_started()
-        self.win.summary.setText(f"loading {len(files)} file(s)…")
-        self.win.bridge.load(files)
+        self.summary.setText(f"loading {len(files)} file(s)…")
+        self.bridge.load(files)
 
     def open_files(self, paths, module_names=None) -> None:
         for p in paths:
-            self.win.recent.add(os.path.abspath(p))
-        new = self.win.state.open(paths, module_names)
+            self.recent.add(os.path.abspath(p))
+        new = self.state.open(paths, module_names)
         if new:
             self._opened = [os.path.abspath(p) for p in new]
             self.load(new)
 
     def open_dialog(self) -> None:
-        win = self.win
-        start = win.qs.value("files/last_dir", os.getcwd())
-        paths, _ = QFileDialog.getOpenFileNames(win, "Open op files", start, "Python files (*.py)")
+        start = self.qs.value("files/last_dir", os.getcwd())
+        paths, _ = QFileDialog.getOpenFileNames(self.parent, "Open op files", start, "Python files (*.py)")
         if paths:
-            win.qs.setValue("files/last_dir", os.path.dirname(paths[0]))
+            self.qs.setValue("files/last_dir", os.path.dirname(paths[0]))
             self.open_files(paths)
 
     def open_module_dialog(self) -> None:
         from gradviz.qt.open_module import ask_module_file
-        win = self.win
-        path, name = ask_module_file(win, str(win.qs.value("files/last_module", "")))
+        path, name = ask_module_file(self.parent, str(self.qs.value("files/last_module", "")))
         if path:
-            win.qs.setValue("files/last_module", name)
+            self.qs.setValue("files/last_module", name)
             self.open_files([path], {path: name})
 
     def catalogs(self, catalogs, files) -> None:
-        win = self.win
         self.watcher.watch(files)
-        if win.diagnostics.show_load(catalogs, files):
-            win.tabs.setCurrentWidget(win.diagnostics)
-        keys, first = win.state.catalogs_arrived(catalogs, files)
-        loaded = win.state.loaded
+        if self.diagnostics.show_load(catalogs, files):
+            self.tabs.setCurrentWidget(self.diagnostics)
+        keys, first = self.state.catalogs_arrived(catalogs, files)
+        loaded = self.state.loaded
         text = f"{len(loaded.files)} file(s), {len(loaded.ops)} op(s)"
-        hidden = len(loaded.ops) - len(win.tree.visible_keys())
-        if win.op_filter.text() and hidden:     # a dropped file's ops may be among them
-            text += f" — the filter '{win.op_filter.text()}' hides {hidden} (Esc in it clears it)"
-        win.summary.setText(text)
+        hidden = len(loaded.ops) - len(self.tree.visible_keys())
+        if self.op_filter.text() and hidden:     # a dropped file's ops may be among them
+            text += f" — the filter '{self.op_filter.text()}' hides {hidden} (Esc in it clears it)"
+        self.summary.setText(text)
         self._show_opened(files)
-        win.catalogsLoaded.emit()
-        if keys is not None and not win.run(keys) and first:
-            win.runDone.emit([])
-        win.show_pair(win.tree.current_pair())
+        self.on_loaded()
+        if keys is not None and not self.runs.run(keys) and first:
+            self.on_done([])
+        self.pair_view.show(self.tree.current_pair())
 
     def _show_opened(self, files) -> None:
         """A file the user just opened (File ▸ Open, recent, a drop): its first op is selected
         (the grid went on showing whatever was selected before)."""
-        loaded = self.win.state.loaded
+        loaded = self.state.loaded
         done = {os.path.abspath(f) for f in files}
         opened = [f for f in self._opened if f in done]
         if not opened:
@@ -89,28 +99,27 @@ class FileControl:
         self._opened = [f for f in self._opened if f not in done]
         keys = [k for k in loaded.ordered_keys() if k[1] in opened]
         if keys:
-            self.win.tree.select_pair(loaded.pair_name(keys[0]))
+            self.tree.select_pair(loaded.pair_name(keys[0]))
 
     def remove_file(self, path: str) -> None:
         """Take a file off the list: its ops, results, diagnostics and watch go with it."""
-        win = self.win
-        win.state.remove_file(path)
+        self.state.remove_file(path)
         self.watcher.unwatch(path)
-        win.diagnostics.clear_file(os.path.abspath(path))
-        win.summary.setText(f"removed {os.path.basename(path)}")
-        win.refresh_view()
+        self.diagnostics.clear_file(os.path.abspath(path))
+        self.summary.setText(f"removed {os.path.basename(path)}")
+        self.pair_view.refresh()
 
     def files_shown(self) -> None:
-        self.win.tree.refresh()
+        self.tree.refresh()
 
     def files_changed(self, files) -> None:
-        self.win.log.note(f"changed: {', '.join(os.path.basename(f) for f in files)} "
-                          "— reloading and re-running")
-        self.win.state.files_changed(files)
+        self.log.note(f"changed: {', '.join(os.path.basename(f) for f in files)} "
+                      "— reloading and re-running")
+        self.state.files_changed(files)
         self.load(files)
 
     def watch_toggled(self, on: bool) -> None:
-        self.win.qs.setValue("run/watch", "true" if on else "false")
+        self.qs.setValue("run/watch", "true" if on else "false")
         self.watcher.enabled = on
 
     @staticmethod
@@ -123,7 +132,7 @@ class FileControl:
         from gradviz.app.op_files import op_files
         paths, note = op_files(u.toLocalFile() for u in ev.mimeData().urls() if u.isLocalFile())
         if note:
-            self.win.note("open", note)
+            self.note("open", note)
         if paths:
             self.open_files(paths)
             ev.acceptProposedAction()

@@ -16,10 +16,6 @@ from gradviz.qt.theme import (
     set_current_scheme,
 )
 
-# The window's parts that paint colours of their own (verdict tints, marks, notes), by attribute.
-RESTYLED = ("tree", "settings_panel", "grid", "flow_view", "pair_label", "numbers",
-            "diagnostics", "checks_matrix", "workers")
-
 
 def build_theme_menu(win) -> None:
     """View > Theme on `win` (win.theme_actions, win.theme_choice), and the window on the
@@ -39,10 +35,11 @@ def build_theme_menu(win) -> None:
     win.set_color_scheme(hints.colorScheme())
 
 
-def show_scheme(win, desktop_scheme) -> str:
-    """Put `win` (and the application) on the scheme the user's choice and the desktop's
-    scheme (a Qt.ColorScheme) give; returns it ("light" or "dark")."""
-    scheme = scheme_of(desktop_scheme, win.theme_choice)
+def show_scheme(win, choice: str, desktop_scheme, restyled) -> str:
+    """Put `win` (and the application) on the scheme the user's `choice` and the desktop's
+    scheme (a Qt.ColorScheme) give; returns it ("light" or "dark"). `restyled`: the window's
+    parts that paint colours of their own (verdict tints, marks, notes), each with restyle()."""
+    scheme = scheme_of(desktop_scheme, choice)
     # the parts read the scheme as they were built: only a change needs them repainted (a new
     # window on the scheme the application already shows, the usual start, repaints nothing)
     changed = scheme != current_scheme()
@@ -50,8 +47,6 @@ def show_scheme(win, desktop_scheme) -> str:
     apply_app_scheme(scheme, desktop_dark=desktop_scheme == Qt.ColorScheme.Dark)
     apply_plot_scheme(win, scheme)
     if changed:
-        for name in RESTYLED:
-            part = getattr(win, name, None)
-            if part is not None:
-                part.restyle()
+        for part in restyled:
+            part.restyle()
     return scheme

@@ -10,16 +10,19 @@ from gradviz.qt.numbers_table import NumbersTable
 
 
 class WorstTensors:
-    def __init__(self, win, table: NumbersTable) -> None:
-        self.win, self.table = win, table
+    """Fills `table` from `state`'s results; a row gone to selects its op in `tree` and, when the
+    `grid` shows that tensor, has `pair_view` follow it."""
+
+    def __init__(self, state, table: NumbersTable, tree, grid, pair_view, parent=None) -> None:
+        self.state, self.table, self.tree, self.grid, self.pair_view = state, table, tree, grid, pair_view
         # results arrive a few per second in a big run: one refill for those close together
-        self._timer = QTimer(win)
+        self._timer = QTimer(parent)
         self._timer.setSingleShot(True)
         self._timer.setInterval(150)
         self._timer.timeout.connect(self.refresh)
 
     def connect(self) -> None:
-        s = self.win.state
+        s = self.state
         s.subscribe("result", lambda *_a: self._timer.start())
         s.subscribe("file_removed", lambda *_a: self._timer.start())
         s.subscribe("run_finished", lambda *_a: self.refresh())
@@ -27,7 +30,7 @@ class WorstTensors:
 
     def refresh(self) -> None:
         self._timer.stop()
-        state = self.win.state
+        state = self.state
         ops = []
         for key, a in state.results.analyses().items():
             if key not in state.loaded.ops:
@@ -37,7 +40,6 @@ class WorstTensors:
         self.table.set_run(ops)
 
     def go_to(self, op: str, tensor: str, _framework: str) -> None:
-        win = self.win
-        win.tree.select_pair(op)
-        if tensor in win.grid.rows:
-            win.pair_view.tensor_clicked(tensor)
+        self.tree.select_pair(op)
+        if tensor in self.grid.rows:
+            self.pair_view.tensor_clicked(tensor)
