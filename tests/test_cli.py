@@ -1,22 +1,14 @@
 """`gradviz run / list / devices` as a user runs them: real subprocesses, files read back."""
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_runs import gradviz
 
 from gradviz.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def gradviz(*args, timeout=240):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "gradviz", *map(str, args)], capture_output=True,
-                          text=True, timeout=timeout, env=env, cwd=ROOT)
 
 
 @pytest.fixture(scope="module")

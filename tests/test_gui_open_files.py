@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
-from test_package_files import write_package  # noqa: E402
+from op_packages import write_package  # noqa: E402
 
 from gradviz.app.open_list import SETTING, restore, saved_entries  # noqa: E402
 from gradviz.app.settings_file import SettingsFile  # noqa: E402

@@ -6,10 +6,10 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
+from op_packages import write_package  # noqa: E402
 from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication, QInputDialog  # noqa: E402
-from test_package_files import write_package  # noqa: E402
 
 pytestmark = pytest.mark.gui
 

@@ -139,7 +139,7 @@ def test_cli_refuses_a_depth_out_of_range(capsys):
 
 
 def test_cli_stack_run_prints_flow_and_writes_it_to_json(tmp_path, corpus_dir):
-    from test_cli import gradviz
+    from cli_runs import gradviz
     path = corpus_dir / "flow" / "flow_torch.py"
     proc = gradviz("run", path, "--framework", "torch", "--op", "sign_ste", "--graph", "stack",
                    "--depth", "2", "--shape", "8", "--json", tmp_path / "r.json",

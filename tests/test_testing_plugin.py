@@ -113,7 +113,7 @@ def test_xdist_runs_the_items(ops):
 def test_failing_ops_get_a_reproduction_script(ops):
     """--gradviz-repro DIR: each failing op's script, named in its failure, runs without
     gradviz and prints the report's numbers for the failing tensor."""
-    from test_repro import _rows, _run_script
+    from repro_scripts import printed_rows, run_script
     (ops / "ops" / "broken_import.py").unlink()
     proc = _pytest(ops, "ops/ops_torch.py", "--gradviz-repro", "scripts")
     assert proc.returncode == 1
@@ -124,5 +124,5 @@ def test_failing_ops_get_a_reproduction_script(ops):
         "_torch.py" in proc.stdout
     half = proc.stdout.split("_ HalfSquare (torch) _", 1)[1]
     shown = re.search(r"^  x +200 +DIFFERS +(\S+) +(\S+)$", half, re.M).groups()
-    assert _rows(_run_script(script))["x"] == shown
+    assert printed_rows(run_script(script))["x"] == shown
 
