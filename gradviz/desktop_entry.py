@@ -12,12 +12,13 @@ import tempfile
 from pathlib import Path
 
 from gradviz.bundled import ICON_PNG, ICON_SVG
+from gradviz.errors import GradvizError
 
 APP_ID = "gradviz"      # the desktop file's id; the app sets the same as its desktopFileName
 COMMENT = "See every gradient of your custom backward beside the default and a numeric reference"
 
 
-class DesktopEntryError(Exception):
+class DesktopEntryError(GradvizError):
     pass
 
 

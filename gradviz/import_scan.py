@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import os
 
+from gradviz.errors import GradvizError
 from gradviz.model import ErrorInfo
 from gradviz.module_files import OpFileError, package_module, read_op_source
 from gradviz.vocab import ErrorKind, Framework, framework_of_import
@@ -33,7 +34,7 @@ def frameworks_used(path: str) -> tuple[tuple[str, ...], ErrorInfo | None]:
     return tuple(fw for fw in Framework if fw in found), None
 
 
-class _LoadError(Exception):
+class _LoadError(GradvizError):
     def __init__(self, info: ErrorInfo):
         self.info = info
 

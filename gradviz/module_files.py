@@ -11,8 +11,10 @@ import os
 import sys
 from typing import Iterable, Optional
 
+from gradviz.errors import GradvizError
 
-class ModuleNameError(LookupError):
+
+class ModuleNameError(GradvizError, LookupError):
     """A module name that names no Python source file."""
 
 
@@ -122,7 +124,7 @@ def op_file(arg: str) -> str:
 OP_FILE_MAX = 16 << 20          # bytes: an op file is Python source; 16 MiB is far past any
 
 
-class OpFileError(OSError):
+class OpFileError(GradvizError, OSError):
     """A path that cannot be an op file (not there, a folder, a device, a FIFO, too large); the
     message says which, in words."""
 

@@ -19,11 +19,12 @@ import numpy as np
 import gradviz
 from gradviz.compare import OpComparison, ParityRow, compare_result, parity, summary_counts
 from gradviz.compare.verdicts import PASSING
+from gradviz.errors import GradvizError
 from gradviz.flow import flow_of
 from gradviz.model import MODES, RunResult, RunSettings, TensorResult
 
 
-class ReportError(OSError):
+class ReportError(GradvizError, OSError):
     """A report could not be written or read; the message names the path and the reason."""
 
 

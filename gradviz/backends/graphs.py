@@ -14,13 +14,14 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from gradviz.errors import GradvizError
 from gradviz.model import RunSettings
 from gradviz.seeds import input_draw, param_draw, rng_for
 
 SEED_FACTOR = 23.0  # the classic check: c = b * 23, so a layer x*w gives a.grad == 23 * w
 
 
-class GraphMismatch(ValueError):
+class GraphMismatch(GradvizError, ValueError):
     """The op does not fit the chosen graph (not a bug in the user's code)."""
 
 

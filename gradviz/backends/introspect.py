@@ -6,12 +6,14 @@ import os
 from collections.abc import Mapping
 from typing import Callable
 
+from gradviz.errors import GradvizError
 
-class OpOutputError(TypeError):
+
+class OpOutputError(GradvizError, TypeError):
     """The op's forward returned something that is not a tensor."""
 
 
-class OverrideKept(RuntimeError):
+class OverrideKept(GradvizError, RuntimeError):
     """A custom backward still ran in the default mode, so gradviz has no true default there.
     The message starts with model.OVERRIDE_KEPT. `again`: the swap missed an alias that a fresh
     look finds (torch_aliases), so the mode built and run again may have its true default."""

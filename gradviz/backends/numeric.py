@@ -16,6 +16,7 @@ from gradviz.backends.graphs import differentiable, rng_for
 from gradviz.backends.numeric_dirs import expand, signs
 from gradviz.backends.numeric_eval import CHUNK, BudgetUsed, Evaluator, ViaEvaluate
 from gradviz.compare.metrics import close_mask, tolerances
+from gradviz.errors import GradvizError
 from gradviz.model import FROZEN, NumericInfo
 
 FULL_MAX = 256          # elements: above this, random-direction projections
@@ -28,15 +29,15 @@ REPEAT_RTOL = 1e-12     # two forwards at the same point must agree this closely
 _LOW_FLOATS = ("float32", "float16", "bfloat16", "half")
 
 
-class NumericLowPrecision(RuntimeError):
+class NumericLowPrecision(GradvizError, RuntimeError):
     """The forward computes in less than float64 whatever its inputs are."""
 
 
-class ForwardDependsOnDtype(RuntimeError):
+class ForwardDependsOnDtype(GradvizError, RuntimeError):
     """The forward in float64 computes another function than in the run's dtype."""
 
 
-class ForwardNotRepeatable(RuntimeError):
+class ForwardNotRepeatable(GradvizError, RuntimeError):
     """The forward gave different losses at the same inputs: finite differences of it are noise."""
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from gradviz.backends.graphs import leaf_array, rng_for
 from gradviz.backends.user_code import USER_FAILURES
+from gradviz.errors import GradvizError
 
 CHUNK = 1 << 20         # elements of one batched tensor: bounds a batch's memory
 PROBE_RTOL = 1e-9       # batched vs one-at-a-time losses of the probe must agree this closely
@@ -28,11 +29,11 @@ def dtype_name(t) -> str:
     return str(getattr(dtype, "name", None) or dtype).rpartition(".")[2]
 
 
-class BudgetUsed(Exception):
+class BudgetUsed(GradvizError):
     """The numeric time budget ran out in the middle of a tensor."""
 
 
-class BatchRefused(Exception):
+class BatchRefused(GradvizError):
     """The op does not take a leading batch dimension the way the probe needs."""
 
 

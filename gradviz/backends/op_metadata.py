@@ -12,10 +12,12 @@ from __future__ import annotations
 import inspect
 from typing import Iterable, Optional
 
+from gradviz.errors import GradvizError
+
 LAYER_KINDS = ("module", "layer")     # ops built as objects: inputs= may name their parameters
 
 
-class MetadataMismatch(ValueError):
+class MetadataMismatch(GradvizError, ValueError):
     """Metadata naming what the op does not have; `where` is the line that gives it."""
 
     def __init__(self, message: str, where: str):

@@ -12,6 +12,7 @@ import contextlib
 import sys
 import traceback
 
+from gradviz.errors import GradvizError
 from gradviz.user_frames import is_user_frame
 
 # TF's wrappers that call the user's grad: eager (actual_grad_fn) and graph mode (tape_grad_fn).
@@ -22,7 +23,7 @@ _CALLER_FILE = "custom_gradient.py"
 _user_files: dict[str, bool] = {}
 
 
-class GradReturnedNonTensor(TypeError):
+class GradReturnedNonTensor(GradvizError, TypeError):
     """A grad function returned a non-tensor; `user_frames` holds its return line (for
     user_code.error_info, since that frame has returned before the error is raised)."""
 

@@ -27,6 +27,7 @@ import sys
 import traceback
 from dataclasses import dataclass
 
+from gradviz.errors import GradvizError
 from gradviz.module_files import package_module, read_op_source
 from gradviz.user_frames import is_user_frame
 
@@ -36,7 +37,7 @@ _own_stamps: dict[str, dict[str, float]] = {}   # path -> mtimes of the modules 
 _notes: dict[str, str] = {}                     # path -> how it was loaded, when not as asked
 
 
-class PackageInitError(ImportError):
+class PackageInitError(GradvizError, ImportError):
     """A package file with relative imports whose package's `__init__.py` failed to import.
     `original`: the __init__'s exception; `user_frames`: its frames in the user's files."""
 

@@ -11,6 +11,7 @@ import os
 import sys
 import threading
 
+from gradviz.errors import GradvizError
 from gradviz.model import (
     DEPTH_RANGE,
     DTYPES,
@@ -32,7 +33,7 @@ EXIT_OK, EXIT_STRICT, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 FRAMEWORK_CHOICES = (*(fw.value for fw in FRAMEWORKS), "all")
 
 
-class UsageError(Exception):
+class UsageError(GradvizError):
     pass
 
 

@@ -11,12 +11,7 @@ import time
 from dataclasses import replace
 from typing import Callable, Iterable, Optional
 
-from gradviz.engine.errors import (
-    Cancelled,
-    WorkerCrashed,
-    WorkerTimeout,
-    WorkerUnavailable,
-)
+from gradviz.engine.errors import Cancelled, WorkerFailure, WorkerUnavailable
 from gradviz.engine.failures import failure_info
 from gradviz.engine.numeric_pass import numeric_cancelled, numeric_failed, with_numeric
 from gradviz.engine.worker import Worker, WorkerState
@@ -118,7 +113,7 @@ class Engine:
         points at and load the others again (one at a time if the dump names none of them)."""
         try:
             return self.workers[fw].call("load", files, timeout)
-        except (WorkerTimeout, WorkerCrashed, WorkerUnavailable, Cancelled, RuntimeError) as exc:
+        except (WorkerFailure, RuntimeError) as exc:   # RuntimeError: a bug in the worker
             err = replace(failure_info(exc, "loading the file", fw, timeout), kind=ErrorKind.LOAD)
             if len(files) == 1 or isinstance(exc, (WorkerUnavailable, Cancelled)) or \
                     self._closed:
@@ -137,7 +132,7 @@ class Engine:
         def work(fw: str) -> None:
             try:
                 out[fw] = {"devices": self.workers[fw].call("devices", None, 60.0), "error": None}
-            except (WorkerTimeout, WorkerCrashed, WorkerUnavailable, Cancelled, RuntimeError) as exc:
+            except (WorkerFailure, RuntimeError) as exc:
                 out[fw] = {"devices": [], "error": str(exc)}
 
         _in_parallel(work, self.frameworks)
@@ -295,7 +290,7 @@ class Engine:
         t0 = time.perf_counter()
         try:
             return self.workers[req.framework].call(kind, req, req.settings.timeout, stop)
-        except (WorkerTimeout, Cancelled, WorkerCrashed, WorkerUnavailable, RuntimeError) as exc:
+        except (WorkerFailure, RuntimeError) as exc:
             err = failure_info(exc, what or req.qualname, req.framework, req.settings.timeout)
         res = _failed(req, err)
         return RunResult(**{**vars(res), "elapsed": time.perf_counter() - t0})

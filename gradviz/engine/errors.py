@@ -4,14 +4,21 @@ from __future__ import annotations
 import signal
 from typing import Optional
 
+from gradviz.errors import GradvizError
 
-class WorkerTimeout(Exception):
+
+class WorkerFailure(GradvizError):
+    """A call to a worker that gave no value: the worker timed out, crashed, could not import
+    its framework, or the call was cancelled (engine.failures puts each in words)."""
+
+
+class WorkerTimeout(WorkerFailure):
     def __init__(self, message: str, crash_log: str = ""):
         super().__init__(message)
         self.crash_log = crash_log  # the Python stack dumped just before the kill
 
 
-class WorkerCrashed(Exception):
+class WorkerCrashed(WorkerFailure):
     def __init__(self, message: str, exitcode: Optional[int], crash_log: str = ""):
         super().__init__(message)
         self.exitcode = exitcode
@@ -26,11 +33,11 @@ class WorkerOutOfMemory(WorkerCrashed):
         self.limit = limit
 
 
-class WorkerUnavailable(Exception):
+class WorkerUnavailable(WorkerFailure):
     """The framework could not be imported in the worker (not installed, broken install)."""
 
 
-class Cancelled(Exception):
+class Cancelled(WorkerFailure):
     def __init__(self, message: str = "cancelled", crash_log: str = "", replaced: bool = True):
         super().__init__(message)
         self.crash_log = crash_log

@@ -22,6 +22,8 @@ import tempfile
 import threading
 import time
 
+from gradviz.errors import GradvizError
+
 ROOT = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else \
     tempfile.gettempdir()
 _OURS = re.compile(r"gradviz-(\d+)-")                 # a scratch folder: gradviz-PID-TAG-RANDOM
@@ -33,7 +35,7 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _swept = threading.Event()
 
 
-class ScratchUnavailable(OSError):
+class ScratchUnavailable(GradvizError, OSError):
     """No scratch folder can be made (the file system is full, out of inodes, or read-only)."""
 
 

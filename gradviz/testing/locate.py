@@ -12,10 +12,11 @@ import os
 import sys
 from typing import Optional
 
+from gradviz.errors import GradvizError
 from gradviz.vocab import framework_of_import
 
 
-class OpNotFound(LookupError):
+class OpNotFound(GradvizError, LookupError):
     """The object cannot be found by gradviz in a file (no file, not at module level)."""
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import pytest
 
+from gradviz.errors import GradvizError
+
 
 def pytest_addoption(parser) -> None:
     group = parser.getgroup("gradviz", "gradviz: every op of the given files as a test")
@@ -72,7 +74,7 @@ class OpFile(pytest.File):
                 yield OpItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", op=op)
 
 
-class OpFailed(Exception):
+class OpFailed(GradvizError):
     """An op whose verdicts do not pass: its report is the whole failure text."""
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Iterable, Optional, Union
 
+from gradviz.errors import GradvizError
 from gradviz.model import MODES, GivenArgs, OpInfo, RunRequest, RunSettings, parse_checks
 from gradviz.testing.given import as_array, run_device, run_dtype
 from gradviz.testing.locate import OpNotFound, framework_of, locate
 
 
-class LoadFailed(Exception):
+class LoadFailed(GradvizError):
     """The op's file could not be loaded in its worker (the message says where and why)."""
 
 

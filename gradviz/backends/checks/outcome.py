@@ -4,11 +4,12 @@ from __future__ import annotations
 import numpy as np
 
 from gradviz.compare.metrics import Tol, fmt, pair_metrics
+from gradviz.errors import GradvizError
 from gradviz.model import CheckResult, ErrorInfo
 from gradviz.vocab import CheckStatus
 
 
-class CheckFailed(Exception):
+class CheckFailed(GradvizError):
     """Raised inside a check to end it with a prepared result."""
 
     def __init__(self, result: CheckResult):
