@@ -14,7 +14,7 @@ import numpy as np
 
 from gradviz.compare.metrics import pair_metrics, tolerances
 from gradviz.model import MODES, RunResult, TensorResult
-from gradviz.vocab import Mode
+from gradviz.vocab import Framework, Mode
 
 
 @dataclass(frozen=True)
@@ -46,13 +46,13 @@ def _parity_row(op: str, name: str, mode: str, a: TensorResult, b: TensorResult)
     if not ran_a and not ran_b:
         return None
     if not ran_a or not ran_b:
-        lost = "torch" if not ran_a else "tf"
+        lost = Framework.TORCH if not ran_a else Framework.TF
         return ParityRow(op, name, mode, "missing", None, f"{mode} was not run in {lost}")
     if ga is None and gb is None:
         return ParityRow(op, name, mode, "match", 0.0,
                          f"no gradient in either (torch: {_why(a, mode)}; tf: {_why(b, mode)})")
     notes = []
-    for fw, t, g, other in (("torch", a, ga, gb), ("tf", b, gb, ga)):
+    for fw, t, g, other in ((Framework.TORCH, a, ga, gb), (Framework.TF, b, gb, ga)):
         if g is None:
             o = np.asarray(other)
             desc = "zeros" if not np.any(o) else "nonzero"
@@ -82,10 +82,10 @@ def parity(results: Iterable[RunResult]) -> list[ParityRow]:
             by_name.setdefault(r.name, {}).setdefault(r.framework, r)
     rows = []
     for op, pair in by_name.items():
-        if "torch" not in pair or "tf" not in pair:
+        if Framework.TORCH not in pair or Framework.TF not in pair:
             continue
-        for a in pair["torch"].tensors:
-            b = pair["tf"].tensor(a.name)
+        for a in pair[Framework.TORCH].tensors:
+            b = pair[Framework.TF].tensor(a.name)
             if b is None:
                 continue
             for mode in ("value",) + MODES:

@@ -18,7 +18,7 @@ from gradviz.compare.numeric_metrics import KINK_FRACTION, PROBE, numeric_define
 from gradviz.model import FIXED_DTYPES, MODES, ErrorInfo, RunResult, TensorResult
 from gradviz.verdict import NAMES, Verdict
 from gradviz.verdict import PASSING as PASSING_VERDICTS
-from gradviz.vocab import ErrorKind, Mode
+from gradviz.vocab import ErrorKind, Framework, Mode
 
 # the names the checks and diagnostics take from here
 __all__ = ["VERDICTS", "TensorComparison", "OpComparison", "verdict", "compare_tensor",
@@ -193,7 +193,7 @@ def custom_not_found(result: RunResult, t: TensorResult,
     m = tc.metrics.get("custom~default")
     if m is not None and not m["allclose"]:
         return tc
-    caller = "Keras differentiates call" if result.framework == "tf" else \
+    caller = "Keras differentiates call" if result.framework == Framework.TF else \
         "autograd differentiates forward"
     why = (f"custom gradient not found: {result.uncalled_backward[0]} is never called ({caller} "
            "itself and never calls such a method), and nothing the op runs overrides the "

@@ -6,6 +6,7 @@ import re
 
 from gradviz.diagnostics import source
 from gradviz.diagnostics.context import Context
+from gradviz.vocab import Framework
 
 _TORCH_COUNT = re.compile(r"returned an incorrect number of gradients \(expected (\d+), got (\d+)\)")
 _TF_COUNT = re.compile(r"expected to return (\d+) gradients?, but returned (\d+)")
@@ -61,7 +62,7 @@ def _count(ctx: Context, msg: str, err_where: str):
     message = (f"The backward of {ctx.qualname} returns {more} where the forward takes {expected} "
                f"input{'s' if expected != 1 else ''}{names}; {ctx.fw_name()} needs exactly one "
                f"gradient per forward input, in order.")
-    if ctx.framework == "tf":
+    if ctx.framework == Framework.TF:
         fix = ("Return one gradient per positional argument of the decorated function, in order, "
                "including Python-number arguments (return None for those).")
     else:

@@ -14,6 +14,7 @@ from gradviz.compare.rounding import BITS, looks_rounded, narrowest
 from gradviz.diagnostics.cause_reference import close
 from gradviz.diagnostics.context import Context
 from gradviz.diagnostics.finding import Finding
+from gradviz.vocab import Framework
 
 _FIX = ("Compute the gradient in the input's dtype: drop the cast to {fmt} in backward (a cast "
         "back afterwards keeps the rounding), or cast its operands to x.dtype first "
@@ -54,7 +55,7 @@ def narrowed(ctx: Context, t, c: np.ndarray, ref, metrics: dict,
 
 def _returned(ctx: Context, t, c, ref, visible: bool, returned: str, own: str) -> Finding:
     err = _max_rel(c, ref)
-    torch = ctx.framework == "torch"
+    torch = ctx.framework == Framework.TORCH
     passed = (f"; autograd casts it back to {own}, but the rounding stays" if torch else
               f"; TensorFlow passes it on as {returned}")
     effect = (f"it differs from {ref.words()} by up to {_pct(err)} relative "

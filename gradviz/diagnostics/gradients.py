@@ -8,6 +8,7 @@ from gradviz.compare.rounding import BITS
 from gradviz.diagnostics import causes
 from gradviz.diagnostics.context import Context
 from gradviz.verdict import PASSING
+from gradviz.vocab import Framework
 
 _LEAF_ROLES = ("input", "param")
 
@@ -33,7 +34,7 @@ def _shape_dtype(ctx: Context, t, g: np.ndarray) -> list:
     value = t.value
     want = tuple(value.shape) if value is not None else tuple(t.shape)
     if tuple(g.shape) != want:
-        silent = " and TensorFlow passed it on without an error" if ctx.framework == "tf" else ""
+        silent = " and TensorFlow passed it on without an error" if ctx.framework == Framework.TF else ""
         out.append(ctx.finding(
             "GV102-grad-shape", "error",
             f"The custom gradient of '{t.name}' has shape {_shape(g.shape)} ({g.size} elements) "
@@ -47,7 +48,7 @@ def _shape_dtype(ctx: Context, t, g: np.ndarray) -> list:
     told = causes.named(ctx).get(t.name)     # a narrowing one, with its rounding, is told there
     if value is not None and own and own != str(value.dtype) and \
             (told is None or told.code != "GV103-grad-dtype"):
-        torch = ctx.framework == "torch"
+        torch = ctx.framework == Framework.TORCH
         wider = BITS.get(own, 0) > BITS.get(str(value.dtype), 0)
         after = (f"; autograd casts it back to {value.dtype}, so training gets {value.dtype} "
                  "and only the work in the wider dtype is wasted" if torch and wider else
@@ -81,7 +82,7 @@ def _missing(ctx: Context, t) -> list:
     if ref is None:
         return []
     nonzero = int(np.count_nonzero(np.nan_to_num(ref)))
-    what = "None" if ctx.framework == "tf" else "None (or nothing)"
+    what = "None" if ctx.framework == Framework.TF else "None (or nothing)"
     return [ctx.finding(
         "GV105-grad-missing", "error",
         f"The custom backward gives {what} for '{t.name}', but its {ref_mode} gradient is nonzero "

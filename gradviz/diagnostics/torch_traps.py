@@ -7,6 +7,7 @@ import re
 
 from gradviz.diagnostics import source
 from gradviz.diagnostics.context import Context
+from gradviz.vocab import Framework
 
 _SAVE_NON_TENSOR = re.compile(r"save_for_backward can only save variables, but argument (\d+) is "
                               r"of type (\w+)")
@@ -15,7 +16,7 @@ _NOT_INPLACE = {"requires_grad_", "retain_grad", "register_hook", "share_memory_
 
 
 def check(ctx: Context) -> list:
-    if ctx.framework != "torch":
+    if ctx.framework != Framework.TORCH:
         return []
     out = _source_checks(ctx, _save_error(ctx))
     if not any(f.code == "GV605-inplace-no-mark-dirty" for f in out):

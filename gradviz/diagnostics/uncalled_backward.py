@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from gradviz.diagnostics.context import Context
+from gradviz.vocab import Framework
 
 _WHERE = re.compile(r"^(?P<name>\S+) at (?P<where>.+:\d+)$")
 
@@ -28,8 +29,8 @@ def check(ctx: Context) -> list:
         m = _WHERE.match(entry)
         name, where = (m["name"], m["where"]) if m else (entry, ctx.op_where())
         cls, _, method = name.rpartition(".")
-        caller = "Keras" if ctx.framework == "tf" else "autograd"
-        entry_point = "call" if ctx.framework == "tf" else "forward"
+        caller = "Keras" if ctx.framework == Framework.TF else "autograd"
+        entry_point = "call" if ctx.framework == Framework.TF else "forward"
         said = (f"{name} is never called: {caller} differentiates {cls}.{entry_point} itself and "
                 f"never calls a method named {method} (gradviz ran the forward and the backward "
                 "and nothing called it), so the gradient it computes is never applied")
@@ -44,7 +45,7 @@ def check(ctx: Context) -> list:
         else:
             fix = (f"Remove {name}, or put what it computes into the gradient that runs: the "
                    + ("backward of the autograd.Function that forward applies."
-                      if ctx.framework == "torch" else
+                      if ctx.framework == Framework.TORCH else
                       "grad function of the @tf.custom_gradient that call uses."))
         out.append(ctx.finding("GV607-backward-never-called", "error", said + ".", fix, where))
     return out

@@ -9,6 +9,7 @@ import ast
 
 from gradviz.diagnostics import source
 from gradviz.diagnostics.context import Context
+from gradviz.vocab import Framework
 
 _SHAPE_ONLY_CALLS = {"ones_like", "zeros_like", "full_like", "empty_like", "rand_like",
                      "randn_like", "shape", "size", "len", "numel", "rank"}
@@ -37,7 +38,7 @@ def _grad_params(ctx: Context, bw) -> list[str]:
     """The parameters of the backward that receive the upstream gradients."""
     a = bw.args
     params = [p.arg for p in a.posonlyargs + a.args]
-    if ctx.framework == "torch":      # a Function's backward(ctx, *grads); TF's grad(*grads)
+    if ctx.framework == Framework.TORCH:      # a Function's backward(ctx, *grads); TF's grad(*grads)
         params = params[2:] if source.is_classmethod(bw) else params[1:]   # (cls,) ctx
     params = [p for p in params if p != "variables"]
     if a.vararg is not None:
