@@ -75,10 +75,12 @@ def _error_dict(err) -> Optional[dict]:
 
 
 def _tensor_dict(tc) -> dict:
-    return {"name": tc.name, "shape": list(tc.shape), "verdict": tc.verdict, "stats": tc.stats,
+    return {"name": tc.name, "shape": list(tc.shape), "verdict": tc.verdict,
+            "stats": {mode: s.as_dict() for mode, s in tc.stats.items()},
             "explanation": tc.explanation, "role": tc.role, "dtype": tc.dtype,
             "tolerance": {**tc.tolerance.as_dict(), "vs_numeric": tc.numeric_tolerance.as_dict()},
-            "numeric_method": tc.numeric_method, "metrics": tc.metrics,
+            "numeric_method": tc.numeric_method,
+            "metrics": {pair: m.as_dict() for pair, m in tc.metrics.items()},
             # the window reads such a passing verdict "match, numeric cancelled" / "..., failed"
             "numeric_unchecked": tc.numeric_missing}
 

@@ -32,7 +32,7 @@ def printed_rows(printed: str) -> dict[str, tuple[str, str]]:
 def reported(metrics: dict, key: str) -> str:
     """The report's number as gradviz's table prints it (3 significant digits)."""
     m = metrics.get(key)
-    return "-" if not m or m.get("max_abs_err") is None else f"{m['max_abs_err']:.3g}"
+    return "-" if m is None or m.max_abs_err is None else f"{m.max_abs_err:.3g}"
 
 
 def same_number(printed: str, report: str) -> bool:

@@ -298,7 +298,7 @@ def test_numeric_cancelled_after_the_partial_is_kept_and_marked_cancelled(tmp_pa
     assert held.result is kept and not held.result.partial and held.result.numeric_cancelled
     assert state.progress.states[key] == "cancelled" and state.op_mark(key) == "cancelled"
     x = next(t for t in held.comparison.tensors if t.name == "x")
-    assert x.numeric_cancelled and x.stats["numeric"]["cancelled"]
+    assert x.numeric_cancelled and x.stats["numeric"].cancelled
     assert "numeric" not in x.metrics and "custom~numeric" not in x.metrics
     assert state.summary([kept]) == "1 op run, 1 cancelled"
 
@@ -336,7 +336,7 @@ def test_numeric_failed_after_the_partial_is_kept_and_counts_as_failed(tmp_path)
     assert x.numeric_failed and not x.numeric_cancelled
     assert x.verdict == "surrogate" and shown_verdict(x) == "surrogate, numeric failed"
     assert out.verdict == "match" and shown_verdict(out) == "match, numeric failed"
-    assert x.stats["numeric"]["raised"] and x.stats["numeric"]["reason"] == \
+    assert x.stats["numeric"].raised and x.stats["numeric"].reason == \
         f"failed: Timeout at {path}:7: the numeric pass did not finish within 3 s; its torch " \
         "worker was stopped and replaced"
     assert x.explanation.endswith("(numeric failed: Timeout at " + f"{path}:7: the numeric pass did "

@@ -6,6 +6,7 @@ import textwrap
 import numpy as np
 
 from gradviz.compare.metrics import tolerances
+from gradviz.compare.numbers import PairMetrics
 from gradviz.compare.rounding import exact_in, looks_rounded, narrowest
 from gradviz.diagnostics import cause_arrays as A
 from gradviz.diagnostics import diagnose
@@ -87,7 +88,7 @@ def test_reference_is_numeric_or_default_and_says_which():
     d = RNG.standard_normal(20).astype(np.float32)
     n = d.astype(np.float64) + 1e-6
     both = reference_of(_tensor("x", {"default": d, "numeric": n}),
-                        {"default~numeric": {"allclose": True}})
+                        {"default~numeric": PairMetrics(20, 0, True)})
     assert both.mode == "default+numeric" and np.array_equal(both.values, d)
     assert reference_of(_tensor("x", {"default": d, "numeric": n}), {}).mode == "numeric"
     only = reference_of(_tensor("x", {"default": d}))

@@ -55,52 +55,52 @@ def test_atol_scales_with_reference_magnitude():
     assert tol.atol_for(np.array([0.5, -0.2])) == 1e-5
     assert tol.atol_for(np.array([-1000.0, 2.0, np.nan])) == pytest.approx(1e-2)
     # 1e3 * 1e-5 = 1e-2 absolute allowed around a reference of size 1000
-    assert pair_metrics(np.array([1000.009]), np.array([1000.0]), tol)["allclose"]
-    assert not pair_metrics(np.array([1000.02]), np.array([1000.0]), tol)["allclose"]
+    assert pair_metrics(np.array([1000.009]), np.array([1000.0]), tol).allclose
+    assert not pair_metrics(np.array([1000.02]), np.array([1000.0]), tol).allclose
 
 
 def test_mode_stats_exact_values_and_nonfinite_ignored():
     s = mode_stats(np.array([3.0, -4.0, 0.0, np.nan, np.inf], dtype=F32))
-    assert s == {"n": 5, "nan": 1, "inf": 1, "zeros": 1, "min": -4.0, "max": 3.0,
+    assert s.as_dict() == {"n": 5, "nan": 1, "inf": 1, "zeros": 1, "min": -4.0, "max": 3.0,
                  "mean": pytest.approx(-1 / 3), "std": pytest.approx(math.sqrt(74 / 9)),
                  "l2": 5.0, "abs_max": 4.0}
-    json.dumps(s, allow_nan=False)   # JSON-safe python numbers
-    assert all(type(v) in (int, float) for v in s.values())
+    json.dumps(s.as_dict(), allow_nan=False)   # JSON-safe python numbers
+    assert all(type(v) in (int, float) for v in s.as_dict().values())
 
 
 def test_mode_stats_absent_and_all_nan():
-    assert mode_stats(None, "None") == {"absent": True, "reason": "None"}
+    assert mode_stats(None, "None").as_dict() == {"absent": True, "reason": "None"}
     s = mode_stats(np.array([np.nan, np.nan]))
-    assert s["nan"] == 2 and s["mean"] is None and s["l2"] is None
+    assert s.nan == 2 and s.mean is None and s.l2 is None
 
 
 def test_pair_metrics_exact():
     m = pair_metrics(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 4.0]), Tol(1e-4, 1e-5))
-    assert m["n"] == 3 and m["n_differ"] == 1 and m["allclose"] is False
-    assert m["max_abs_err"] == 1.0 and m["max_rel_err"] == pytest.approx(0.25)
-    assert m["norm_ratio"] == pytest.approx(math.sqrt(14) / math.sqrt(21))
-    assert m["cosine"] == pytest.approx(17 / math.sqrt(14 * 21))
-    assert m["worst_index"] == 2
-    assert m["atol"] == pytest.approx(4e-5)   # 1e-5 * max|reference| = 1e-5 * 4
+    assert m.n == 3 and m.n_differ == 1 and m.allclose is False
+    assert m.max_abs_err == 1.0 and m.max_rel_err == pytest.approx(0.25)
+    assert m.norm_ratio == pytest.approx(math.sqrt(14) / math.sqrt(21))
+    assert m.cosine == pytest.approx(17 / math.sqrt(14 * 21))
+    assert m.worst_index == 2
+    assert m.atol == pytest.approx(4e-5)   # 1e-5 * max|reference| = 1e-5 * 4
 
 
 def test_pair_metrics_nan_at_same_place_is_equal():
     a = np.array([np.nan, 1.0, np.inf])
-    assert pair_metrics(a, a.copy(), Tol(1e-4, 1e-5))["allclose"]
+    assert pair_metrics(a, a.copy(), Tol(1e-4, 1e-5)).allclose
     m = pair_metrics(np.array([np.nan, 1.0]), np.array([0.0, 1.0]), Tol(1e-4, 1e-5))
-    assert m["n_differ"] == 1 and not m["allclose"] and m["max_abs_err"] == 0.0
+    assert m.n_differ == 1 and not m.allclose and m.max_abs_err == 0.0
 
 
 def test_pair_metrics_zero_norms():
     m = pair_metrics(np.zeros(3), np.zeros(3), Tol(1e-4, 1e-5))
-    assert m["cosine"] == 1.0 and m["norm_ratio"] == 1.0 and m["allclose"]
+    assert m.cosine == 1.0 and m.norm_ratio == 1.0 and m.allclose
     m = pair_metrics(np.ones(3), np.zeros(3), Tol(1e-4, 1e-5))
-    assert m["cosine"] is None and m["norm_ratio"] is None and m["n_differ"] == 3
+    assert m.cosine is None and m.norm_ratio is None and m.n_differ == 3
 
 
 def test_pair_metrics_shape_mismatch_is_reported_not_raised():
     m = pair_metrics(np.ones(3), np.ones(4), Tol(1e-4, 1e-5))
-    assert m["allclose"] is False and m["shape_mismatch"] == "(3,) vs (4,)"
+    assert m.allclose is False and m.shape_mismatch == "(3,) vs (4,)"
 
 
 # --- verdicts ------------------------------------------------------------------------------------
@@ -239,9 +239,9 @@ def test_compare_result_fields_and_summary():
     assert (c.name, c.framework, c.device, c.status) == ("round_ste", "torch", "cpu", "ok")
     x = c.tensors[0]
     assert x.verdict == "surrogate" and x.shape == (4,) and x.dtype == "float32"
-    assert set(x.stats) == {"default", "custom", "numeric"} and x.stats["custom"]["l2"] == 2.0
+    assert set(x.stats) == {"default", "custom", "numeric"} and x.stats["custom"].l2 == 2.0
     assert set(x.metrics) == {"custom~default", "custom~numeric", "default~numeric"}
-    assert x.metrics["default~numeric"]["allclose"] is True
+    assert x.metrics["default~numeric"].allclose is True
     assert x.tolerance == Tol(1e-4, 1e-5) and x.numeric_method == "full"
     assert c.tensors[1].verdict == "match"
     counts = summary_counts([c])
@@ -300,8 +300,8 @@ def test_a_loss_that_is_nan_everywhere_leaves_no_numeric_reference():
                                                        numeric=nan)])).tensors[0]
     assert both.verdict == "match"
     assert "no usable numeric reference" in both.explanation and "at all 3 elements" in both.explanation
-    assert both.metrics["custom~numeric"]["n"] == 0
-    assert both.metrics["custom~numeric"]["numeric_undefined"] == 3
+    assert both.metrics["custom~numeric"].n == 0
+    assert both.metrics["custom~numeric"].numeric_undefined == 3
     alone = compare_result(result("log", "tf", [tensor(custom=[1.0] * 3, numeric=nan)])).tensors[0]
     assert alone.verdict == "unchecked"
 
@@ -311,18 +311,18 @@ def test_numeric_nan_at_a_domain_edge_is_left_out_and_counted():
                 numeric=[1.0, np.nan, 3.0, np.inf])
     t = compare_result(result("sqrt", "torch", [ok])).tensors[0]
     m = t.metrics["custom~numeric"]
-    assert t.verdict == "match" and (m["n"], m["n_differ"], m["numeric_undefined"]) == (2, 0, 2)
+    assert t.verdict == "match" and (m.n, m.n_differ, m.numeric_undefined) == (2, 0, 2)
     assert "on all 2 elements where numeric is finite (it is NaN/Inf at the other 2" in t.explanation
     # a wrong element where numeric is defined still counts, at its own index
     bad = tensor(custom=[1.0, 2.0, 3.0, 9.0, 5.0], numeric=[1.0, np.nan, 3.0, 4.0, 5.0],
                  absent=KEPT)
     t = compare_result(result("sqrt", "torch", [bad])).tensors[0]
     m = t.metrics["custom~numeric"]
-    assert t.verdict == "differs" and (m["n"], m["n_differ"], m["worst_index"]) == (4, 1, 3)
+    assert t.verdict == "differs" and (m.n, m.n_differ, m.worst_index) == (4, 1, 3)
     # NaN in the gradient where numeric is NaN too agrees, as before
     same = tensor(custom=[1.0, np.nan], default=[1.0, np.nan], numeric=[1.0, np.nan])
     m = compare_result(result("sqrt", "torch", [same])).tensors[0].metrics["custom~numeric"]
-    assert m["allclose"] and "numeric_undefined" not in m
+    assert m.allclose and "numeric_undefined" not in m.as_dict()
 
 
 def test_custom_mode_error_gives_error_verdict():
@@ -330,7 +330,7 @@ def test_custom_mode_error_gives_error_verdict():
                mode_errors={"custom": ErrorInfo("TypeError", "backward returned 3 values", "/u/h.py:9")})
     t = compare_result(r).tensors[0]
     assert t.verdict == "error" and "/u/h.py:9" in t.explanation
-    assert t.stats["custom"]["absent"] is True
+    assert t.stats["custom"].absent is True
 
 
 # --- parity ------------------------------------------------------------------------------------
@@ -364,11 +364,11 @@ def test_max_rel_err_where_the_reference_is_zero():
     """Issue 13 item 8: a numeric 0 against a gradient of 1 read 1000 (1 / atol); it is 100%."""
     tol = tolerances("float32", numeric=True)
     m = pair_metrics(np.array([1.0, 2.0, 0.0]), np.array([0.0, 2.0, 0.0]), tol)
-    assert m["max_rel_err"] == 1.0 and m["n_differ"] == 1
-    assert pair_metrics(np.array([1.0]), np.array([-1.0]), tol)["max_rel_err"] == 2.0
+    assert m.max_rel_err == 1.0 and m.n_differ == 1
+    assert pair_metrics(np.array([1.0]), np.array([-1.0]), tol).max_rel_err == 2.0
     # both within the absolute tolerance of zero: no relative error to speak of
-    assert pair_metrics(np.array([1e-4, 3.0]), np.array([0.0, 3.0]), tol)["max_rel_err"] == 0.0
-    assert pair_metrics(np.zeros(3), np.zeros(3), tol)["max_rel_err"] == 0.0
+    assert pair_metrics(np.array([1e-4, 3.0]), np.array([0.0, 3.0]), tol).max_rel_err == 0.0
+    assert pair_metrics(np.zeros(3), np.zeros(3), tol).max_rel_err == 0.0
 
 
 def test_parity_differs_missing_and_unpaired_ops():

@@ -79,37 +79,37 @@ PAIRS = {
 @pytest.mark.parametrize("case", sorted(PAIRS))
 def test_pair_metrics_fast_path_gives_what_the_masked_code_gave(case):
     a, b = PAIRS[case]
-    got, want = pair_metrics(a, b, TOL), _masked_pair_metrics(a, b, TOL)
+    got, want = pair_metrics(a, b, TOL).as_dict(), _masked_pair_metrics(a, b, TOL)
     assert got.keys() == want.keys()
     assert all(_same(got[k], want[k]) for k in got), (got, want)
 
 
 def test_pair_metrics_odd_arrays_exact_values():
     nan_one = pair_metrics(*PAIRS["nan in the gradient only"], TOL)
-    assert (nan_one["n_differ"], nan_one["allclose"], nan_one["max_abs_err"]) == (1, False, 0.0)
+    assert (nan_one.n_differ, nan_one.allclose, nan_one.max_abs_err) == (1, False, 0.0)
     worst = pair_metrics(*PAIRS["the worst element after a nan"], TOL)
-    assert (worst["worst_index"], worst["max_abs_err"], worst["n_differ"]) == (3, 6.0, 1)
+    assert (worst.worst_index, worst.max_abs_err, worst.n_differ) == (3, 6.0, 1)
     zeros = pair_metrics(*PAIRS["-0.0 against 0.0"], TOL)
-    assert (zeros["allclose"], zeros["cosine"], zeros["norm_ratio"]) == (True, 1.0, 1.0)
+    assert (zeros.allclose, zeros.cosine, zeros.norm_ratio) == (True, 1.0, 1.0)
     # an Inf reference made the bound infinite: +Inf was "close" to -Inf, and 1.0 to Inf
     inf = pair_metrics(*PAIRS["opposite infinities"], TOL)
-    assert (inf["n_differ"], inf["allclose"]) == (1, False)
+    assert (inf.n_differ, inf.allclose) == (1, False)
     finite_vs_inf = pair_metrics(np.array([1.0, 2.0]), np.array([np.inf, 2.0]), TOL)
-    assert (finite_vs_inf["n_differ"], finite_vs_inf["allclose"]) == (1, False)
+    assert (finite_vs_inf.n_differ, finite_vs_inf.allclose) == (1, False)
     same_inf = pair_metrics(np.array([np.inf, np.nan]), np.array([np.inf, np.nan]), TOL)
-    assert (same_inf["n_differ"], same_inf["allclose"]) == (0, True)
-    assert pair_metrics(np.zeros(3), np.zeros(4), TOL)["shape_mismatch"] == "(3,) vs (4,)"
+    assert (same_inf.n_differ, same_inf.allclose) == (0, True)
+    assert pair_metrics(np.zeros(3), np.zeros(4), TOL).shape_mismatch == "(3,) vs (4,)"
     empty = pair_metrics(np.zeros(0), np.zeros(0), TOL)
-    assert (empty["n"], empty["n_differ"], empty["worst_index"], empty["atol"]) == (0, 0, None, 1e-6)
+    assert (empty.n, empty.n_differ, empty.worst_index, empty.atol) == (0, 0, None, 1e-6)
 
 
 def test_mode_stats_counts_and_leaves_out_nonfinite_values():
     s = mode_stats(np.array([np.nan, -np.inf, -0.0, 2.0, 4.0]))
-    assert (s["n"], s["nan"], s["inf"], s["zeros"]) == (5, 1, 1, 1)
-    assert (s["min"], s["max"], s["mean"], s["abs_max"], s["l2"]) == (-0.0, 4.0, 2.0, 4.0,
+    assert (s.n, s.nan, s.inf, s.zeros) == (5, 1, 1, 1)
+    assert (s.min, s.max, s.mean, s.abs_max, s.l2) == (-0.0, 4.0, 2.0, 4.0,
                                                                        float(np.sqrt(20.0)))
     e = mode_stats(np.zeros(0))
-    assert (e["n"], e["nan"], e["min"], e["l2"]) == (0, 0, None, None)
+    assert (e.n, e.nan, e.min, e.l2) == (0, 0, None, None)
     assert TOL.atol_for(np.array([np.inf, -3.0, np.nan])) == 3e-6   # peak over finite only
     assert TOL.atol_for(np.array([np.nan])) == 1e-6
 

@@ -53,6 +53,6 @@ def test_export_reproduction_script_of_the_shown_op(qtbot, make_window, tmp_path
     rows = printed_rows(run_script(folder / "repro_HalfSquare_torch.py"))
     comp = win.state.results.get(("torch", os.path.abspath(path), "HalfSquare")).comparison
     for t in comp.tensors:
-        assert rows[t.name] == tuple(f"{t.metrics[k]['max_abs_err']:.3g}"
+        assert rows[t.name] == tuple(f"{t.metrics[k].max_abs_err:.3g}"
                                      for k in ("custom~default", "custom~numeric")), (t.name, rows)
     assert rows["x"][0] == rows["x"][1] != "0"     # half the truth: off by as much from both

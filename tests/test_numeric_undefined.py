@@ -54,7 +54,7 @@ def test_a_domain_edge_leaves_one_element_unjudged(engine, write_module):
     tc = _x(res)
     m = tc.metrics["custom~numeric"]
     assert tc.verdict == "match" and "default is NaN/Inf at 1 of 4 elements" in tc.explanation
-    assert (m["n"], m["n_differ"], m["numeric_undefined"]) == (3, 0, 1)
+    assert (m.n, m.n_differ, m.numeric_undefined) == (3, 0, 1)
 
 
 def test_a_nan_forward_is_no_numeric_reference_not_a_difference(engine, write_module):

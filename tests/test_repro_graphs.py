@@ -60,7 +60,7 @@ def test_a_reference_is_the_default(engine, tmp_path, qualname, framework):
         engine, tmp_path, TORCH if framework == "torch" else TF, qualname, framework, shape=(6,))
     assert result.has_reference
     first = next(t for t in comparison.tensors if t.name == "x")
-    assert first.metrics["custom~default"]["max_abs_err"] > 0.1
+    assert first.metrics["custom~default"].max_abs_err > 0.1
     assert "your reference= function" in (tmp_path / "repro" /
                                           f"repro_{result.name}_{framework}.py").read_text()
 

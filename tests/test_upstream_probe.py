@@ -68,10 +68,10 @@ def test_a_backward_that_misuses_its_upstream_is_not_a_match(engine, write_modul
         [tc] = [t for t in compare_result(res).tensors if t.name == "x"]
         assert tc.verdict == "differs", qualname
         assert "under a random one they differ" in tc.explanation
-        assert not tc.metrics["custom~default, random upstream"]["allclose"]
+        assert not tc.metrics["custom~default, random upstream"].allclose
     ok = run(engine, path, right, fw)
     assert verdicts(ok) == {"x": "match", "out": "match"}
-    assert compare_result(ok).tensors[0].metrics["custom~default, random upstream"]["allclose"]
+    assert compare_result(ok).tensors[0].metrics["custom~default, random upstream"].allclose
     # with a random upstream of its own the run needs no probe (and the bug shows directly)
     rand = run(engine, path, mean, fw, RunSettings(upstream="random"))
     assert rand.tensor("x").probe is None and verdicts(rand)["x"] == "differs"

@@ -52,5 +52,6 @@ def compare_probes(tensors: dict, dtype: str) -> None:
         probes = entry.pop("probes", {})
         c, d = probes.get("custom"), probes.get("default")
         if c is not None and d is not None:
-            entry["probe"] = {**pair_metrics(c, d, tolerances(dtype)),
-                              "as_numeric": pair_metrics(c, d, tolerances(dtype, numeric=True))}
+            as_numeric = pair_metrics(c, d, tolerances(dtype, numeric=True))
+            entry["probe"] = {**pair_metrics(c, d, tolerances(dtype)).as_dict(),   # plain data
+                              "as_numeric": as_numeric.as_dict()}

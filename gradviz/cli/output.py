@@ -99,10 +99,8 @@ def _table(header, rows, out) -> None:
 
 
 def _err_num(metrics: dict, key: str) -> str:
-    m = metrics.get(key)
-    if not m or m.get("max_abs_err") is None:
-        return "-"
-    return f"{m['max_abs_err']:.3g}"
+    from gradviz.compare.numbers import max_abs_text
+    return max_abs_text(metrics.get(key))
 
 
 def print_results(results, comparisons, settings, args, out=None, load_errors=(), *,

@@ -28,9 +28,9 @@ def custom_vs_default(t: TensorResult, metrics: dict, why: str) -> tuple[str, st
     """Both present, custom finite, numeric unavailable (`why`)."""
     m = metrics["custom~default"]
     judge = f"{why}, so default is the judge"
-    if m.get("shape_mismatch"):
+    if m.shape_mismatch:
         return "differs", (f"custom and default gradients of {t.name} differ in shape "
-                           f"({m['shape_mismatch']}); {judge}")
+                           f"({m.shape_mismatch}); {judge}")
     c, d = np.asarray(t.grads[Mode.CUSTOM]), np.asarray(t.grads[Mode.DEFAULT])
     undefined = ~np.isfinite(d.reshape(-1))
     tol = tolerances(t.dtype)
@@ -38,24 +38,24 @@ def custom_vs_default(t: TensorResult, metrics: dict, why: str) -> tuple[str, st
         c, d = c.astype(np.float64).reshape(-1), d.astype(np.float64).reshape(-1)
         sub = pair_metrics(c[~undefined], d[~undefined], tol)
         k = int(undefined.sum())
-        if sub["allclose"]:
+        if sub.allclose:
             return "unchecked", (f"default is NaN/Inf at {k} of {c.size} elements where custom "
                                  f"is finite, and they agree elsewhere; {why}: nothing checks "
                                  "custom at those elements")
         return "differs", (f"default is NaN/Inf at {k} of {c.size} elements, and elsewhere custom "
-                           f"differs from default at {sub['n_differ']} of {sub['n']}, "
+                           f"differs from default at {sub.n_differ} of {sub.n}, "
                            f"{err_text(sub)}; {judge}")
-    if m["allclose"]:
+    if m.allclose:
         p = metrics.get(PROBE)
-        if p is not None and not p["allclose"]:
-            return "differs", (f"custom matches default at all {m['n']} elements under this "
+        if p is not None and not p.allclose:
+            return "differs", (f"custom matches default at all {m.n} elements under this "
                                f"run's upstream, but under a random one they differ at "
-                               f"{p['n_differ']} of {p['n']} elements, {err_text(p)}: the "
+                               f"{p.n_differ} of {p.n} elements, {err_text(p)}: the "
                                "backward does not use its incoming gradient as the chain rule "
                                f"does (a correct one is linear in it); {judge}")
-        return "match", f"custom matches default at all {m['n']} elements, {err_text(m)}; {judge}"
+        return "match", f"custom matches default at all {m.n} elements, {err_text(m)}; {judge}"
     c, d = c.astype(np.float64).reshape(-1), d.astype(np.float64).reshape(-1)
-    where = f"custom differs from default at {m['n_differ']} of {m['n']} elements"
+    where = f"custom differs from default at {m.n_differ} of {m.n} elements"
     if np.all(d[~close_mask(c, d, tol)] == 0):
         return "surrogate", (f"{where}, all where default is 0 (straight-through style), "
                              f"{err_text(m)}; {judge}")

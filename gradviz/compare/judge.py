@@ -47,7 +47,7 @@ def judge(t: TensorResult, op_status: str, mode_errors: dict, error: Optional[Er
         if d is not None:
             return "broken", (f"custom backward gives no gradient to {t.name} "
                               f"({_why(t, 'custom')}); default gives one (l2 norm "
-                              f"{fmt(mode_stats(d)['l2'])})")
+                              f"{fmt(mode_stats(d).l2)})")
         also = f"default: {_why(t, 'default')}" if d_ran else "only custom was run"
         return "broken", f"no gradient reaches {t.name}: custom: {_why(t, 'custom')}; {also}"
     if c is not None:
@@ -137,7 +137,7 @@ def _judge_mode(t: TensorResult, mode: str, metrics: dict, mode_errors: dict) ->
     lead = _lead(t, mode, mode_errors)
     m = metrics.get(f"{mode}~numeric")
     if checked_by_numeric(m):
-        if m.get("shape_mismatch"):
+        if m.shape_mismatch:
             return "differs", lead + numeric_clause(metrics, mode)
         if agrees_with_numeric(t, mode, metrics):
             return _agrees(t, mode, metrics, mode_errors, lead)
@@ -193,13 +193,13 @@ def agrees_with_numeric(t: TensorResult, mode: str, metrics: dict) -> bool:
     rare at random inputs: one in 100 elements at most, or, in a smaller tensor, one element
     at which default gives the very same value (two witnesses against one difference)."""
     m = metrics.get(f"{mode}~numeric")
-    if m is None or m["allclose"]:
+    if m is None or m.allclose:
         return m is not None
-    if m.get("method") != "full" or m.get("shape_mismatch"):
+    if m.method != "full" or m.shape_mismatch:
         return False
-    if m["n_differ"] <= _kink_allowance(m["n"]):
+    if m.n_differ <= _kink_allowance(m.n):
         return True
-    if mode != Mode.CUSTOM or m["n"] < 2 or m["n_differ"] > max(1, _kink_allowance(m["n"])):
+    if mode != Mode.CUSTOM or m.n < 2 or m.n_differ > max(1, _kink_allowance(m.n)):
         return False
     d = t.grads.get(Mode.DEFAULT)
     if d is None or np.size(d) != np.size(t.grads[Mode.CUSTOM]):
@@ -210,16 +210,16 @@ def agrees_with_numeric(t: TensorResult, mode: str, metrics: dict) -> bool:
 
 def _agrees(t, mode, metrics, mode_errors, lead) -> tuple[str, str]:
     text = lead + numeric_clause(metrics, mode)
-    if not metrics[f"{mode}~numeric"]["allclose"]:
+    if not metrics[f"{mode}~numeric"].allclose:
         text += " (at kinks the finite difference straddled, where numeric is neither side's slope)"
     if mode == Mode.DEFAULT:
         return "match", text
     probe = metrics.get(PROBE)
     note = default_note(t, metrics, mode_errors)
-    if probe is not None and not probe["allclose"]:
+    if probe is not None and not probe.allclose:
         # default stands in for numeric under the probe's upstream: the tolerance is numeric's
-        probe = probe.get("as_numeric", probe)
-    if probe is not None and probe["n_differ"] > _kink_allowance(probe["n"]):
+        probe = probe.as_numeric or probe
+    if probe is not None and probe.n_differ > _kink_allowance(probe.n):
         if default_trusted(t, metrics):
             own = t.grad_dtypes.get(Mode.CUSTOM, "")
             why = (f"the backward returns an integer gradient ({own}), which drops the fraction "
@@ -228,7 +228,7 @@ def _agrees(t, mode, metrics, mode_errors, lead) -> tuple[str, str]:
                    "correct one is linear in it)")
             return "differs", (f"{text}, under this run's upstream; but under a random one they "
                                f"differ (custom against default, which agrees with numeric) at "
-                               f"{probe['n_differ']} of {probe['n']} elements, {err_text(probe)}: "
+                               f"{probe.n_differ} of {probe.n} elements, {err_text(probe)}: "
                                f"{why}")
         note += ("; linearity in the upstream unchecked: the upstream probe compares custom with "
                  "default under a random upstream, and default is no reference here")
@@ -238,7 +238,7 @@ def _agrees(t, mode, metrics, mode_errors, lead) -> tuple[str, str]:
 def default_trusted(t: TensorResult, metrics: dict) -> bool:
     """Default agrees with numeric: a reference for what numeric does not measure (the probe)."""
     m = metrics.get("default~numeric")
-    return checked_by_numeric(m) and not m.get("shape_mismatch") and \
+    return checked_by_numeric(m) and not m.shape_mismatch and \
         agrees_with_numeric(t, Mode.DEFAULT, metrics) and bool(np.all(np.isfinite(t.grads[Mode.DEFAULT])))
 
 
@@ -256,15 +256,15 @@ def default_note(t: TensorResult, metrics: dict, mode_errors: dict) -> str:
         return (f"default is NaN/Inf at {k} of {flat.size} elements where custom is finite: the "
                 "default column is unreliable here, custom is judged against numeric")
     dm = metrics.get("default~numeric")
-    if checked_by_numeric(dm) and not dm.get("shape_mismatch") and \
+    if checked_by_numeric(dm) and not dm.shape_mismatch and \
             not agrees_with_numeric(t, Mode.DEFAULT, metrics):
-        return (f"default differs from numeric at {dm['n_differ']} of {dm['n']} "
-                f"{'random directions' if dm['method'] == 'projection' else 'elements'}: the "
+        return (f"default differs from numeric at {dm.n_differ} of {dm.n} "
+                f"{'random directions' if dm.method == 'projection' else 'elements'}: the "
                 "default column is unreliable here (the framework's own autodiff of this forward "
                 "is off), custom is judged against numeric")
     cd = metrics.get("custom~default")
-    if cd is not None and cd["allclose"]:
-        return f"custom matches default at all {cd['n']} elements"
+    if cd is not None and cd.allclose:
+        return f"custom matches default at all {cd.n} elements"
     return ""
 
 
@@ -273,7 +273,7 @@ def _off_numeric(t, mode, metrics, lead) -> tuple[str, str]:
     or undefined at every element it differs at, else `differs`."""
     text = lead + numeric_clause(metrics, mode)
     m = metrics[f"{mode}~numeric"]
-    if m["method"] == "full":
+    if m.method == "full":
         g, n, off = _off_elements(t, mode)
         flat = off & (n == 0)
         jump = off & (n != 0) & (np.abs(n) > JUMP_FACTOR * (1 + np.abs(g)))

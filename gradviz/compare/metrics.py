@@ -1,8 +1,7 @@
 """Numbers about gradients: tolerances, per-mode statistics, and how close two gradients are.
 
-numpy only. Every value returned is a plain Python int/float/bool/None (JSON-safe except that a
-float may be NaN/Inf; report.py writes those as strings). compare/verdicts.py builds verdicts on
-these.
+numpy only. Statistics are a ModeStats, closeness a PairMetrics (compare/numbers.py), of plain
+Python values; compare/verdicts.py builds verdicts on these.
 """
 from __future__ import annotations
 
@@ -10,6 +9,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
+
+from gradviz.compare.numbers import ModeStats, PairMetrics
 
 
 @dataclass(frozen=True)
@@ -50,10 +51,10 @@ def tolerances(dtype: str, numeric: bool = False) -> Tol:
     return table.get(str(dtype), table["float32"])
 
 
-def mode_stats(arr: Optional[np.ndarray], reason: str = "") -> dict:
+def mode_stats(arr: Optional[np.ndarray], reason: str = "") -> ModeStats:
     """Summary of one gradient. NaN/Inf are counted, and left out of min/max/mean/std/l2."""
     if arr is None:
-        return {"absent": True, "reason": reason or "no gradient"}
+        return ModeStats.missing(reason)
     a = np.asarray(arr, dtype=np.float64).reshape(-1)
     finite = np.isfinite(a)
     if finite.all():        # the common case: nothing to count or leave out, no copy
@@ -63,14 +64,12 @@ def mode_stats(arr: Optional[np.ndarray], reason: str = "") -> dict:
         nan = int(np.isnan(a).sum())
         inf = int(np.isinf(a).sum())
         fin = a[finite]
-    out = {"n": int(a.size), "nan": nan, "inf": inf, "zeros": int((a == 0).sum())}
-    if fin.size:
-        out.update(min=float(fin.min()), max=float(fin.max()), mean=float(fin.mean()),
-                   std=float(fin.std()), l2=float(np.sqrt(np.sum(fin * fin))),
-                   abs_max=float(np.abs(fin).max()))
-    else:
-        out.update(min=None, max=None, mean=None, std=None, l2=None, abs_max=None)
-    return out
+    counts = {"n": int(a.size), "nan": nan, "inf": inf, "zeros": int((a == 0).sum())}
+    if not fin.size:
+        return ModeStats(**counts)
+    return ModeStats(**counts, min=float(fin.min()), max=float(fin.max()), mean=float(fin.mean()),
+                     std=float(fin.std()), l2=float(np.sqrt(np.sum(fin * fin))),
+                     abs_max=float(np.abs(fin).max()))
 
 
 def same_nonfinite(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -92,7 +91,7 @@ def close_mask(a: np.ndarray, b: np.ndarray, tol: Tol, atol: Optional[float] = N
     return (ok & np.isfinite(a) & np.isfinite(b)) | same_nonfinite(a, b)
 
 
-def pair_metrics(a: np.ndarray, b: np.ndarray, tol: Tol) -> dict:
+def pair_metrics(a: np.ndarray, b: np.ndarray, tol: Tol) -> PairMetrics:
     """How close gradient `a` is to the reference `b`.
 
     max_abs_err / max_rel_err / cosine / norm_ratio are taken over elements finite in both;
@@ -107,10 +106,8 @@ def pair_metrics(a: np.ndarray, b: np.ndarray, tol: Tol) -> dict:
     b = np.asarray(b, dtype=np.float64)
     if a.shape != b.shape:
         if a.size != b.size:
-            return {"n": int(b.size), "n_differ": int(max(a.size, b.size)), "allclose": False,
-                    "max_abs_err": None, "max_rel_err": None, "cosine": None, "norm_ratio": None,
-                    "worst_index": None, "atol": None, "rtol": tol.rtol,
-                    "shape_mismatch": f"{tuple(a.shape)} vs {tuple(b.shape)}"}
+            return PairMetrics(int(b.size), int(max(a.size, b.size)), False, rtol=tol.rtol,
+                               shape_mismatch=f"{tuple(a.shape)} vs {tuple(b.shape)}")
         a = a.reshape(b.shape)
     a, b = a.reshape(-1), b.reshape(-1)
     # 10^6-element gradients are compared on the window's threads: in the common case (all
@@ -140,13 +137,11 @@ def pair_metrics(a: np.ndarray, b: np.ndarray, tol: Tol) -> dict:
         cosine = float(np.clip(np.dot(fa, fb) / (na * nb), -1.0, 1.0))
         ratio = na / nb
     n_differ = int((~ok).sum())
-    return {"n": int(b.size), "n_differ": n_differ, "allclose": n_differ == 0,
-            "max_abs_err": max_abs, "max_rel_err": float(rel.max()) if rel.size else 0.0,
-            "cosine": cosine, "norm_ratio": ratio, "worst_index": worst,
-            "atol": atol, "rtol": tol.rtol}
+    return PairMetrics(int(b.size), n_differ, n_differ == 0, max_abs,
+                       float(rel.max()) if rel.size else 0.0, cosine, ratio, worst, atol, tol.rtol)
 
 
-def _finite_pair_metrics(a: np.ndarray, b: np.ndarray, tol: Tol) -> dict:
+def _finite_pair_metrics(a: np.ndarray, b: np.ndarray, tol: Tol) -> PairMetrics:
     """pair_metrics of two flat float64 arrays without NaN/Inf: the same numbers as the masked
     code, each temporary array made once and reused (each fresh 8 MB array of a 10^6-element
     gradient is memory to touch), and for bitwise-equal arrays (custom as autograd computes it)
@@ -181,7 +176,7 @@ def _finite_pair_metrics(a: np.ndarray, b: np.ndarray, tol: Tol) -> dict:
         out.update(norm_ratio=0.0 if na == 0.0 else None)
     else:
         out.update(cosine=float(np.clip(np.dot(a, b) / (na * nb), -1.0, 1.0)), norm_ratio=na / nb)
-    return out
+    return PairMetrics(**out)
 
 
 def fmt(x) -> str:

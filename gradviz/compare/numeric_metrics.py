@@ -5,11 +5,13 @@ differences, of every element of a small tensor, or along random directions of a
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 import numpy as np
 
 from gradviz.compare.metrics import Tol, close_mask, fmt, pair_metrics, tolerances
+from gradviz.compare.numbers import PairMetrics
 from gradviz.model import TensorResult
 from gradviz.vocab import Mode
 
@@ -43,8 +45,8 @@ def apart_from_numeric(got, ref, tol: Tol) -> tuple:
     return got, ref, defined, atol, ~close_mask(got, ref, tol, atol) & defined
 
 
-def vs_numeric(t: TensorResult, mode: str) -> Optional[dict]:
-    """pair_metrics of `mode`'s gradient against numeric, with "method" ("full" | "projection");
+def vs_numeric(t: TensorResult, mode: str) -> Optional[PairMetrics]:
+    """pair_metrics of `mode`'s gradient against numeric, with its method ("full" | "projection");
     None where either is missing."""
     g = t.grads.get(mode)
     if g is None:
@@ -58,24 +60,21 @@ def vs_numeric(t: TensorResult, mode: str) -> Optional[dict]:
     return None
 
 
-def _against_numeric(g, n, tol: Tol, method: str) -> dict:
+def _against_numeric(g, n, tol: Tol, method: str) -> PairMetrics:
     """pair_metrics of `g` against numeric over the elements numeric is defined at; the others
-    are counted as "numeric_undefined" ("n" is what was compared: 0 when nothing was)."""
+    are counted as numeric_undefined (n is what was compared: 0 when nothing was)."""
     n_flat = np.asarray(n, dtype=np.float64).reshape(-1)
     if np.size(g) != n_flat.size or np.isfinite(n_flat).all():
-        return {**pair_metrics(g, n, tol), "method": method}
+        return replace(pair_metrics(g, n, tol), method=method)
     keep = numeric_defined(g, n_flat)
     k = int(keep.size - np.count_nonzero(keep))
     if k == 0:
-        return {**pair_metrics(g, n, tol), "method": method}
+        return replace(pair_metrics(g, n, tol), method=method)
     if k == keep.size:
-        return {"n": 0, "n_differ": 0, "allclose": True, "max_abs_err": None, "max_rel_err": None,
-                "cosine": None, "norm_ratio": None, "worst_index": None, "atol": None,
-                "rtol": tol.rtol, "method": method, "numeric_undefined": k}
+        return PairMetrics(0, 0, True, rtol=tol.rtol, method=method, numeric_undefined=k)
     m = pair_metrics(np.asarray(g, dtype=np.float64).reshape(-1)[keep], n_flat[keep], tol)
-    if m["worst_index"] is not None:
-        m["worst_index"] = int(np.flatnonzero(keep)[m["worst_index"]])
-    return {**m, "method": method, "numeric_undefined": k}
+    worst = int(np.flatnonzero(keep)[m.worst_index]) if m.worst_index is not None else None
+    return replace(m, worst_index=worst, method=method, numeric_undefined=k)
 
 
 def tensor_metrics(t: TensorResult, known: Optional[dict] = None) -> dict:
@@ -92,17 +91,17 @@ def tensor_metrics(t: TensorResult, known: Optional[dict] = None) -> dict:
         if m is not None:
             out[f"{mode}~numeric"] = m
     if t.probe is not None:
-        out[PROBE] = t.probe
+        out[PROBE] = PairMetrics.from_dict(t.probe)    # the worker sends it as plain data
     return out
 
 
-def checked_by_numeric(m: Optional[dict]) -> bool:
+def checked_by_numeric(m: Optional[PairMetrics]) -> bool:
     """Numeric judged something: it ran, and was finite somewhere the gradient is."""
-    return m is not None and m["n"] > 0
+    return m is not None and m.n > 0
 
 
-def err_text(m: dict) -> str:
-    return f"max abs error {fmt(m['max_abs_err'])} (tolerance {fmt(m['atol'])} abs + {m['rtol']:g} rel)"
+def err_text(m: PairMetrics) -> str:
+    return f"max abs error {fmt(m.max_abs_err)} (tolerance {fmt(m.atol)} abs + {m.rtol:g} rel)"
 
 
 def numeric_clause(metrics: dict, mode: str) -> str:
@@ -110,17 +109,17 @@ def numeric_clause(metrics: dict, mode: str) -> str:
     m = metrics.get(f"{mode}~numeric")
     if m is None:
         return f"no numeric reference to check {mode} against"
-    unit = "random directions" if m["method"] == "projection" else "elements"
-    if m.get("shape_mismatch"):
-        return f"{mode} and numeric differ in shape ({m['shape_mismatch']}): not compared"
-    k = m.get("numeric_undefined", 0)
-    if m["n"] == 0:
-        at = "along" if m["method"] == "projection" else "at"
+    unit = "random directions" if m.method == "projection" else "elements"
+    if m.shape_mismatch:
+        return f"{mode} and numeric differ in shape ({m.shape_mismatch}): not compared"
+    k = m.numeric_undefined or 0
+    if m.n == 0:
+        at = "along" if m.method == "projection" else "at"
         return (f"no usable numeric reference to check {mode} against: numeric is NaN/Inf {at} "
                 f"all {k} {unit} where {mode} is finite (the loss is not finite at or next to "
                 "these inputs)")
     where = f" where numeric is finite (it is NaN/Inf at the other {k}, next to inputs where " \
             "the loss is not finite)" if k else ""
-    if m["allclose"]:
-        return f"{mode} agrees with numeric on all {m['n']} {unit}{where}, {err_text(m)}"
-    return f"{mode} differs from numeric at {m['n_differ']} of {m['n']} {unit}{where}, {err_text(m)}"
+    if m.allclose:
+        return f"{mode} agrees with numeric on all {m.n} {unit}{where}, {err_text(m)}"
+    return f"{mode} differs from numeric at {m.n_differ} of {m.n} {unit}{where}, {err_text(m)}"

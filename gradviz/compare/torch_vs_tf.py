@@ -63,13 +63,13 @@ def _parity_row(op: str, name: str, mode: str, a: TensorResult, b: TensorResult)
     gb = np.zeros_like(np.asarray(ga, dtype=np.float64)) if gb is None else gb
     dtype = "float32" if "float32" in (a.dtype, b.dtype) else "float64"
     m = pair_metrics(ga, gb, tolerances(dtype, numeric=(mode == Mode.NUMERIC)))
-    if m.get("shape_mismatch"):
-        notes.append(f"shape {m['shape_mismatch']}")
-    elif not m["allclose"]:
-        notes.append(f"differs at {m['n_differ']} of {m['n']} elements")
-    same = m["allclose"] and not one_absent
+    if m.shape_mismatch:
+        notes.append(f"shape {m.shape_mismatch}")
+    elif not m.allclose:
+        notes.append(f"differs at {m.n_differ} of {m.n} elements")
+    same = m.allclose and not one_absent
     return ParityRow(op, name, mode, "match" if same else "differs",
-                     None if one_absent else m["max_abs_err"],
+                     None if one_absent else m.max_abs_err,
                      "; ".join(notes))
 
 

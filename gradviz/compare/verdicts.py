@@ -14,6 +14,7 @@ from typing import Iterable, Optional
 
 from gradviz.compare.judge import independent_of_output, judge
 from gradviz.compare.metrics import Tol, mode_stats, tolerances
+from gradviz.compare.numbers import ModeStats, PairMetrics
 from gradviz.compare.numeric_metrics import KINK_FRACTION, PROBE, numeric_defined, tensor_metrics
 from gradviz.model import FIXED_DTYPES, MODES, ErrorInfo, RunResult, TensorResult
 from gradviz.verdict import NAMES, Verdict
@@ -38,8 +39,9 @@ class TensorComparison:
     dtype: str
     verdict: str
     explanation: str
-    stats: dict                 # mode -> mode_stats(...)
-    metrics: dict               # "custom~default" | "custom~numeric" | "default~numeric" -> pair_metrics
+    stats: dict[str, ModeStats]         # mode -> its gradient's statistics
+    # "custom~default" | "custom~numeric" | "default~numeric" | PROBE -> how close the pair is
+    metrics: dict[str, PairMetrics]
     tolerance: Tol              # custom vs default
     numeric_tolerance: Tol      # either vs numeric
     numeric_method: Optional[str] = None   # "full" | "projection" | None
@@ -74,7 +76,8 @@ def verdict(tensor: TensorResult, op_status: str = "ok", mode_errors: Optional[d
 
 
 # --- per op ----------------------------------------------------------------------------------
-def _stats(t: TensorResult, mode_errors: dict, known: Optional[dict] = None) -> dict:
+def _stats(t: TensorResult, mode_errors: dict,
+           known: Optional[dict] = None) -> dict[str, ModeStats]:
     out = {}
     if t.dtype in FIXED_DTYPES:
         return out   # no mode differentiates an int64 / bool input
@@ -86,12 +89,11 @@ def _stats(t: TensorResult, mode_errors: dict, known: Optional[dict] = None) -> 
         elif mode in t.absent:
             out[mode] = mode_stats(None, t.absent[mode])
         elif mode in mode_errors and mode_errors[mode].kind == ErrorKind.CANCELLED:   # not run to its end
-            out[mode] = {**mode_stats(None, mode_errors[mode].message), "cancelled": True}
+            out[mode] = ModeStats.missing(mode_errors[mode].message, cancelled=True)
         elif mode in mode_errors:   # no gradient because the mode raised: an error, not absent
-            out[mode] = {**mode_stats(None, failed_text(mode_errors[mode])), "raised": True}
+            out[mode] = ModeStats.missing(failed_text(mode_errors[mode]), raised=True)
         elif mode == Mode.NUMERIC and t.numeric is not None and t.numeric.method == "projection":
-            out[mode] = {"absent": True, "method": "projection", "directions": t.numeric.directions,
-                         "reason": f"checked along {t.numeric.directions} random directions only"}
+            out[mode] = ModeStats.projection(t.numeric.directions)
     return out
 
 
@@ -191,7 +193,7 @@ def custom_not_found(result: RunResult, t: TensorResult,
             t.frozen or tc.verdict not in overruled:
         return tc
     m = tc.metrics.get("custom~default")
-    if m is not None and not m["allclose"]:
+    if m is not None and not m.allclose:
         return tc
     caller = "Keras differentiates call" if result.framework == Framework.TF else \
         "autograd differentiates forward"

@@ -33,7 +33,8 @@ def reference_of(t, metrics: Optional[dict] = None) -> Optional[Reference]:
     shape = tuple(t.value.shape) if t.value is not None else tuple(t.shape)
     size = int(np.prod(shape, dtype=np.int64))
     n, d = (_as(t.grads.get(m), shape, size) for m in ("numeric", "default"))
-    agree = ((metrics or {}).get("default~numeric") or {}).get("allclose")
+    dn = (metrics or {}).get("default~numeric")
+    agree = dn is not None and dn.allclose
     if n is not None and d is not None and agree and np.isfinite(d).all():
         return Reference(d, "default+numeric", tolerances(t.dtype), _all(size))
     if n is not None and np.isfinite(n).all():

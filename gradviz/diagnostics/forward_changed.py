@@ -17,16 +17,16 @@ def check(ctx: Context) -> list:
     c, d = np.asarray(c, dtype=np.float64), np.asarray(d, dtype=np.float64)
     dtype = ctx.result.request.settings.dtype
     m = pair_metrics(c, d, tolerances(dtype))
-    if m["allclose"]:
+    if m.allclose:
         return []
-    if m.get("shape_mismatch"):
+    if m.shape_mismatch:
         detail = f"has shape {tuple(c.shape)} where the reference forward gives {tuple(d.shape)}"
     else:
-        i = m["worst_index"]
+        i = m.worst_index
         at = (f" (largest at element {i}: {fmt(float(c.reshape(-1)[i]))} vs "
               f"{fmt(float(d.reshape(-1)[i]))})") if i is not None else ""
-        detail = (f"differs from the reference forward at {m['n_differ']} of {m['n']} elements, "
-                  f"max abs difference {fmt(m['max_abs_err'])}{at}")
+        detail = (f"differs from the reference forward at {m.n_differ} of {m.n} elements, "
+                  f"max abs difference {fmt(m.max_abs_err)}{at}")
     return [ctx.finding(
         "GV201-forward-changed", "warning",
         f"The custom op's forward output {detail}, so the override changed the forward, not "

@@ -30,17 +30,17 @@ def check(ctx: Context) -> list:
         comp = ctx.comparison_of(t.name)
         metrics = comp.metrics if comp is not None else tensor_metrics(t)
         cn, dn = metrics.get("custom~numeric"), metrics.get("default~numeric")
-        if cn is None or cn["allclose"] or cn.get("shape_mismatch"):
+        if cn is None or cn.allclose or cn.shape_mismatch:
             continue
         c = np.asarray(t.grads["custom"], dtype=np.float64).reshape(-1)
         if not np.all(np.isfinite(c)):
             continue            # GV401's business
-        if dn is not None and dn["allclose"]:
+        if dn is not None and dn.allclose:
             ref, ref_name = t.grads.get("default"), "default"
         elif dn is None and "default" in t.absent and "numeric" in t.grads:
             ref, ref_name = t.grads["numeric"], "numeric"     # default cut: numeric is the truth
         elif dn is not None and "numeric" in t.grads and \
-                (metrics.get("custom~default") or {}).get("allclose"):
+                getattr(metrics.get("custom~default"), "allclose", False):
             # default is custom's own gradient: it comes from the forward itself (a .detach()
             # trick, a gradient hook), not a backward of its own; numeric is the truth
             ref, ref_name = t.grads["numeric"], "same"
@@ -51,14 +51,14 @@ def check(ctx: Context) -> list:
 
 
 def _judge(ctx: Context, t, c: np.ndarray, ref, ref_name: str, cn: dict):
-    unit = "random directions" if cn.get("method") == "projection" else "elements"
+    unit = "random directions" if cn.method == "projection" else "elements"
     other = {"default": "the default gradient agrees with it",
              "numeric": "the default has no gradient",
              "same": ("the default gives the same gradient: it comes from the forward itself (a "
                       ".detach() trick such as x + (q - x).detach(), or a gradient hook), not "
                       "from a backward of its own")}[ref_name]
     base = (f"The custom gradient of '{t.name}' differs from the numeric gradient at "
-            f"{cn['n_differ']} of {cn['n']} {unit} (max abs error {fmt(cn['max_abs_err'])}), while "
+            f"{cn.n_differ} of {cn.n} {unit} (max abs error {fmt(cn.max_abs_err)}), while "
             f"{other}")
     if ref is None or np.asarray(ref).size != c.size:
         return ctx.finding("GV301-grad-wrong", "error", base + ".",

@@ -57,14 +57,14 @@ def cell_value(fw: str, tc, src: str, key: str):
             return shown_verdict(tc)
         return getattr(tc, key, "")
     if src in MODES:
-        st = tc.stats.get(src) or {}
-        if not st:
+        st = tc.stats.get(src)
+        if st is None:
             return None   # the mode gave nothing here (not run, an int input): not "0 NaN"
-        if st.get("absent"):   # a mode that raised is an error; absent: it gave no gradient
-            said = "cancelled" if st.get("cancelled") else "error" if st.get("raised") else "absent"
+        if st.absent:   # a mode that raised is an error; absent: it gave no gradient
+            said = "cancelled" if st.cancelled else "error" if st.raised else "absent"
             return said if key == "min" else None
         if key == "nonfinite":
-            return f"{st.get('nan', 0)}/{st.get('inf', 0)}" if (st.get("nan") or st.get("inf")) else "0"
-        return st.get(key)
-    m = tc.metrics.get(src) or {}
-    return m.get(key)
+            return f"{st.nan}/{st.inf}" if (st.nan or st.inf) else "0"
+        return getattr(st, key)     # the column's key names a ModeStats field
+    m = tc.metrics.get(src)
+    return getattr(m, key) if m is not None else None

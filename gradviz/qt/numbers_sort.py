@@ -55,7 +55,8 @@ def worst_error(tc) -> float:
     if tc is None:
         return -1.0
     for pair in ("custom~numeric", "custom~default"):
-        v = (tc.metrics.get(pair) or {}).get("max_abs_err")
+        m = tc.metrics.get(pair)
+        v = m.max_abs_err if m is not None else None
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return math.inf if math.isnan(v) else float(v)
     return -1.0

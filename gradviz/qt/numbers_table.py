@@ -209,8 +209,8 @@ class NumbersTable(QWidget):
                 item.setFont(f)
             if key == "explanation":
                 item.setToolTip(str(value))
-            if src in MODES and tc.stats.get(src, {}).get("absent"):
-                item.setToolTip(tc.stats[src].get("reason", "no gradient"))
+            if src in MODES and src in tc.stats and tc.stats[src].absent:
+                item.setToolTip(tc.stats[src].reason or "no gradient")
             if c == 0:
                 item.setData(ROW_ROLE, (op, tc.name, fw, verdict))
             self.table.setItem(r, c, item)

@@ -17,6 +17,7 @@ from typing import Optional
 import numpy as np
 
 from gradviz.atomic_file import atomic_path
+from gradviz.compare.numbers import max_abs_text
 from gradviz.model import FIXED_DTYPES, RunResult
 from gradviz.module_files import package_module
 from gradviz.repro.arrays import arrays as arrays_of
@@ -145,9 +146,8 @@ def _reported(comparison) -> str:
 
 
 def _err(metrics: dict, key: str) -> str:
-    """As `gradviz run`'s table writes it (cli.output._err_num)."""
-    m = metrics.get(key)
-    return "-" if not m or m.get("max_abs_err") is None else f"{m['max_abs_err']:.3g}"
+    """As `gradviz run`'s table writes it."""
+    return max_abs_text(metrics.get(key))
 
 
 def _data(arrays: dict, data_file: Optional[str]) -> str:

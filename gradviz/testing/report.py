@@ -92,10 +92,11 @@ def worst_element(tensor, comparison) -> str:
         index, what = int(bad[0]), f"first of {bad.size} non-finite elements"
     else:
         for key, mode in (("custom~numeric", "numeric"), ("custom~default", "default")):
-            m = comparison.metrics.get(key) or {}
-            if m.get("worst_index") is not None and tensor.grads.get(mode) is not None and \
+            m = comparison.metrics.get(key)
+            if m is not None and m.worst_index is not None and \
+                    tensor.grads.get(mode) is not None and \
                     np.asarray(tensor.grads[mode]).size == custom.size:
-                index = int(m["worst_index"])
+                index = int(m.worst_index)
                 break
     if index is None or index >= custom.size:
         return ""

@@ -57,9 +57,9 @@ def compare(got, ref, tol: Tol) -> tuple[bool, str]:
     got = np.asarray(got, dtype=np.float64)
     ref = np.asarray(ref, dtype=np.float64)
     m = pair_metrics(got, ref, tol)
-    if m.get("shape_mismatch"):
-        return False, f"shape {m['shape_mismatch']}"
-    if m["allclose"]:
-        return True, f"max abs difference {fmt(m['max_abs_err'])}"
-    return False, (f"max abs difference {fmt(m['max_abs_err'])} at {m['n_differ']} of {m['n']} "
+    if m.shape_mismatch:
+        return False, f"shape {m.shape_mismatch}"
+    if m.allclose:
+        return True, f"max abs difference {fmt(m.max_abs_err)}"
+    return False, (f"max abs difference {fmt(m.max_abs_err)} at {m.n_differ} of {m.n} "
                    f"elements ({tol})")
