@@ -12,12 +12,12 @@ import io
 import json
 import math
 import os
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
 import gradviz
-from gradviz.compare import OpComparison, ParityRow, compare_result, parity, summary_counts
+from gradviz.compare import OpComparison, compare_result, parity, summary_counts
 from gradviz.compare.verdicts import PASSING
 from gradviz.errors import GradvizError
 from gradviz.flow import flow_of
@@ -85,11 +85,11 @@ def _tensor_dict(tc) -> dict:
             "numeric_unchecked": tc.numeric_missing}
 
 
-def _op_dict(r: RunResult, comp: OpComparison, diagnostics: list) -> dict:
+def _op_dict(r: RunResult, comp: OpComparison, findings: Sequence) -> dict:
     return {"name": comp.name, "framework": comp.framework, "device": comp.device,
             "status": comp.status, "error": _error_dict(comp.error),
             "tensors": [_tensor_dict(tc) for tc in comp.tensors],
-            "diagnostics": list(diagnostics),
+            "diagnostics": [f.as_dict() for f in findings],
             "flow": flow_of(r),
             "qualname": r.op.qualname if r.op else r.request.qualname,
             "file": r.op.file if r.op else r.request.file,
@@ -110,33 +110,28 @@ def _op_dict(r: RunResult, comp: OpComparison, diagnostics: list) -> dict:
             "framework_version": r.framework_version}
 
 
-def _diagnostics_for(diagnostics, i: int, r: RunResult) -> list:
-    """diagnostics: None, a list aligned with results, or a dict keyed by (framework, op name)."""
-    if diagnostics is None:
-        return []
-    if isinstance(diagnostics, dict):
-        return diagnostics.get((r.framework, r.name), [])
-    return diagnostics[i] or []
-
-
 def report_dict(results: Iterable[RunResult], settings, comparisons=None, parity_rows=None,
-                diagnostics=None, load_errors=()) -> dict:
-    """The JSON report as a Python dict (strict-JSON values). `load_errors`: FileCatalogs of
-    files that could not be loaded; each is listed and counts once as "error" in the summary,
-    as an op that failed before producing a tensor does."""
+                diagnostics: Optional[Sequence[Sequence]] = None, load_errors=()) -> dict:
+    """The JSON report as a Python dict (strict-JSON values). `diagnostics`: the findings
+    (gradviz.diagnostics.Finding) of each result, aligned with `results` (the analysis's, as
+    app.analysis makes them); None: none listed. `load_errors`: FileCatalogs of files that
+    could not be loaded; each is listed and counts once as "error" in the summary, as an op
+    that failed before producing a tensor does."""
     results = list(results)
     comps = list(comparisons) if comparisons is not None else [compare_result(r) for r in results]
     if len(comps) != len(results):
         raise ValueError(f"{len(comps)} comparisons for {len(results)} results")
+    findings = [()] * len(results) if diagnostics is None else list(diagnostics)
+    if len(findings) != len(results):
+        raise ValueError(f"{len(findings)} lists of findings for {len(results)} results")
     rows = parity(results) if parity_rows is None else parity_rows
     if isinstance(settings, RunSettings):
         settings = settings.as_dict()
     return _jsonable({
         "gradviz": gradviz.__version__,
         "settings": shared_settings(settings, results),
-        "ops": [_op_dict(r, c, _diagnostics_for(diagnostics, i, r))
-                for i, (r, c) in enumerate(zip(results, comps))],
-        "parity": [dataclasses.asdict(p) if isinstance(p, ParityRow) else p for p in rows],
+        "ops": [_op_dict(r, c, f) for r, c, f in zip(results, comps, findings)],
+        "parity": [dataclasses.asdict(p) for p in rows],
         "summary": _summary(comps, load_errors),
         "load_errors": [_load_error_dict(cat) for cat in load_errors],
     })

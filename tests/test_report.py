@@ -8,6 +8,7 @@ import pytest
 
 import gradviz
 from gradviz.compare import ParityRow, compare_result
+from gradviz.diagnostics import Finding
 from gradviz.model import (
     ErrorInfo,
     NumericInfo,
@@ -55,7 +56,9 @@ def make_results():
 def test_json_has_design_shape_and_is_strict(tmp_path):
     results = make_results()
     path = tmp_path / "r.json"
-    write_json(path, results, RunSettings(seed=3), diagnostics={("tf", "crashy"): ["check line 30"]})
+    check = Finding("GV000-diagnostic-failed", "error", "A diagnostic check could not run",
+                    "check line 30", "report it", "/u/ops.py:30", "tf", "crashy")
+    write_json(path, results, RunSettings(seed=3), diagnostics=[[], [], [check]])
     text = path.read_text()
     # no bare NaN/Infinity constants (explanations may say "NaN/Inf" in words)
     assert not re.search(r'[:\[,]\s*-?(NaN|Infinity)\b', text)
@@ -78,7 +81,11 @@ def test_json_has_design_shape_and_is_strict(tmp_path):
     assert data["ops"][1]["tensors"][0]["stats"]["default"] == {"absent": True, "reason": "None"}
     crash = data["ops"][2]
     assert crash["error"]["type"] == "ZeroDivisionError" and crash["error"]["where"] == "/u/ops.py:30"
-    assert crash["diagnostics"] == ["check line 30"]
+    assert crash["diagnostics"] == [{"code": "GV000-diagnostic-failed", "severity": "error",
+                                     "title": "A diagnostic check could not run",
+                                     "message": "check line 30", "fix": "report it",
+                                     "where": "/u/ops.py:30", "framework": "tf", "op": "crashy",
+                                     "tensor": ""}]
     assert {"op": "round_ste", "tensor": "x", "mode": "default", "verdict": "differs",
             "max_abs_err": None,
             "note": "tf: no gradient (None), torch: zeros (absent is not zero)"} in data["parity"]

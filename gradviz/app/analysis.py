@@ -9,21 +9,55 @@ diagnostics.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Optional
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Optional
 
 from gradviz.model import MODES, RunResult
 from gradviz.plots import series as ps
 
+if TYPE_CHECKING:       # compare and diagnostics are imported where an analysis is made
+    from gradviz.compare import OpComparison
+    from gradviz.diagnostics import Finding
+
 
 @dataclass(frozen=True)
 class Analysis:
+    """What the CLI's output and reports, the window's grid, Numbers, Diagnostics and exports
+    take for one op run: its result, its comparison (verdicts and numbers), and its findings,
+    the contract checks' (GV7xx) among them once the checks are in (with_checks)."""
     result: RunResult
-    comparison: Optional[object] = None        # gradviz.compare.OpComparison
+    comparison: Optional[OpComparison] = None
     # (tensor name, mode) -> the values-by-index curve of that gradient
     series: dict = field(default_factory=dict)
     problem: str = ""                           # why the comparison could not be made
-    findings: tuple = ()                        # gradviz.diagnostics.Finding of the result
+    findings: tuple[Finding, ...] = ()
+
+    def with_checks(self, result: RunResult) -> Analysis:
+        """This analysis once the op's contract checks came back in `result` (the same run's
+        plain result, its `checks` filled in): their findings (GV7xx) join the others, so the
+        op tree's mark, Diagnostics and the JSON export see them as the command line does."""
+        base = replace(self.result, checks=result.checks)
+        if base.partial or self.comparison is None:   # as analyze(): no findings (yet)
+            return replace(self, result=base)
+        from gradviz.diagnostics import with_check_findings
+        return replace(self, result=base, findings=tuple(
+            with_check_findings(self.findings, base, self.comparison)))
+
+
+def result_as_pair(result: RunResult, pair: str) -> RunResult:
+    """The result under its pair's name: the window pairs a torch and a tf op under one name,
+    and what is drawn, exported and compared across frameworks is about the pair (a run that
+    failed before its op was found is named by its request). The one place a result is renamed."""
+    if result.name == pair:
+        return result
+    if result.op is None:
+        return replace(result, request=replace(result.request, qualname=pair))
+    return replace(result, op=replace(result.op, name=pair))
+
+
+def comparison_as_pair(comparison: OpComparison, pair: str) -> OpComparison:
+    """The comparison of a result under its pair's name (result_as_pair)."""
+    return comparison if comparison.name == pair else replace(comparison, name=pair)
 
 
 def values_series(result: RunResult, earlier: Optional[Analysis] = None) -> dict:

@@ -24,6 +24,21 @@ class Problem:
     key: tuple = ()          # (framework, file, qualname) of the run
 
 
+def problem_of(finding, label: str, key: tuple = (), detail: str = "") -> Problem:
+    """A finding (gradviz.diagnostics.Finding) as the diagnostics list shows it: the one place
+    a finding becomes an entry."""
+    return Problem(finding.severity, label, finding.message, finding.fix, finding.where, detail,
+                   finding.code, finding.tensor, key)
+
+
+def check_problems(key: tuple, analysis: Analysis) -> list[Problem]:
+    """The entries of the op's contract checks (GV7xx), once they are in (Analysis.with_checks)."""
+    from gradviz.diagnostics.contract_checks import CHECK_CODES
+    res = analysis.result
+    return [problem_of(f, f"{res.name} ({res.framework})", key) for f in analysis.findings
+            if f.code in CHECK_CODES]
+
+
 def _error_text(err) -> str:
     return f"{err.type}: {err.message}"
 
@@ -68,8 +83,7 @@ def problems(key: tuple, analysis: Analysis) -> list[Problem]:
         out.append(Problem("error", label + where_modes, _error_text(err), where=err.where,
                            detail=err.traceback, key=key))
     for i, f in enumerate(findings):
-        out.append(Problem(f.severity, label, f.message, f.fix, f.where,
-                           "\n".join(details.get(i, ())), f.code, f.tensor, key))
+        out.append(problem_of(f, label, key, "\n".join(details.get(i, ()))))
     for w in res.warnings:
         out.append(Problem("warning", label, w, key=key))
     return out

@@ -47,12 +47,12 @@ class Results:
         self._asked[key] = analysis.result.request
 
     def add_checks(self, result: RunResult) -> Optional[tuple]:
-        """An op's contract checks, which arrive after its result."""
+        """An op's contract checks, which arrive after its result, and their findings."""
         key = request_key(result.request)
         held = self._by_key.get(key)
         if held is None:
             return None
-        self._by_key[key] = replace(held, result=replace(held.result, checks=result.checks))
+        self._by_key[key] = held.with_checks(result)
         return key
 
     def get(self, key) -> Optional[Analysis]:

@@ -66,7 +66,7 @@ class OpComparison:
     device: str
     status: str
     error: Optional[ErrorInfo]
-    tensors: tuple              # of TensorComparison, in the result's order
+    tensors: tuple[TensorComparison, ...]   # in the result's order
 
 
 def verdict(tensor: TensorResult, op_status: str = "ok", mode_errors: Optional[dict] = None,

@@ -51,7 +51,7 @@ from gradviz.diagnostics.context import Context
 from gradviz.diagnostics.finding import CODES, SEVERITIES, SEVERITY_ORDER, Finding
 from gradviz.model import ErrorInfo, RunResult
 
-__all__ = ["diagnose", "diagnose_load", "Finding", "CODES", "SEVERITIES"]
+__all__ = ["diagnose", "diagnose_load", "with_check_findings", "Finding", "CODES", "SEVERITIES"]
 
 CHECKS = (from_errors.check, input_shapes.check, upstream_unused.check, gradients.check,
           forward_changed.check, causes.check, surrogate_direction.check, versus_numeric.check,
@@ -60,12 +60,23 @@ CHECKS = (from_errors.check, input_shapes.check, upstream_unused.check, gradient
 
 
 def diagnose(result: RunResult, comparison=None) -> list[Finding]:
+    return _sorted_unique(_run(CHECKS, result, comparison))
+
+
+def with_check_findings(findings, result: RunResult, comparison=None) -> list[Finding]:
+    """`findings` (diagnose's of a result before its contract checks came back) and those of
+    its checks, now in `result`: what diagnose(result) finds, without running the rest again
+    (no other check reads the contract checks)."""
+    return _sorted_unique([*findings, *_run((contract_checks.check,), result, comparison)])
+
+
+def _run(checks, result: RunResult, comparison) -> list[Finding]:
     if comparison is None:      # worked out here, as the API says: findings follow the verdicts
         from gradviz.compare import compare_result
         comparison = compare_result(result)
     ctx = Context(result, comparison)
     found: list[Finding] = []
-    for check in CHECKS:
+    for check in checks:
         try:
             found += check(ctx)
         except Exception as exc:  # noqa: BLE001 - a gradviz bug must not hide the other findings
@@ -73,7 +84,7 @@ def diagnose(result: RunResult, comparison=None) -> list[Finding]:
                 "GV000-diagnostic-failed", "info",
                 f"The {check.__module__.rsplit('.', 1)[-1]} check failed: "
                 f"{type(exc).__name__}: {exc}.", "Report this as a gradviz bug.", ""))
-    return _sorted_unique(found)
+    return found
 
 
 def diagnose_load(error: ErrorInfo, path: str = "", framework: str = "") -> list[Finding]:

@@ -49,6 +49,10 @@ FALLBACK = {
 }
 
 
+# every code a contract check's finding can have
+CHECK_CODES = frozenset([*(c for c, _ in CODE_OF.values()), *NOTE_OF.values(), *FALLBACK.values()])
+
+
 def code_for(name: str, kind: str) -> tuple[str, str]:
     return CODE_OF.get((name, kind), (FALLBACK.get(name, "GV000-diagnostic-failed"), "warning"))
 

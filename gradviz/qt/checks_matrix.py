@@ -217,14 +217,6 @@ def _color(item: QTableWidgetItem, status) -> None:
     item.setBackground(QBrush(QColor(bg)))
 
 
-def contract_findings(result) -> list:
-    """The GV7xx diagnostics of an op's failed checks, as dicts (what the diagnostics panel
-    takes; the command line prints the same)."""
-    from gradviz.diagnostics.context import Context
-    from gradviz.diagnostics.contract_checks import check
-    return [f.as_dict() for f in check(Context(result))]
-
-
 def _short_where(where: str) -> str:
     path, _, line = where.rpartition(":")
     try:

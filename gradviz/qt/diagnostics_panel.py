@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gradviz.app.problems import Problem, problems
+from gradviz.app.problems import Problem, problem_of, problems
 from gradviz.qt.theme import severity_color
 
 SEVERITY_MARKS = {"error": "✗", "warning": "!", "info": "i"}
@@ -117,11 +117,9 @@ class DiagnosticsPanel(QWidget):
         """err: gradviz.model.ErrorInfo."""
         return self.add("error", op, f"{err.type}: {err.message}", err.where, err.traceback, key)
 
-    def add_finding(self, op: str, finding: dict, key: str = "", run_key: tuple = ()) -> QTreeWidgetItem:
-        return self.add_problem(Problem(finding.get("severity", "info"), op, finding.get("message", ""),
-                                        finding.get("fix", ""), finding.get("where", ""),
-                                        code=finding.get("code", ""), tensor=finding.get("tensor", ""),
-                                        key=run_key), key)
+    def add_finding(self, op: str, finding, key: str = "", run_key: tuple = ()) -> QTreeWidgetItem:
+        """finding: gradviz.diagnostics.Finding."""
+        return self.add_problem(problem_of(finding, op, run_key), key)
 
     def restyle(self) -> None:
         """The window switched colour scheme: the entries' colours again."""
@@ -166,7 +164,7 @@ class DiagnosticsPanel(QWidget):
                 name = os.path.basename(cat.file) + (f" ({cat.framework})" if cat.framework else "")
                 self.add_error(name, cat.error, key=f"load:{cat.file}")
                 for f in diagnose_load(cat.error, cat.file, cat.framework):
-                    self.add_finding(name, f.as_dict(), key=f"load:{cat.file}")
+                    self.add_finding(name, f, key=f"load:{cat.file}")
         return failed
 
     def show_result(self, key, analysis) -> None:

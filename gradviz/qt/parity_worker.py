@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import threading
 import weakref
-from dataclasses import replace
 from typing import Callable, Optional
 
 from PySide6.QtCore import QObject, Signal
@@ -24,9 +23,9 @@ CACHE_SIZE = 8
 def parity_rows(pair: str, results) -> list:
     """compare.parity of `results` under the pair's name (each framework's op may be named
     differently; the row is about the pair)."""
+    from gradviz.app.analysis import result_as_pair
     from gradviz.compare import parity
-    renamed = [replace(r, op=replace(r.op, name=pair)) if r.op is not None else r for r in results]
-    return parity(renamed)
+    return parity([result_as_pair(r, pair) for r in results])
 
 
 def _elements(results) -> int:

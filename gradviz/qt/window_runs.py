@@ -6,8 +6,9 @@ from typing import Callable
 
 from PySide6.QtWidgets import QProgressBar
 
+from gradviz.app.analysis import Analysis
+from gradviz.app.problems import check_problems
 from gradviz.app.results import request_key
-from gradviz.qt.checks_matrix import contract_findings
 
 
 class RunControl:
@@ -131,8 +132,12 @@ class RunControl:
         """An op's contract checks, after every plain result of the batch is in."""
         label = f"{res.name} ({res.framework})"
         self.checks_matrix.set_checks(key, label, res.checks)
-        for f in contract_findings(res):
-            self.diagnostics.add_finding(label, f, key=f"run:{key}", run_key=key)
+        held = self.state.results.get(key)      # its analysis, the checks' findings in it
+        if held is None:                        # no result held for it: its checks alone
+            from gradviz.diagnostics import with_check_findings
+            held = Analysis(res, findings=tuple(with_check_findings((), res)))
+        for p in check_problems(key, held):
+            self.diagnostics.add_problem(p, f"run:{key}")
         self.summary.setText(f"contract checks: {label} done")
 
     def finished(self, results) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Optional
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QVBoxLayout, QWidget
 
+from gradviz.app.analysis import comparison_as_pair, result_as_pair
 from gradviz.model import FRAMEWORKS, MODES, RunResult
 from gradviz.plots import figure as F
 from gradviz.plots import series as S
@@ -118,7 +119,7 @@ class GridView(QScrollArea):
         if not results:
             self.show_message(f"{pair}: not run yet. Press Run.")
             return True
-        self._described = [_named(results[fw], pair) for fw in _ordered(results)]
+        self._described = [result_as_pair(results[fw], pair) for fw in _ordered(results)]
         self._curves = {(fw, t, m): s for fw, d in self.series.items() for (t, m), s in d.items()}
         descs = F.grid_rows(self._described, self._comparison_list())
         if not descs:
@@ -226,8 +227,8 @@ class GridView(QScrollArea):
 
     # --- building ------------------------------------------------------------------------------
     def _comparison_list(self) -> list:
-        return [replace(c, name=self.pair) if getattr(c, "name", self.pair) != self.pair else c
-                for c in self.comparisons.values() if c is not None]
+        return [comparison_as_pair(c, self.pair) for c in self.comparisons.values()
+                if c is not None]
 
     def _same(self, pair, results, modes, comparisons) -> bool:
         """The same pair with the very same result and comparison objects as drawn now."""
@@ -313,16 +314,6 @@ class GridView(QScrollArea):
 
 def _ordered(results: dict) -> list[str]:
     return [fw for fw in FRAMEWORKS if fw in results] + [fw for fw in results if fw not in FRAMEWORKS]
-
-
-def _named(r: RunResult, pair: str) -> RunResult:
-    """The result under the pair's name: the window pairs torch and tf ops under one name (a
-    run that failed before its op was found is named by its request)."""
-    if r.name == pair:
-        return r
-    if r.op is None:
-        return replace(r, request=replace(r.request, qualname=pair))
-    return replace(r, op=replace(r.op, name=pair))
 
 
 def _waitable(row: TensorRow, col: int, panel) -> bool:
