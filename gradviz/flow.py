@@ -6,6 +6,7 @@ raised, or a numeric reference obtained by projections, which gives no per-eleme
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
@@ -47,31 +48,45 @@ def _why_absent(result: RunResult, t, mode: str) -> str:
     return t.absent.get(mode) or "no gradient"
 
 
-def flow_of(result: RunResult) -> list[dict]:
-    """[{"layer": i, "tensor": "h{i}", "norm": {mode: float | None}, "absent": {mode: why}}] for
-    i = 1..N, input side first; [] for a run of another graph or one without tensors. `absent`
-    names only the modes whose norm is None."""
+@dataclass(frozen=True)
+class FlowRow:
+    """One layer of a stack run: the L2 norm per mode of the gradient at its input `tensor`
+    (h{layer}); `absent` says why, for only the modes whose norm is None."""
+    layer: int
+    tensor: str
+    norm: dict[str, Optional[float]] = field(default_factory=dict)
+    absent: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        """The row in the JSON report's "flow"."""
+        return {"layer": self.layer, "tensor": self.tensor, "norm": dict(self.norm),
+                "absent": dict(self.absent)}
+
+
+def flow_of(result: RunResult) -> list[FlowRow]:
+    """A FlowRow per layer i = 1..N, input side first; [] for a run of another graph or one
+    without tensors."""
     modes = modes_of(result)
     out = []
     for i in range(1, layer_count(result) + 1):
         t = result.tensor(f"h{i}")
         norm = {m: l2(t.grads.get(m)) for m in modes}
         absent = {m: _why_absent(result, t, m) for m in modes if norm[m] is None}
-        out.append({"layer": i, "tensor": f"h{i}", "norm": norm, "absent": absent})
+        out.append(FlowRow(i, f"h{i}", norm, absent))
     return out
 
 
-def dies_at(flow: list[dict], mode: str) -> Optional[int]:
+def dies_at(flow: list[FlowRow], mode: str) -> Optional[int]:
     """The first layer seen from the loss (top layer down) where `mode`'s gradient is zero or
     does not exist: no layer below it gets anything from the loss through it. None when the
     gradient is alive down to layer 1, or when the mode's norms were not computed there."""
     for row in reversed(flow):
-        if mode not in row["norm"]:
+        if mode not in row.norm:
             return None
-        n = row["norm"][mode]
+        n = row.norm[mode]
         if n == 0.0:
-            return row["layer"]
+            return row.layer
         if n is None:
-            why = row.get("absent", {}).get(mode, "")
-            return None if why.startswith(NOT_COMPUTED) else row["layer"]
+            why = row.absent.get(mode, "")
+            return None if why.startswith(NOT_COMPUTED) else row.layer
     return None

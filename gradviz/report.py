@@ -90,7 +90,7 @@ def _op_dict(r: RunResult, comp: OpComparison, findings: Sequence) -> dict:
             "status": comp.status, "error": _error_dict(comp.error),
             "tensors": [_tensor_dict(tc) for tc in comp.tensors],
             "diagnostics": [f.as_dict() for f in findings],
-            "flow": flow_of(r),
+            "flow": [row.as_dict() for row in flow_of(r)],
             "qualname": r.op.qualname if r.op else r.request.qualname,
             "file": r.op.file if r.op else r.request.file,
             # the line in "file"; an imported op's line is in its own file: "where" has both

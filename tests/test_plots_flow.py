@@ -35,7 +35,7 @@ def test_dead_where_zero_or_absent_and_not_where_not_computed():
     assert dies_at(flow_of(torch), "default") == 2           # zero at the top layer
     assert dies_at(flow_of(tf), "default") == 2              # absent: no gradient path
     assert dies_at(flow_of(tf), "numeric") is None           # not computed says nothing
-    assert flow_of(tf)[0]["norm"] == {"default": None, "custom": 0.02, "numeric": None}
+    assert flow_of(tf)[0].norm == {"default": None, "custom": 0.02, "numeric": None}
     fig = FL.build_flow_figure([tf, torch], "op")
     assert [c.framework for c in fig.charts] == ["torch", "tf"]        # FRAMEWORKS order
     torch_c, tf_c = fig.charts
@@ -54,7 +54,7 @@ def test_non_finite_norms_are_not_points_and_are_named():
     custom = {s.mode: s for s in chart.series}["custom"]
     assert custom.layers == (2,)
     assert "custom not finite at layer 1" in chart.note
-    assert math.isnan(flow_of(r)[0]["norm"]["custom"])
+    assert math.isnan(flow_of(r)[0].norm["custom"])
 
 
 def test_other_graphs_have_no_flow():

@@ -68,8 +68,8 @@ def test_gradient_reversal_scales_by_minus_lambda_per_layer(runs, fw):
         np.testing.assert_allclose(grad(res, f"h{i}", "numeric"), default, rtol=1e-3, atol=1e-6)
     flow = flow_of(res)
     for row in flow:
-        k = DEPTH - row["layer"] + 1
-        assert row["norm"]["custom"] == pytest.approx(LAMBDA ** k * row["norm"]["default"], rel=1e-6)
+        k = DEPTH - row.layer + 1
+        assert row.norm["custom"] == pytest.approx(LAMBDA ** k * row.norm["default"], rel=1e-6)
     assert dies_at(flow, "custom") is None and dies_at(flow, "default") is None
 
 
@@ -93,8 +93,8 @@ def test_sign_ste_keeps_gradient_alive_where_autodiff_kills_it(runs, fw):
         np.testing.assert_allclose(grad(res, f"h{i}", "custom"), g_h, rtol=1e-5, atol=1e-6)
         g = g_h @ res.tensor(f"w{i}").value.astype(np.float64).T
     flow = flow_of(res)
-    assert all(row["norm"]["default"] == 0.0 for row in flow)
-    assert all(row["norm"]["custom"] > 0 for row in flow)
+    assert all(row.norm["default"] == 0.0 for row in flow)
+    assert all(row.norm["custom"] > 0 for row in flow)
     assert dies_at(flow, "default") == DEPTH and dies_at(flow, "custom") is None
 
 
@@ -104,9 +104,9 @@ def test_correct_smooth_op_flows_like_default_and_numeric(runs, fw):
     for t in res.tensors:
         np.testing.assert_allclose(t.grads["custom"], t.grads["default"], rtol=1e-5, atol=1e-6)
     flow = flow_of(res)
-    assert [row["layer"] for row in flow] == list(range(1, DEPTH + 1))
+    assert [row.layer for row in flow] == list(range(1, DEPTH + 1))
     for row in flow:
-        n = row["norm"]
+        n = row.norm
         assert n["default"] > 0 and n["custom"] == pytest.approx(n["default"], rel=1e-5)
         assert n["numeric"] == pytest.approx(n["default"], rel=0.01)
 
@@ -126,8 +126,8 @@ def test_large_tensors_give_no_numeric_norm_and_no_false_death(engine, corpus_di
     [res] = engine.run([RunRequest(str(corpus_dir / "flow" / "flow_torch.py"), "SmoothTanh",
                                    "torch", s)])
     flow = flow_of(res)
-    assert [row["norm"]["numeric"] for row in flow] == [None, None]
-    assert flow[0]["absent"]["numeric"].startswith("not computed")
+    assert [row.norm["numeric"] for row in flow] == [None, None]
+    assert flow[0].absent["numeric"].startswith("not computed")
     assert dies_at(flow, "numeric") is None and dies_at(flow, "custom") is None
 
 

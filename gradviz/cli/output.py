@@ -176,19 +176,19 @@ def print_flow(results, out=None) -> None:
         ms = modes_of(r)
         modes += [m for m in ms if m not in modes]
         dead = {m: dies_at(flow, m) for m in ms}
-        keep = {row["layer"] for row in flow[:3] + flow[-3:]} | {d for d in dead.values() if d}
+        keep = {row.layer for row in flow[:3] + flow[-3:]} | {d for d in dead.values() if d}
         if len(flow) <= FLOW_ROWS_MAX:
-            keep = {row["layer"] for row in flow}
+            keep = {row.layer for row in flow}
         skipped = False
         for row in flow:
-            if row["layer"] not in keep:
+            if row.layer not in keep:
                 if not skipped:
                     rows.append((r.name, r.framework, "…", *["" for _ in modes]))
                 skipped = True
                 continue
             skipped = False
-            rows.append((r.name, r.framework, row["layer"],
-                         *[_norm_text(row["norm"].get(m)) for m in modes]))
+            rows.append((r.name, r.framework, row.layer,
+                         *[_norm_text(row.norm.get(m)) for m in modes]))
         for d in sorted({d for d in dead.values() if d}):
             which = " and ".join(m for m, at in dead.items() if at == d)
             notes.append(f"{r.name} ({r.framework}): the {which} gradient dies at layer {d} "

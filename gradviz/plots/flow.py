@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from gradviz.flow import dies_at, flow_of, layer_count, modes_of
+from gradviz.flow import NOT_COMPUTED, FlowRow, dies_at, flow_of, layer_count, modes_of
 from gradviz.model import FRAMEWORKS, RunResult
 from gradviz.plots.figure import FRAMEWORK_LABEL, MODE_COLORS, LegendEntry
 from gradviz.vocab import Mode
@@ -69,16 +69,16 @@ def is_stack(results: Sequence[RunResult]) -> bool:
     return any(r.request.settings.graph == "stack" for r in results)
 
 
-def _series(result: RunResult, flow: list[dict], mode: str) -> FlowSeries:
-    pts = [(row["layer"], row["norm"][mode]) for row in flow
-           if row["norm"].get(mode) is not None and math.isfinite(row["norm"][mode])
-           and row["norm"][mode] > 0]
+def _series(result: RunResult, flow: list[FlowRow], mode: str) -> FlowSeries:
+    pts = [(row.layer, row.norm[mode]) for row in flow
+           if row.norm.get(mode) is not None and math.isfinite(row.norm[mode])
+           and row.norm[mode] > 0]
     width, dash, radius = MODE_STYLE.get(mode, (1.8, "solid", 3.0))
     return FlowSeries(mode, MODE_COLORS.get(mode, "#444444"), tuple(p[0] for p in pts),
                       tuple(float(p[1]) for p in pts), dies_at(flow, mode), width, dash, radius)
 
 
-def _note(result: RunResult, flow: list[dict]) -> str:
+def _note(result: RunResult, flow: list[FlowRow]) -> str:
     if result.status != "ok":
         err = result.error.one_line() if result.error is not None else "the run failed"
         return f"error: {err}"
@@ -86,13 +86,13 @@ def _note(result: RunResult, flow: list[dict]) -> str:
         return "no layers recorded"
     parts = []
     for mode in modes_of(result):
-        bad = [row["layer"] for row in flow if row["norm"].get(mode) is not None
-               and not math.isfinite(row["norm"][mode])]
+        bad = [row.layer for row in flow if row.norm.get(mode) is not None
+               and not math.isfinite(row.norm[mode])]
         if bad:
             parts.append(f"{mode} not finite at layer {', '.join(map(str, bad))}")
-        skipped = [row for row in flow if row.get("absent", {}).get(mode, "").startswith("not computed")]
+        skipped = [row for row in flow if row.absent.get(mode, "").startswith(NOT_COMPUTED)]
         if skipped:
-            parts.append(f"{mode} {skipped[0]['absent'][mode]}")
+            parts.append(f"{mode} {skipped[0].absent[mode]}")
     return "; ".join(dict.fromkeys(parts))
 
 
