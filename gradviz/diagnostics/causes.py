@@ -17,6 +17,7 @@ from gradviz.diagnostics import grad_precision
 from gradviz.diagnostics.cause_reference import close, reference_of
 from gradviz.diagnostics.context import Context
 from gradviz.diagnostics.finding import Finding
+from gradviz.vocab import Mode
 
 _LEAVES = ("input", "param")
 
@@ -30,7 +31,7 @@ def check(ctx: Context) -> list[Finding]:
 def named(ctx: Context) -> dict[str, Finding]:
     """{tensor name: the finding naming the cause of its custom gradient}, worked out once."""
     if "causes" not in ctx.cache:
-        ctx.cache["causes"] = _find(ctx) if "custom" not in ctx.result.mode_errors else {}
+        ctx.cache["causes"] = _find(ctx) if Mode.CUSTOM not in ctx.result.mode_errors else {}
     return ctx.cache["causes"]
 
 
@@ -41,7 +42,7 @@ def _find(ctx: Context) -> dict[str, Finding]:
     cleared = ctx.cleared_as_rounding()
     out: dict[str, Finding] = {}
     for t in tensors:
-        c, ref = t.grads.get("custom"), refs[t.name]
+        c, ref = t.grads.get(Mode.CUSTOM), refs[t.name]
         if t.role not in _LEAVES or c is None or ref is None or t.name in cleared:
             continue
         c = np.asarray(c, dtype=np.float64)
@@ -92,7 +93,7 @@ def _wrong_numbers(ctx: Context, t, c, ref, tensors, refs):
 
 def _swapped(o, t, refs) -> bool:
     """o's custom gradient is t's true one as well: the two are swapped, not only mixed up."""
-    oc = o.grads.get("custom")
+    oc = o.grads.get(Mode.CUSTOM)
     return oc is not None and np.size(oc) == refs[t.name].values.size and \
         close(oc, refs[t.name].values, refs[t.name].tol)
 

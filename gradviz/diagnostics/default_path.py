@@ -8,6 +8,7 @@ from gradviz.compare import independent_of_output
 from gradviz.diagnostics import source
 from gradviz.diagnostics.context import Context
 from gradviz.model import OVERRIDE_KEPT
+from gradviz.vocab import Mode
 
 _CUT_METHODS = {"detach": ".detach()", "numpy": ".numpy()", "item": ".item()",
                 "tolist": ".tolist()", "detach_": ".detach_()"}
@@ -18,15 +19,15 @@ _CUT_CALLS = {"stop_gradient": "tf.stop_gradient", "round": "tf.round (no regist
 
 
 def check(ctx: Context) -> list:
-    if "default" in ctx.result.mode_errors:
+    if Mode.DEFAULT in ctx.result.mode_errors:
         return []
-    cut = [t for t in ctx.result.tensors if t.role in ("input", "param") and "default" in t.absent
+    cut = [t for t in ctx.result.tensors if t.role in ("input", "param") and Mode.DEFAULT in t.absent
            and not independent_of_output(t)
-           and not t.absent["default"].startswith(OVERRIDE_KEPT)]
+           and not t.absent[Mode.DEFAULT].startswith(OVERRIDE_KEPT)]
     if not cut:
         return []
     names = ", ".join(f"'{t.name}'" for t in cut)
-    custom_fills = all("custom" in t.grads for t in cut)
+    custom_fills = all(Mode.CUSTOM in t.grads for t in cut)
     line, what = find_cut(ctx)
     at = f" at {what}" if what else ""
     if custom_fills:

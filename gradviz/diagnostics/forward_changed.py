@@ -7,11 +7,12 @@ import numpy as np
 from gradviz.compare.metrics import fmt, pair_metrics, tolerances
 from gradviz.diagnostics import source
 from gradviz.diagnostics.context import Context
+from gradviz.vocab import Mode
 
 
 def check(ctx: Context) -> list:
     outs = ctx.result.outputs
-    c, d = outs.get("custom"), outs.get("default")
+    c, d = outs.get(Mode.CUSTOM), outs.get(Mode.DEFAULT)
     if c is None or d is None:
         return []
     c, d = np.asarray(c, dtype=np.float64), np.asarray(d, dtype=np.float64)

@@ -6,7 +6,7 @@ import re
 
 from gradviz.diagnostics import source
 from gradviz.diagnostics.context import Context
-from gradviz.vocab import Framework
+from gradviz.vocab import Framework, Mode
 
 _TORCH_COUNT = re.compile(r"returned an incorrect number of gradients \(expected (\d+), got (\d+)\)")
 _TF_COUNT = re.compile(r"expected to return (\d+) gradients?, but returned (\d+)")
@@ -22,7 +22,7 @@ _TORCH_NON_TENSOR = re.compile(r"returned a gradient different than None at posi
 def check(ctx: Context) -> list:
     out = []
     for mode, err in ctx.errors():
-        if mode == "default":
+        if mode == Mode.DEFAULT:
             continue   # the framework's own backward: not the user's gradient
         msg = err.message
         for fn in (_count, _per_input, _non_tensor):

@@ -14,7 +14,7 @@ from gradviz.compare.rounding import BITS, looks_rounded, narrowest
 from gradviz.diagnostics.cause_reference import close
 from gradviz.diagnostics.context import Context
 from gradviz.diagnostics.finding import Finding
-from gradviz.vocab import Framework
+from gradviz.vocab import Framework, Mode
 
 _FIX = ("Compute the gradient in the input's dtype: drop the cast to {fmt} in backward (a cast "
         "back afterwards keeps the rounding), or cast its operands to x.dtype first "
@@ -32,7 +32,7 @@ def narrowed(ctx: Context, t, c: np.ndarray, ref, metrics: dict,
     own = own_dtype(t)
     if own not in BITS or c.size != ref.values.size:
         return None              # a wrong shape: GV102 (and GV103 for a dtype) say it
-    returned = t.grad_dtypes.get("custom")
+    returned = t.grad_dtypes.get(Mode.CUSTOM)
     if returned in BITS and BITS[returned] < BITS[own]:
         return _returned(ctx, t, c, ref, _visible(c, ref, metrics) and not passing, returned,
                          own)

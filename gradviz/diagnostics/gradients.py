@@ -8,23 +8,23 @@ from gradviz.compare.rounding import BITS
 from gradviz.diagnostics import causes
 from gradviz.diagnostics.context import Context
 from gradviz.verdict import PASSING
-from gradviz.vocab import Framework
+from gradviz.vocab import Framework, Mode
 
 _LEAF_ROLES = ("input", "param")
 
 
 def check(ctx: Context) -> list:
     out = []
-    if "custom" in ctx.result.mode_errors:
+    if Mode.CUSTOM in ctx.result.mode_errors:
         return out
     has_backward = ctx.backward() is not None   # a plain Module/Layer has no custom gradient
     for t in ctx.result.tensors:
         if t.role not in _LEAF_ROLES:
             continue
-        g = t.grads.get("custom")
+        g = t.grads.get(Mode.CUSTOM)
         if g is not None:
             out += _shape_dtype(ctx, t, np.asarray(g))
-        elif "custom" in t.absent and has_backward:
+        elif Mode.CUSTOM in t.absent and has_backward:
             out += _missing(ctx, t)
     return out
 
@@ -44,7 +44,7 @@ def _shape_dtype(ctx: Context, t, g: np.ndarray) -> list:
             ctx.backward_where(), tensor=t.name))
     # the dtype the backward returned: torch's autograd casts it to the input's before gradviz
     # sees it, and numpy has no bfloat16 (TensorResult.grad_dtypes)
-    own = t.grad_dtypes.get("custom") or (str(g.dtype) if g.dtype.kind == "f" else "")
+    own = t.grad_dtypes.get(Mode.CUSTOM) or (str(g.dtype) if g.dtype.kind == "f" else "")
     told = causes.named(ctx).get(t.name)     # a narrowing one, with its rounding, is told there
     if value is not None and own and own != str(value.dtype) and \
             (told is None or told.code != "GV103-grad-dtype"):
@@ -74,7 +74,7 @@ def _shape_dtype(ctx: Context, t, g: np.ndarray) -> list:
 
 def _missing(ctx: Context, t) -> list:
     ref_mode, ref = None, None
-    for mode in ("default", "numeric"):
+    for mode in (Mode.DEFAULT, Mode.NUMERIC):
         g = t.grads.get(mode)
         if g is not None and np.any(np.asarray(g, dtype=np.float64)[np.isfinite(g)] != 0):
             ref_mode, ref = mode, np.asarray(g, dtype=np.float64)

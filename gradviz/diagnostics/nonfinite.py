@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradviz.diagnostics.context import Context, fmt
+from gradviz.vocab import Mode
 
 _SHOW = 3
 
@@ -14,7 +15,7 @@ def check(ctx: Context) -> list:
     for t in ctx.result.tensors:
         if t.role == "output":
             continue
-        c, d = _arr(t.grads.get("custom")), _arr(t.grads.get("default"))
+        c, d = _arr(t.grads.get(Mode.CUSTOM)), _arr(t.grads.get(Mode.DEFAULT))
         bad_c = None if c is None else ~np.isfinite(c)
         bad_d = None if d is None else ~np.isfinite(d)
         if bad_c is not None and bad_c.any():
@@ -62,7 +63,7 @@ def _custom(ctx: Context, t, c, bad_c, bad_d):
 
 
 def _outputs(ctx: Context) -> list:
-    for mode in ("custom", "default"):
+    for mode in (Mode.CUSTOM, Mode.DEFAULT):
         o = _arr(ctx.result.outputs.get(mode))
         if o is not None and not np.all(np.isfinite(o)):
             bad = ~np.isfinite(o)

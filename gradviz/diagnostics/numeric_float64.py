@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from gradviz.diagnostics.context import Context, first_lines
-from gradviz.vocab import ErrorKind
+from gradviz.vocab import ErrorKind, Mode
 
 _DOUBLE = re.compile(r"double|float64", re.IGNORECASE)
 _SINGLE = re.compile(r"\bfloat\b|float32", re.IGNORECASE)
@@ -19,7 +19,7 @@ _FIX = {"tf": "Make them in the input's dtype: tf.constant(2.0, dtype=x.dtype), 
 
 
 def check(ctx: Context) -> list:
-    err = ctx.result.mode_errors.get("numeric")
+    err = ctx.result.mode_errors.get(Mode.NUMERIC)
     if err is None or err.kind == ErrorKind.CANCELLED:
         return []
     if not (_DOUBLE.search(err.message) and _SINGLE.search(err.message)):

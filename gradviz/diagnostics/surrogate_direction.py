@@ -14,6 +14,7 @@ import numpy as np
 
 from gradviz.diagnostics.context import Context
 from gradviz.diagnostics.finding import Finding
+from gradviz.vocab import Mode
 
 
 def check(ctx: Context) -> list[Finding]:
@@ -34,14 +35,14 @@ def _find(ctx: Context) -> dict[str, Finding]:
         return {}
     x, out = leaves[0], outs[0]
     comp = ctx.comparison_of(x.name)
-    c = x.grads.get("custom")
+    c = x.grads.get(Mode.CUSTOM)
     if comp is None or comp.verdict != "surrogate" or c is None or x.value is None or \
             out.value is None or np.size(out.value) != np.size(x.value) != np.size(c):
         return {}
     step = _direction(x.value, out.value)
     if step is None:
         return {}
-    up = out.grads.get("custom")
+    up = out.grads.get(Mode.CUSTOM)
     up = np.ones(np.size(c)) if up is None or np.size(up) != np.size(c) else \
         np.asarray(up, dtype=np.float64).reshape(-1)
     against = np.asarray(c, dtype=np.float64).reshape(-1) * up * step < 0

@@ -9,6 +9,7 @@ import numpy as np
 
 from gradviz.compare.metrics import tolerances
 from gradviz.diagnostics.context import Context
+from gradviz.vocab import Mode
 
 
 def check(ctx: Context) -> list:
@@ -17,7 +18,7 @@ def check(ctx: Context) -> list:
         return []
     out = []
     for t in ctx.result.tensors:
-        if t.role not in ("input", "param") or "custom" not in t.grads:
+        if t.role not in ("input", "param") or Mode.CUSTOM not in t.grads:
             continue
         comp = ctx.comparison_of(t.name)
         if comp is not None and comp.verdict != "match":
@@ -39,13 +40,13 @@ def check(ctx: Context) -> list:
 
 def _all_zero(t) -> bool:
     """custom, default (where present) and the numeric reference all 0 within tolerance."""
-    numeric = t.grads.get("numeric")
+    numeric = t.grads.get(Mode.NUMERIC)
     if numeric is None and t.numeric is not None and t.numeric.method == "projection":
-        numeric = t.numeric.projections.get("numeric")
+        numeric = t.numeric.projections.get(Mode.NUMERIC)
     if numeric is None:
         return False            # nothing says the true gradient is 0
     pairs = [(numeric, tolerances(t.dtype, numeric=True))]
-    pairs += [(t.grads[m], tolerances(t.dtype)) for m in ("custom", "default") if m in t.grads]
+    pairs += [(t.grads[m], tolerances(t.dtype)) for m in (Mode.CUSTOM, Mode.DEFAULT) if m in t.grads]
     for g, tol in pairs:
         a = np.asarray(g, dtype=np.float64)
         if a.size == 0 or not np.all(np.isfinite(a)) or np.max(np.abs(a)) > tol.atol:

@@ -16,7 +16,7 @@ from gradviz.cli.output import (
 )
 from gradviz.testing.judge import NEUTRAL, judgement, worst_verdict
 from gradviz.verdict import Verdict
-from gradviz.vocab import CheckStatus
+from gradviz.vocab import CheckStatus, Mode
 
 PASSING_HERE = ("match",) + NEUTRAL       # tensors not worth a line of their own
 
@@ -83,15 +83,15 @@ def worst_element(tensor, comparison) -> str:
     """'worst element x[3]: custom 1.5, default 3, numeric 3' where custom is furthest from its
     reference (numeric where it was taken element by element, else default); for NaN/Inf the
     first such element. "" where no element stands out (a projection, an absent gradient)."""
-    if tensor is None or "custom" not in tensor.grads:
+    if tensor is None or Mode.CUSTOM not in tensor.grads:
         return ""
-    custom = np.asarray(tensor.grads["custom"]).reshape(-1)
+    custom = np.asarray(tensor.grads[Mode.CUSTOM]).reshape(-1)
     bad = np.flatnonzero(~np.isfinite(custom))
     index, what = None, "worst element"
     if comparison.verdict == "non-finite" and bad.size:
         index, what = int(bad[0]), f"first of {bad.size} non-finite elements"
     else:
-        for key, mode in (("custom~numeric", "numeric"), ("custom~default", "default")):
+        for key, mode in (("custom~numeric", Mode.NUMERIC), ("custom~default", Mode.DEFAULT)):
             m = comparison.metrics.get(key)
             if m is not None and m.worst_index is not None and \
                     tensor.grads.get(mode) is not None and \
@@ -102,7 +102,7 @@ def worst_element(tensor, comparison) -> str:
         return ""
     at = np.unravel_index(index, tensor.shape) if tensor.shape else ()
     values = ", ".join(f"{mode} {float(np.asarray(tensor.grads[mode]).reshape(-1)[index]):.6g}"
-                       for mode in ("custom", "default", "numeric")
+                       for mode in (Mode.CUSTOM, Mode.DEFAULT, Mode.NUMERIC)
                        if tensor.grads.get(mode) is not None
                        and np.asarray(tensor.grads[mode]).size == custom.size)
     return f"{what} {tensor.name}[{', '.join(str(int(i)) for i in at)}]: {values}"
