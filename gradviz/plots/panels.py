@@ -6,7 +6,7 @@ window and the exporters show them as they are.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -112,44 +112,51 @@ def _projection(common: dict, t: TensorResult) -> Panel:
                  info=f"{info.directions} random directions", **common)
 
 
+def _pair_panel(view: str, col: Column, row: Row, r, t, buckets: int, common: dict[str, Any],
+                ylabel: str) -> Panel:
+    """A scatter or difference panel: two modes of one tensor against each other."""
+    a, b = col.mode.split("~" if view == "scatter" else MINUS)
+    ga = t.grad(a) if t is not None else None
+    gb = t.grad(b) if t is not None else None
+    labels: dict[str, Any]
+    if view == "scatter":
+        labels = dict(xlabel=f"{b} {ylabel}", ylabel=f"{a} {ylabel}")
+    else:
+        labels = dict(xlabel="element index", ylabel=f"{a} {MINUS} {b}")
+    if ga is None or gb is None:
+        missing = a if ga is None else b
+        note = missing_note(r, t, missing, row.tensor)
+        return Panel(note=note, waiting=note == COMPUTING, **labels, **common)
+    for m, g in ((a, ga), (b, gb)):
+        if np.shape(g) != tuple(t.shape):
+            return Panel(note=shape_note(m, g, t), **labels, **common)
+    if tuple(t.shape) == ():
+        return Panel(note=f"{a} {MINUS} {b} = {scalar_text(np.float64(ga) - np.float64(gb))}"
+                     if view == "difference" else f"{a} {scalar_text(ga)} · {b} {scalar_text(gb)}",
+                     **labels, **common)
+    if view == "difference":
+        d = np.asarray(ga, np.float64) - np.asarray(gb, np.float64)
+        s = S.minmax_decimate(d, buckets=buckets)
+        big = S.finite_range([np.abs(d)])
+        info = f"max |{a} {MINUS} {b}| = {fmt(big[1]) if big else 'n/a'}" + \
+            (f", min/max of {buckets} buckets" if s.decimated else "")
+        n = int(np.size(d))
+        return Panel(series=s, info=info, dots=n <= 60, nonfinite_text=s.nonfinite.text(),
+                     x_range=(0.0, float(max(n - 1, 1))), **labels, **common)
+    sc = S.scatter(gb, ga)
+    info = f"{sc.shown:,} of {sc.n:,} points" if sc.shown < sc.n else f"{sc.n:,} points"
+    nf = f"not finite: {sc.nonfinite:,}" if sc.nonfinite else ""
+    return Panel(scatter=sc, info=info, nonfinite_text=nf, **labels, **common)
+
+
 def make_panel(view: str, col: Column, row: Row, r, t, buckets: int, edges, verdict,
                curve: Optional[S.Series] = None) -> Panel:
     """One panel; `curve` is the values view's series when already decimated elsewhere."""
-    common = dict(kind=view, title=col.label, color=col.color, dash=col.dash,
-                  framework=col.framework, mode=col.mode, verdict=verdict)
+    common: dict[str, Any] = dict(kind=view, title=col.label, color=col.color, dash=col.dash,
+                                  framework=col.framework, mode=col.mode, verdict=verdict)
     ylabel = grad_label(row.tensor)
     if view in PAIR_VIEWS:
-        a, b = col.mode.split("~" if view == "scatter" else MINUS)
-        ga = t.grad(a) if t is not None else None
-        gb = t.grad(b) if t is not None else None
-        if view == "scatter":
-            labels = dict(xlabel=f"{b} {ylabel}", ylabel=f"{a} {ylabel}")
-        else:
-            labels = dict(xlabel="element index", ylabel=f"{a} {MINUS} {b}")
-        if ga is None or gb is None:
-            missing = a if ga is None else b
-            note = missing_note(r, t, missing, row.tensor)
-            return Panel(note=note, waiting=note == COMPUTING, **labels, **common)
-        for m, g in ((a, ga), (b, gb)):
-            if np.shape(g) != tuple(t.shape):
-                return Panel(note=shape_note(m, g, t), **labels, **common)
-        if tuple(t.shape) == ():
-            return Panel(note=f"{a} {MINUS} {b} = {scalar_text(np.float64(ga) - np.float64(gb))}"
-                         if view == "difference" else f"{a} {scalar_text(ga)} · {b} {scalar_text(gb)}",
-                         **labels, **common)
-        if view == "difference":
-            d = np.asarray(ga, np.float64) - np.asarray(gb, np.float64)
-            s = S.minmax_decimate(d, buckets=buckets)
-            big = S.finite_range([np.abs(d)])
-            info = f"max |{a} {MINUS} {b}| = {fmt(big[1]) if big else 'n/a'}" + \
-                (f", min/max of {buckets} buckets" if s.decimated else "")
-            n = int(np.size(d))
-            return Panel(series=s, info=info, dots=n <= 60, nonfinite_text=s.nonfinite.text(),
-                         x_range=(0.0, float(max(n - 1, 1))), **labels, **common)
-        sc = S.scatter(gb, ga)
-        info = f"{sc.shown:,} of {sc.n:,} points" if sc.shown < sc.n else f"{sc.n:,} points"
-        nf = f"not finite: {sc.nonfinite:,}" if sc.nonfinite else ""
-        return Panel(scatter=sc, info=info, nonfinite_text=nf, **labels, **common)
+        return _pair_panel(view, col, row, r, t, buckets, common, ylabel)
 
     g = t.grad(col.mode) if t is not None else None
     if g is None:
