@@ -111,12 +111,15 @@ def _op_dict(r: RunResult, comp: OpComparison, findings: Sequence) -> dict:
 
 
 def report_dict(results: Iterable[RunResult], settings, comparisons=None, parity_rows=None,
-                diagnostics: Optional[Sequence[Sequence]] = None, load_errors=()) -> dict:
+                diagnostics: Optional[Sequence[Sequence]] = None, load_errors=(),
+                history=None) -> dict:
     """The JSON report as a Python dict (strict-JSON values). `diagnostics`: the findings
     (gradviz.diagnostics.Finding) of each result, aligned with `results` (the analysis's, as
     app.analysis makes them); None: none listed. `load_errors`: FileCatalogs of files that
     could not be loaded; each is listed and counts once as "error" in the summary, as an op
-    that failed before producing a tensor does."""
+    that failed before producing a tensor does. `history`: the window's earlier runs of each
+    op (gradviz.app.history.RunHistory.as_dicts), under a key of its own, "history"; without it
+    (`gradviz run`: one run has no earlier ones) the key is absent."""
     results = list(results)
     comps = list(comparisons) if comparisons is not None else [compare_result(r) for r in results]
     if len(comps) != len(results):
@@ -134,6 +137,7 @@ def report_dict(results: Iterable[RunResult], settings, comparisons=None, parity
         "parity": [dataclasses.asdict(p) for p in rows],
         "summary": _summary(comps, load_errors),
         "load_errors": [_load_error_dict(cat) for cat in load_errors],
+        **({"history": list(history)} if history is not None else {}),
     })
 
 
@@ -171,11 +175,12 @@ def _summary(comps, load_errors) -> dict:
 
 
 def write_json(path, results, settings, comparisons=None, parity_rows=None,
-               diagnostics=None, load_errors=()) -> dict:
+               diagnostics=None, load_errors=(), history=None) -> dict:
     """Write the JSON report (DESIGN.md's keys plus explanation/metrics/role/dtype/tolerance/log).
     Returns the dict written."""
     try:
-        data = report_dict(results, settings, comparisons, parity_rows, diagnostics, load_errors)
+        data = report_dict(results, settings, comparisons, parity_rows, diagnostics, load_errors,
+                           history)
         text = json.dumps(data, indent=1, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ReportError(f"cannot write {path}: {exc}") from exc

@@ -99,3 +99,6 @@ def test_whole_run_json_from_the_window_is_what_gradviz_run_writes(qtbot, make_w
     assert [e["file"] for e in window["load_errors"]] == [broken]
     assert window["load_errors"][0]["error"]["type"] == cli["load_errors"][0]["error"]["type"]
     assert window["summary"]["error"] == cli["summary"]["error"]
+    # the window's earlier runs under a key of their own, which one CLI run leaves out
+    assert "history" not in cli and {h["qualname"] for h in window["history"]} == \
+        {op["qualname"] for op in window["ops"]}

@@ -10,12 +10,16 @@ it reports to its observers:
   "result"        (key, Analysis)          a partial or final result, analysed
   "checks"        (key, RunResult)         an op's contract checks
   "run_finished"  (results)
+
+Each op's last few final results stay in self.history (gradviz.app.history), for before/after.
 """
 from __future__ import annotations
 
 import os
+import time
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
+from gradviz.app.history import PastRun, RunHistory, source_sha1
 from gradviz.app.loaded import LoadedFiles
 from gradviz.app.observers import Observers
 from gradviz.app.progress import CANCELLED, ERROR, OK, QUEUED, RUNNING, RunProgress, final_state
@@ -48,6 +52,9 @@ class AppState:
         self.rerun_files: set[str] = set()    # changed on disk: re-run their ops once reloaded
         self.last_batch: list[RunResult] = []
         self.settings: dict[str, RunSettings] = {}   # the settings a run would use now, per framework
+        self.history = RunHistory()
+        self.run_number = 0                   # of the batch going on or last run
+        self._started_source: dict[tuple, str] = {}   # sha1 of each op's file as its run started
 
     def subscribe(self, event: str, listener: Callable) -> Callable[[], None]:
         return self.events.subscribe(event, listener)
@@ -86,6 +93,7 @@ class AppState:
         file = os.path.abspath(file)
         self.loaded.remove(file)
         self.results.forget_file(file)
+        self.history.forget_file(file)
         self.rerun_files.discard(file)
         self.events.emit("file_removed", file)
         self.events.emit("files")
@@ -100,6 +108,9 @@ class AppState:
 
     def run_started(self, requests: list[RunRequest]) -> None:
         self.running = True
+        self.run_number += 1
+        sources = {f: source_sha1(f) for f in {r.file for r in requests}}
+        self._started_source.update((request_key(r), sources[r.file]) for r in requests)
         self.results.asked(requests)
         self.progress.begin(request_key(r) for r in requests)
         self.events.emit("run_started", requests)
@@ -134,12 +145,24 @@ class AppState:
             self.progress.running(key)
         else:
             self.progress.finished(key, final_state(analysis.result))
+            self._remember(key)
         self.events.emit("progress", key)
         self.events.emit("result", key, self.results.get(key))
         return key
 
+    def _remember(self, key) -> None:
+        """A final result into the op's history, unless cancelled (nothing was checked)."""
+        a = self.results.get(key)
+        if a is None or final_state(a.result) == CANCELLED:
+            return
+        self.history.add(key, PastRun(self.run_number, time.time(), a.result.request.settings,
+                                      self._started_source.get(key, ""), a, self.op_mark(key)))
+
     def checks_arrived(self, result: RunResult) -> None:
         key = self.results.add_checks(result) or request_key(result.request)
+        runs = self.history.runs(key)
+        if runs and runs[0].number == self.run_number:
+            self.history.remark(key, self.op_mark(key))   # a failed check changes the mark
         self.events.emit("checks", key, result)
         self.events.emit("progress", key)     # a failed check changes the op's mark
 

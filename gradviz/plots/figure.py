@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from gradviz.compare.verdicts import TensorComparison, shown_verdict
 from gradviz.model import FRAMEWORKS, MODES, ROLES, RunResult, TensorResult
 from gradviz.plots import series as S
+from gradviz.plots.against import against_pairs
 from gradviz.plots.description import (
     COMPUTING,
     MINUS,
@@ -39,6 +40,7 @@ from gradviz.plots.palette import (
     MODE_COLORS,
     OTHER_COLOR,
     VERDICT_TEXT,
+    mode_color,
 )
 from gradviz.plots.panels import row_panels, shape_text
 
@@ -99,10 +101,12 @@ def _modes_of(results: Sequence[RunResult], fw: str) -> list[str]:
     return [m for m in MODES if m in seen]
 
 
-def grid_columns(results: Sequence[RunResult], view: str, modes: Optional[Sequence[str]] = None
-                 ) -> list[Column]:
+def grid_columns(results: Sequence[RunResult], view: str, modes: Optional[Sequence[str]] = None,
+                 against: Optional[str] = None) -> list[Column]:
     """The (framework, mode) columns of `view`, or (framework, mode pair) in the scatter view;
-    `modes` keeps only those modes (the window's mode settings)."""
+    `modes` keeps only those modes (the window's mode settings). `against`: the label of an
+    earlier run whose gradients the results carry (plots/against.py): the difference view's
+    columns are each mode now minus that run's."""
     cols = []
     fws = [fw for fw in FRAMEWORKS if any(r.framework == fw for r in results)]
     fws += sorted({r.framework for r in results} - set(fws))
@@ -113,8 +117,9 @@ def grid_columns(results: Sequence[RunResult], view: str, modes: Optional[Sequen
                 if a in have and b in have:
                     cols.append(Column(fw, f"{a}~{b}", f"{fw} · {a} vs {b}"))
         elif view == "difference":
-            for a, b in SCATTER_PAIRS:
-                if a in have and b in have:
+            pairs = against_pairs(have, results, fw, against) if against else SCATTER_PAIRS
+            for a, b in pairs:
+                if a in have and (b in have or against):
                     cols.append(Column(fw, f"{a}{MINUS}{b}", f"{fw} · {a} {MINUS} {b}"))
         else:
             cols.extend(Column(fw, m, f"{fw} · {m}") for m in have)
@@ -157,7 +162,8 @@ def views_for(row: Row) -> list[str]:
 def build_figure(results: Sequence[RunResult], view: str = "values", comparisons=None,
                  title: Optional[str] = None, buckets: int = S.DEFAULT_BUCKETS,
                  row_views: Optional[Mapping] = None, curves: Optional[Mapping] = None,
-                 modes: Optional[Sequence[str]] = None, log_scale: bool = False) -> Figure:
+                 modes: Optional[Sequence[str]] = None, log_scale: bool = False,
+                 against: Optional[str] = None) -> Figure:
     """The grid of all tensors x (framework, mode) of `results` (one or several ops).
 
     `comparisons`: compare.OpComparison objects, or {(framework, op, tensor): verdict}; optional.
@@ -166,6 +172,7 @@ def build_figure(results: Sequence[RunResult], view: str = "values", comparisons
     `modes`: only these modes get columns (default: those the runs asked for or returned).
     `log_scale`: values and difference panels as log10 |g| (plots/logscale.py), as the window's
     View > Log scale draws them.
+    `against`: the label of an earlier run the results carry (grid_columns).
     """
     row_views = dict(row_views or {})
     for v in [view, *row_views.values()]:
@@ -178,7 +185,7 @@ def build_figure(results: Sequence[RunResult], view: str = "values", comparisons
         rv = row_views.get((row.op, row.tensor), row_views.get(row.tensor, view))
         row = replace(row, view=rv)
         if rv not in columns:
-            columns[rv] = grid_columns(results, rv, modes)
+            columns[rv] = grid_columns(results, rv, modes, against)
         rows.append(row)
         panels.append(log_row(row_panels(results, row, rv, columns[rv], buckets, curves), log_scale))
     ops = list(dict.fromkeys(r.name for r in results))
@@ -188,11 +195,11 @@ def build_figure(results: Sequence[RunResult], view: str = "values", comparisons
         title = figure_title(ops, views)
     legend = []
     for v in views:
-        for e in legend_for(columns.get(v) or grid_columns(results, v, modes), v):
+        for e in legend_for(columns.get(v) or grid_columns(results, v, modes, against), v):
             if e not in legend:
                 legend.append(e)
     return Figure(title, subtitle(results), fig_view,
-                  tuple(columns.get(view) or grid_columns(results, view, modes)),
+                  tuple(columns.get(view) or grid_columns(results, view, modes, against)),
                   tuple(rows), tuple(panels), tuple(legend))
 
 
@@ -218,8 +225,7 @@ def subtitle(results: Sequence[RunResult]) -> str:
 def legend_for(columns: Sequence[Column], view: str) -> tuple[LegendEntry, ...]:
     if view == "difference":
         pairs = dict.fromkeys(c.mode for c in columns)
-        return tuple(LegendEntry(m.replace(MINUS, f" {MINUS} "),
-                                 MODE_COLORS.get(m.split(MINUS)[1], OTHER_COLOR)) for m in pairs)
+        return tuple(LegendEntry(m.replace(MINUS, f" {MINUS} "), mode_color(m)) for m in pairs)
     modes = list(dict.fromkeys(c.mode.split("~")[0] for c in columns))
     fws = list(dict.fromkeys(c.framework for c in columns))
     marker = "dot" if view in ("scatter", "vs_input") else "line"

@@ -36,8 +36,8 @@ EMPTY_BACKGROUND = "#f3f3f3"       # a panel with nothing to draw
 def mode_color(mode: str) -> str:
     """The colour of a mode; of a "custom~default" scatter pair, its first mode (the dots are
     custom's values); of a "custom−default" difference, the mode it is measured against."""
-    if "−" in mode:
-        return MODE_COLORS.get(mode.split("−")[1], OTHER_COLOR)
+    if "−" in mode:     # against an earlier run: "custom (run 2)" has custom's colour
+        return MODE_COLORS.get(mode.split("−")[1].split(" (")[0], OTHER_COLOR)
     return MODE_COLORS.get(mode.split("~")[0], OTHER_COLOR)
 
 

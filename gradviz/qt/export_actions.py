@@ -180,16 +180,19 @@ def export_npz(parent, results, path: Optional[str] = None,
 
 def export_json(parent, results, path: Optional[str] = None, comparisons: Optional[Sequence] = None,
                 dialogs: Optional[Dialogs] = None, diagnostics: Optional[Sequence] = None,
-                load_errors: Sequence = (), op_files: Sequence[str] = ()) -> Optional[str]:
+                load_errors: Sequence = (), op_files: Sequence[str] = (),
+                history=None) -> Optional[str]:
     """`diagnostics`: the findings of each result, aligned with them, and `load_errors`: the
-    FileCatalogs of files that did not load, as `gradviz run --json` writes them."""
+    FileCatalogs of files that did not load, as `gradviz run --json` writes them; `history`:
+    each op's kept runs (report.report_dict)."""
     from gradviz import report
     rs = _as_list(results)
     settings = rs[0].request.settings if rs else {}
     return _run_export(parent, "Export run as JSON report", "gradviz_report.json", FILTERS[".json"],
                        path, lambda p: report.write_json(p, rs, settings, comparisons,
                                                          diagnostics=diagnostics,
-                                                         load_errors=load_errors), dialogs,
+                                                         load_errors=load_errors,
+                                                         history=history), dialogs,
                        [*(r.request.file for r in rs), *op_files])
 
 
@@ -309,11 +312,13 @@ def _load_errors(src: WindowExports) -> list:
 def export_whole_run_json(src: WindowExports, path: Optional[str] = None,
                           dialogs: Optional[Dialogs] = None) -> Optional[str]:
     """File > Export > Whole run as JSON report: what `gradviz run --json` writes for the same
-    run, its findings and its files that did not load included."""
+    run, its findings and its files that did not load included, and each op's last few runs
+    under "history" (a key the CLI's report leaves out)."""
     rs = _run_results(src)
     return export_json(src.parent, rs, path, comparisons=_run_comparisons(src, rs),
                        dialogs=dialogs, diagnostics=_run_diagnostics(src, rs),
-                       load_errors=_load_errors(src), op_files=src.op_files())
+                       load_errors=_load_errors(src), op_files=src.op_files(),
+                       history=src.state.history.as_dicts())
 
 
 def grid_image(src: WindowExports, path=None, tensor=None, panel=None, dialogs=None):

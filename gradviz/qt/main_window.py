@@ -87,7 +87,8 @@ class MainWindow(QMainWindow):
         self.summary = QLabel("")
         self.statusBar().addWidget(self.summary, 1)
         self.pair_view = PairView(self.state, self.tree, self.grid, self.numbers, self.pair_numbers,
-                                  self.pair_label, self.flow_view, self.diagnostics, parent=self)
+                                  self.pair_label, self.flow_view, self.diagnostics,
+                                  self.run_picker, parent=self)
         # its progress bar after the worker labels
         self.runs = RunControl(self.state, self.bridge, self.settings_panel, self.summary,
                                self.statusBar(), tree=self.tree, diagnostics=self.diagnostics,

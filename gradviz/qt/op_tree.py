@@ -1,7 +1,8 @@
 """The op browser, a view of the app state's loaded files (gradviz.app.loaded): files, their
 ops with framework badges and file:line, a check box per op (what Run runs), a mark per op and
-per file (queued, running, then the worst verdict, icon and colour; * when stale), a filter, and
-hand-made torch<->tf pairs. Selecting any op shows its pair in the grid.
+per file (queued, running, then the worst verdict, icon and colour; Δ when it changed since the
+previous run, * when stale), a filter, and hand-made torch<->tf pairs. Selecting any op shows its
+pair in the grid.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ COL_NAME, COL_FW, COL_STATE, COL_WHERE = range(4)
 ROLE_KEY = Qt.UserRole + 1
 # marks a finding is flagged on (!): a pass, or nothing checked to fail
 PASSING_MARKS = ("ok", *PASSING, Verdict.UNCHECKED)
+CHANGED = "Δ"       # after the mark: the verdict changed since the op's previous run
 
 
 class OpTree(QTreeWidget):
@@ -67,7 +69,7 @@ class OpTree(QTreeWidget):
         item = self._items.get(key)
         if item is not None:
             self._paint_mark(item, self.state.op_mark(key), self._op_tip(key),
-                             self.state.is_stale(key), self._warning(key))
+                             self.state.is_stale(key), self._warning(key), self._changed(key))
             if item.parent() is not None:
                 self._paint_file(item.parent(), key[1])
 
@@ -168,7 +170,7 @@ class OpTree(QTreeWidget):
         item.setForeground(COL_FW, QBrush(QColor(framework_color(op.framework))))
         item.setFont(COL_FW, bold)
         self._paint_mark(item, self.state.op_mark(key), self._op_tip(key), self.state.is_stale(key),
-                         self._warning(key))
+                         self._warning(key), self._changed(key))
         self._items[key] = item
         return item
 
@@ -185,7 +187,17 @@ class OpTree(QTreeWidget):
         stale = "\nstale: the settings changed since this run" if self.state.is_stale(key) else ""
         severity, codes = self.state.op_warning(key)
         found = f"\nDiagnostics ({severity}): {', '.join(codes)}" if severity else ""
-        return self._verdict_tip(key) + found + stale
+        change = self._changed(key)
+        changed = (f"\nΔ changed since the previous run: {change[0]} → {change[1]}"
+                   if change else "")
+        return self._verdict_tip(key) + changed + found + stale
+
+    def _changed(self, key: OpKey) -> Optional[tuple[str, str]]:
+        """(old, new) mark when the op's verdict changed since its previous run (not while it
+        runs again: its mark says that)."""
+        if self.state.op_mark(key) in ("queued", "running"):
+            return None
+        return self.state.history.change(key)
 
     def _warning(self, key: OpKey) -> str:
         """The severity to flag on a passing mark ("!" in that colour), else ""."""
@@ -208,10 +220,11 @@ class OpTree(QTreeWidget):
 
     @staticmethod
     def _paint_mark(item: QTreeWidgetItem, mark: str, tip: str, stale: bool = False,
-                    warning: str = "") -> None:
+                    warning: str = "", changed=None) -> None:
         glyph, color = op_mark(mark)
         if warning and glyph:                   # a match whose Diagnostics say otherwise
             glyph, color = glyph + "!", severity_color(warning)
+        glyph += CHANGED if changed and glyph else ""
         item.setText(COL_STATE, glyph + ("*" if stale and glyph else ""))
         item.setToolTip(COL_STATE, tip)
         item.setForeground(COL_STATE, QBrush(QColor(color)))

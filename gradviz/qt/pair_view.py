@@ -17,10 +17,10 @@ class PairView:
     `diagnostics` (narrowed to the shown op, and followed when one is clicked)."""
 
     def __init__(self, state, tree, grid, numbers, pair_numbers, pair_label, flow_view,
-                 diagnostics, parent=None) -> None:
+                 diagnostics, run_picker, parent=None) -> None:
         self.state, self.tree, self.grid, self.numbers = state, tree, grid, numbers
         self.pair_numbers, self.pair_label, self.flow_view = pair_numbers, pair_label, flow_view
-        self.diagnostics = diagnostics
+        self.diagnostics, self.run_picker = diagnostics, run_picker
         self._grid_timer = QTimer(parent)
         self._grid_timer.setSingleShot(True)
         self._grid_timer.setInterval(30)
@@ -32,6 +32,7 @@ class PairView:
         self.grid.tensorClicked.connect(self.tensor_clicked)
         self.numbers.tensorSelected.connect(self.grid.highlight)
         self.diagnostics.problemSelected.connect(self.problem_selected)
+        self.run_picker.picked.connect(self.against_picked)
 
     def show(self, pair: Optional[str]) -> None:
         state, grid = self.state, self.grid
@@ -47,6 +48,7 @@ class PairView:
             self.pair_numbers.clear()
             self.pair_label.show_pair(None)
             self.flow_view.set_figure(None)
+            self.run_picker.offer([])
             return
         analyses = state.pair_analyses(pair)
         results = {fw: a.result for fw, a in analyses.items()}
@@ -56,13 +58,37 @@ class PairView:
         self.pair_label.show_pair(pair)
         self.flow_view.set_figure(build_flow_figure(list(results.values()), pair)
                                   if is_stack(list(results.values())) else None)
-        drawn = grid.set_data(pair, results, modes, comps, series=series)
+        drawn = grid.set_data(pair, results, modes, comps, series=series,
+                              against=self._against(pair, analyses))
         states = {state.progress.states.get(k) for k in state.loaded.keys_of(pair)}
         if not results and states & {"queued", "running"}:   # not "not run yet": it is on its way
             grid.show_message(f"{pair}: " + ("running… (elapsed and timeout above)"
                                              if "running" in states else "queued…"))
         if drawn:                               # else the same results as shown: nothing to redo
             self.pair_numbers.show(pair, tuple(results.values()), comps, modes)
+
+    def _against(self, pair: str, analyses: dict):
+        """Offer the pair's earlier runs in the picker; (label, {fw: RunResult}) of the one
+        picked, or None. Earlier: kept in the history and not the result shown now."""
+        keys = {k[0]: k for k in self.state.loaded.keys_of(pair)}
+        earlier: dict[int, dict] = {}
+        labels: dict[int, str] = {}
+        for fw, key in keys.items():
+            shown = analyses.get(fw)
+            for run in self.state.history.runs(key):
+                if shown is None or run.analysis.result is not shown.result:
+                    earlier.setdefault(run.number, {})[fw] = run.analysis.result
+                    labels.setdefault(run.number, run.label())
+        numbers = sorted(earlier, reverse=True)
+        self.run_picker.offer([(n, labels[n]) for n in numbers])
+        n = self.run_picker.number()
+        return (f"run {n}", earlier[n]) if n is not None else None
+
+    def against_picked(self, number) -> None:
+        """An earlier run picked: the grid draws the difference view against it."""
+        self.refresh()
+        if number is not None:
+            self.set_all_views("difference")
 
     def refresh(self) -> None:
         self.show(self.tree.current_pair())

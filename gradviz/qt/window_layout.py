@@ -4,7 +4,7 @@ Diagnostics / Checks / Log tabs."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from gradviz.qt.checks_matrix import ChecksMatrix
 from gradviz.qt.diagnostics_panel import DiagnosticsPanel
@@ -17,6 +17,7 @@ from gradviz.qt.numbers_table import NumbersTable
 from gradviz.qt.op_tree import OpTree
 from gradviz.qt.pair_header import PairHeader
 from gradviz.qt.pair_numbers import PairNumbers
+from gradviz.qt.run_picker import EarlierRunPicker
 from gradviz.qt.settings_panel import SettingsPanel, SettingsScroll
 
 
@@ -56,7 +57,13 @@ def build_layout(win) -> None:
     cl = QVBoxLayout(center)
     cl.setContentsMargins(0, 0, 0, 0)
     cl.setSpacing(0)
-    cl.addWidget(win.pair_label)
+    # the pair's name, and the earlier run its difference view may subtract (before and after)
+    head = QHBoxLayout()
+    head.setContentsMargins(0, 0, 4, 0)
+    head.addWidget(win.pair_label, 1)
+    win.run_picker = EarlierRunPicker()
+    head.addWidget(win.run_picker)
+    cl.addLayout(head)
     # a stack run shows its flow chart above the per-tensor grid
     win.flow_view = FlowView()
     win.flow_view.hide()
@@ -85,7 +92,7 @@ def build_layout(win) -> None:
 def _table_filters(win) -> None:
     """The Numbers / Worst tensors filter boxes beside the tabs, the shown tab's one: a line of
     their own took 24 px of the grid's height, and at 1000x700 it had none to spare."""
-    from PySide6.QtWidgets import QHBoxLayout, QStackedWidget
+    from PySide6.QtWidgets import QStackedWidget
     stack = QStackedWidget()
     blank = QWidget()
     for w in (win.numbers.filter, win.worst.filter, blank):

@@ -82,6 +82,8 @@ class GridView(QScrollArea):
         self.plot_menu_hook = None
         self._wheel = WheelScrolls(self.verticalScrollBar(), self)
         self._described: list[RunResult] = []   # the results as the description names them
+        self._readout_results: dict[str, RunResult] = {}
+        self.against = None                     # (label, {fw: RunResult}) of an earlier run
         self._row_desc: dict[str, F.Row] = {}
         self._curves: dict = {}
         self.header = QLabel()                  # the figure's title, subtitle and legend
@@ -106,13 +108,16 @@ class GridView(QScrollArea):
         return "" if self._placeholder.isHidden() else self._placeholder.text()
 
     def set_data(self, pair: str, results: dict[str, RunResult], modes=MODES, comparisons=None,
-                 series=None) -> bool:
+                 series=None, against=None) -> bool:
         """Show `results`; `series` ({fw: {(tensor, mode): Series}}) are values curves already
-        decimated (gradviz.app.analysis). Rows and plots of tensors shown before are
-        reused, and the very same results as shown now are not drawn again: returns False then."""
+        decimated (gradviz.app.analysis). `against`: (label, {fw: RunResult}) of an earlier run,
+        which the difference view subtracts (plots/against.py). Rows and plots of tensors shown
+        before are reused, and the very same results as shown now are not drawn again: returns
+        False then."""
         comparisons = dict(comparisons or {})
-        if self._same(pair, results, modes, comparisons):
+        if self._same(pair, results, modes, comparisons) and _same_against(against, self.against):
             return False
+        self.against = against
         self.pair, self.results, self.modes = pair, dict(results), tuple(modes)
         self.comparisons = comparisons
         self.series = {fw: dict(v or {}) for fw, v in (series or {}).items()}
@@ -120,6 +125,11 @@ class GridView(QScrollArea):
             self.show_message(f"{pair}: not run yet. Press Run.")
             return True
         self._described = [result_as_pair(results[fw], pair) for fw in _ordered(results)]
+        if against is not None:
+            from gradviz.plots.against import with_earlier
+            self._described = with_earlier(self._described, against[1], against[0])
+        # the readout reads the gradients drawn: the earlier run's too
+        self._readout_results = {r.framework: r for r in self._described}
         self._curves = {(fw, t, m): s for fw, d in self.series.items() for (t, m), s in d.items()}
         descs = F.grid_rows(self._described, self._comparison_list())
         if not descs:
@@ -156,7 +166,7 @@ class GridView(QScrollArea):
                 row.clicked.connect(self.tensorClicked)
                 row.fitRequested.connect(self.fit_row)
                 row.canvas.viewport().installEventFilter(self._wheel)
-                row.readout = HoverReadout(row, lambda: self.results)
+                row.readout = HoverReadout(row, lambda: self._readout_results)
             row.set_views(F.views_for(d), self.view_choice.get(d.tensor, "values"))
             self.rows[d.tensor] = row
             self._lay.addWidget(row)
@@ -170,10 +180,15 @@ class GridView(QScrollArea):
         of the grid, a row (`tensor`) or one plot (`panel` = (framework, mode)) draws."""
         views = {name: row.view() for name, row in self.rows.items()}
         fig = F.build_figure(self._described, "values", self._comparison_list(), row_views=views,
-                             curves=self._curves, modes=self.modes, log_scale=self.log_scale)
+                             curves=self._curves, modes=self.modes, log_scale=self.log_scale,
+                             against=self.against_label())
         if tensor is None:
             return fig
         return F.select_row(fig, tensor) if panel is None else F.select_panel(fig, tensor, panel)
+
+    def against_label(self) -> Optional[str]:
+        """The earlier run the difference view subtracts ("run 2 (14:31:05, differs)"), or None."""
+        return self.against[0] if self.against is not None else None
 
     def fit_row(self, tensor: str) -> None:
         """Undo the user's zoom and pan in a row: the ranges of its figure description."""
@@ -261,7 +276,8 @@ class GridView(QScrollArea):
         views = list(dict.fromkeys(row.view() for row in self.rows.values())) or ["values"]
         legend = []
         for v in views:
-            for e in F.legend_for(F.grid_columns(self._described, v, self.modes), v):
+            for e in F.legend_for(F.grid_columns(self._described, v, self.modes,
+                                                 self.against_label()), v):
                 if e not in legend:
                     legend.append(e)
         self.header.setText(f"<b>{F.figure_title([self.pair], views)}</b> &nbsp; "
@@ -274,7 +290,7 @@ class GridView(QScrollArea):
         from gradviz.qt.grid.links import link
         view = row.view()
         desc = replace(self._row_desc[row.name], view=view)
-        columns = F.grid_columns(self._described, view, self.modes)
+        columns = F.grid_columns(self._described, view, self.modes, self.against_label())
         panels = log_row(F.row_panels(self._described, desc, view, columns, S.DEFAULT_BUCKETS,
                                       self._curves), self.log_scale)
         row.show_header(desc)
@@ -310,6 +326,12 @@ class GridView(QScrollArea):
                     self.plot_menu_hook(menu, row.name, c.framework, c.mode)
                     # removed again when the plot is reused for another tensor or mode
                     c.slot.menu_actions = [a for a in menu.actions() if a not in before]
+
+
+def _same_against(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a[0] == b[0] and a[1].keys() == b[1].keys() and all(a[1][k] is b[1][k] for k in a[1])
 
 
 def _ordered(results: dict) -> list[str]:
