@@ -4,27 +4,84 @@ from __future__ import annotations
 
 from typing import Optional
 
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QPainter
-from PySide6.QtWidgets import QSizePolicy, QSplitter, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QWidget
 
-from gradviz.plots.flow import FlowFigure
+from gradviz.plots.flow import FlowChart, FlowFigure
+from gradviz.plots.ticks import fmt
 from gradviz.qt.theme import figure_ink
 
 PREFERRED_HEIGHT = 200          # px: title, legend and one plot per framework still read
 
 
+def layer_text(chart: FlowChart, layer: int) -> str:
+    """"PyTorch · op, layer 2 (h2): default 0.0123 · custom 0.0246": the norms of one layer as
+    numbers, the readout under the mouse (a log axis cannot be read to three digits)."""
+    parts = []
+    for s in chart.series:
+        norm = dict(zip(s.layers, s.norms)).get(layer)
+        if norm is not None:
+            parts.append(f"{s.mode} {fmt(norm)}")
+        elif s.dies_at is not None and layer >= s.dies_at:
+            parts.append(f"{s.mode} 0 (died at layer {s.dies_at})")
+        else:
+            parts.append(f"{s.mode} none")  # zero, absent or not finite: the chart's note says
+    return f"{chart.title}, layer {layer} (h{layer}): " + " · ".join(parts)
+
+
 class FlowView(QWidget):
+    """The flow chart, with the norms of the layer under the mouse in a line at its foot (the
+    readout; it sits under the charts' data, never over it)."""
+    appeared = Signal()             # shown for a stack run: the window makes room (grid_room.py)
+
     def __init__(self, parent=None):
         super().__init__(parent)
         self.figure: Optional[FlowFigure] = None
         self.setMinimumHeight(PREFERRED_HEIGHT)
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
+        self.setMouseTracking(True)
+        self.readout = QLabel(self)
+        self.readout.setStyleSheet("font-size: 11px; padding: 1px 4px")
+        self.readout.hide()
+
+    def text_at(self, x: float, y: float) -> Optional[str]:
+        """The readout for the point (x, y) of the widget: the norms of the layer nearest x in
+        the chart under it, None outside every chart's plot."""
+        if self.figure is None:
+            return None
+        from gradviz.qt.export.flow import flow_layout
+        lay = flow_layout(self.figure, self.width(), self.height())
+        for chart, plot in zip(self.figure.charts, lay.plots):
+            if chart.depth < 1 or not (plot.x <= x <= plot.right and plot.y <= y <= plot.bottom):
+                continue
+            # the layers sit at 1..depth across the x range (0.5, depth + 0.5)
+            layer = int(min(max(round(0.5 + (x - plot.x) / plot.w * chart.depth), 1), chart.depth))
+            return layer_text(chart, layer)
+        return None
+
+    def mouseMoveEvent(self, ev):
+        text = self.text_at(ev.position().x(), ev.position().y())
+        if text is None:
+            self.readout.hide()
+        else:
+            self.readout.setText(text)
+            self.readout.adjustSize()
+            self.readout.move(max(self.width() - self.readout.width() - 4, 0),
+                              self.height() - self.readout.height())
+            self.readout.show()
+        super().mouseMoveEvent(ev)
+
+    def leaveEvent(self, ev):
+        self.readout.hide()
+        super().leaveEvent(ev)
 
     def set_figure(self, figure: Optional[FlowFigure]) -> None:
         """Show `figure`; None hides the view (the shown op did not run the stack graph)."""
         if figure == self.figure:
             return
         self.figure = figure
+        self.readout.hide()
         appears = figure is not None and self.isHidden()
         self.setVisible(figure is not None)
         split = self.parentWidget()
@@ -34,6 +91,8 @@ class FlowView(QWidget):
             total = sum(split.sizes())
             if total > PREFERRED_HEIGHT:
                 split.setSizes([PREFERRED_HEIGHT, total - PREFERRED_HEIGHT])
+        if appears:
+            self.appeared.emit()
         self.update()
 
     def restyle(self) -> None:

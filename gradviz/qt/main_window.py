@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from PySide6.QtCore import QByteArray, Signal
+from PySide6.QtCore import QByteArray, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMainWindow, QMessageBox
 
 from gradviz.app.open_list import Restored
@@ -132,6 +132,8 @@ class MainWindow(QMainWindow):
             table.copied.connect(lambda n: self.statusBar().showMessage(
                 f"copied {n} row{'s' if n != 1 else ''} (tab-separated, with headers)", 3000))
         self.tree.runRequested.connect(lambda keys: self.run(keys))
+        # once the rows are drawn: the grid gets two whole rows when the flow chart appears
+        self.flow_view.appeared.connect(lambda: QTimer.singleShot(0, self.grid_room.fit))
         self.op_filter.textChanged.connect(self.tree.set_filter)
         self.diagnostics.copied.connect(lambda t: self.statusBar().showMessage(f"copied {t}", 3000))
         self.diagnostics.countChanged.connect(lambda n: self._tab_count(self.diagnostics, "Diagnostics", n))
@@ -241,6 +243,10 @@ class MainWindow(QMainWindow):
     def about(self) -> None:
         engine = self.bridge.engine
         show_about(self, self.bridge.frameworks, engine.states() if engine is not None else {})
+
+    def resizeEvent(self, ev):
+        super().resizeEvent(ev)
+        QTimer.singleShot(0, self.grid_room.fit)    # after the splitters took the new size
 
     def closeEvent(self, ev):
         """Save the settings, then stop every thread and worker this window started: a run in

@@ -77,6 +77,10 @@ def build_layout(win) -> None:
     middle.addWidget(center)
     middle.addWidget(win.tabs)
     middle.setSizes([640, 260])
+    middle.setCollapsible(1, False)
+    win.tabs.setMinimumHeight(win.tabs.tabBar().sizeHint().height())   # GridRoom may take the rest
+    from gradviz.qt.grid_room import GridRoom
+    win.grid_room = GridRoom(middle, center, win.tabs, win.grid, win.flow_view, win.pair_label)
     main = QSplitter(Qt.Horizontal)
     main.addWidget(left)
     main.addWidget(middle)

@@ -186,6 +186,15 @@ class GridView(QScrollArea):
             return fig
         return F.select_row(fig, tensor) if panel is None else F.select_panel(fig, tensor, panel)
 
+    def two_rows_height(self) -> int:
+        """The grid's height with its header and two whole rows in view (qt/grid_room.py)."""
+        from gradviz.qt.grid.row import ROW_HEIGHT
+        m = self._lay.contentsMargins()
+        # the header wraps: its height at the grid's width (its size hint is a narrow one's)
+        head = self.header.heightForWidth(self.viewport().width() - 4)
+        return (max(head, 0) + 2 * ROW_HEIGHT + 2 * self._lay.spacing()
+                + m.top() + m.bottom() + 2 * self.frameWidth())
+
     def against_label(self) -> Optional[str]:
         """The earlier run the difference view subtracts ("run 2 (14:31:05, differs)"), or None."""
         return self.against[0] if self.against is not None else None
