@@ -35,6 +35,25 @@ def _why(t: TensorResult, mode: str) -> str:
     return t.absent.get(mode) or "no gradient"
 
 
+def _projections_row(op: str, name: str, a: TensorResult, b: TensorResult) -> Optional[ParityRow]:
+    """A big tensor's numeric reference is no per-element gradient but its derivatives along
+    seeded random directions, the same in torch and TF (backends/numeric_dirs.py): those are
+    compared ("no gradient in either" claimed a match of nothing). None when either lacks them."""
+    pa = a.numeric.projections.get(Mode.NUMERIC) if a.numeric is not None else None
+    pb = b.numeric.projections.get(Mode.NUMERIC) if b.numeric is not None else None
+    if pa is None or pb is None or np.shape(pa) != np.shape(pb):
+        return None
+    dtype = "float32" if "float32" in (a.dtype, b.dtype) else "float64"
+    m = pair_metrics(np.asarray(pa, np.float64), np.asarray(pb, np.float64),
+                     tolerances(dtype, numeric=True))
+    n = int(np.size(pa))
+    note = f"compared along {n} random directions (numeric g·v; no per-element values)"
+    if not m.allclose:
+        note += f"; differs along {m.n_differ} of {n}"
+    return ParityRow(op, name, Mode.NUMERIC, "match" if m.allclose else "differs",
+                     m.max_abs_err, note)
+
+
 def _parity_row(op: str, name: str, mode: str, a: TensorResult, b: TensorResult) -> Optional[ParityRow]:
     """a: torch, b: tf."""
     if mode == "value":
@@ -49,6 +68,9 @@ def _parity_row(op: str, name: str, mode: str, a: TensorResult, b: TensorResult)
         lost = Framework.TORCH if not ran_a else Framework.TF
         return ParityRow(op, name, mode, "missing", None, f"{mode} was not run in {lost}")
     if ga is None and gb is None:
+        projected = _projections_row(op, name, a, b) if mode == Mode.NUMERIC else None
+        if projected is not None:
+            return projected
         return ParityRow(op, name, mode, "match", 0.0,
                          f"no gradient in either (torch: {_why(a, mode)}; tf: {_why(b, mode)})")
     notes = []

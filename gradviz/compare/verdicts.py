@@ -86,14 +86,16 @@ def _stats(t: TensorResult, mode_errors: dict,
             out[mode] = known[mode]
         elif mode in t.grads:
             out[mode] = mode_stats(t.grads[mode])
+        elif mode == Mode.NUMERIC and t.numeric is not None and t.numeric.method == "projection":
+            # before "absent": it has a reference, only not per element (the Numbers' min said
+            # "absent" for it)
+            out[mode] = ModeStats.projection(t.numeric.directions)
         elif mode in t.absent:
             out[mode] = mode_stats(None, t.absent[mode])
         elif mode in mode_errors and mode_errors[mode].kind == ErrorKind.CANCELLED:   # not run to its end
             out[mode] = ModeStats.missing(mode_errors[mode].message, cancelled=True)
         elif mode in mode_errors:   # no gradient because the mode raised: an error, not absent
             out[mode] = ModeStats.missing(failed_text(mode_errors[mode]), raised=True)
-        elif mode == Mode.NUMERIC and t.numeric is not None and t.numeric.method == "projection":
-            out[mode] = ModeStats.projection(t.numeric.directions)
     return out
 
 

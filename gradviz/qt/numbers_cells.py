@@ -60,6 +60,8 @@ def cell_value(fw: str, tc, src: str, key: str):
         st = tc.stats.get(src)
         if st is None:
             return None   # the mode gave nothing here (not run, an int input): not "0 NaN"
+        if st.method == "projection":     # a reference, only not per element
+            return f"{st.directions or 0} directions" if key == "min" else None
         if st.absent:   # a mode that raised is an error; absent: it gave no gradient
             said = "cancelled" if st.cancelled else "error" if st.raised else "absent"
             return said if key == "min" else None
