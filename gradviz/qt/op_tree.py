@@ -64,6 +64,13 @@ class OpTree(QTreeWidget):
                 self.setCurrentItem(item)
                 return
 
+    def select_file(self, path: str) -> None:
+        """Make a file's line current (its ops, if any, are not shown by that)."""
+        for i in range(self.topLevelItemCount()):
+            if self.topLevelItem(i).toolTip(COL_NAME) == path:
+                self.setCurrentItem(self.topLevelItem(i))
+                return
+
     def show_progress(self, key: OpKey) -> None:
         """Paint an op's mark again, and its file's (the worst of the file's ops)."""
         item = self._items.get(key)

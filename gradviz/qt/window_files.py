@@ -4,7 +4,7 @@ change touched."""
 from __future__ import annotations
 
 import os
-from typing import Callable
+from typing import Callable, Optional
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFileDialog
@@ -31,6 +31,9 @@ class FileControl:
         self.watcher = FileWatcher(parent=parent)
         self.watcher.enabled = act_watch.isChecked()
         self._opened: list[str] = []   # files the user just opened: their first op is shown
+        # the op shown when its file stopped loading (a save with a syntax error): shown again
+        # once the file loads (the tree had moved on to another file's first op for good)
+        self._lost: Optional[tuple[str, str]] = None     # (pair, its file)
 
     def connect(self) -> None:
         self.bridge.catalogsReady.connect(self.catalogs)
@@ -75,6 +78,8 @@ class FileControl:
         self.watcher.watch(files)
         if self.diagnostics.show_load(catalogs, files):
             self.tabs.setCurrentWidget(self.diagnostics)
+        shown = self.tree.current_pair()
+        shown_files = {k[1] for k in self.state.loaded.keys_of(shown)} if shown else set()
         keys, first = self.state.catalogs_arrived(catalogs, files)
         loaded = self.state.loaded
         text = f"{len(loaded.files)} file(s), {len(loaded.ops)} op(s)"
@@ -83,9 +88,25 @@ class FileControl:
             text += f" — the filter '{self.op_filter.text()}' hides {hidden} (Esc in it clears it)"
         self.summary.setText(text)
         self._show_opened(files)
+        if self._lost is not None and shown not in (None, self._lost[0]):
+            self._lost = None                   # the user went on to another op meanwhile
+        broken = sorted(f for f in shown_files if f in loaded.errors)
+        if shown and shown not in loaded.pairs() and broken:
+            self._lost = (shown, broken[0])
+        if self._lost is not None and self._lost[0] in loaded.pairs():
+            self.tree.select_pair(self._lost[0])        # the file loads again: back to its op
+            self._lost = None
         self.on_loaded()
         if keys is not None and not self.runs.run(keys) and first:
             self.on_done([])
+        if self._lost is not None and self._lost[1] in loaded.errors:
+            # stay at the broken file, saying why its op is gone, rather than at another op
+            pair, file = self._lost
+            self.tree.select_file(file)
+            self.pair_view.grid.show_message(
+                f"{pair}: {os.path.basename(file)} did not load ({loaded.errors[file].one_line()}). "
+                "Fix it and save: the op is shown again.")
+            return
         self.pair_view.show(self.tree.current_pair())
 
     def _show_opened(self, files) -> None:

@@ -29,3 +29,14 @@ def write_painted(path: str, width: int, height: int, paint, title: str, descrip
         if os.path.getsize(tmp) == 0:
             raise OSError(f"nothing was written to {path}")
     return os.path.abspath(path)
+
+
+def write_pages(path: str, pages, title: str) -> str:
+    """A PDF of several pages, (width, height, paint(painter, raster)) each, written atomically."""
+    if format_of(path) != ".pdf":
+        raise ValueError(f"{path}: pages are written to a PDF only")
+    with atomic_path(str(path), suffix=".part.pdf") as tmp:
+        pdf.write_pages(tmp, pages, title)
+        if os.path.getsize(tmp) == 0:
+            raise OSError(f"nothing was written to {path}")
+    return os.path.abspath(path)

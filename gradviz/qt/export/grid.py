@@ -4,10 +4,11 @@ already decimated and scatter points are thinned to one per output pixel, so a 1
 gives an SVG of a few hundred KiB in about a second."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional, Sequence
 
 from gradviz.plots import figure as F
-from gradviz.qt.export.files import format_of, write_painted
+from gradviz.qt.export.files import format_of, write_pages, write_painted
 from gradviz.qt.export.grid_painter import GridPainter
 from gradviz.qt.export.layout import layout
 from gradviz.qt.export.png import white_image
@@ -19,9 +20,43 @@ def render_image(fig: F.Figure, scale: float = 2.0):
     return white_image(lay.width, lay.height, scale, lambda p: GridPainter(p, raster=True).draw(fig, lay))
 
 
+# A PDF page at most this tall for the figure's width (A4's portrait ratio): a 34-row stack grid
+# was one page ~9000 units tall, which viewers shrink to a strip and printers cut
+PAGE_RATIO = 2 ** 0.5
+
+
+def pdf_pages(fig: F.Figure) -> list[F.Figure]:
+    """`fig` as figures of whole rows, each with the title (page k of n), subtitle and legend,
+    none taller than PAGE_RATIO times the figure's width (one row at least)."""
+    limit = layout(fig).width * PAGE_RATIO
+    chunks, start = [], 0
+    n = len(fig.rows)
+    while start < n:
+        end = start + 1
+        while end < n and layout(_rows(fig, start, end + 1)).height <= limit:
+            end += 1
+        chunks.append((start, end))
+        start = end
+    if len(chunks) <= 1:
+        return [fig]
+    return [replace(_rows(fig, a, b), title=f"{fig.title} (page {k} of {len(chunks)})")
+            for k, (a, b) in enumerate(chunks, 1)]
+
+
+def _rows(fig: F.Figure, a: int, b: int) -> F.Figure:
+    return replace(fig, rows=fig.rows[a:b], panels=fig.panels[a:b])
+
+
 def save_figure(fig: F.Figure, path: str, scale: float = 2.0) -> str:
-    """Write `fig` to `path` (.png, .svg or .pdf, from the suffix), atomically. Returns the path."""
-    format_of(path)
+    """Write `fig` to `path` (.png, .svg or .pdf, from the suffix), atomically; a PDF in pages
+    of whole rows (pdf_pages). Returns the path."""
+    if format_of(path) == ".pdf":
+        pages = []
+        for page in pdf_pages(fig):
+            lay_p = layout(page)
+            pages.append((lay_p.width, lay_p.height,
+                          lambda p, raster, f=page, lp=lay_p: GridPainter(p, raster=raster).draw(f, lp)))
+        return write_pages(path, pages, fig.title)
     lay = layout(fig)
     return write_painted(path, lay.width, lay.height,
                          lambda p, raster: GridPainter(p, raster=raster).draw(fig, lay),
