@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QProgressBar
 from gradviz.app.analysis import Analysis
 from gradviz.app.problems import check_problems
 from gradviz.app.results import request_key
+from gradviz.app.shape_hint import shape_hint
 
 
 class RunControl:
@@ -146,6 +147,10 @@ class RunControl:
         self.checks_matrix.finish_run(results)  # checks the run never reached say why
         pending = state.run_finished(results)
         text = state.summary(results)
+        hint = shape_hint(results)
+        if hint:        # the saved shape, not the op, may be what broke it: said where one looks
+            text += " — " + hint
+            self.log.add("run", hint)
         self.summary.setText(text)
         self.summary.setToolTip(text + ("\nfailed runs: see Diagnostics" if " failed" in text else ""))
         shown = self.tree.current_pair()
