@@ -88,6 +88,22 @@ class Hangs(torch.autograd.Function):
 '''
 
 
+# Before and after: the same op saved with a 2x backward, then fixed.
+FIX_OPS = '''"""Walkthrough op for issue 28: a backward {what}."""
+import torch
+
+
+class Triple(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 3
+
+    @staticmethod
+    def backward(ctx, g):
+        return {factor} * g
+'''
+
+
 class TriageWalk(Walk):
     def load(self, name: str, source: str) -> list:
         win = self.win
@@ -167,6 +183,48 @@ class TriageWalk(Walk):
         del keys
 
 
+    def before_after(self) -> None:
+        """Item 5: an op fixed and run again, drawn against its earlier run."""
+        win = self.win
+        keys = self.load("triple_ops.py", FIX_OPS.format(what="2x too big", factor=6))
+        self.click_op("Triple")
+        self.run_and_wait(lambda: win.run(keys), "Triple, 2x too big")
+        loaded = []
+        win.catalogsLoaded.connect(lambda: loaded.append(1))
+        with open(keys[0][1], "w", encoding="utf-8") as f:       # the fix, saved: hot reload
+            f.write(FIX_OPS.format(what="fixed", factor=3))
+        self.wait(lambda: loaded and len(win.state.history.runs(keys[0])) == 2
+                  and not win.bridge.running, "the fix reloaded and run")
+        self.click_op("Triple")
+        win.run_picker.pick(win.run_picker.itemData(1))
+        self.shot("28f_before_after.png",
+                  f"the fix run: Δ {win.tree.shown_mark(keys[0])[2].splitlines()[-1]!r}; "
+                  f"the difference view against {win.run_picker.currentText()!r}")
+
+    def flow_small(self) -> None:
+        """Item 6: a stack run at 1000x700, the flow chart's readout over a layer."""
+        from PySide6.QtCore import QPoint
+        from PySide6.QtTest import QTest
+
+        from gradviz.qt.export.flow import flow_layout
+        win = self.win
+        self.click_op("round_ste")
+        sp = win.settings_panel
+        sp.graph.setCurrentIndex(sp.graph.findData("stack"))
+        sp.depth.setValue(3)
+        self.run_and_wait(lambda: win.run(win.state.loaded.keys_of("round_ste")), "a stack run")
+        win.resize(1000, 700)
+        self.wait(lambda: win.height() == 700, "1000x700")
+        view = win.flow_view
+        plot = flow_layout(view.figure, view.width(), view.height()).plots[0]
+        QTest.mouseMove(view, QPoint(int(plot.x + plot.w / 2), int(plot.y + plot.h / 2)))
+        self.wait(view.readout.isVisible, "the flow readout")
+        self.shot("28g_flow_readout_1000x700.png",
+                  f"1000x700 stack run: two whole rows; readout {view.readout.text()!r}")
+        win.act_reset_settings.trigger()
+        win.resize(1500, 950)
+
+
 def main(argv=None) -> int:
     out = (argv or sys.argv[1:] or [os.path.join(ROOT, "docs", "walkthrough")])[0]
     home = tempfile.mkdtemp(prefix="gradviz-walk-")
@@ -176,7 +234,8 @@ def main(argv=None) -> int:
     walk = TriageWalk(out, home)
     try:
         walk.start()
-        for step in (walk.triage, walk.header_tooltip, walk.cancel):
+        for step in (walk.triage, walk.header_tooltip, walk.before_after, walk.flow_small,
+                     walk.cancel):
             step()
         walk.close()
         return 0

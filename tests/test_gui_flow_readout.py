@@ -41,7 +41,10 @@ def test_the_flow_chart_reads_out_the_hovered_layers_norms(qtbot, stack_run):
     text = view.readout.text()
     assert text.startswith(f"{chart.title}, layer 2 (h2): ")
     assert f"custom {fmt(custom.norms[custom.layers.index(2)])}" in text
-    assert "default 0 (died at layer 3)" not in text and "default none" in text
+    # the default dies at layer 3, seen from the loss: nothing reaches layer 2 either
+    default = next(s for s in chart.series if s.mode == "default")
+    assert default.dies_at == 3 and default.layers == ()
+    assert "default none (dies at layer 3)" in text
     # the readout sits below every chart's plot: it covers no data
     box = view.readout.geometry()
     for p in flow_layout(view.figure, view.width(), view.height()).plots:

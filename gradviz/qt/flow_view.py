@@ -23,8 +23,9 @@ def layer_text(chart: FlowChart, layer: int) -> str:
         norm = dict(zip(s.layers, s.norms)).get(layer)
         if norm is not None:
             parts.append(f"{s.mode} {fmt(norm)}")
-        elif s.dies_at is not None and layer >= s.dies_at:
-            parts.append(f"{s.mode} 0 (died at layer {s.dies_at})")
+        elif s.dies_at is not None and layer <= s.dies_at:
+            # it dies on the way down from the loss: nothing reaches this layer
+            parts.append(f"{s.mode} none (dies at layer {s.dies_at})")
         else:
             parts.append(f"{s.mode} none")  # zero, absent or not finite: the chart's note says
     return f"{chart.title}, layer {layer} (h{layer}): " + " · ".join(parts)
