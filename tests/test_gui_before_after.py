@@ -34,11 +34,18 @@ class Triple(torch.autograd.Function):
 def test_a_fixed_op_is_drawn_against_its_earlier_run(qtbot, make_window, write_module, tmp_path,
                                                      monkeypatch):
     path = write_module("triple_torch.py", OP_SRC.format(factor=6))       # the bug: 2x too big
-    win = make_window([path], {"run/modes": "default,custom", "run/watch": "false"})
+    # with a contract check: its arrival replaces the op's result object after the run
+    win = make_window([path], {"run/modes": "default,custom", "run/watch": "false",
+                               "run/checks": "noncontiguous_upstream"})
     key = ("torch", path, "Triple")
     run_keys(qtbot, win, [key])
     assert win.state.op_mark(key) == "differs"
     assert not win.tree.shown_mark(key)[0].endswith("Δ")        # nothing to have changed from
+    win.tree.select_pair("Triple")
+    win.show_pair("Triple")
+    qtbot.waitUntil(lambda: win.state.results.result(key).checks != ())
+    win.show_pair("Triple")
+    assert [win.run_picker.itemData(i) for i in range(win.run_picker.count())] == [None]
     buggy = open(path, "rb").read()
     write_module("triple_torch.py", OP_SRC.format(factor=3))              # the fix
     with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):

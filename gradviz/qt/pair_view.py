@@ -76,7 +76,8 @@ class PairView:
         for fw, key in keys.items():
             shown = analyses.get(fw)
             for run in self.state.history.runs(key):
-                if shown is None or run.analysis.result is not shown.result:
+                # the shown run by its request (its checks arriving replace the result object)
+                if shown is None or run.analysis.result.request is not shown.result.request:
                     earlier.setdefault(run.number, {})[fw] = run.analysis.result
                     labels.setdefault(run.number, run.label())
         numbers = sorted(earlier, reverse=True)

@@ -8,7 +8,7 @@ from typing import Optional
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox
 
-NONE_TEXT = "against: no earlier run"
+NONE_TEXT = "against: none (pick an earlier run)"
 
 
 class EarlierRunPicker(QComboBox):
