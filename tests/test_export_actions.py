@@ -134,7 +134,7 @@ def test_failure_says_why_and_leaves_nothing(exports, tmp_path, monkeypatch):
         raise OSError("no space left on device")
 
     with monkeypatch.context() as m:
-        m.setattr(pdf, "write", broken)
+        m.setattr(pdf, "write_pages", broken)     # every PDF, one page or many
         assert EA.grid_image(exports, dialogs=d) is None
     assert EA.grid_image(exports, dialogs=d) is None
     assert EA.grid_image(exports, dialogs=d) is None
