@@ -124,6 +124,17 @@ class RunSettings:
                 "checks": list(self.checks), "range": list(self.input_range)}
 
 
+def settings_texts(s: RunSettings) -> dict[str, object]:
+    """`s` as the CLI's flags and the settings file write it, by field ("shape": "4x50",
+    "range": "-3,3", "modes": "default,custom,numeric", "checks": "" for none); numbers stay
+    numbers. `settings_texts(RunSettings())` is the one place the defaults are written out
+    (the CLI's argparse defaults, the settings schema's and the panel's come from it)."""
+    return {"graph": s.graph, "shape": "x".join(map(str, s.shape)), "dtype": s.dtype,
+            "seed": s.seed, "upstream": s.upstream, "device": s.device,
+            "modes": ",".join(s.modes), "timeout": s.timeout, "depth": s.depth,
+            "checks": ",".join(s.checks), "range": ",".join(f"{v:g}" for v in s.input_range)}
+
+
 def parse_range(text: str) -> tuple[float, float]:
     """'-6,6' -> (-6.0, 6.0). Raises ValueError with a readable message."""
     parts = [p.strip() for p in str(text).split(",")]

@@ -16,9 +16,11 @@ from gradviz.model import (
     FRAMEWORKS,
     GRAPHS,
     MODES,
+    RunSettings,
     parse_range,
     parse_shape,
     parse_upstream,
+    settings_texts,
 )
 
 THEMES = ("follow desktop", "light", "dark")     # View > Theme (qt.theme.THEME_CHOICES)
@@ -26,6 +28,7 @@ SEED_RANGE = (0, 2**31 - 1)                      # what the panel's spin box sho
 TIMEOUT_RANGE = (1.0, 3600.0)                    # seconds, as the panel's spin box
 LIST_MAX = 1000                                  # entries of a list setting (open / recent files)
 TEXT_MAX = 4096                                  # characters of one text value (a path, a name)
+RUN = settings_texts(RunSettings())              # the run settings' defaults: RunSettings' own
 
 
 @dataclass(frozen=True)
@@ -65,18 +68,18 @@ def _device(v):
 
 SCHEMA: dict[str, Setting] = {
     "app/launched": Setting("bool", False),
-    "run/graph": Setting("text", "op", _one_of(GRAPHS)),
-    "run/shape": Setting("text", "200", parse_shape),
-    "run/dtype": Setting("text", "float32", _one_of(DTYPES)),
-    "run/seed": Setting("int", 0, _within(*SEED_RANGE)),
-    "run/range": Setting("text", "-3,3", parse_range),
-    "run/upstream": Setting("text", "ones", parse_upstream),
-    "run/modes": Setting("text", ",".join(MODES), _subset_of(MODES, allow_empty=False)),
-    "run/timeout": Setting("float", 120.0, _within(*TIMEOUT_RANGE)),
-    "run/depth": Setting("int", 4, _within(*DEPTH_RANGE)),
-    "run/checks": Setting("text", "", _subset_of(CHECKS)),
+    "run/graph": Setting("text", RUN["graph"], _one_of(GRAPHS)),
+    "run/shape": Setting("text", RUN["shape"], parse_shape),
+    "run/dtype": Setting("text", RUN["dtype"], _one_of(DTYPES)),
+    "run/seed": Setting("int", RUN["seed"], _within(*SEED_RANGE)),
+    "run/range": Setting("text", RUN["range"], parse_range),
+    "run/upstream": Setting("text", RUN["upstream"], parse_upstream),
+    "run/modes": Setting("text", RUN["modes"], _subset_of(MODES, allow_empty=False)),
+    "run/timeout": Setting("float", RUN["timeout"], _within(*TIMEOUT_RANGE)),
+    "run/depth": Setting("int", RUN["depth"], _within(*DEPTH_RANGE)),
+    "run/checks": Setting("text", RUN["checks"], _subset_of(CHECKS)),
     "run/watch": Setting("bool", True),
-    **{f"run/device/{fw}": Setting("text", "auto", _device) for fw in (*FRAMEWORKS, "jax")},
+    **{f"run/device/{fw}": Setting("text", RUN["device"], _device) for fw in (*FRAMEWORKS, "jax")},
     "view/theme": Setting("text", THEMES[0], _one_of(THEMES)),
     "view/log_scale": Setting("bool", False),
     "window/geometry": Setting("bytes", None),

@@ -13,6 +13,7 @@ import threading
 
 from gradviz.errors import GradvizError
 from gradviz.model import (
+    CHECKS,
     DEPTH_RANGE,
     DTYPES,
     FRAMEWORKS,
@@ -23,6 +24,7 @@ from gradviz.model import (
     parse_range,
     parse_shape,
     parse_upstream,
+    settings_texts,
 )
 from gradviz.vocab import CheckStatus
 
@@ -31,6 +33,8 @@ EXIT_OK, EXIT_STRICT, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 
 # plain strings: argparse names the choices with repr() when one is wrong
 FRAMEWORK_CHOICES = (*(fw.value for fw in FRAMEWORKS), "all")
+# the flags' defaults are RunSettings' (model), written out as the flags take them
+DEFAULT = settings_texts(RunSettings())
 
 
 class UsageError(GradvizError):
@@ -49,21 +53,20 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--op", action="append", default=[], metavar="NAME",
                    help="only this op (pairing name or Python name); repeatable")
     p.add_argument("--framework", default="all", choices=FRAMEWORK_CHOICES)
-    p.add_argument("--device", default="auto", help="auto | cpu | cuda:N | /GPU:N")
-    p.add_argument("--graph", default="op", choices=GRAPHS)
-    p.add_argument("--depth", type=int, default=4,
-                   help="layers of the stack graph (1..64; default 4)")
-    p.add_argument("--shape", default="200", help="e.g. 200 or 4x50")
-    p.add_argument("--dtype", default="float32", choices=DTYPES)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--upstream", default="ones", help="ones | random | const:K")
-    p.add_argument("--range", default="-3,3", metavar="LO,HI",
-                   help="float inputs are drawn uniformly from [LO, HI) (default -3,3)")
-    p.add_argument("--modes", default="default,custom,numeric",
-                   help="comma-separated subset of default,custom,numeric")
-    p.add_argument("--checks", default="none", metavar="all|none|NAME,...",
-                   help="contract checks per op: double_backward, noncontiguous_upstream, "
-                   "autocast, vmap, compiled, precision (default: none)")
+    p.add_argument("--device", default=DEFAULT["device"], help="auto | cpu | cuda:N | /GPU:N")
+    p.add_argument("--graph", default=DEFAULT["graph"], choices=GRAPHS)
+    p.add_argument("--depth", type=int, default=DEFAULT["depth"],
+                   help="layers of the stack graph (%d..%d; default %%(default)s)" % DEPTH_RANGE)
+    p.add_argument("--shape", default=DEFAULT["shape"], help="e.g. 200 or 4x50")
+    p.add_argument("--dtype", default=DEFAULT["dtype"], choices=DTYPES)
+    p.add_argument("--seed", type=int, default=DEFAULT["seed"])
+    p.add_argument("--upstream", default=DEFAULT["upstream"], help="ones | random | const:K")
+    p.add_argument("--range", default=DEFAULT["range"], metavar="LO,HI",
+                   help="float inputs are drawn uniformly from [LO, HI) (default %(default)s)")
+    p.add_argument("--modes", default=DEFAULT["modes"],
+                   help="comma-separated subset of " + ",".join(MODES))
+    p.add_argument("--checks", default=DEFAULT["checks"] or "none", metavar="all|none|NAME,...",
+                   help="contract checks per op: " + ", ".join(CHECKS) + " (default: %(default)s)")
     p.add_argument("--json", metavar="PATH")
     p.add_argument("--npz", metavar="PATH")
     p.add_argument("--repro", metavar="DIR", help="write a standalone reproduction script per op "
@@ -73,7 +76,8 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-scale", action="store_true",
                    help="--plot draws the values views as log10 |gradient| (zeros left out and "
                    "counted), as the app's View > Log scale")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per op and framework")
+    p.add_argument("--timeout", type=float, default=DEFAULT["timeout"],
+                   help="seconds per op and framework")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 on differs or non-finite, or a failed contract check")
     p.add_argument("--quiet", action="store_true", help="only the summary table")
@@ -94,7 +98,7 @@ def settings_from(args) -> RunSettings:
     bad = [m for m in modes if m not in MODES]
     if bad or not modes:
         raise UsageError(f"--modes {args.modes!r}: use a comma-separated subset of "
-                         "default,custom,numeric")
+                         + ",".join(MODES))
     lo, hi = DEPTH_RANGE
     if not lo <= args.depth <= hi:
         raise UsageError(f"--depth {args.depth}: the stack graph takes {lo} to {hi} layers")

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gradviz.app.settings_schema import SCHEMA, SEED_RANGE, TIMEOUT_RANGE
 from gradviz.model import (
     CHECKS,
     DEPTH_RANGE,
@@ -57,7 +58,12 @@ CHECK_HELP = {
 }
 
 
-DEFAULT_RANGE = "-3,3"     # as --range's default
+def _default(key: str):
+    """A setting's default: the schema's, for the run settings RunSettings' own (as the CLI's)."""
+    return SCHEMA[key].default
+
+
+DEFAULT_RANGE = _default("run/range")
 
 
 class SettingsPanel(QWidget):
@@ -90,11 +96,11 @@ class SettingsPanel(QWidget):
         form.addRow("", self.graph_help)
         self.depth = QSpinBox()
         self.depth.setRange(*DEPTH_RANGE)
-        self.depth.setValue(4)
+        self.depth.setValue(_default("run/depth"))
         self.depth.setToolTip("layers of the stack graph: dense → op, repeated")
         self.depth.valueChanged.connect(self._changed)
         form.addRow("depth", self.depth)
-        self.shape = QLineEdit("200")
+        self.shape = QLineEdit(_default("run/shape"))
         self.shape.setToolTip("sizes separated by x: 200 or 4x50")
         self.shape.textChanged.connect(self._changed)
         form.addRow("shape", self.shape)
@@ -108,7 +114,7 @@ class SettingsPanel(QWidget):
         self.range.textChanged.connect(self._changed)
         form.addRow("range", self.range)
         self.seed = QSpinBox()
-        self.seed.setRange(0, 2**31 - 1)
+        self.seed.setRange(*SEED_RANGE)
         self.seed.valueChanged.connect(self._changed)
         form.addRow("seed", self.seed)
         self.upstream = QComboBox()
@@ -131,9 +137,9 @@ class SettingsPanel(QWidget):
         self.checks = self._checks_row()
         form.addRow("checks", self.checks_box)
         self.timeout = QDoubleSpinBox()
-        self.timeout.setRange(1, 3600)
+        self.timeout.setRange(*TIMEOUT_RANGE)
         self.timeout.setSuffix(" s")
-        self.timeout.setValue(120)
+        self.timeout.setValue(_default("run/timeout"))
         self.timeout.valueChanged.connect(self._changed)
         form.addRow("timeout", self.timeout)
         self.problem = QLabel()
@@ -200,24 +206,24 @@ class SettingsPanel(QWidget):
     def load(self) -> None:
         self._loading = True
         qs = self.qs
-        self.graph.setCurrentIndex(max(0, self.graph.findData(qs.value("run/graph", "op"))))
-        self.shape.setText(str(qs.value("run/shape", "200")))
-        self.dtype.setCurrentText(str(qs.value("run/dtype", "float32")))
+        self.graph.setCurrentIndex(max(0, self.graph.findData(qs.value("run/graph", _default("run/graph")))))
+        self.shape.setText(str(qs.value("run/shape", _default("run/shape"))))
+        self.dtype.setCurrentText(str(qs.value("run/dtype", _default("run/dtype"))))
         self.fallbacks: list[str] = []         # saved values that were unusable: defaults used
-        self.seed.setValue(self._number("run/seed", 0, int, self.seed))
+        self.seed.setValue(self._number("run/seed", _default("run/seed"), int, self.seed))
         self.range.setText(self._range_text())
-        self.upstream.setCurrentText(str(qs.value("run/upstream", "ones")))
-        saved = qs.value("run/modes", ",".join(MODES))
+        self.upstream.setCurrentText(str(qs.value("run/upstream", _default("run/upstream"))))
+        saved = qs.value("run/modes", _default("run/modes"))
         saved = saved.split(",") if isinstance(saved, str) else list(saved or [])
         for m, cb in self.modes.items():
             cb.setChecked(m in saved)
-        self.timeout.setValue(self._number("run/timeout", 120.0, float, self.timeout))
-        self.depth.setValue(self._number("run/depth", 4, int, self.depth))
-        chosen = str(qs.value("run/checks", "") or "").split(",")
+        self.timeout.setValue(self._number("run/timeout", _default("run/timeout"), float, self.timeout))
+        self.depth.setValue(self._number("run/depth", _default("run/depth"), int, self.depth))
+        chosen = str(qs.value("run/checks", _default("run/checks")) or "").split(",")
         for name, cb in self.checks.items():
             cb.setChecked(name in chosen)
         for fw, box in self.device.items():
-            dev = qs.value(f"run/device/{fw}", "auto")
+            dev = qs.value(f"run/device/{fw}", _default(f"run/device/{fw}"))
             if box.findData(dev) < 0:
                 box.addItem(dev, dev)
             box.setCurrentIndex(box.findData(dev))
