@@ -73,7 +73,7 @@ def values_series(result: RunResult, earlier: Optional[Analysis] = None) -> dict
             if g is None:
                 continue
             key = (t.name, mode)
-            if old.get(key) is g and key in earlier.series:
+            if earlier is not None and old.get(key) is g and key in earlier.series:
                 out[key] = earlier.series[key]
             else:
                 out[key] = ps.minmax_decimate(g)

@@ -78,6 +78,7 @@ class LoadedFiles:
         """pair name -> {framework: OpInfo} (the OpInfo as loaded, its own name)."""
         if self._pairs is None:
             self._pair_up()
+        assert self._pairs is not None     # _pair_up fills it
         return self._pairs
 
     def pair_name(self, key: OpKey) -> str:

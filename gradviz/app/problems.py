@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gradviz.app.analysis import Analysis
+from gradviz.model import ErrorInfo
 from gradviz.vocab import ErrorKind, Mode
 
 
@@ -57,7 +58,7 @@ def problems(key: tuple, analysis: Analysis) -> list[Problem]:
                                                        "GV105", "GV106")]
     details: dict[int, list[str]] = {}        # finding index -> exceptions it stands for
     groups: dict[tuple, list[str]] = {}       # (type, message, where) -> modes that raised it
-    errors: dict[tuple, object] = {}
+    errors: dict[tuple, ErrorInfo] = {}
     if res.error is not None and res.error.kind != ErrorKind.CANCELLED:
         k = (res.error.type, res.error.message, res.error.where)
         groups.setdefault(k, [])

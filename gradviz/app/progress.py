@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Optional
 
+from gradviz.model import OpKey
 from gradviz.vocab import ErrorKind
 
 QUEUED, RUNNING, OK, ERROR, CANCELLED = "queued", "running", "ok", "error", "cancelled"
@@ -26,10 +27,10 @@ def final_state(result) -> str:
 
 class RunProgress:
     def __init__(self) -> None:
-        self.keys: list[tuple] = []                  # ops of the running (or last) batch
+        self.keys: list[OpKey] = []                  # ops of the running (or last) batch
         self.states: dict[tuple, str] = {}           # every op ever run: its latest state
         self.started_at: dict[tuple, float] = {}     # time.monotonic() its run began
-        self.in_flight: dict[str, tuple] = {}        # framework -> the op its worker runs now
+        self.in_flight: dict[str, OpKey] = {}        # framework -> the op its worker runs now
         self.stage: dict[tuple, str] = {}            # "partial" / "final": what came back in this batch
         self._passes: dict[tuple, int] = {}          # passes its worker took in this batch
         self._done: set = set()

@@ -31,7 +31,7 @@ class Results:
     def asked_for(self, key) -> Optional[RunRequest]:
         return self._asked.get(key)
 
-    def put(self, analysis: Analysis) -> tuple:
+    def put(self, analysis: Analysis) -> OpKey:
         res = analysis.result
         key = request_key(res.request)
         asked = self._asked.get(key)

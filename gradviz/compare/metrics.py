@@ -6,7 +6,7 @@ Python values; compare/verdicts.py builds verdicts on these.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -64,7 +64,7 @@ def mode_stats(arr: Optional[np.ndarray], reason: str = "") -> ModeStats:
         nan = int(np.isnan(a).sum())
         inf = int(np.isinf(a).sum())
         fin = a[finite]
-    counts = {"n": int(a.size), "nan": nan, "inf": inf, "zeros": int((a == 0).sum())}
+    counts: dict[str, Any] = {"n": int(a.size), "nan": nan, "inf": inf, "zeros": int((a == 0).sum())}
     if not fin.size:
         return ModeStats(**counts)
     return ModeStats(**counts, min=float(fin.min()), max=float(fin.max()), mean=float(fin.mean()),
@@ -129,6 +129,8 @@ def pair_metrics(a: np.ndarray, b: np.ndarray, tol: Tol) -> PairMetrics:
     live = scale > atol
     rel = err[live] / scale[live]
     na, nb = float(np.sqrt(np.sum(fa * fa))), float(np.sqrt(np.sum(fb * fb)))
+    cosine: Optional[float]
+    ratio: Optional[float]
     if na == 0.0 and nb == 0.0:
         cosine, ratio = 1.0, 1.0
     elif na == 0.0 or nb == 0.0:
@@ -149,9 +151,9 @@ def _finite_pair_metrics(a: np.ndarray, b: np.ndarray, tol: Tol) -> PairMetrics:
     n = int(b.size)
     abs_b = np.abs(b)
     atol = tol.atol * max(1.0, float(abs_b.max()) if n else 0.0)    # tol.atol_for(b)
-    out = {"n": n, "n_differ": 0, "allclose": True, "max_abs_err": 0.0, "max_rel_err": 0.0,
-           "cosine": None, "norm_ratio": None, "worst_index": None, "atol": atol,
-           "rtol": tol.rtol}
+    out: dict[str, Any] = {"n": n, "n_differ": 0, "allclose": True, "max_abs_err": 0.0,
+                           "max_rel_err": 0.0, "cosine": None, "norm_ratio": None,
+                           "worst_index": None, "atol": atol, "rtol": tol.rtol}
     work = np.empty_like(b)
     if not np.array_equal(a, b):
         err = np.subtract(a, b)

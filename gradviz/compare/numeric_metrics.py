@@ -6,7 +6,7 @@ differences, of every element of a small tensor, or along random directions of a
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
+from typing import Optional, TypeGuard
 
 import numpy as np
 
@@ -95,7 +95,7 @@ def tensor_metrics(t: TensorResult, known: Optional[dict] = None) -> dict:
     return out
 
 
-def checked_by_numeric(m: Optional[PairMetrics]) -> bool:
+def checked_by_numeric(m: Optional[PairMetrics]) -> TypeGuard[PairMetrics]:
     """Numeric judged something: it ran, and was finite somewhere the gradient is."""
     return m is not None and m.n > 0
 

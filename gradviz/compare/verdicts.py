@@ -78,7 +78,7 @@ def verdict(tensor: TensorResult, op_status: str = "ok", mode_errors: Optional[d
 # --- per op ----------------------------------------------------------------------------------
 def _stats(t: TensorResult, mode_errors: dict,
            known: Optional[dict] = None) -> dict[str, ModeStats]:
-    out = {}
+    out: dict[str, ModeStats] = {}
     if t.dtype in FIXED_DTYPES:
         return out   # no mode differentiates an int64 / bool input
     for mode in MODES:
@@ -112,9 +112,9 @@ def compare_tensor(t: TensorResult, op_status: str = "ok", mode_errors: Optional
     num_err = mode_errors.get(Mode.NUMERIC) if t.dtype not in FIXED_DTYPES else None
     cancelled = num_err is not None and num_err.kind == ErrorKind.CANCELLED
     failed = num_err is not None and not cancelled
-    if cancelled:
+    if num_err is not None and cancelled:
         why += f" ({num_err.message}: custom is not checked against numeric)"
-    elif failed:
+    elif num_err is not None:   # failed
         why += f" (numeric {failed_text(num_err)}: custom is not checked against numeric)"
     method = None
     if t.grads.get(Mode.NUMERIC) is not None:

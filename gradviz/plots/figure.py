@@ -89,7 +89,7 @@ def explanations_from(comparisons) -> dict[tuple[str, str, str], str]:
 def _modes_of(results: Sequence[RunResult], fw: str) -> list[str]:
     """The modes of framework `fw`: those its runs asked for and those they returned, so a
     column stays in place while its mode is still computing or after its mode failed."""
-    seen = set()
+    seen: set[str] = set()
     for r in results:
         if r.framework != fw:
             continue
@@ -108,7 +108,7 @@ def grid_columns(results: Sequence[RunResult], view: str, modes: Optional[Sequen
     earlier run whose gradients the results carry (plots/against.py): the difference view's
     columns are each mode now minus that run's."""
     cols = []
-    fws = [fw for fw in FRAMEWORKS if any(r.framework == fw for r in results)]
+    fws: list[str] = [fw for fw in FRAMEWORKS if any(r.framework == fw for r in results)]
     fws += sorted({r.framework for r in results} - set(fws))
     for fw in fws:
         have = [m for m in _modes_of(results, fw) if modes is None or m in modes]
@@ -174,15 +174,15 @@ def build_figure(results: Sequence[RunResult], view: str = "values", comparisons
     View > Log scale draws them.
     `against`: the label of an earlier run the results carry (grid_columns).
     """
-    row_views = dict(row_views or {})
-    for v in [view, *row_views.values()]:
+    views_of: dict[Any, str] = dict(row_views or {})
+    for v in [view, *views_of.values()]:
         if v not in VIEWS:
             raise ValueError(f"view {v!r}: use one of {', '.join(VIEWS)}")
     results = list(results)
     columns: dict[str, list[Column]] = {}
     rows, panels = [], []
     for row in grid_rows(results, comparisons):
-        rv = row_views.get((row.op, row.tensor), row_views.get(row.tensor, view))
+        rv = views_of.get((row.op, row.tensor), views_of.get(row.tensor, view))
         row = replace(row, view=rv)
         if rv not in columns:
             columns[rv] = grid_columns(results, rv, modes, against)

@@ -25,8 +25,8 @@ YLABEL = "‖∂loss/∂h_i‖₂ (log scale)"
 DEAD_LABEL = "gradient dies (zero or absent) at this layer"
 # (line width, dash, dot radius) per mode: drawn default first, widest, so a mode that equals
 # another stays visible under it (custom = default = numeric for a correct op).
-MODE_STYLE = {Mode.DEFAULT: (3.4, "solid", 4.6), Mode.CUSTOM: (1.9, "solid", 3.2),
-              Mode.NUMERIC: (1.3, "dash", 2.0)}
+MODE_STYLE: dict[str, tuple[float, str, float]] = {
+    Mode.DEFAULT: (3.4, "solid", 4.6), Mode.CUSTOM: (1.9, "solid", 3.2), Mode.NUMERIC: (1.3, "dash", 2.0)}
 
 
 @dataclass(frozen=True)
@@ -70,9 +70,8 @@ def is_stack(results: Sequence[RunResult]) -> bool:
 
 
 def _series(result: RunResult, flow: list[FlowRow], mode: str) -> FlowSeries:
-    pts = [(row.layer, row.norm[mode]) for row in flow
-           if row.norm.get(mode) is not None and math.isfinite(row.norm[mode])
-           and row.norm[mode] > 0]
+    pts = [(row.layer, n) for row in flow
+           if (n := row.norm.get(mode)) is not None and math.isfinite(n) and n > 0]
     width, dash, radius = MODE_STYLE.get(mode, (1.8, "solid", 3.0))
     return FlowSeries(mode, MODE_COLORS.get(mode, "#444444"), tuple(p[0] for p in pts),
                       tuple(float(p[1]) for p in pts), dies_at(flow, mode), width, dash, radius)
@@ -86,8 +85,8 @@ def _note(result: RunResult, flow: list[FlowRow]) -> str:
         return "no layers recorded"
     parts = []
     for mode in modes_of(result):
-        bad = [row.layer for row in flow if row.norm.get(mode) is not None
-               and not math.isfinite(row.norm[mode])]
+        bad = [row.layer for row in flow
+               if (n := row.norm.get(mode)) is not None and not math.isfinite(n)]
         if bad:
             parts.append(f"{mode} not finite at layer {', '.join(map(str, bad))}")
         skipped = [row for row in flow if row.absent.get(mode, "").startswith(NOT_COMPUTED)]
@@ -107,7 +106,7 @@ def _decades(charts: list[FlowChart]) -> tuple[int, int]:
 def build_flow_figure(results: Sequence[RunResult], pair: Optional[str] = None) -> FlowFigure:
     """The flow chart of one op's stack runs (one RunResult per framework)."""
     results = [r for r in results if r is not None]
-    order = {fw: i for i, fw in enumerate(FRAMEWORKS)}
+    order: dict[str, int] = {fw: i for i, fw in enumerate(FRAMEWORKS)}
     results.sort(key=lambda r: order.get(r.framework, len(order)))
     name = pair or (results[0].name if results else "no op")
     charts, modes = [], []

@@ -27,6 +27,7 @@ def log_panel(panel: Panel) -> Panel:
     """The panel on a log10 |g| axis: y holds log10 of the finite |g| > 0, the y range is in the
     same units, the y label says so and the note counts the zeros left out."""
     s = panel.series
+    assert s is not None, "log_panel takes a panel with a series (wants_log)"
     y = np.abs(s.y)
     keep = y > 0
     dropped = int(y.size - np.count_nonzero(keep))
@@ -57,7 +58,7 @@ def log_row(panels: Sequence[Panel], on: bool) -> tuple[Panel, ...]:
     """A row's panels as drawn with the log scale `on`: the value-like ones as log10 |g|, all
     of them on one y range (the union of theirs), as a row's linear panels share theirs."""
     out = [log_panel(p) if wants_log(p, on) else p for p in panels]
-    ranges = [p.y_range for p in out if p.log_y and p.series is not None]
+    ranges = [p.y_range for p in out if p.log_y and p.series is not None and p.y_range is not None]
     if not ranges:
         return tuple(out)
     shared = (min(r[0] for r in ranges), max(r[1] for r in ranges))

@@ -10,10 +10,10 @@ import numpy as np
 from gradviz.vocab import Framework, Mode
 
 # Plot colours per mode (readable in print and by most colour-blind readers).
-MODE_COLORS = {Mode.DEFAULT: "#3467b0", Mode.CUSTOM: "#e07b00", Mode.NUMERIC: "#2a9d4b"}
+MODE_COLORS: dict[str, str] = {Mode.DEFAULT: "#3467b0", Mode.CUSTOM: "#e07b00", Mode.NUMERIC: "#2a9d4b"}
 OTHER_COLOR = "#444444"            # a series of no known mode
 FRAMEWORK_DASH = {"torch": "solid", "tf": "dash"}
-FRAMEWORK_LABEL = {fw: fw.label for fw in Framework}
+FRAMEWORK_LABEL: dict[str, str] = {fw: fw.label for fw in Framework}
 FRAMEWORK_COLORS = {"torch": "#ee4c2c", "tf": "#ff8f00"}
 
 # Verdicts: text (and plot badges), and a light tint for table cells and row headers.

@@ -91,7 +91,8 @@ def input_values(r: Optional[RunResult], t: Optional[TensorResult]):
         return None, ""
     if t.role in ("input", "param") and t.value is not None:
         return t.value, t.name
-    n = np.size(t.value) if t.value is not None else np.size(t.grad(Mode.CUSTOM))
+    # np.size(None) is 1 (no custom gradient): then only a one-element input is its x
+    n = np.size(t.value) if t.value is not None else np.size(t.grad(Mode.CUSTOM))  # type: ignore[arg-type]
     for other in (r.tensors if r is not None else ()):
         if other.role == "input" and other.value is not None and np.size(other.value) == n:
             return other.value, other.name
@@ -102,6 +103,7 @@ def _projection(common: dict, t: TensorResult) -> Panel:
     """Numeric on random directions (a large tensor): each mode's g·v against numeric g·v;
     points on the diagonal agree."""
     info = t.numeric
+    assert info is not None, "make_panel draws projections only of a tensor with numeric info"
     num = info.projections.get(Mode.NUMERIC)
     sets = tuple(PointSet(m, MODE_COLORS.get(m, OTHER_COLOR), np.asarray(num, float), np.asarray(v, float))
                  for m, v in info.projections.items() if m != Mode.NUMERIC and num is not None)
@@ -217,7 +219,7 @@ def link_row(panels: list[Panel], view: str) -> list[Panel]:
         return [p if p.kind == "projection" else replace(p, y_range=yr, x_range=xr or p.x_range)
                 for p in panels]
     if view == "histogram":
-        top = max([int(p.hist.counts.max()) for p in panels if p.hist is not None and p.hist.counts.size]
+        top: float = max([int(p.hist.counts.max()) for p in panels if p.hist is not None and p.hist.counts.size]
                   or [1])
         return [p if p.kind == "projection" else replace(p, y_range=(0.0, max(top, 1) * 1.08))
                 for p in panels]

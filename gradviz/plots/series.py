@@ -6,7 +6,7 @@ non-finite values (NaN/+Inf/-Inf positions kept as markers and counted, never si
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -94,7 +94,7 @@ def nonfinite_markers(y, x=None, buckets: int = DEFAULT_BUCKETS) -> NonFinite:
     """Positions (in x units; element index when x is None) and counts of NaN, +Inf and -Inf."""
     y = _flat(y)
     xs = np.arange(y.size, dtype=np.float64) if x is None else _flat(x)
-    out = {}
+    out: dict[str, Any] = {}
     for key, mask in (("nan", np.isnan(y)), ("posinf", np.isposinf(y)), ("neginf", np.isneginf(y))):
         idx = np.flatnonzero(mask)
         out[key] = int(idx.size)
