@@ -26,7 +26,7 @@ VIEW_HELP = {"values": "each gradient element by index (min/max per bucket when 
              "heatmap": "a 2-D tensor's gradient as colours (largest |value| per block when large)",
              "vs_input": "each gradient element against the input value at that element (dots)"}
 # Scatter and difference panels compare two modes: (y mode, x mode) / (minuend, subtrahend).
-SCATTER_PAIRS = ((Mode.CUSTOM, Mode.DEFAULT), (Mode.CUSTOM, Mode.NUMERIC))
+SCATTER_PAIRS: tuple[tuple[str, str], ...] = ((Mode.CUSTOM, Mode.DEFAULT), (Mode.CUSTOM, Mode.NUMERIC))
 PAIR_VIEWS = ("scatter", "difference")
 MINUS = "−"                     # "custom−default": the mode of a difference panel
 COMPUTING = "numeric: computing…"
