@@ -42,7 +42,7 @@ def _same_numbers(out: Path, ops: list) -> None:
 def test_modules_with_parameters(tmp_path, examples_dir, corpus_dir, capsys):
     """An nn.Module's script builds it as gradviz did (seeded, its trainable parameters set,
     frozen ones and buffers as built) and runs its Functions' forwards for the default; a Keras
-    Layer gets none, saying why."""
+    Layer's builds it with its weights seeded by attribute path."""
     out, report = tmp_path / "repro", tmp_path / "run.json"
     files = [examples_dir / "tutorial_torch.py", examples_dir / "tutorial_tf.py",
              corpus_dir / "ok" / "layer_with_params_torch.py"]
@@ -50,7 +50,7 @@ def test_modules_with_parameters(tmp_path, examples_dir, corpus_dir, capsys):
                  "--json", str(report)])
     err = capsys.readouterr().err
     assert code == 0, err[-3000:]
-    assert "mul_layer (tf): no reproduction script: a Keras Layer: gradviz seeds" in err
+    assert "no reproduction script" not in err
     ops = [o for o in json.loads(report.read_text())["ops"]
            if (out / f"repro_{o['name']}_{o['framework']}.py").exists()]
     modules = {o["name"] for o in ops if o["framework"] == "torch"} - {"mul_weights", "round_ste"}
@@ -70,13 +70,27 @@ def test_a_script_is_standalone_and_says_what_it_is(tmp_path):
     assert "OP_NAME = 'HalfSquare'" in text and "differs" in text     # the reported table
 
 
-def test_ops_without_a_script_are_named(tmp_path, examples_dir, capsys):
-    """A Keras Layer gets no script (its weights are seeded by gradviz's attribute paths), and
-    the note says so; with nothing written the run fails as a bad output would."""
+def test_ops_without_a_script_are_named(tmp_path, write_module, capsys):
+    """A constant without a literal form (a torch dtype) cannot be written into a script: the
+    note says so, and with nothing written the run fails as a bad output would."""
+    path = write_module("cast_ops.py", """
+        import torch
+        import gradviz
+
+        @gradviz.op(consts={"dtype": torch.float64})
+        class Through64(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, dtype):
+                return x.to(dtype).to(x.dtype)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, None
+    """)
     out = tmp_path / "repro"
-    code = main(["run", str(examples_dir / "tutorial_tf.py"), "--op", "mul_layer",
-                 "--framework", "tf", "--modes", "custom,default", "--repro", str(out)])
+    code = main(["run", path, "--modes", "custom,default", "--repro", str(out)])
     err = capsys.readouterr().err
-    assert "mul_layer (tf): no reproduction script: a Keras Layer: gradviz seeds" in err
+    assert "Through64 (torch): no reproduction script: its constant dtype = torch.float64 " \
+           "has no literal form" in err, err[-2000:]
     assert "could not write reproduction scripts" in err
     assert code == 2 and list(out.iterdir()) == []

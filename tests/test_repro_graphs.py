@@ -36,7 +36,7 @@ def _script_prints_the_runs_numbers(engine, tmp_path, file, qualname, framework,
 
 @pytest.mark.parametrize("graph", ["seed", "mlp", "stack"])
 @pytest.mark.parametrize("qualname,framework", [("HalfTanh", "torch"), ("Scaled", "torch"),
-                                                ("half_tanh", "tf")])
+                                                ("half_tanh", "tf"), ("HalfScale", "tf")])
 def test_every_graph(engine, tmp_path, graph, qualname, framework):
     file = TORCH if framework == "torch" else TF
     result, comparison, printed = _script_prints_the_runs_numbers(
@@ -44,7 +44,7 @@ def test_every_graph(engine, tmp_path, graph, qualname, framework):
     names = {t.name for t in comparison.tensors}
     assert {"seed": {"a", "b", "c"}, "mlp": {"x", "w1", "h", "out", "y", "w2"},
             "stack": {"x", "w1", "h1", "o3", "b3"}}[graph] <= names, names
-    if qualname != "Scaled":           # half the true gradient: the script shows it too
+    if qualname not in ("Scaled", "HalfScale"):     # half the true gradient: shown by the script
         verdicts = {t.name: t.verdict for t in comparison.tensors}
         assert verdicts[{"seed": "a", "mlp": "x", "stack": "x"}[graph]] == "differs"
     assert f"{graph} graph" in printed
@@ -52,7 +52,8 @@ def test_every_graph(engine, tmp_path, graph, qualname, framework):
 
 @pytest.mark.parametrize("qualname,framework", [("CubeWithReference", "torch"),
                                                 ("Scaled", "torch"),
-                                                ("cube_with_reference", "tf")])
+                                                ("cube_with_reference", "tf"),
+                                                ("ScaledLayer", "tf")])
 def test_a_reference_is_the_default(engine, tmp_path, qualname, framework):
     """The default mode runs the op's reference= (a Module's takes the module first), which here
     is not the forward: custom and default differ, and the script prints the same difference."""
@@ -84,3 +85,49 @@ def test_big_tensors_along_random_directions(engine, tmp_path, qualname, framewo
         big = "x" if graph == "op" else "w1"
         t = next(t for t in result.tensors if t.name == big)
         assert t.numeric.method == "projection"
+
+
+def test_a_keras_layer(engine, tmp_path):
+    """A Layer's script builds it as gradviz does (its weight seeded by attribute path) and
+    removes the custom_gradient its call decorates anew for the default: the weight's half
+    gradient shows against both default and numeric."""
+    _, comparison, _ = _script_prints_the_runs_numbers(
+        engine, tmp_path, TF, "HalfScale", "tf", shape=(6,))
+    scale = next(t for t in comparison.tensors if t.name == "scale")
+    assert scale.verdict == "differs"
+    assert scale.metrics["custom~default"]["max_abs_err"] > 0.1
+
+
+def test_a_layer_calling_a_tf_function(engine, tmp_path):
+    """A tf.function keeps what it traced: the script's default runs it eagerly, so the
+    helper's custom gradient is gone there too (gradviz traces a twin)."""
+    _, comparison, _ = _script_prints_the_runs_numbers(
+        engine, tmp_path, TF, "TracedHelper", "tf", shape=(6,))
+    x = next(t for t in comparison.tensors if t.name == "x")
+    assert x.verdict == "differs" and x.metrics["custom~default"]["max_abs_err"] > 0.1
+
+
+def test_a_torch_library_custom_op(engine, tmp_path, write_module):
+    """custom calls the op (its registered backward, here twice the true one); default
+    differentiates its Python body, in the script as in gradviz."""
+    import uuid
+    path = write_module("lib_ops.py", f"""
+        import torch
+
+        @torch.library.custom_op("gv{uuid.uuid4().hex[:8]}::scaled_sin", mutates_args=())
+        def scaled_sin(x: torch.Tensor) -> torch.Tensor:
+            return torch.sin(x)
+
+        def _setup(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        def _backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * torch.cos(x) * 2.0
+
+        scaled_sin.register_autograd(_backward, setup_context=_setup)
+    """)
+    _, comparison, _ = _script_prints_the_runs_numbers(
+        engine, tmp_path, path, "scaled_sin", "torch", shape=(6,))
+    x = next(t for t in comparison.tensors if t.name == "x")
+    assert x.verdict == "differs" and x.metrics["custom~default"]["max_abs_err"] > 0.1

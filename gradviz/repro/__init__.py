@@ -5,8 +5,10 @@ beside it when not), imports the op from the user's file, computes the custom, d
 finite-difference gradients the same way, and prints the comparison gradviz's table printed.
 numpy only here; the arrays: arrays.py; the script's text: script_*.py.
 
-Every graph (op, seed, mlp, stack); autograd.Function and nn.Module (torch) and
-@tf.custom_gradient ops, their reference= too. Others get no script and a note saying why.
+Every graph (op, seed, mlp, stack); autograd.Function, nn.Module and torch.library.custom_op
+(torch), @tf.custom_gradient and Keras Layer (tf) ops, their reference= too. An op whose
+constant has no literal form, or whose parameter is renamed away from a graph tensor's name,
+gets no script and a note saying why.
 """
 from __future__ import annotations
 
@@ -22,17 +24,15 @@ from gradviz.model import FIXED_DTYPES, RunResult
 from gradviz.module_files import package_module
 from gradviz.repro.arrays import arrays as arrays_of
 from gradviz.repro.script_head import COMMON, HEAD
+from gradviz.repro.script_keras import KERAS
 from gradviz.repro.script_numeric import NUMERIC, TAIL
 from gradviz.repro.script_tf import TF
 from gradviz.repro.script_torch import TORCH
 
-SUPPORTED = {"torch": ("function", "module"), "tf": ("custom_gradient",)}
+SUPPORTED = {"torch": ("function", "module", "custom_op"), "tf": ("custom_gradient", "layer")}
 INLINE_MAX = 64                 # elements of one array written into the script itself
 BODIES = {"torch": TORCH, "tf": TF}
-WHY_NOT = {("tf", "layer"): (
-    "a Keras Layer: gradviz seeds its trainable weights by their attribute paths (keras_names) "
-    "and keeps its non-trainable ones from a first build under a reset TF random state, which "
-    "a script without gradviz does not rebuild faithfully yet")}
+WHY_NOT: dict = {}     # (framework, kind) -> why such an op gets no script
 PACKAGES = {"torch": "torch", "tf": "tensorflow"}
 
 
@@ -119,7 +119,8 @@ def script_text(r: RunResult, comparison, arrays: dict, data_file: Optional[str]
         rows=[(t.name, "x".join(str(n) for n in t.shape) or "scalar") for t in r.tensors
               if t.dtype not in FIXED_DTYPES],
         no_numeric=_no_numeric(r))
-    return head + COMMON + BODIES[r.framework] + NUMERIC + TAIL
+    keras = KERAS if r.op.kind == "layer" else ""
+    return head + COMMON + BODIES[r.framework] + keras + NUMERIC + TAIL
 
 
 def _no_numeric(r: RunResult) -> dict:
@@ -160,6 +161,7 @@ def _data(arrays: dict, data_file: Optional[str]) -> str:
             ("leaf64", "LEAVES64", "the float64 values behind them, where numeric perturbs"),
             ("param", "PARAMS", "the op's trainable parameters, as seeded"),
             ("param64", "PARAMS64", "their float64 values"),
+            ("frozen", "FROZEN", "frozen parameters, as the op built them"),
             ("upstream", "UPSTREAM", "the loss's weight of each output it weighs"),
             ("target", "TARGET", "the mlp graph's regression target of y"),
             ("value", "VALUES", "each recorded tensor's value in the run (sizes numeric steps)")):

@@ -68,12 +68,12 @@ def arrays(r: RunResult) -> dict[str, np.ndarray]:
     for t in r.tensors:
         if t.role == "input" or (t.role == "param" and t.name in ours):
             group = "leaf"
-        elif t.role == "param" and not t.frozen:
-            group = "param"
+        elif t.role == "param":
+            group = "frozen" if t.frozen else "param"
         else:
             continue
         value = out[f"{group}/{t.name}"] = np.asarray(t.value)
-        if value.dtype.kind == "f":
+        if value.dtype.kind == "f" and group != "frozen":
             out[f"{group}64/{t.name}"] = _float64(r, t.name, t.role, value)
     for t in r.tensors:
         if t.role in ("output", "intermediate"):

@@ -10,6 +10,7 @@ import tensorflow as tf
 from tensorflow.python.ops import custom_gradient as _cg
 
 FRAMEWORK = "tf"
+_built64 = {}
 _FRAMEWORK_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
                         for m in (tf, _cg) if getattr(m, "__file__", None))
 
@@ -35,7 +36,7 @@ class K:
 @contextlib.contextmanager
 def custom_gradients_as_default():
     """Within: every @tf.custom_gradient function outside TensorFlow's own code runs its
-    undecorated forward f(x)[0], wherever it is defined or called from (eagerly)."""
+    undecorated forward f(x)[0], wherever it is defined or called from."""
     eager, graph = _cg._eager_mode_decorator, _cg._graph_mode_decorator
 
     def as_default(original):
@@ -46,10 +47,15 @@ def custom_gradients_as_default():
             return f(*args, **kwargs)[0]
         return decorator
     _cg._eager_mode_decorator, _cg._graph_mode_decorator = as_default(eager), as_default(graph)
+    # a tf.function keeps what it traced (the custom run's gradients): run its Python eagerly
+    # here (gradviz traces a twin of it instead; the same numbers)
+    was_eager = tf.config.functions_run_eagerly()
+    tf.config.run_functions_eagerly(True)
     try:
         yield
     finally:
         _cg._eager_mode_decorator, _cg._graph_mode_decorator = eager, graph
+        tf.config.run_functions_eagerly(was_eager)
 
 
 def mode_call(op, module, mode):
@@ -64,7 +70,10 @@ def gradients(mode):
     """Every tensor's gradient of the loss in `mode`, as numpy (None where there is none)."""
     op, module = load_op()
     dtype = getattr(tf, RUN_DTYPE)
-    fn, scope = mode_call(op, module, mode)
+    if KIND == "layer":
+        fn, named, scope = layer_call(op, module, mode)
+    else:
+        (fn, scope), named = mode_call(op, module, mode), {}
     recorded = {}
 
     def rec(name, t):
@@ -80,6 +89,7 @@ def gradients(mode):
             loss = graph_loss(fn, leaves, rec, K)
         got = {n: t for n, t in leaves.items() if LEAVES[n].dtype.kind == "f"}
         got.update(recorded)
+        got.update({n: getattr(v, "value", v) for n, v in named.items()})   # Keras 3: its tf.Variable
         grads = tape.gradient(loss, got)
     return {n: tf.convert_to_tensor(g).numpy() for n, g in grads.items() if g is not None}
 
@@ -88,6 +98,11 @@ def loss64(leaves, params, inject=None):
     """The float64 loss of the custom forward at `leaves`, with inject = (name, delta) added
     to that recorded tensor."""
     op, _ = load_op()
+    if KIND == "layer":
+        op = _built64.get("layer") or _built64.setdefault(
+            "layer", build_layer(op, "float64", PARAMS64, plain=False))
+        for n, v in named_variables(op, list(op.trainable_variables)).items():
+            v.assign(params[n])
 
     def rec(name, t):
         if inject is not None and name == inject[0]:

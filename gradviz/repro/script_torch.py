@@ -83,6 +83,12 @@ def build(op, dtype, params):
 
 def mode_call(op, module, mode, dtype):
     """What the graph calls in `mode`, its module's named parameters, and the scope it runs in."""
+    if KIND == "custom_op":         # torch.library.custom_op: its default is its Python body
+        if mode == "custom":
+            return op, {}, None
+        if USES_REFERENCE:
+            return reference_of(op, module), {}, None
+        return op._init_fn, {}, functions_as_default()
     if KIND == "function":
         if mode == "custom":
             return op.apply, {}, None
@@ -132,8 +138,8 @@ def loss64(leaves, params, inject=None):
     with torch.no_grad():
         tensors = {n: torch.tensor(v, dtype=torch.float64 if v.dtype.kind == "f" else None,
                                    device=DEVICE) for n, v in leaves.items()}
-        if KIND == "function":
-            fn = op.apply
+        if KIND in ("function", "custom_op"):
+            fn = op.apply if KIND == "function" else op
         else:
             fn = _built64.get("module") or _built64.setdefault(
                 "module", build(op, torch.float64, PARAMS64))
