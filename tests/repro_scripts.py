@@ -30,9 +30,11 @@ def printed_rows(printed: str) -> dict[str, tuple[str, str]]:
 
 
 def reported(metrics: dict, key: str) -> str:
-    """The report's number as gradviz's table prints it (3 significant digits)."""
+    """The report's number as gradviz's table prints it (3 significant digits); `metrics` as
+    the JSON report has them (dicts) or as a comparison does (PairMetrics)."""
     m = metrics.get(key)
-    return "-" if m is None or m.max_abs_err is None else f"{m.max_abs_err:.3g}"
+    err = m.get("max_abs_err") if isinstance(m, dict) else getattr(m, "max_abs_err", None)
+    return "-" if err is None else f"{err:.3g}"
 
 
 def same_number(printed: str, report: str) -> bool:
