@@ -1,5 +1,6 @@
 """The verdicts, as one vocabulary (DESIGN.md "Verdicts"): each name with its rank, whether it
-passes, its glyph in the op tree and its label in the terminal. No imports beyond the standard
+passes, its glyph in the op tree, its label in the terminal and its colours (plots/palette.py and
+the window's theme read them). No imports beyond the standard
 library: `import gradviz` reads it (gradviz.op(expect=...)) and loads nothing else.
 
 A Verdict is a str: JSON, comparisons with the names ("match") and dict keys work as before."""
@@ -41,6 +42,16 @@ class Verdict(StrEnum):
         """How the terminal writes it: the failing ones in capitals, to be seen in a table."""
         return _LABELS.get(self, self.value)
 
+    @property
+    def text_colour(self) -> str:
+        """Its words' colour on a light background (plots, the grid's headers, the op tree)."""
+        return _COLOURS[self][0]
+
+    @property
+    def tint(self) -> str:
+        """A light background that carries it (a grid row's header)."""
+        return _COLOURS[self][1]
+
 
 _ORDER = tuple(Verdict)
 _GLYPHS = {Verdict.NO_GRADIENT: "", Verdict.MATCH: "✓", Verdict.SURROGATE: "≈",
@@ -48,6 +59,12 @@ _GLYPHS = {Verdict.NO_GRADIENT: "", Verdict.MATCH: "✓", Verdict.SURROGATE: "�
            Verdict.BROKEN: "⚠", Verdict.ERROR: "✗"}
 _LABELS = {Verdict.DIFFERS: "DIFFERS", Verdict.NON_FINITE: "NON-FINITE", Verdict.ERROR: "ERROR",
            Verdict.NO_GRADIENT: "no gradient"}
+
+# (text, tint): no-gradient and unchecked are grey, nothing compared, nothing to alarm, no pass
+_COLOURS = {Verdict.MATCH: ("#1b6e1b", "#d8f0d8"), Verdict.SURROGATE: ("#1f4fa3", "#dde8fb"),
+            Verdict.DIFFERS: ("#a3560d", "#fbe3c8"), Verdict.NON_FINITE: ("#b01c1c", "#f7d0d0"),
+            Verdict.BROKEN: ("#6b3fa0", "#e4d9f2"), Verdict.ERROR: ("#9a0d0d", "#f4b6b6"),
+            Verdict.NO_GRADIENT: ("#555555", "#eeeeee"), Verdict.UNCHECKED: ("#555555", "#eeeeee")}
 
 NAMES = tuple(v.value for v in Verdict)
 PASSING = tuple(v for v in Verdict if v.passes)

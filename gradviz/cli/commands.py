@@ -26,6 +26,7 @@ from gradviz.model import (
     parse_upstream,
     settings_texts,
 )
+from gradviz.plots.formats import FIGURE_FORMATS, suffixes_in_words
 from gradviz.vocab import CheckStatus
 
 EXIT_OK, EXIT_STRICT, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
@@ -108,8 +109,8 @@ def settings_from(args) -> RunSettings:
     wrong += [p for p in [memory_setting_problem()] if p]
     if wrong:
         raise UsageError("gradviz run: " + "\n".join(wrong))
-    if args.plot and os.path.splitext(args.plot)[1].lower() not in (".png", ".svg", ".pdf"):
-        raise UsageError(f"--plot {args.plot}: the file must end in .png, .svg or .pdf")
+    if args.plot and os.path.splitext(args.plot)[1].lower() not in FIGURE_FORMATS:
+        raise UsageError(f"--plot {args.plot}: the file must end in {suffixes_in_words()}")
     if args.log_scale and not args.plot:
         raise UsageError("--log-scale draws the --plot file: give --plot PATH too")
     return RunSettings(graph=args.graph, shape=shape, dtype=args.dtype, seed=args.seed,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradviz.verdict import Verdict
 from gradviz.vocab import Framework, Mode
 
 # Plot colours per mode (readable in print and by most colour-blind readers).
@@ -16,14 +17,9 @@ FRAMEWORK_DASH = {"torch": "solid", "tf": "dash"}
 FRAMEWORK_LABEL: dict[str, str] = {fw: fw.label for fw in Framework}
 FRAMEWORK_COLORS = {"torch": "#ee4c2c", "tf": "#ff8f00"}
 
-# Verdicts: text (and plot badges), and a light tint for table cells and row headers.
-VERDICT_TEXT = {"match": "#1b6e1b", "surrogate": "#1f4fa3", "differs": "#a3560d",
-                "non-finite": "#b01c1c", "broken": "#6b3fa0", "error": "#9a0d0d",
-                "no-gradient": "#555555", "unchecked": "#555555"}
-# int64 / bool inputs ("no-gradient") and "unchecked": nothing compared, nothing to alarm, no pass
-VERDICT_TINT = {"match": "#d8f0d8", "surrogate": "#dde8fb", "differs": "#fbe3c8",
-                "non-finite": "#f7d0d0", "broken": "#e4d9f2", "error": "#f4b6b6",
-                "no-gradient": "#eeeeee", "unchecked": "#eeeeee"}
+# the verdicts' colours are theirs (gradviz/verdict.py), keyed here by name for the plots
+VERDICT_TEXT = {v.value: v.text_colour for v in Verdict}
+VERDICT_TINT = {v.value: v.tint for v in Verdict}
 
 NAN_COLOR = "#c62828"              # NaN markers and non-finite counts
 INF_COLOR = "#8000c0"              # +Inf / -Inf markers

@@ -31,10 +31,10 @@ from typing import Callable, Optional, Sequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox
 
 from gradviz.model import OpKey, RunResult, TensorResult
+from gradviz.plots.formats import FIGURE_FORMATS, dialog_filter
 
-IMAGE_FILTERS = "PNG image (*.png);;SVG vector image (*.svg);;PDF document (*.pdf)"
-FILTERS = {".png": "PNG image (*.png)", ".svg": "SVG vector image (*.svg)",
-           ".pdf": "PDF document (*.pdf)", ".csv": "CSV table (*.csv)",
+IMAGE_FILTERS = ";;".join(dialog_filter(ext) for ext in FIGURE_FORMATS)
+FILTERS = {**{ext: dialog_filter(ext) for ext in FIGURE_FORMATS}, ".csv": "CSV table (*.csv)",
            ".npz": "NumPy arrays (*.npz)", ".json": "JSON report (*.json)"}
 
 

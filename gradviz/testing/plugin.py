@@ -15,6 +15,10 @@ from gradviz.errors import GradvizError
 
 
 def pytest_addoption(parser) -> None:
+    # the defaults are RunSettings' (as gradviz run's), but for the upstream: a test draws a
+    # random one, which a backward that ignores its incoming gradient cannot pass by chance
+    from gradviz.model import DTYPES, GRAPHS, RunSettings, settings_texts
+    default = settings_texts(RunSettings())
     group = parser.getgroup("gradviz", "gradviz: every op of the given files as a test")
     group.addoption("--gradviz", action="store_true",
                     help="collect the ops of the given files or folders (every .py file) as "
@@ -22,11 +26,11 @@ def pytest_addoption(parser) -> None:
     group.addoption("--gradviz-checks", default="none", metavar="all|none|NAME,...",
                     help="contract checks per op (as gradviz run --checks)")
     group.addoption("--gradviz-upstream", default="random", metavar="ones|random|const:K")
-    group.addoption("--gradviz-seed", type=int, default=0)
-    group.addoption("--gradviz-shape", default="200", metavar="200|4x50")
-    group.addoption("--gradviz-dtype", default="float32", choices=("float32", "float64"))
-    group.addoption("--gradviz-graph", default="op", choices=("op", "seed", "mlp", "stack"))
-    group.addoption("--gradviz-timeout", type=float, default=120.0,
+    group.addoption("--gradviz-seed", type=int, default=default["seed"])
+    group.addoption("--gradviz-shape", default=default["shape"], metavar="200|4x50")
+    group.addoption("--gradviz-dtype", default=default["dtype"], choices=DTYPES)
+    group.addoption("--gradviz-graph", default=default["graph"], choices=GRAPHS)
+    group.addoption("--gradviz-timeout", type=float, default=default["timeout"],
                     help="seconds per op and framework")
     group.addoption("--gradviz-repro", metavar="DIR", default=None,
                     help="write a reproduction script (gradviz run --repro) of each failing op "

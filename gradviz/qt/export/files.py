@@ -2,12 +2,14 @@
 file written atomically by gradviz.atomic_file, the one writer of reports and figures."""
 from __future__ import annotations
 
+import importlib
 import os
 
 from gradviz.atomic_file import atomic_path
-from gradviz.qt.export import pdf, png, svg
+from gradviz.plots.formats import FIGURE_FORMATS
 
-WRITERS = {m.SUFFIX: m for m in (png, svg, pdf)}
+# each format's writer is the module named by its suffix (gradviz/qt/export/png.py for .png)
+WRITERS = {ext: importlib.import_module(f"gradviz.qt.export.{ext[1:]}") for ext in FIGURE_FORMATS}
 FORMATS = tuple(WRITERS)
 
 
@@ -36,7 +38,7 @@ def write_pages(path: str, pages, title: str) -> str:
     if format_of(path) != ".pdf":
         raise ValueError(f"{path}: pages are written to a PDF only")
     with atomic_path(str(path), suffix=".part.pdf") as tmp:
-        pdf.write_pages(tmp, pages, title)
+        WRITERS[".pdf"].write_pages(tmp, pages, title)
         if os.path.getsize(tmp) == 0:
             raise OSError(f"nothing was written to {path}")
     return os.path.abspath(path)
