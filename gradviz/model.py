@@ -329,6 +329,15 @@ class RunResult:
 
 
 @dataclass(frozen=True)
+class NumericReply:
+    """A worker's one reply to "run:numeric": `result` holds only the numeric mode when the
+    worker kept the quick pass (`whole` False: the engine joins it to that pass), else the whole
+    run (`whole` True: it had no quick pass to add to, or the op's file changed)."""
+    result: RunResult
+    whole: bool
+
+
+@dataclass(frozen=True)
 class FileCatalog:
     """What one framework's worker found in one user file."""
     file: str

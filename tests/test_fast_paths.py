@@ -266,8 +266,9 @@ def test_a_kept_quick_pass_is_never_used_for_other_settings(engine, examples_dir
     worker = engine.workers["torch"]
     worker.call("run:keep", RunRequest(req.file, req.qualname, "torch",
                                        SMALL.with_(modes=("custom", "default"))), 300)
-    kind, res = worker.call("run:numeric", other, 300)
-    assert kind == "full"
+    reply = worker.call("run:numeric", other, 300)
+    res = reply.result
+    assert reply.whole
     [one] = engine.run([other])
     _same_result(res, one)
 
@@ -352,9 +353,9 @@ def test_a_file_edited_and_edited_back_between_the_passes(engine, write_module):
     write_module("edited_back.py", src.format(k=5.0))
     worker.call("load", [path], 300)               # the worker sees the edit in between
     write_module("edited_back.py", src.format(k=2.0))
-    kind, res = worker.call("run:numeric", req, 300)
+    reply = worker.call("run:numeric", req, 300)
     from gradviz.engine.numeric_pass import with_numeric
-    two = with_numeric(quick, res, req) if kind == "numeric" else res
+    two = reply.result if reply.whole else with_numeric(quick, reply.result, req)
     [one] = engine.run([req])
     _same_result(two, one)
     np.testing.assert_allclose(two.tensor("x").grads["numeric"], 2.0, rtol=1e-6)

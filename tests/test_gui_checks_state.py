@@ -82,9 +82,9 @@ def test_cancel_and_a_run_without_checks_leave_no_stale_cells(qtbot, window, eng
     m.choose(key("Cube"), "double_backward")
     assert "pass" in m.detail.text()
     # a second run, cancelled (Esc right after Ctrl+R) before its run thread reaches the
-    # engine: that cancel was lost (Engine.run clears its stop flag) and the batch ran whole
-    real_run, gate = engine.run, threading.Event()
-    monkeypatch.setattr(engine, "run", lambda *a, **kw: gate.wait(60) and real_run(*a, **kw))
+    # engine: that cancel was lost (run_passes clears its stop flag) and the batch ran whole
+    real_run, gate = engine.run_passes, threading.Event()
+    monkeypatch.setattr(engine, "run_passes", lambda *a, **kw: gate.wait(60) and real_run(*a, **kw))
     with qtbot.waitSignal(window.runDone, timeout=RUN_TIMEOUT_MS):
         assert window.run(keys)
         # pending at the start, the count with them, the detail of this run, not the old pass
@@ -93,7 +93,7 @@ def test_cancel_and_a_run_without_checks_leave_no_stale_cells(qtbot, window, eng
         assert "running after the plain results" in m.detail.text()
         window.cancel()
         gate.set()
-    monkeypatch.setattr(engine, "run", real_run)
+    monkeypatch.setattr(engine, "run_passes", real_run)
     for k in keys:
         assert [m.status(k, n) for n in ("double_backward", "precision")] == ["cancelled"] * 2
     assert _cells_agree(window) == 0

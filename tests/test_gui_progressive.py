@@ -11,17 +11,19 @@ from samples import ste_result
 
 from gradviz.app.analysis import Analysis
 from gradviz.app.settings_file import SettingsFile
+from gradviz.engine.passes import OpStarted, ResultArrived
 from gradviz.model import FileCatalog, OpInfo, RunRequest
 
 
 class FakeEngine:
-    """Answers runs with hand-made results; `partial_first` mimics Engine.run(on_partial=)."""
+    """Answers runs with hand-made results; `partial_first` mimics the engine's QUICK -> NUMERIC
+    passes (a partial result of each op first)."""
 
     def __init__(self, partial_first: bool):
         self.frameworks = ("torch",)
         self.release = threading.Event()
         if partial_first:
-            self.run = self._run_partial
+            self.run_passes = self._run_partial
 
     def states(self):
         return {}
@@ -33,27 +35,27 @@ class FakeEngine:
         r = ste_result("torch", spike_at=7)
         return replace(r, request=req, op=replace(r.op, file=req.file))
 
-    def run(self, requests, on_result=None, on_start=None, on_partial=None, on_checks=None):
+    def run_passes(self, requests, passes, on_event):
         out = []
         for req in requests:
-            on_start(req)
+            on_event(OpStarted(req))
             out.append(self._full(req))
-            on_result(out[-1])
+            on_event(ResultArrived(out[-1]))
         return out
 
-    def _run_partial(self, requests, on_result=None, on_start=None, on_partial=None, on_checks=None):
+    def _run_partial(self, requests, passes, on_event):
         # as the real engine (engine.numeric_pass): the final result holds the partial's arrays
         fulls = []
         for req in requests:
             fulls.append(self._full(req))
             quick = replace(req, settings=req.settings.with_(modes=("default", "custom")))
-            on_partial(replace(fulls[-1], request=quick, partial=True, tensors=tuple(
+            on_event(ResultArrived(replace(fulls[-1], request=quick, partial=True, tensors=tuple(
                 replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"})
-                for t in fulls[-1].tensors)))
+                for t in fulls[-1].tensors))))
         self.release.wait(10)
         for req, full in zip(requests, fulls):
-            on_start(req)
-            on_result(full)
+            on_event(OpStarted(req))
+            on_event(ResultArrived(full))
         return fulls
 
 

@@ -227,15 +227,16 @@ class PairEngine:
     def cancel(self):
         pass
 
-    def run(self, requests, on_result=None, on_start=None, on_partial=None, on_checks=None):
+    def run_passes(self, requests, passes, on_event):
+        from gradviz.engine.passes import OpStarted, ResultArrived
         fulls = []
         for req in requests:
-            on_start(req)
+            on_event(OpStarted(req))
             fulls.append(replace(ste_result(req.framework), request=req))
         for full in fulls:
-            on_partial(_partial(full))
+            on_event(ResultArrived(_partial(full)))
         for full in fulls:
-            on_result(full)
+            on_event(ResultArrived(full))
         return fulls
 
 

@@ -177,8 +177,8 @@ def test_only_the_apps_second_pass_runs_numeric_at_low_priority(engine, examples
         assert backend.handle("run:background", req).status == "ok" and lowered == [True]
         quick = RunRequest(req.file, req.qualname, "torch", req.settings.with_(modes=("default", "custom")))
         assert backend.handle("run:keep", quick).status == "ok" and lowered == [True]
-        kind, part = backend.handle("run:numeric", req)
-        assert kind == "numeric" and part.status == "ok" and lowered == [True, True]
+        reply = backend.handle("run:numeric", req)
+        assert not reply.whole and reply.result.status == "ok" and lowered == [True, True]
     """)
 
     worker = engine.workers["torch"]

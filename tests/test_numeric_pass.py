@@ -65,12 +65,14 @@ def test_a_worker_without_the_first_pass_runs_the_op_in_full(engine, examples_di
     [one] = engine.run([req])
     worker = engine.workers["tf"]
     quick = worker.call("run:keep", quick_req, 300)
-    kind, part = worker.call("run:numeric", req, 300)
-    assert kind == "numeric" and all(t.value is None for t in part.tensors)
+    reply = worker.call("run:numeric", req, 300)
+    part = reply.result
+    assert not reply.whole and all(t.value is None for t in part.tensors)
     assert all(set(t.grads) <= {"numeric"} for t in part.tensors)
     _same_result(with_numeric(quick, part, req), one)
-    kind, again = worker.call("run:numeric", req, 300)
-    assert kind == "full"
+    reply = worker.call("run:numeric", req, 300)
+    again = reply.result
+    assert reply.whole
     _same_result(again, one)
 
 
@@ -96,8 +98,9 @@ def test_a_changed_file_between_the_passes_runs_in_full(engine, write_module):
     import time
     write_module("scale_between.py", src.format(k=3.0))
     os.utime(path, (time.time() + 5, time.time() + 5))   # a new mtime even within one tick
-    kind, res = worker.call("run:numeric", req, 300)
-    assert kind == "full" and res.status == "ok"
+    reply = worker.call("run:numeric", req, 300)
+    res = reply.result
+    assert reply.whole and res.status == "ok"
     x = res.tensor("x")
     np.testing.assert_allclose(x.grads["custom"], 3.0, rtol=1e-6)
     np.testing.assert_allclose(x.grads["numeric"], 3.0, rtol=1e-4)

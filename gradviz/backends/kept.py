@@ -1,6 +1,6 @@
 """The app's quick pass kept in the worker for the numeric pass of the same request.
 
-The app runs an op twice (engine.Engine.run with on_partial): custom and default first, then in
+The app runs an op twice (engine.passes: QUICK, then NUMERIC): custom and default first, then in
 full with the numeric reference. The second pass used to differentiate the op again and send
 every gradient back a second time; now the worker keeps what the first pass made (the op as
 built, its graph, the tensors and their gradients) and the second pass only adds the numeric

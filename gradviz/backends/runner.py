@@ -38,7 +38,15 @@ from gradviz.backends.upstream_probe import compare_probes, probe_upstream
 from gradviz.backends.user_code import USER_FAILURES, capture_output, error_info, load_error
 from gradviz.backends.user_modules import load_module, load_note
 from gradviz.backends.user_state import own_state, patch_note
-from gradviz.model import ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, TensorResult
+from gradviz.model import (
+    ErrorInfo,
+    FileCatalog,
+    NumericReply,
+    OpInfo,
+    RunRequest,
+    RunResult,
+    TensorResult,
+)
 from gradviz.vocab import ErrorKind
 
 
@@ -112,19 +120,19 @@ class Backend:
                  "elapsed": time.perf_counter() - t0, "framework_version": self.version()}
         return RunResult(**{**vars(result), **extra})
 
-    def run_numeric(self, req: RunRequest) -> tuple[str, RunResult]:
-        """The app's second pass of `req`: ("numeric", a result holding only the numeric mode:
-        its gradients, reasons and projections, its error, log and time) when this worker kept
-        the quick pass of the same request and the op's file is unchanged; the engine adds it
-        to the quick pass's result. Else ("full", the whole run, as `run` in the background)."""
+    def run_numeric(self, req: RunRequest) -> NumericReply:
+        """The app's second pass of `req`: a result holding only the numeric mode (its
+        gradients, reasons and projections, its error, log and time) when this worker kept the
+        quick pass of the same request and the op's file is unchanged; the engine adds it to the
+        quick pass's result. Else the whole run, as `run` in the background (`whole`)."""
         quick = self.kept.take(quick_request(req))
         if quick is not None and not req.settings.checks:
             t0 = time.perf_counter()
             with capture_output() as cap, own_state(os.path.abspath(req.file), self.adapter):
                 result = self._numeric_only(req, quick)
             if result is not None:
-                return "numeric", self._finished(result, cap, t0)
-        return "full", self.run(req, background=True)
+                return NumericReply(self._finished(result, cap, t0), whole=False)
+        return NumericReply(self.run(req, background=True), whole=True)
 
     def _numeric_only(self, req: RunRequest, q: QuickRun) -> Optional[RunResult]:
         """The numeric reference of a kept quick pass; None when the op's file changed since

@@ -189,7 +189,10 @@ def cmd_run(argv: list[str]) -> int:
                   if load_failed else ""), file=sys.stderr)
             return EXIT_USAGE
         progress = None if args.quiet else _progress(len(requests))
-        results = label_results(paired, engine.run(requests, on_result=progress))
+        from gradviz.engine.passes import plan
+        # one FULL pass: each op as asked, its checks inside it
+        results = label_results(paired, engine.run_passes(requests, plan(requests, False, False),
+                                                          progress))
         # the workers are killed and reaped (~0.1 s: TensorFlow's takes a while to go) while the
         # results are compared and written; leaving the block then finds them stopped
         closing = threading.Thread(target=engine.close, name="gradviz-close")
@@ -218,9 +221,14 @@ def _echo_worker_line(framework: str, line: str) -> None:
 
 
 def _progress(total: int):
+    """The run's events to stderr: a line per op's final result."""
+    from gradviz.engine.passes import ResultArrived
     done = [0]
 
-    def report(result) -> None:
+    def report(event) -> None:
+        if not isinstance(event, ResultArrived) or event.partial:
+            return
+        result = event.result
         done[0] += 1
         mark = "ok" if result.status == "ok" else result.error.kind if result.error else "error"
         print(f"[{done[0]}/{total}] {result.framework:5} {result.name} ({mark}, "

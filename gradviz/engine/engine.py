@@ -14,6 +14,18 @@ from typing import Callable, Iterable, Optional
 from gradviz.engine.errors import Cancelled, WorkerFailure, WorkerUnavailable
 from gradviz.engine.failures import failure_info
 from gradviz.engine.numeric_pass import numeric_cancelled, numeric_failed, with_numeric
+from gradviz.engine.passes import (
+    CHECKS_PASS,
+    QUICK_PASS,
+    ChecksArrived,
+    OpStarted,
+    Pass,
+    ResultArrived,
+    RunEvent,
+    plan,
+    without_checks,
+    without_numeric,
+)
 from gradviz.engine.worker import Worker, WorkerState
 from gradviz.import_scan import frameworks_used
 from gradviz.model import (
@@ -23,6 +35,7 @@ from gradviz.model import (
     CheckResult,
     ErrorInfo,
     FileCatalog,
+    NumericReply,
     OpKey,
     RunRequest,
     RunResult,
@@ -30,6 +43,10 @@ from gradviz.model import (
 from gradviz.vocab import CheckStatus, ErrorKind, Mode
 
 LOAD_TIMEOUT = 60.0
+
+
+def _as_is(value):
+    return value
 
 
 class Engine:
@@ -144,54 +161,74 @@ class Engine:
             on_start: Optional[Callable[[RunRequest], None]] = None,
             on_partial: Optional[Callable[[RunResult], None]] = None,
             on_checks: Optional[Callable[[RunResult], None]] = None) -> list[RunResult]:
-        """Run every request; each failure (error, timeout, crash, cancel) is a result too.
-        Results come back in request order; `on_result` is called as each one arrives (from a
-        worker thread).
-
-        With `on_partial`, requests that include the numeric mode run in two passes: first every
-        op without it (each result goes to `on_partial`, marked `partial`), then in full; each
-        framework's worker goes on to its full pass as soon as its own first pass is done. The
-        custom and default gradients of all ops show at once; the numeric reference, which costs
-        hundreds of forward passes, fills in after.
-
-        With `on_checks` too, contract checks (settings.checks) run in a last pass of their own,
-        after every op's full result: each op's checks go to `on_checks` as they come, and are
-        merged into the results returned. Without it, checks run inside each op's request."""
+        """run_passes with one callback per event: `on_start` (OpStarted), `on_partial` and
+        `on_result` (ResultArrived, partial or final), `on_checks` (ChecksArrived). With
+        `on_partial` the run is progressive (QUICK -> NUMERIC), with `on_checks` too the checks
+        are a pass of their own (engine.passes.plan); else one FULL pass."""
         requests = list(requests)
+        calls = {OpStarted: on_start, ChecksArrived: on_checks}
+
+        def on_event(ev: RunEvent) -> None:
+            call = calls.get(type(ev)) if not isinstance(ev, ResultArrived) else \
+                on_partial if ev.partial else on_result
+            if call is not None:
+                call(ev.request if isinstance(ev, OpStarted) else ev.result)
+        passes = plan(requests, progressive=on_partial is not None,
+                      checks_apart=on_checks is not None)
+        return self.run_passes(requests, passes, on_event)
+
+    def run_passes(self, requests: Iterable[RunRequest], passes: tuple[Pass, ...],
+                   on_event: Optional[Callable[[RunEvent], None]] = None) -> list[RunResult]:
+        """Run every request through `passes` (engine.passes.plan); each failure (error,
+        timeout, crash, cancel) is a result too. Returns the final results in request order
+        (with their checks merged in); `on_event` gets each event as it comes (from a worker
+        thread): OpStarted, ResultArrived (QUICK's partial, then the final one), ChecksArrived.
+
+        QUICK -> NUMERIC: every op without the numeric mode first (each result partial), then in
+        full; each framework's worker goes on to its NUMERIC share as soon as its own QUICK share
+        is done. The custom and default gradients of all ops show at once; the numeric reference,
+        which costs hundreds of forward passes, fills in after. CHECKS: contract checks
+        (settings.checks) after every op's final result; without it they run inside each op's
+        request."""
+        requests = list(requests)
+        emit = on_event or (lambda _ev: None)
         self._stop.clear()
         self._skipped.clear()
-        if on_checks is not None and on_partial is not None and \
-                any(r.settings.checks for r in requests):
-            results = self.run([_without_checks(r) for r in requests], on_result, on_start,
-                               on_partial)
-            return self._run_checks(requests, results, on_checks)
-        if on_partial is not None:
-            quick = [_without_numeric(r) for r in requests if Mode.NUMERIC in r.settings.modes]
-            if quick:
-                done: dict[RunRequest, RunResult] = {}
+        main = [without_checks(r) for r in requests] if CHECKS_PASS in passes else requests
 
-                def deliver(res: RunResult) -> None:
-                    if res.status == "ok":  # a failure shows up again in the full pass
-                        done[res.request] = res
-                        on_partial(replace(res, partial=True))
-                # An op is "running" from its first pass; its worker keeps what this pass made.
-                # The full pass adds the numeric reference (numeric_pass), at low priority: the
-                # window is painting the first pass meanwhile. Each worker goes on to it as soon
-                # as its own quick pass is done (a worker waiting for the other sat idle).
-                return self._run_batch(requests, on_result, on_start, background=True, quick=done,
-                                       first=(quick, deliver))
-        return self._run_batch(requests, on_result, on_start)
+        def arrived(res: RunResult) -> None:
+            emit(ResultArrived(res))
+
+        def start(req: RunRequest) -> None:
+            emit(OpStarted(req))
+        if QUICK_PASS in passes:
+            done: dict[RunRequest, RunResult] = {}
+
+            def deliver(res: RunResult) -> None:
+                if res.status == "ok":  # a failure shows up again in the full pass
+                    done[res.request] = res
+                    emit(ResultArrived(replace(res, partial=True)))
+            # An op is "running" from its first pass; its worker keeps what this pass made.
+            # NUMERIC adds the numeric reference (numeric_pass), at low priority: the window is
+            # painting QUICK's results meanwhile.
+            first = [QUICK_PASS.asks(r) for r in main if QUICK_PASS.takes(r)]
+            results = self._run_batch(main, arrived, start, background=True, quick=done,
+                                      first=(first, deliver))
+        else:
+            results = self._run_batch(main, arrived, start)
+        if CHECKS_PASS in passes:
+            results = self._run_checks(requests, results, lambda res: emit(ChecksArrived(res)))
+        return results
 
     def _run_checks(self, requests, results, on_checks) -> list[RunResult]:
-        """The checks pass: the plain modes without numeric (a check that needs numeric computes
-        it), then the checks. A run that fails here leaves its checks skipped, with why."""
+        """The CHECKS pass. A run that fails here leaves its checks skipped, with why."""
         # not a skipped op's, nor one whose numeric pass hung or crashed its worker (its
         # float64 checks would most likely cost another timeout or crash)
         todo = [i for i, (req, res) in enumerate(zip(requests, results))
-                if req.settings.checks and res.status == "ok" and not res.numeric_cancelled
+                if CHECKS_PASS.takes(req) and res.status == "ok" and not res.numeric_cancelled
                 and not (res.numeric_failed and res.mode_errors[Mode.NUMERIC].kind != ErrorKind.ERROR)]
         merged = list(results)
-        pending = [_checks_only(requests[i]) for i in todo]
+        pending = [CHECKS_PASS.asks(requests[i]) for i in todo]
         slots: dict[RunRequest, list[int]] = {}
         for i, req in zip(todo, pending):
             slots.setdefault(req, []).append(i)
@@ -225,7 +262,7 @@ class Engine:
                     self._in_flight[fw] = key
             # only a request with numeric had a quick pass: one without it whose request
             # equals that quick pass must not take it (nor its kept run)
-            earlier = quick.get(_without_numeric(req)) if quick is not None and not keep \
+            earlier = quick.get(without_numeric(req)) if quick is not None and not keep \
                 and Mode.NUMERIC in req.settings.modes else None
             if self._stop.is_set():
                 res = _failed(req, ErrorInfo("Cancelled", "the run was cancelled", kind=ErrorKind.CANCELLED))
@@ -270,30 +307,33 @@ class Engine:
 
     def _run_numeric(self, req: RunRequest, quick: RunResult,
                      stop: Optional[threading.Event] = None) -> RunResult:
-        """The numeric pass of `req` whose quick pass gave `quick`: the worker answers with the
-        numeric part only when it kept that pass (else with the whole run). A call that fails
-        (timeout, crash, memory kill) keeps the quick pass, its numeric mode that failure: the
-        window showed custom and default already (a cancel is left to the caller)."""
-        got = self._call_run(req, "run:numeric", stop, what="the numeric pass")
-        if isinstance(got, RunResult):          # the call failed
-            if got.error is not None and got.error.kind not in (ErrorKind.CANCELLED, ErrorKind.UNAVAILABLE):
-                return numeric_failed(quick, got, req)
-            return got
-        kind, res = got
-        return with_numeric(quick, res, req) if kind == "numeric" else res
+        """The NUMERIC pass of `req` whose QUICK pass gave `quick`: the worker's NumericReply
+        holds the numeric part only when it kept that pass (else the whole run). A call that
+        fails (timeout, crash, memory kill) keeps the quick pass, its numeric mode that failure:
+        the window showed custom and default already (a cancel is left to the caller)."""
+        def joined(reply: NumericReply) -> RunResult:
+            return reply.result if reply.whole else with_numeric(quick, reply.result, req)
+
+        def failed(res: RunResult) -> RunResult:
+            if res.error is not None and res.error.kind not in (ErrorKind.CANCELLED, ErrorKind.UNAVAILABLE):
+                return numeric_failed(quick, res, req)
+            return res
+        return self._call_run(req, "run:numeric", stop, "the numeric pass", joined, failed)
 
     def _call_run(self, req: RunRequest, kind: str, stop: Optional[threading.Event],
-                  what: str = ""):
-        """`what` names what the worker was doing in a failure's message (default: the op)."""
+                  what: str = "", reply: Callable = _as_is,
+                  failed: Callable[[RunResult], RunResult] = _as_is) -> RunResult:
+        """The RunResult of one worker request: `reply(the worker's reply)` (a RunResult, for
+        "run:numeric" a NumericReply), else `failed(the failure as a RunResult)`. `what` names
+        what the worker was doing in a failure's message (default: the op)."""
         if req.framework not in self.workers:
-            return _failed(req, ErrorInfo("UnknownFramework", f"no worker for {req.framework!r}"))
+            return failed(_failed(req, ErrorInfo("UnknownFramework", f"no worker for {req.framework!r}")))
         t0 = time.perf_counter()
         try:
-            return self.workers[req.framework].call(kind, req, req.settings.timeout, stop)
+            return reply(self.workers[req.framework].call(kind, req, req.settings.timeout, stop))
         except (WorkerFailure, RuntimeError) as exc:
             err = failure_info(exc, what or req.qualname, req.framework, req.settings.timeout)
-        res = _failed(req, err)
-        return RunResult(**{**vars(res), "elapsed": time.perf_counter() - t0})
+        return failed(replace(_failed(req, err), elapsed=time.perf_counter() - t0))
 
     def skip(self, key: tuple, wait: float = 10.0) -> None:
         """Skip one op, key (framework, file, qualname), of the run going on: if its worker runs
@@ -329,20 +369,6 @@ def _by_framework(requests) -> dict[str, list[int]]:
 
 def _op_key(req: RunRequest) -> OpKey:
     return OpKey.of_request(req)
-
-
-def _without_numeric(req: RunRequest) -> RunRequest:
-    modes = tuple(m for m in req.settings.modes if m != Mode.NUMERIC)
-    return replace(req, settings=req.settings.with_(modes=modes))
-
-
-def _without_checks(req: RunRequest) -> RunRequest:
-    return replace(req, settings=req.settings.with_(checks=()))
-
-
-def _checks_only(req: RunRequest) -> RunRequest:
-    modes = tuple(m for m in req.settings.modes if m != Mode.NUMERIC) or (Mode.CUSTOM,)
-    return replace(req, settings=req.settings.with_(modes=modes))
 
 
 def _checks_skipped(res: RunResult) -> tuple:

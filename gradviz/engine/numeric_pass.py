@@ -1,7 +1,7 @@
 """The app's second pass: the numeric reference added to the quick pass's result.
 
-With `Engine.run(on_partial=...)` each op runs first without the numeric mode (shown at once),
-then again for the numeric reference. The worker keeps what the quick pass made
+In the window's QUICK -> NUMERIC passes (engine.passes) each op runs first without the numeric
+mode (shown at once), then again for the numeric reference. The worker keeps what the quick pass made
 (backends.kept) and answers the second pass with the numeric mode only; here that part joins
 the quick result, so the custom and default gradients are neither computed, sent nor copied a
 second time: the full result holds the very arrays of the partial one (the app's analysis

@@ -41,9 +41,9 @@ class EngineBridge(QObject):
         self.engine = engine
         self._owns_engine = engine is None
         self._running = False
-        # Cancel asked for this batch: Engine.run clears its stop flag as it starts, so a cancel
-        # right after Run (Esc after Ctrl+R), before the run thread got there, was lost and
-        # the whole batch ran; each op's start applies it again (_started)
+        # Cancel asked for this batch: Engine.run_passes clears its stop flag as it starts, so a
+        # cancel right after Run (Esc after Ctrl+R), before the run thread got there, was lost
+        # and the whole batch ran; each op's start applies it again (_started)
         self._cancel_asked = threading.Event()
         self._last_states: dict[str, tuple] = {}
         self._poll = QTimer(self)
@@ -128,26 +128,30 @@ class EngineBridge(QObject):
         self.runFinished.emit(list(results))
 
     def _run(self, requests: list[RunRequest]) -> list[RunResult]:
-        """The run task: the engine's callbacks come from one thread per framework; results are
-        analysed in two threads, so both frameworks' partial results of an op, which arrive
-        together, are ready together (numpy lets go of the GIL). Per op, what is emitted keeps
-        the engine's order (partial, final, checks)."""
-        last: dict[tuple, Future] = {}          # op key -> its previous emission
-
-        def key(res: RunResult) -> tuple:
-            return OpKey.of_request(res.request)
+        """The run task: the window's passes (QUICK -> NUMERIC -> CHECKS, engine.passes.plan),
+        their events from one thread per framework. Results are analysed in two threads, so
+        both frameworks' partial results of an op, which arrive together, are ready together
+        (numpy lets go of the GIL). Per op, what is emitted keeps the engine's order (partial,
+        final, checks): each op's job waits on its previous one."""
+        from gradviz.engine.passes import ChecksArrived, OpStarted, ResultArrived, plan
+        last: dict[OpKey, Future] = {}          # op key -> its previous emission
 
         with ThreadPoolExecutor(2, thread_name_prefix="gradviz-analyze") as pool:
-            def analyze(res: RunResult) -> None:
+            def on_event(ev) -> None:
+                if isinstance(ev, OpStarted):
+                    self._started(ev.request)
+                    return
+                key = OpKey.of_request(ev.result.request)
                 # waits only on an earlier job, which a thread has already taken: no deadlock
-                last[key(res)] = pool.submit(self._analyze_one, res, last.get(key(res)))
-
-            def checks(res: RunResult) -> None:
-                last[key(res)] = pool.submit(self._after, last.get(key(res)), self.checksReady.emit, res)
+                if isinstance(ev, ResultArrived):
+                    last[key] = pool.submit(self._analyze_one, ev.result, last.get(key))
+                elif isinstance(ev, ChecksArrived):
+                    last[key] = pool.submit(self._after, last.get(key), self.checksReady.emit,
+                                            ev.result)
 
             # leaving the pool waits for every analysis: all reach the window before the end
-            return self.engine.run(requests, on_result=analyze, on_start=self._started,
-                                   on_partial=analyze, on_checks=checks)
+            passes = plan(requests, progressive=True, checks_apart=True)
+            return self.engine.run_passes(requests, passes, on_event)
 
     def _started(self, req: RunRequest) -> None:
         """An op's worker takes it (a run thread): a cancel asked before the engine's run
