@@ -205,25 +205,24 @@ class SettingsPanel(QWidget):
     # --- persistence ---------------------------------------------------------------------------
     def load(self) -> None:
         self._loading = True
-        qs = self.qs
-        self.graph.setCurrentIndex(max(0, self.graph.findData(qs.value("run/graph", _default("run/graph")))))
-        self.shape.setText(str(qs.value("run/shape", _default("run/shape"))))
-        self.dtype.setCurrentText(str(qs.value("run/dtype", _default("run/dtype"))))
+        self.graph.setCurrentIndex(max(0, self.graph.findData(self._saved("run/graph"))))
+        self.shape.setText(str(self._saved("run/shape")))
+        self.dtype.setCurrentText(str(self._saved("run/dtype")))
         self.fallbacks: list[str] = []         # saved values that were unusable: defaults used
-        self.seed.setValue(self._number("run/seed", _default("run/seed"), int, self.seed))
+        self.seed.setValue(self._number("run/seed", int, self.seed))
         self.range.setText(self._range_text())
-        self.upstream.setCurrentText(str(qs.value("run/upstream", _default("run/upstream"))))
-        saved = qs.value("run/modes", _default("run/modes"))
+        self.upstream.setCurrentText(str(self._saved("run/upstream")))
+        saved = self._saved("run/modes")
         saved = saved.split(",") if isinstance(saved, str) else list(saved or [])
         for m, cb in self.modes.items():
             cb.setChecked(m in saved)
-        self.timeout.setValue(self._number("run/timeout", _default("run/timeout"), float, self.timeout))
-        self.depth.setValue(self._number("run/depth", _default("run/depth"), int, self.depth))
-        chosen = str(qs.value("run/checks", _default("run/checks")) or "").split(",")
+        self.timeout.setValue(self._number("run/timeout", float, self.timeout))
+        self.depth.setValue(self._number("run/depth", int, self.depth))
+        chosen = str(self._saved("run/checks") or "").split(",")
         for name, cb in self.checks.items():
             cb.setChecked(name in chosen)
         for fw, box in self.device.items():
-            dev = qs.value(f"run/device/{fw}", _default(f"run/device/{fw}"))
+            dev = self._saved(f"run/device/{fw}")
             if box.findData(dev) < 0:
                 box.addItem(dev, dev)
             box.setCurrentIndex(box.findData(dev))
@@ -238,9 +237,13 @@ class SettingsPanel(QWidget):
         self.load()
         self._changed()
 
-    def _number(self, key: str, default, kind, box):
-        """The saved number at `key` when it is one the spin box can show, else `default` (the
+    def _saved(self, key: str):
+        return self.qs.value(key, _default(key))
+
+    def _number(self, key: str, kind, box):
+        """The saved number at `key` when it is one the spin box can show, else its default (the
         key is then listed in self.fallbacks so the window can say so)."""
+        default = _default(key)
         raw = self.qs.value(key, default)
         try:
             value = kind(raw)
