@@ -102,3 +102,8 @@ def test_every_settings_key_gradviz_spells_is_a_schema_key():
             found.update({n: path.name for n in names})
     assert len(found) >= 20
     assert {k: where for k, where in found.items() if k not in SCHEMA} == {}
+
+
+def test_gradviz_testing_defaults_are_run_settings_but_the_upstream():
+    from gradviz.testing.run import settings_for
+    assert settings_for() == RunSettings(upstream="random")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable, Optional, Union
 
 from gradviz.errors import GradvizError
-from gradviz.model import MODES, GivenArgs, OpInfo, RunRequest, RunSettings, parse_checks
+from gradviz.model import GivenArgs, OpInfo, RunRequest, RunSettings, parse_checks
 from gradviz.testing.given import as_array, run_device, run_dtype
 from gradviz.testing.locate import OpNotFound, framework_of, locate
 
@@ -14,14 +14,17 @@ class LoadFailed(GradvizError):
     """The op's file could not be loaded in its worker (the message says where and why)."""
 
 
-def settings_for(graph: str = "op", upstream: str = "random",
-                 checks: Union[str, Iterable[str]] = (), *, seed: int = 0,
-                 shape: Optional[tuple] = None, dtype: str = "float32", device: str = "auto",
-                 modes: Iterable[str] = MODES, timeout: float = 120.0, depth: int = 4,
-                 input_range: tuple = (-3.0, 3.0)) -> RunSettings:
+_D = RunSettings()      # the defaults are RunSettings' (but the upstream: random, see plugin.py)
+
+
+def settings_for(graph: str = _D.graph, upstream: str = "random",
+                 checks: Union[str, Iterable[str]] = (), *, seed: int = _D.seed,
+                 shape: Optional[tuple] = None, dtype: str = _D.dtype, device: str = _D.device,
+                 modes: Iterable[str] = _D.modes, timeout: float = _D.timeout,
+                 depth: int = _D.depth, input_range: tuple = _D.input_range) -> RunSettings:
     """RunSettings from the testing API's arguments (the plugin's options too)."""
     names = parse_checks(checks) if isinstance(checks, str) else parse_checks(",".join(checks))
-    return RunSettings(graph=graph, shape=tuple(shape or (200,)), dtype=dtype, seed=seed,
+    return RunSettings(graph=graph, shape=tuple(shape or _D.shape), dtype=dtype, seed=seed,
                        upstream=upstream, device=device, modes=tuple(modes), timeout=timeout,
                        depth=depth, checks=names, input_range=tuple(input_range))
 
