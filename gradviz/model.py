@@ -13,9 +13,10 @@ from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
-from gradviz.vocab import WORKER_CHECK_STATUSES, ErrorKind, Framework, Mode
+from gradviz.vocab import WORKER_CHECK_STATUSES, ErrorKind, Mode, installed_frameworks
 
-FRAMEWORKS = tuple(Framework)
+# the frameworks runs go to: torch, tf, and jax where it is installed (vocab.Framework has all)
+FRAMEWORKS = installed_frameworks()
 MODES = tuple(Mode)
 GRAPHS = ("op", "seed", "mlp", "stack")
 DEPTH_RANGE = (1, 64)          # layers of the stack graph (--depth)

@@ -134,7 +134,7 @@ def report_dict(results: Iterable[RunResult], settings, comparisons=None, parity
         "gradviz": gradviz.__version__,
         "settings": shared_settings(settings, results),
         "ops": [_op_dict(r, c, f) for r, c, f in zip(results, comps, findings)],
-        "parity": [dataclasses.asdict(p) for p in rows],
+        "parity": [p.as_json() for p in rows],
         "summary": _summary(comps, load_errors),
         "load_errors": [_load_error_dict(cat) for cat in load_errors],
         **({"history": list(history)} if history is not None else {}),

@@ -7,6 +7,7 @@ Each is a StrEnum: it equals its name ("torch" == Framework.TORCH), hashes as it
 to JSON as the plain string, so reports and dict keys are what they were."""
 from __future__ import annotations
 
+import importlib.util
 from enum import StrEnum
 from typing import NamedTuple
 
@@ -16,6 +17,7 @@ class _FrameworkSpec(NamedTuple):
     package: str                  # the package `gradviz devices` reports the version of
     import_roots: tuple[str, ...]  # top-level imports that make a file this framework's
     backend: str                  # the module whose adapter() a worker of it runs (backends/)
+    extra: str = ""               # an optional framework: the pip extra that installs it
 
 
 class Framework(StrEnum):
@@ -23,6 +25,7 @@ class Framework(StrEnum):
     its backend module (gradviz/backends/NAME_backend.py with adapter())."""
     TORCH = "torch"
     TF = "tf"
+    JAX = "jax"
 
     @property
     def label(self) -> str:
@@ -40,13 +43,34 @@ class Framework(StrEnum):
     def backend(self) -> str:
         return _FRAMEWORKS[self].backend
 
+    @property
+    def extra(self) -> str:
+        """The pip extra of an optional framework (`pip install gradviz[jax]`), "" for one
+        gradviz always depends on."""
+        return _FRAMEWORKS[self].extra
+
+    @property
+    def installed(self) -> bool:
+        """An optional framework is there to import (found, not imported: `import gradviz`
+        loads no framework); torch and TensorFlow are dependencies, always counted in (a worker
+        that cannot import one says why)."""
+        return not self.extra or importlib.util.find_spec(self.package) is not None
+
 
 _FRAMEWORKS = {
     Framework.TORCH: _FrameworkSpec("PyTorch", "torch", ("torch",),
                                     "gradviz.backends.torch_backend"),
     Framework.TF: _FrameworkSpec("TensorFlow", "tensorflow", ("tensorflow", "keras", "tf_keras"),
                                  "gradviz.backends.tf_backend"),
+    Framework.JAX: _FrameworkSpec("JAX", "jax", ("jax", "flax", "equinox", "optax"),
+                                  "gradviz.backends.jax_backend", extra="jax"),
 }
+
+
+def installed_frameworks() -> tuple[Framework, ...]:
+    """The frameworks gradviz runs (`--framework all`, the app's workers): every dependency,
+    and an optional one where it is installed."""
+    return tuple(fw for fw in Framework if fw.installed)
 
 
 def framework_of_import(root: str):

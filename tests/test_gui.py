@@ -241,7 +241,7 @@ def test_settings_persist_and_devices_listed(qtbot, make_window, settings, examp
 
 def test_manual_pairing_and_gui_imports_no_framework(qtbot, make_window, examples_dir, write_module):
     # Other tests of this session may import a framework in-process; the window must not add one.
-    imported_before = {m for m in ("torch", "tensorflow") if m in sys.modules}
+    imported_before = {m for m in ("torch", "tensorflow", "jax") if m in sys.modules}
     tf_file = str(examples_dir / "tutorial_tf.py")
     torch_file = write_module("scale.py", SCALE_SRC.format(factor=2.0))
     win = make_window([torch_file, tf_file])
@@ -251,7 +251,7 @@ def test_manual_pairing_and_gui_imports_no_framework(qtbot, make_window, example
     win.tree.unpair(a)
     assert set(win.state.loaded.pairs()["mul_weights"]) == {"tf"}
     # (the decisive check runs in a fresh process: test_scripted_run_writes_screenshot)
-    for name in ("torch", "tensorflow"):
+    for name in ("torch", "tensorflow", "jax"):
         assert name not in sys.modules or name in imported_before
 
 
@@ -261,12 +261,12 @@ def test_scripted_run_writes_screenshot(tmp_path, write_module):
     png = tmp_path / "grid.png"
     code = ("import sys; from gradviz.qt.app import main; c = main([sys.argv[1]], run=True, "
             "screenshot=sys.argv[2]); print('FRAMEWORKS', 'torch' in sys.modules, "
-            "'tensorflow' in sys.modules); sys.exit(c)")
+            "'tensorflow' in sys.modules, 'jax' in sys.modules); sys.exit(c)")
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", GRADVIZ_SETTINGS=str(tmp_path / "s.ini"))
     proc = subprocess.run([sys.executable, "-c", code, path, str(png)], capture_output=True,
                           text=True, timeout=240, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "FRAMEWORKS False False" in proc.stdout
+    assert "FRAMEWORKS False False False" in proc.stdout
     from PySide6.QtGui import QImage
     img = QImage(str(png))
     assert not img.isNull() and img.width() > 800 and img.height() > 500

@@ -55,7 +55,7 @@ def test_about_names_gradviz_qt_and_the_workers_framework_versions(qtbot, engine
     assert not box.iconPixmap().isNull()
     box.accept()
     # the versions came from the workers: About imported no framework in the GUI process
-    assert not {"torch", "tensorflow"} & (set(sys.modules) - loaded_before)
+    assert not {"torch", "tensorflow", "jax"} & (set(sys.modules) - loaded_before)
 
 
 def test_about_says_why_a_framework_has_no_version():

@@ -25,7 +25,8 @@ def _top_level() -> set[str]:
 def test_every_part_but_qt_is_kept_off_qt_and_every_part_but_the_backends_off_the_frameworks():
     contracts = _contracts()
     qt = contracts["Qt (PySide6, pyqtgraph) is imported only under gradviz.qt"]
-    frameworks = contracts["torch, tensorflow and keras are imported only under gradviz.backends"]
+    frameworks = contracts["torch, tensorflow, keras and jax are imported only under gradviz.backends"]
+    assert {"torch", "tensorflow", "jax", "flax", "equinox"} <= set(frameworks["forbidden_modules"])
     workers = contracts["The backends are imported only inside worker processes"]
     parts = _top_level()
     assert {"gradviz.qt", "gradviz.backends", "gradviz.engine", "gradviz.compare"} <= parts

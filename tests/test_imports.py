@@ -1,9 +1,9 @@
-"""The light parts stay light at run time: no torch, tensorflow or Qt in the calling process.
+"""The light parts stay light at run time: no torch, tensorflow, jax or Qt in the calling process.
 Which module may import what is checked statically by `lint-imports` (pyproject.toml)."""
 import subprocess
 import sys
 
-HEAVY = ("torch", "tensorflow", "keras", "PySide6", "pyqtgraph")
+HEAVY = ("torch", "tensorflow", "keras", "jax", "flax", "equinox", "PySide6", "pyqtgraph")
 
 
 def test_op_decorator_needs_no_framework():

@@ -213,7 +213,7 @@ def test_expect_names_a_verdict():
 
 def test_importing_gradviz_testing_loads_no_qt_nor_framework():
     code = ("import sys, gradviz.testing, gradviz.testing.plugin; "
-            "print(sorted(m for m in ('PySide6', 'pyqtgraph', 'torch', 'tensorflow') "
+            "print(sorted(m for m in ('PySide6', 'pyqtgraph', 'torch', 'tensorflow', 'jax') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=str(__import__("pathlib").Path(__file__).parent.parent))

@@ -44,7 +44,9 @@ def test_op_key_of_a_relative_and_an_absolute_path_is_one_key(tmp_path, monkeypa
 
 
 def test_enums_read_as_the_strings_they_replaced():
-    assert FRAMEWORKS == ("torch", "tf") and MODES == ("default", "custom", "numeric")
+    # jax only where it is installed (an optional extra)
+    assert FRAMEWORKS == (("torch", "tf", "jax") if Framework.JAX.installed else ("torch", "tf"))
+    assert MODES == ("default", "custom", "numeric")
     assert CHECK_STATUSES == ("pass", "fail", "skip")
     assert [m.rank for m in Mode] == [0, 1, 2]
     assert {"numeric": 1}[Mode.NUMERIC] == 1 and f"{CheckStatus.NOT_RUN}" == "not run"
@@ -56,8 +58,9 @@ def test_enums_read_as_the_strings_they_replaced():
 
 
 def test_a_framework_carries_its_label_package_imports_and_backend(tmp_path):
-    assert [(fw.label, fw.package) for fw in Framework] == [("PyTorch", "torch"),
-                                                             ("TensorFlow", "tensorflow")]
+    assert [(fw.label, fw.package, fw.extra) for fw in Framework] == [
+        ("PyTorch", "torch", ""), ("TensorFlow", "tensorflow", ""), ("JAX", "jax", "jax")]
+    assert framework_of_import("flax") is framework_of_import("equinox") is Framework.JAX
     assert framework_of_import("keras") is Framework.TF
     assert framework_of_import("tf_keras") is Framework.TF
     assert framework_of_import("numpy") is None
@@ -74,10 +77,10 @@ def test_a_framework_carries_its_label_package_imports_and_backend(tmp_path):
 
 
 def test_a_wrong_framework_is_named_with_plain_choices():
-    out = subprocess.run([sys.executable, "-m", "gradviz", "run", "--framework", "jax"],
+    out = subprocess.run([sys.executable, "-m", "gradviz", "run", "--framework", "mxnet"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode != 0
-    assert "(choose from 'torch', 'tf', 'all')" in out.stderr
+    assert "(choose from 'torch', 'tf', 'jax', 'all')" in out.stderr
 
 
 @pytest.mark.parametrize("exc, kind", [

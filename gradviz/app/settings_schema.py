@@ -13,7 +13,6 @@ from gradviz.model import (
     CHECKS,
     DEPTH_RANGE,
     DTYPES,
-    FRAMEWORKS,
     GRAPHS,
     MODES,
     RunSettings,
@@ -22,6 +21,7 @@ from gradviz.model import (
     parse_upstream,
     settings_texts,
 )
+from gradviz.vocab import Framework
 
 THEMES = ("follow desktop", "light", "dark")     # View > Theme (qt.theme.THEME_CHOICES)
 SEED_RANGE = (0, 2**31 - 1)                      # what the panel's spin box shows
@@ -79,7 +79,7 @@ SCHEMA: dict[str, Setting] = {
     "run/depth": Setting("int", RUN["depth"], _within(*DEPTH_RANGE)),
     "run/checks": Setting("text", RUN["checks"], _subset_of(CHECKS)),
     "run/watch": Setting("bool", True),
-    **{f"run/device/{fw}": Setting("text", RUN["device"], _device) for fw in (*FRAMEWORKS, "jax")},
+    **{f"run/device/{fw}": Setting("text", RUN["device"], _device) for fw in Framework},
     "view/theme": Setting("text", THEMES[0], _one_of(THEMES)),
     "view/log_scale": Setting("bool", False),
     "window/geometry": Setting("bytes", None),

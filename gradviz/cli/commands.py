@@ -27,13 +27,13 @@ from gradviz.model import (
     settings_texts,
 )
 from gradviz.plots.formats import FIGURE_FORMATS, suffixes_in_words
-from gradviz.vocab import CheckStatus
+from gradviz.vocab import CheckStatus, Framework
 
 EXIT_OK, EXIT_STRICT, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 
 
 # plain strings: argparse names the choices with repr() when one is wrong
-FRAMEWORK_CHOICES = (*(fw.value for fw in FRAMEWORKS), "all")
+FRAMEWORK_CHOICES = (*(fw.value for fw in Framework), "all")
 # the flags' defaults are RunSettings' (model), written out as the flags take them
 DEFAULT = settings_texts(RunSettings())
 
@@ -120,7 +120,13 @@ def settings_from(args) -> RunSettings:
 
 
 def _frameworks(choice: str) -> tuple[str, ...]:
-    return FRAMEWORKS if choice == "all" else (choice,)
+    if choice == "all":
+        return FRAMEWORKS
+    if not Framework(choice).installed:
+        fw = Framework(choice)
+        raise UsageError(f"--framework {choice}: {fw.label} is not installed; add it with "
+                         f"pip install 'gradviz[{fw.extra}]'")
+    return (choice,)
 
 
 def _files_or_examples(files: list[str]) -> list[str]:
@@ -276,8 +282,9 @@ def cmd_devices(argv: list[str]) -> int:
     args = p.parse_args(argv)
     from gradviz.cli.output import print_devices
     from gradviz.engine import Engine
+    missing = [fw for fw in Framework if not fw.installed] if args.framework == "all" else []
     with Engine(_frameworks(args.framework)) as engine:
-        print_devices(engine.devices())
+        print_devices(engine.devices(), missing=missing)
     return EXIT_OK
 
 

@@ -78,7 +78,8 @@ def _rel_where(where: str) -> str:
     return f"{_rel(path)}:{line}"
 
 
-def print_devices(devices: dict, out=sys.stdout) -> None:
+def print_devices(devices: dict, out=sys.stdout, missing=()) -> None:
+    """`missing`: optional frameworks (vocab.Framework) that are not installed, with how to."""
     for fw, info in devices.items():
         print(f"{fw}:", file=out)
         if info["error"]:
@@ -86,6 +87,9 @@ def print_devices(devices: dict, out=sys.stdout) -> None:
         for d in info["devices"]:
             state = "available" if d["available"] else f"absent: {d['reason']}"
             print(f"  {d['name']:8} {d.get('label', ''):24} {state}", file=out)
+    for fw in missing:
+        print(f"{fw}:\n  not installed: add {fw.label} with pip install 'gradviz[{fw.extra}]'",
+              file=out)
 
 
 def _table(header, rows, out) -> None:
@@ -144,10 +148,11 @@ def print_results(results, comparisons, settings, args, out=None, load_errors=()
                 print(f"{r.name} ({r.framework}) {t.name}: {t.verdict}: {t.explanation}", file=out)
     _print_checks(results, out)
     _print_diagnostics(diagnostics, out)
-    rows = parity_rows
-    bad = [p for p in rows if p.verdict != "match"]
-    if rows:
-        print(f"\nparity torch vs tf: {len(rows) - len(bad)} of {len(rows)} rows match", file=out)
+    for fws in dict.fromkeys(tuple(p.frameworks) for p in parity_rows):
+        rows = [p for p in parity_rows if tuple(p.frameworks) == fws]
+        bad = [p for p in rows if p.verdict != "match"]
+        print(f"\nparity {fws[0]} vs {fws[1]}: {len(rows) - len(bad)} of {len(rows)} rows match",
+              file=out)
         for p in bad:
             err = "-" if p.max_abs_err is None else f"{p.max_abs_err:.3g}"
             print(f"  {p.op} {p.tensor} {p.mode}: {p.verdict} (max abs error {err}) {p.note}",

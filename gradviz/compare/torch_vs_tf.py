@@ -1,4 +1,7 @@
-"""torch vs tf: the same op's tensors compared across frameworks, per mode (numpy only).
+"""Parity: the same op's tensors compared across frameworks, per mode (numpy only). An op of
+one name in two or three frameworks gives a pair for each two of them (torch-tf, torch-jax,
+tf-jax, in vocab.Framework's order); a torch-tf row is written to JSON as it always was, any
+other pair's names its two frameworks (`frameworks`).
 
 A TF `None` gradient and torch zeros are different data (DESIGN.md: absent is not zero): a row
 where one framework has a gradient and the other none is `differs`, whatever the values. Such a
@@ -7,6 +10,7 @@ zeros, a number that said "equal" next to a `differs`. The note says what each f
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
@@ -15,6 +19,8 @@ import numpy as np
 from gradviz.compare.metrics import pair_metrics, tolerances
 from gradviz.model import MODES, RunResult, TensorResult
 from gradviz.vocab import Framework, Mode
+
+TORCH_TF = (Framework.TORCH.value, Framework.TF.value)   # the pair a row names by default
 
 
 @dataclass(frozen=True)
@@ -25,6 +31,16 @@ class ParityRow:
     verdict: str                # "match" | "differs" | "missing"
     max_abs_err: Optional[float]
     note: str = ""
+    frameworks: tuple[str, str] = TORCH_TF   # (a, b): the two compared
+
+    def as_json(self) -> dict:
+        """The report's row: torch-tf rows as before (no `frameworks`), others naming theirs."""
+        out = dataclasses.asdict(self)
+        if tuple(self.frameworks) == TORCH_TF:
+            del out["frameworks"]
+        else:
+            out["frameworks"] = list(self.frameworks)
+        return out
 
 
 def _ran(t: TensorResult, mode: str) -> bool:
@@ -35,9 +51,10 @@ def _why(t: TensorResult, mode: str) -> str:
     return t.absent.get(mode) or "no gradient"
 
 
-def _projections_row(op: str, name: str, a: TensorResult, b: TensorResult) -> Optional[ParityRow]:
+def _projections_row(op: str, name: str, a: TensorResult, b: TensorResult,
+                     fws: tuple[str, str] = TORCH_TF) -> Optional[ParityRow]:
     """A big tensor's numeric reference is no per-element gradient but its derivatives along
-    seeded random directions, the same in torch and TF (backends/numeric_dirs.py): those are
+    seeded random directions, the same in every framework (backends/numeric_dirs.py): those are
     compared ("no gradient in either" claimed a match of nothing). None when either lacks them."""
     pa = a.numeric.projections.get(Mode.NUMERIC) if a.numeric is not None else None
     pb = b.numeric.projections.get(Mode.NUMERIC) if b.numeric is not None else None
@@ -51,11 +68,13 @@ def _projections_row(op: str, name: str, a: TensorResult, b: TensorResult) -> Op
     if not m.allclose:
         note += f"; differs along {m.n_differ} of {n}"
     return ParityRow(op, name, Mode.NUMERIC, "match" if m.allclose else "differs",
-                     m.max_abs_err, note)
+                     m.max_abs_err, note, fws)
 
 
-def _parity_row(op: str, name: str, mode: str, a: TensorResult, b: TensorResult) -> Optional[ParityRow]:
-    """a: torch, b: tf."""
+def _parity_row(op: str, name: str, mode: str, a: TensorResult, b: TensorResult,
+                fws: tuple[str, str] = TORCH_TF) -> Optional[ParityRow]:
+    """a: the tensor in fws[0], b: in fws[1]."""
+    fa, fb = fws
     if mode == "value":
         ga, gb = a.value, b.value
         ran_a, ran_b = ga is not None, gb is not None
@@ -65,20 +84,22 @@ def _parity_row(op: str, name: str, mode: str, a: TensorResult, b: TensorResult)
     if not ran_a and not ran_b:
         return None
     if not ran_a or not ran_b:
-        lost = Framework.TORCH if not ran_a else Framework.TF
-        return ParityRow(op, name, mode, "missing", None, f"{mode} was not run in {lost}")
+        lost = fa if not ran_a else fb
+        return ParityRow(op, name, mode, "missing", None, f"{mode} was not run in {lost}",
+                         fws)
     if ga is None and gb is None:
-        projected = _projections_row(op, name, a, b) if mode == Mode.NUMERIC else None
+        projected = _projections_row(op, name, a, b, fws) if mode == Mode.NUMERIC else None
         if projected is not None:
             return projected
         return ParityRow(op, name, mode, "match", 0.0,
-                         f"no gradient in either (torch: {_why(a, mode)}; tf: {_why(b, mode)})")
+                         f"no gradient in either ({fa}: {_why(a, mode)}; {fb}: {_why(b, mode)})",
+                         fws)
     notes = []
-    for fw, t, g, other in ((Framework.TORCH, a, ga, gb), (Framework.TF, b, gb, ga)):
+    for fw, t, g, other, fo in ((fa, a, ga, gb, fb), (fb, b, gb, ga, fa)):
         if g is None:
             o = np.asarray(other)
             desc = "zeros" if not np.any(o) else "nonzero"
-            notes.append(f"{fw}: no gradient ({_why(t, mode)}), {'tf' if fw == 'torch' else 'torch'}: "
+            notes.append(f"{fw}: no gradient ({_why(t, mode)}), {fo}: "
                          f"{desc} (absent is not zero)")
     one_absent = (ga is None) != (gb is None)
     ga = np.zeros_like(np.asarray(gb, dtype=np.float64)) if ga is None else ga
@@ -92,26 +113,33 @@ def _parity_row(op: str, name: str, mode: str, a: TensorResult, b: TensorResult)
     same = m.allclose and not one_absent
     return ParityRow(op, name, mode, "match" if same else "differs",
                      None if one_absent else m.max_abs_err,
-                     "; ".join(notes))
+                     "; ".join(notes), fws)
+
+
+def framework_pairs(frameworks: Iterable[str]) -> list[tuple[str, str]]:
+    """Each two of `frameworks`, in vocab.Framework's order (torch-tf, torch-jax, tf-jax)."""
+    order = [fw.value for fw in Framework]
+    have = sorted(set(frameworks), key=lambda f: order.index(f) if f in order else len(order))
+    return [(a, b) for i, a in enumerate(have) for b in have[i + 1:]]
 
 
 def parity(results: Iterable[RunResult]) -> list[ParityRow]:
-    """torch vs tf for each op name run in both (first result of each framework; failed runs are
-    left out). One row per tensor in both and per mode, plus "value" for the forward values."""
+    """Each two frameworks for each op name run in both (first result of each framework; failed
+    runs are left out). One row per tensor in both and per mode, plus "value" for the forward
+    values; the torch-tf rows of an op first."""
     by_name: dict[str, dict[str, RunResult]] = {}
     for r in results:
         if r.status == "ok":
             by_name.setdefault(r.name, {}).setdefault(r.framework, r)
     rows = []
-    for op, pair in by_name.items():
-        if Framework.TORCH not in pair or Framework.TF not in pair:
-            continue
-        for a in pair[Framework.TORCH].tensors:
-            b = pair[Framework.TF].tensor(a.name)
-            if b is None:
-                continue
-            for mode in ("value",) + MODES:
-                row = _parity_row(op, a.name, mode, a, b)
-                if row is not None:
-                    rows.append(row)
+    for op, ran in by_name.items():
+        for fws in framework_pairs(ran):
+            for a in ran[fws[0]].tensors:
+                b = ran[fws[1]].tensor(a.name)
+                if b is None:
+                    continue
+                for mode in ("value",) + MODES:
+                    row = _parity_row(op, a.name, mode, a, b, fws)
+                    if row is not None:
+                        rows.append(row)
     return rows

@@ -13,9 +13,9 @@ from gradviz.vocab import Framework, Mode
 # Plot colours per mode (readable in print and by most colour-blind readers).
 MODE_COLORS: dict[str, str] = {Mode.DEFAULT: "#3467b0", Mode.CUSTOM: "#e07b00", Mode.NUMERIC: "#2a9d4b"}
 OTHER_COLOR = "#444444"            # a series of no known mode
-FRAMEWORK_DASH = {"torch": "solid", "tf": "dash"}
+FRAMEWORK_DASH = {"torch": "solid", "tf": "dash", "jax": "dot"}
 FRAMEWORK_LABEL: dict[str, str] = {fw: fw.label for fw in Framework}
-FRAMEWORK_COLORS = {"torch": "#ee4c2c", "tf": "#ff8f00"}
+FRAMEWORK_COLORS = {"torch": "#ee4c2c", "tf": "#ff8f00", "jax": "#5e35b1"}
 
 # the verdicts' colours are theirs (gradviz/verdict.py), keyed here by name for the plots
 VERDICT_TEXT = {v.value: v.text_colour for v in Verdict}

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gradviz.compare.torch_vs_tf import TORCH_TF
 from gradviz.compare.verdicts import shown_verdict
 from gradviz.model import MODES
 from gradviz.qt.numbers_cells import cell_value, columns, fmt
@@ -302,7 +303,11 @@ class NumbersTable(QWidget):
     def set_parity(self, rows, note: str = "") -> None:
         """The torch-vs-tf rows (they may arrive after the table: computed off the GUI thread)."""
         p = self.parity
+        pairs = list(dict.fromkeys(tuple(row.frameworks) for row in rows))
+        # a third framework's pairs name theirs; torch and tf alone keep the six columns
+        named = pairs not in ([], [TORCH_TF])
         heads = ["op", "tensor", "mode", "verdict", "max abs err", "note"]
+        heads = ["frameworks", *heads] if named else heads
         p.clear()
         p.setColumnCount(len(heads))
         p.setHorizontalHeaderLabels(heads)
@@ -310,6 +315,7 @@ class NumbersTable(QWidget):
         self.parity_verdicts = [row.verdict for row in rows]
         for r, row in enumerate(rows):
             vals = [row.op, row.tensor, row.mode, row.verdict, fmt(row.max_abs_err), row.note]
+            vals = [" ↔ ".join(row.frameworks), *vals] if named else vals
             for c, v in enumerate(vals):
                 item = QTableWidgetItem(str(v))
                 item.setToolTip(str(v))             # a long note is cut at the cell's edge
@@ -317,7 +323,8 @@ class NumbersTable(QWidget):
             self._paint_parity_row(r)
         p.resizeColumnsToContents()
         p.horizontalHeader().setSectionResizeMode(len(heads) - 1, QHeaderView.Stretch)
-        self.parity_label.setText(f"<b>torch ↔ tf parity</b> ({len(rows)} rows)" if rows else
+        title = "torch ↔ tf parity" if not named else "parity across frameworks"
+        self.parity_label.setText(f"<b>{title}</b> ({len(rows)} rows)" if rows else
                                   f"<b>torch ↔ tf parity</b>: {note}" if note else
                                   "<b>torch ↔ tf parity</b>: run the op in both frameworks")
 
@@ -354,4 +361,6 @@ class NumbersTable(QWidget):
     def _parity_selected(self) -> None:
         rows = self.parity.selectionModel().selectedRows()
         if rows:
-            self.tensorSelected.emit(self.parity.item(rows[0].row(), 1).text())
+            heads = [self.parity.horizontalHeaderItem(c).text()
+                     for c in range(self.parity.columnCount())]
+            self.tensorSelected.emit(self.parity.item(rows[0].row(), heads.index("tensor")).text())

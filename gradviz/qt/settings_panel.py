@@ -78,13 +78,27 @@ class SettingsPanel(QWidget):
         # a narrow left pane (the window at 1000 px) puts a field under its label, not past the edge
         form.setRowWrapPolicy(QFormLayout.WrapLongRows)
         self.device: dict[str, QComboBox] = {}
-        for fw in self.frameworks:
+        # three frameworks (jax installed) take two rows, two boxes each: a row each pushed the
+        # settings past the height they show whole in at 1500x950
+        shared = QGridLayout() if len(self.frameworks) > 2 else None
+        for i, fw in enumerate(self.frameworks):
             box = QComboBox()
             box.addItem("auto", "auto")
             box.setToolTip("devices are listed once the worker has loaded " + FRAMEWORK_LABELS.get(fw, fw))
             box.currentIndexChanged.connect(self._changed)
             self.device[fw] = box
-            form.addRow(f"{FRAMEWORK_LABELS.get(fw, fw)} device", box)
+            if shared is None:
+                form.addRow(f"{FRAMEWORK_LABELS.get(fw, fw)} device", box)
+            else:
+                shared.addWidget(QLabel(fw), i // 2, 2 * (i % 2))
+                shared.addWidget(box, i // 2, 2 * (i % 2) + 1)
+        if shared is not None:
+            shared.setContentsMargins(0, 0, 0, 0)
+            shared.setColumnStretch(1, 1)
+            shared.setColumnStretch(3, 1)
+            devices = QWidget()
+            devices.setLayout(shared)
+            form.addRow("devices", devices)
         self.graph = QComboBox()
         for g in GRAPHS:
             self.graph.addItem(g, g)

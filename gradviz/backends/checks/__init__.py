@@ -62,7 +62,11 @@ def unfit(numeric_error) -> dict:
 def run_one(ctx, name: str) -> CheckResult:
     try:
         module = importlib.import_module(f"gradviz.backends.checks.{name}")
-        result = getattr(module, f"{ctx.framework}_check")(ctx)
+        check = getattr(module, f"{ctx.framework}_check", None)
+        if check is None:
+            return CheckResult(name, CheckStatus.SKIP, f"gradviz has no {name} check for "
+                               f"{ctx.framework} yet")
+        result = check(ctx)
     except CheckFailed as exc:
         result = exc.result
     except USER_FAILURES as exc:  # noqa: BLE001 - user code raised in a way the check did not expect

@@ -39,6 +39,8 @@ def _same(a: list, b: list) -> bool:
 def _grads_under(ctx, seed: int):
     """The custom gradients of the op's tensor arguments with every RNG seeded `seed`; the RNGs'
     states are put back after."""
+    if ctx.framework not in ("torch", "tf"):
+        return None       # jax: a rule's randomness comes from keys the op is given
     state = random.getstate(), np.random.get_state()
     try:
         random.seed(seed)
