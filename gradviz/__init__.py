@@ -2,6 +2,7 @@
 
 Importing gradviz loads neither torch, tensorflow nor Qt: user op modules import it for `gradviz.op`.
 """
+
 from gradviz.api import op
 
 __version__ = "0.1.0"

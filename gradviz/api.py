@@ -1,9 +1,10 @@
 """The `@gradviz.op` metadata decorator used inside user op modules (no framework import)."""
+
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from gradviz.verdict import NAMES
 
@@ -16,9 +17,14 @@ REGISTRY_ATTR = "__gradviz_registered__"
 VERDICT_NAMES = NAMES
 
 
-def op(name: str | None = None, *, inputs: dict[str, Any] | None = None,
-       consts: dict[str, Any] | None = None, reference: Callable | None = None,
-       expect: str | tuple[str, ...] | None = None):
+def op(
+    name: str | None = None,
+    *,
+    inputs: dict[str, Any] | None = None,
+    consts: dict[str, Any] | None = None,
+    reference: Callable | None = None,
+    expect: str | tuple[str, ...] | None = None,
+):
     """Attach gradviz metadata to an op (Function, custom_gradient function, Module or Layer).
 
     name      pairs the torch and tf versions of one op (default: the Python name)
@@ -31,21 +37,26 @@ def op(name: str | None = None, *, inputs: dict[str, Any] | None = None,
               verdict is one of these (api.expected)
     """
     caller = sys._getframe(1)
-    where = f"{caller.f_code.co_filename}:{caller.f_lineno}"   # errors about the metadata point here
+    where = f"{caller.f_code.co_filename}:{caller.f_lineno}"  # errors about the metadata point here
     if name is not None and not isinstance(name, str):
         if callable(name) and not (inputs or consts or reference or expect):
             # `@gradviz.op` without parentheses: returning `mark` here replaced the user's op
             # with gradviz's inner function and it silently vanished from the file's ops
             return _marker(None, None, None, None, where, depth=2)(name)
-        raise TypeError(f"gradviz.op(name=...) takes a str, not {type(name).__name__}: write "
-                        "@gradviz.op(name='...') or @gradviz.op()")
+        raise TypeError(
+            f"gradviz.op(name=...) takes a str, not {type(name).__name__}: write "
+            "@gradviz.op(name='...') or @gradviz.op()"
+        )
     for key, value in (("inputs", inputs), ("consts", consts)):
         if value is not None and not isinstance(value, Mapping):
-            raise TypeError(f"gradviz.op({key}=...) takes a dict of argument name to value, not "
-                            f"{type(value).__name__}")
+            raise TypeError(
+                f"gradviz.op({key}=...) takes a dict of argument name to value, not "
+                f"{type(value).__name__}"
+            )
     if reference is not None and not callable(reference):
-        raise TypeError(f"gradviz.op(reference=...) takes a function, not "
-                        f"{type(reference).__name__}")
+        raise TypeError(
+            f"gradviz.op(reference=...) takes a function, not {type(reference).__name__}"
+        )
     return _marker(name, inputs, consts, reference, where, depth=1, expect=expected(expect))
 
 
@@ -57,14 +68,22 @@ def expected(expect) -> tuple[str, ...]:
     names = (expect,) if isinstance(expect, str) else tuple(expect)
     wrong = [n for n in names if n not in VERDICT_NAMES]
     if wrong or not names:
-        raise TypeError(f"gradviz.op(expect=...) takes a verdict name or a tuple of them "
-                        f"({', '.join(VERDICT_NAMES)}), not {expect!r}")
+        raise TypeError(
+            f"gradviz.op(expect=...) takes a verdict name or a tuple of them "
+            f"({', '.join(VERDICT_NAMES)}), not {expect!r}"
+        )
     return names
 
 
 def _marker(name, inputs, consts, reference, where: str, depth: int, expect=()):
-    meta = {"name": name, "inputs": dict(inputs or {}), "consts": dict(consts or {}),
-            "reference": reference, "where": where, "expect": expect}
+    meta = {
+        "name": name,
+        "inputs": dict(inputs or {}),
+        "consts": dict(consts or {}),
+        "reference": reference,
+        "where": where,
+        "expect": expect,
+    }
 
     def mark(obj):
         caller = sys._getframe(depth).f_globals

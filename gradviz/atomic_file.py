@@ -4,13 +4,14 @@ success, removed on any failure. The result has the mode a plain
 open() would give: a new file follows the umask, a replaced file keeps its old mode (mkstemp's
 private 0600 is for the temp file only). Only a regular file is ever replaced: a device, FIFO,
 pipe or terminal is written through (issue 26, item 2)."""
+
 from __future__ import annotations
 
 import contextlib
 import os
 import stat
 import tempfile
-from typing import Iterator, Optional
+from collections.abc import Iterator
 
 
 def current_umask() -> int:
@@ -36,12 +37,12 @@ def final_mode(path: str) -> int:
         return 0o666 & ~current_umask()
 
 
-NAME_MAX = 255           # bytes of one file name on the file systems gradviz writes to
-_TEMP_STEM = 100         # bytes of the target's name kept in its temp file's name
+NAME_MAX = 255  # bytes of one file name on the file systems gradviz writes to
+_TEMP_STEM = 100  # bytes of the target's name kept in its temp file's name
 
 
 @contextlib.contextmanager
-def atomic_path(path: str, suffix: str = ".tmp", mode: Optional[int] = None) -> Iterator[str]:
+def atomic_path(path: str, suffix: str = ".tmp", mode: int | None = None) -> Iterator[str]:
     """Yield a temp path to write; when the block ends normally the temp file is synced to disk,
     gets final_mode(path) (or `mode`) and replaces `path` in one step; on any failure it is removed
     and `path` is left as it was.
@@ -53,11 +54,11 @@ def atomic_path(path: str, suffix: str = ".tmp", mode: Optional[int] = None) -> 
         raise ValueError("the output path is empty")
     path = os.path.abspath(os.fspath(path))
     through = _is_special(path)
-    if not through:                          # a link to a file: replace the file it names
+    if not through:  # a link to a file: replace the file it names
         path = os.path.realpath(path)
     folder, name = os.path.split(path)
     if through:
-        folder = tempfile.mkdtemp(prefix="gradviz-out-")        # 0700, private
+        folder = tempfile.mkdtemp(prefix="gradviz-out-")  # 0700, private
     elif not os.path.isdir(folder):
         raise FileNotFoundError(f"folder {folder} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=f".{_stem(name)}.", suffix=suffix, dir=folder)
@@ -109,7 +110,7 @@ def _copy_into(tmp: str, path: str) -> None:
             while chunk := f.read(1 << 20):
                 view = memoryview(chunk)
                 while view:
-                    view = view[os.write(out, view):]
+                    view = view[os.write(out, view) :]
     finally:
         os.close(out)
 

@@ -5,6 +5,7 @@ They are found through importlib.resources, so a wheel, an sdist install and an 
 checkout all work. pip installs wheels unzipped, so these are plain files that workers can
 import by path.
 """
+
 from __future__ import annotations
 
 import importlib.resources
@@ -23,4 +24,4 @@ def _resources_dir() -> Path:
 RESOURCES_DIR = _resources_dir()
 EXAMPLES_DIR = RESOURCES_DIR / "examples"
 ICON_SVG = RESOURCES_DIR / "gradviz.svg"
-ICON_PNG = RESOURCES_DIR / "gradviz.png"       # 256x256, rendered from the SVG
+ICON_PNG = RESOURCES_DIR / "gradviz.png"  # 256x256, rendered from the SVG

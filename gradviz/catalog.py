@@ -1,4 +1,5 @@
 """Ops across files and frameworks: pairing by name, and turning a selection into RunRequests."""
+
 from __future__ import annotations
 
 import os
@@ -11,8 +12,9 @@ from gradviz.model import FileCatalog, OpInfo, RunRequest, RunSettings
 def builtin_examples() -> list[str]:
     """The example op modules gradviz opens when given no file (traps excluded: they fail on
     purpose)."""
-    return [str(p) for p in sorted(EXAMPLES_DIR.glob("*.py"))
-            if not p.name.startswith(("_", "traps"))]
+    return [
+        str(p) for p in sorted(EXAMPLES_DIR.glob("*.py")) if not p.name.startswith(("_", "traps"))
+    ]
 
 
 def trap_examples() -> list[str]:
@@ -23,6 +25,7 @@ def trap_examples() -> list[str]:
 @dataclass
 class PairedOp:
     """One op name with its implementation per framework (parity when both are present)."""
+
     name: str
     impls: dict[str, OpInfo] = field(default_factory=dict)
 
@@ -71,7 +74,12 @@ def select(paired: list[PairedOp], names: list[str]) -> tuple[list[PairedOp], li
     return chosen, sorted(wanted - seen)
 
 
-def requests_for(paired: list[PairedOp], frameworks: tuple[str, ...],
-                 settings: RunSettings) -> list[RunRequest]:
-    return [RunRequest(p.impls[fw].file, p.impls[fw].qualname, fw, settings)
-            for p in paired for fw in frameworks if fw in p.impls]
+def requests_for(
+    paired: list[PairedOp], frameworks: tuple[str, ...], settings: RunSettings
+) -> list[RunRequest]:
+    return [
+        RunRequest(p.impls[fw].file, p.impls[fw].qualname, fw, settings)
+        for p in paired
+        for fw in frameworks
+        if fw in p.impls
+    ]

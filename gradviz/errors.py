@@ -3,6 +3,7 @@ part can derive from it: `except GradvizError` catches what gradviz raises and n
 user's. A class keeps the built-in base it had beside it (OSError, ValueError, ...), so code that
 catches those still does. Not under it, BaseExceptions on purpose (an `except Exception` must
 not swallow them): engine.child's RequestCancelled and engine.stop_signals' Stopped."""
+
 from __future__ import annotations
 
 

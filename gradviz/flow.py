@@ -4,10 +4,10 @@ layer's input h{i}, per mode (numpy only; shared by the JSON report, the termina
 A mode's norm is None where that gradient does not exist (TF None, a cut graph, a mode that
 raised, or a numeric reference obtained by projections, which gives no per-element gradient).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 import numpy as np
 
@@ -30,13 +30,13 @@ def modes_of(result: RunResult) -> tuple[str, ...]:
     return tuple(m for m in MODES if m in result.request.settings.modes)
 
 
-def l2(g) -> Optional[float]:
+def l2(g) -> float | None:
     if g is None:
         return None
     return float(np.sqrt(np.sum(np.square(np.asarray(g, dtype=np.float64)))))
 
 
-NOT_COMPUTED = "not computed"      # prefix of an absent norm that says nothing about the flow
+NOT_COMPUTED = "not computed"  # prefix of an absent norm that says nothing about the flow
 
 
 def _why_absent(result: RunResult, t, mode: str) -> str:
@@ -52,15 +52,20 @@ def _why_absent(result: RunResult, t, mode: str) -> str:
 class FlowRow:
     """One layer of a stack run: the L2 norm per mode of the gradient at its input `tensor`
     (h{layer}); `absent` says why, for only the modes whose norm is None."""
+
     layer: int
     tensor: str
-    norm: dict[str, Optional[float]] = field(default_factory=dict)
+    norm: dict[str, float | None] = field(default_factory=dict)
     absent: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         """The row in the JSON report's "flow"."""
-        return {"layer": self.layer, "tensor": self.tensor, "norm": dict(self.norm),
-                "absent": dict(self.absent)}
+        return {
+            "layer": self.layer,
+            "tensor": self.tensor,
+            "norm": dict(self.norm),
+            "absent": dict(self.absent),
+        }
 
 
 def flow_of(result: RunResult) -> list[FlowRow]:
@@ -76,7 +81,7 @@ def flow_of(result: RunResult) -> list[FlowRow]:
     return out
 
 
-def dies_at(flow: list[FlowRow], mode: str) -> Optional[int]:
+def dies_at(flow: list[FlowRow], mode: str) -> int | None:
     """The first layer seen from the loss (top layer down) where `mode`'s gradient is zero or
     does not exist: no layer below it gets anything from the loss through it. None when the
     gradient is alive down to layer 1, or when the mode's norms were not computed there."""

@@ -3,6 +3,7 @@
 The authoritative list of ops comes from the workers (they import the file); this static pass
 only decides which workers get the file, and reports files that cannot even be parsed.
 """
+
 from __future__ import annotations
 
 import ast
@@ -41,12 +42,17 @@ class _LoadError(GradvizError):
 
 def _parse(path: str) -> ast.AST:
     if not os.path.exists(path) and not os.path.islink(path):
-        raise _LoadError(ErrorInfo("FileNotFoundError", f"no such file: {path}", kind=ErrorKind.LOAD))
+        raise _LoadError(
+            ErrorInfo("FileNotFoundError", f"no such file: {path}", kind=ErrorKind.LOAD)
+        )
     if os.path.isdir(path):
-        raise _LoadError(ErrorInfo("IsADirectoryError", f"{path} is a folder, not a Python file",
-                                   kind=ErrorKind.LOAD))
+        raise _LoadError(
+            ErrorInfo(
+                "IsADirectoryError", f"{path} is a folder, not a Python file", kind=ErrorKind.LOAD
+            )
+        )
     try:
-        source = read_op_source(path)       # a regular file, read with a bound
+        source = read_op_source(path)  # a regular file, read with a bound
         return ast.parse(source, filename=path)
     except SyntaxError as exc:
         where = f"{exc.filename or path}:{exc.lineno or 0}"
@@ -84,13 +90,14 @@ def _helper_files(tree: ast.AST, path: str) -> list[str]:
         if isinstance(node, ast.ImportFrom) and node.level:
             if node.level - 1 > len(here) - 1:
                 continue
-            base = here[:len(here) - node.level + 1]
+            base = here[: len(here) - node.level + 1]
             names = [base + (node.module.split(".") if node.module else [])]
             if not node.module:
                 names = [base + [a.name] for a in node.names]
         else:
-            mods = [node.module] if isinstance(node, ast.ImportFrom) else \
-                [a.name for a in node.names]
+            mods = (
+                [node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            )
             names = [m.split(".") for m in mods if m and m.split(".")[0] == here[0]]
         for parts in names:
             stem = os.path.join(package[0], *parts)

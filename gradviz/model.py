@@ -2,6 +2,7 @@
 
 file -> load in a worker (OpInfo) -> RunRequest -> worker -> RunResult -> compare -> plots / report.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -9,7 +10,7 @@ import math
 import os
 import pickle
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -19,13 +20,12 @@ from gradviz.vocab import WORKER_CHECK_STATUSES, ErrorKind, Mode, installed_fram
 FRAMEWORKS = installed_frameworks()
 MODES = tuple(Mode)
 GRAPHS = ("op", "seed", "mlp", "stack")
-DEPTH_RANGE = (1, 64)          # layers of the stack graph (--depth)
+DEPTH_RANGE = (1, 64)  # layers of the stack graph (--depth)
 # Input dtypes passed as they are and never differentiated (inputs= "dtype"; DESIGN.md)
 FIXED_DTYPES = ("int64", "bool")
 DTYPES = ("float32", "float64")
 # Contract checks (DESIGN.md "Contract checks"), in the order the terminal and the app show them.
-CHECKS = ("double_backward", "noncontiguous_upstream", "autocast", "vmap", "compiled",
-          "precision")
+CHECKS = ("double_backward", "noncontiguous_upstream", "autocast", "vmap", "compiled", "precision")
 CHECK_STATUSES = WORKER_CHECK_STATUSES
 # the message of a check skipped because the run was cancelled before it ran (engine); the
 # window shows such a skip as "cancelled"
@@ -40,35 +40,37 @@ class OpKey(NamedTuple):
     file, qualname). Made only here: the file is made absolute once, so a key from a request
     with a relative path and one from the worker's OpInfo are the same key. A tuple: it equals,
     hashes and unpacks as the plain (framework, file, qualname) of an absolute path."""
+
     framework: str
     file: str
     qualname: str
 
     @classmethod
-    def of(cls, framework: str, file: str, qualname: str) -> "OpKey":
+    def of(cls, framework: str, file: str, qualname: str) -> OpKey:
         return cls(framework, os.path.abspath(file), qualname)
 
     @classmethod
-    def of_op(cls, op: "OpInfo") -> "OpKey":
+    def of_op(cls, op: OpInfo) -> OpKey:
         return cls.of(op.framework, op.file, op.qualname)
 
     @classmethod
-    def of_request(cls, req: "RunRequest") -> "OpKey":
+    def of_request(cls, req: RunRequest) -> OpKey:
         return cls.of(req.framework, req.file, req.qualname)
 
 
 @dataclass(frozen=True)
 class OpInfo:
     """One op found in a user file, in one framework."""
-    name: str                 # pairing name (@gradviz.op(name=) or the Python name)
-    framework: str            # a vocab.Framework
-    kind: str                 # "function" | "custom_op" | "custom_gradient" | "module" | "layer"
-    qualname: str             # the Python name in the file
-    file: str                 # absolute path
-    line: int                 # line of the definition
+
+    name: str  # pairing name (@gradviz.op(name=) or the Python name)
+    framework: str  # a vocab.Framework
+    kind: str  # "function" | "custom_op" | "custom_gradient" | "module" | "layer"
+    qualname: str  # the Python name in the file
+    file: str  # absolute path
+    line: int  # line of the definition
     args: tuple[str, ...] = ()  # forward argument names (without ctx/self)
     doc: str = ""
-    defined_at: str = ""      # "file:line" of an op imported into `file` from elsewhere
+    defined_at: str = ""  # "file:line" of an op imported into `file` from elsewhere
     # the verdicts the op is meant to get (@gradviz.op(expect=...)): a gradient reversal reads
     # `differs` on purpose; the pytest plugin and gradviz.testing pass it (api.op)
     expect: tuple[str, ...] = ()
@@ -81,11 +83,12 @@ class OpInfo:
 @dataclass(frozen=True)
 class ErrorInfo:
     """A failure of user code or of its worker, pointing at the user's own file and line."""
-    type: str                 # exception class name, or "Timeout" / "Crashed" / "SystemExit"
+
+    type: str  # exception class name, or "Timeout" / "Crashed" / "SystemExit"
     message: str
-    where: str = ""           # "file:line" of the innermost frame in the user's file, "" if unknown
-    traceback: str = ""       # the user's own frames only
-    kind: str = ErrorKind.ERROR   # see vocab.ErrorKind
+    where: str = ""  # "file:line" of the innermost frame in the user's file, "" if unknown
+    traceback: str = ""  # the user's own frames only
+    kind: str = ErrorKind.ERROR  # see vocab.ErrorKind
 
     def one_line(self) -> str:
         at = f" at {self.where}" if self.where else ""
@@ -107,22 +110,31 @@ class RunSettings:
     shape: tuple[int, ...] = (200,)
     dtype: str = "float32"
     seed: int = 0
-    upstream: str = "ones"            # "ones" | "random" | "const:K"
-    device: str = "auto"              # "auto" | "cpu" | "cuda:N" | "/GPU:N"
+    upstream: str = "ones"  # "ones" | "random" | "const:K"
+    device: str = "auto"  # "auto" | "cpu" | "cuda:N" | "/GPU:N"
     modes: tuple[str, ...] = MODES
-    timeout: float = 120.0            # seconds per op and framework
-    depth: int = 4                    # layers of the stack graph (ignored by the others)
-    checks: tuple[str, ...] = ()      # contract checks to run after the modes (see CHECKS)
-    input_range: tuple[float, float] = (-3.0, 3.0)   # float inputs drawn from [lo, hi) (--range)
+    timeout: float = 120.0  # seconds per op and framework
+    depth: int = 4  # layers of the stack graph (ignored by the others)
+    checks: tuple[str, ...] = ()  # contract checks to run after the modes (see CHECKS)
+    input_range: tuple[float, float] = (-3.0, 3.0)  # float inputs drawn from [lo, hi) (--range)
 
-    def with_(self, **changes) -> "RunSettings":
+    def with_(self, **changes) -> RunSettings:
         return replace(self, **changes)
 
     def as_dict(self) -> dict:
-        return {"graph": self.graph, "shape": list(self.shape), "dtype": self.dtype,
-                "seed": self.seed, "upstream": self.upstream, "device": self.device,
-                "modes": list(self.modes), "timeout": self.timeout, "depth": self.depth,
-                "checks": list(self.checks), "range": list(self.input_range)}
+        return {
+            "graph": self.graph,
+            "shape": list(self.shape),
+            "dtype": self.dtype,
+            "seed": self.seed,
+            "upstream": self.upstream,
+            "device": self.device,
+            "modes": list(self.modes),
+            "timeout": self.timeout,
+            "depth": self.depth,
+            "checks": list(self.checks),
+            "range": list(self.input_range),
+        }
 
 
 def settings_texts(s: RunSettings) -> dict[str, object]:
@@ -130,10 +142,19 @@ def settings_texts(s: RunSettings) -> dict[str, object]:
     "range": "-3,3", "modes": "default,custom,numeric", "checks": "" for none); numbers stay
     numbers. `settings_texts(RunSettings())` is the one place the defaults are written out
     (the CLI's argparse defaults, the settings schema's and the panel's come from it)."""
-    return {"graph": s.graph, "shape": "x".join(map(str, s.shape)), "dtype": s.dtype,
-            "seed": s.seed, "upstream": s.upstream, "device": s.device,
-            "modes": ",".join(s.modes), "timeout": s.timeout, "depth": s.depth,
-            "checks": ",".join(s.checks), "range": ",".join(f"{v:g}" for v in s.input_range)}
+    return {
+        "graph": s.graph,
+        "shape": "x".join(map(str, s.shape)),
+        "dtype": s.dtype,
+        "seed": s.seed,
+        "upstream": s.upstream,
+        "device": s.device,
+        "modes": ",".join(s.modes),
+        "timeout": s.timeout,
+        "depth": s.depth,
+        "checks": ",".join(s.checks),
+        "range": ",".join(f"{v:g}" for v in s.input_range),
+    }
 
 
 def parse_range(text: str) -> tuple[float, float]:
@@ -158,27 +179,33 @@ def parse_checks(text: str) -> tuple[str, ...]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     bad = [n for n in names if n not in CHECKS]
     if bad or not names:
-        raise ValueError(f"checks {text!r}: use all, none or a comma-separated subset of "
-                         + ",".join(CHECKS))
+        raise ValueError(
+            f"checks {text!r}: use all, none or a comma-separated subset of " + ",".join(CHECKS)
+        )
     return tuple(c for c in CHECKS if c in names)
 
 
 @dataclass(frozen=True)
 class CheckResult:
     """One contract check of one op run: did the backward hold up the way training calls it?"""
-    name: str                 # see CHECKS
-    status: str               # a vocab.CheckStatus: pass, fail or skip
-    message: str              # what was tried and what happened (for skip: why not)
-    where: str = ""           # "file:line" in the user's file, "" if none applies
-    fix: str = ""             # for a failure: what to change
-    kind: str = ""            # for a failure: which way it failed (diagnostics map it to a code)
+
+    name: str  # see CHECKS
+    status: str  # a vocab.CheckStatus: pass, fail or skip
+    message: str  # what was tried and what happened (for skip: why not)
+    where: str = ""  # "file:line" in the user's file, "" if none applies
+    fix: str = ""  # for a failure: what to change
+    kind: str = ""  # for a failure: which way it failed (diagnostics map it to a code)
     # the tensors a failure is about; for precision's pass, those it cleared as float32 rounding
     tensors: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         """The JSON form of DESIGN.md: name, status, message, where."""
-        return {"name": self.name, "status": self.status, "message": self.message,
-                "where": self.where}
+        return {
+            "name": self.name,
+            "status": self.status,
+            "message": self.message,
+            "where": self.where,
+        }
 
 
 @dataclass(frozen=True, eq=False)
@@ -187,12 +214,13 @@ class GivenArgs:
     of the op's `@gradviz.op(inputs=, consts=)` per name, values used as they are. Requests are
     dict keys (kept runs, the engine's passes): equal and hashed by a digest of the contents,
     since numpy arrays are neither."""
+
     inputs: tuple[tuple[str, np.ndarray], ...] = ()
     consts: tuple[tuple[str, Any], ...] = ()
     digest: str = ""
 
     @classmethod
-    def of(cls, inputs: dict, consts: dict) -> "GivenArgs":
+    def of(cls, inputs: dict, consts: dict) -> GivenArgs:
         """Raises ValueError when a constant cannot travel to a worker (it is pickled)."""
         h = hashlib.sha1()
         arrays = []
@@ -204,8 +232,9 @@ class GivenArgs:
         try:
             h.update(pickle.dumps(sorted(consts.items()), protocol=4))
         except Exception as exc:  # noqa: BLE001 - any pickling failure means the same thing
-            raise ValueError(f"consts= must be picklable to reach the worker process: {exc}") \
-                from None
+            raise ValueError(
+                f"consts= must be picklable to reach the worker process: {exc}"
+            ) from None
         return cls(tuple(arrays), tuple(consts.items()), h.hexdigest())
 
     def __eq__(self, other) -> bool:
@@ -218,17 +247,19 @@ class GivenArgs:
 @dataclass(frozen=True)
 class RunRequest:
     """Run one op of one file in one framework."""
+
     file: str
     qualname: str
     framework: str
     settings: RunSettings = RunSettings()
-    given: Optional[GivenArgs] = None   # gradviz.testing's own inputs and constants
+    given: GivenArgs | None = None  # gradviz.testing's own inputs and constants
 
 
 @dataclass(frozen=True)
 class NumericInfo:
     """How the numeric reference of one tensor was obtained."""
-    method: str               # "full" (every element) | "projection" (random directions) | "skipped"
+
+    method: str  # "full" (every element) | "projection" (random directions) | "skipped"
     eps: float = 0.0
     directions: int = 0
     # For "projection": per direction, the numeric directional derivative and each mode's g . v
@@ -242,17 +273,18 @@ class TensorResult:
     A gradient that does not exist (TF None, a graph cut by .detach()) has no key in `grads`;
     `absent` says why, per mode.
     """
+
     name: str
-    role: str                                   # see ROLES
+    role: str  # see ROLES
     shape: tuple[int, ...]
     dtype: str
-    value: Optional[np.ndarray]
+    value: np.ndarray | None
     grads: dict[str, np.ndarray] = field(default_factory=dict)
     absent: dict[str, str] = field(default_factory=dict)
-    numeric: Optional[NumericInfo] = None
+    numeric: NumericInfo | None = None
     # custom vs default once more under a second, random upstream (compare.pair_metrics), worked
     # out in the worker; None where not taken (backends.runner: upstream ones on the op graph)
-    probe: Optional[dict] = None
+    probe: dict | None = None
     # a frozen parameter: no gradient in any mode by design, its value the module's own (FROZEN)
     frozen: bool = False
     # mode -> the dtype the framework's gradient had where it is not the tensor's own: torch's
@@ -260,28 +292,29 @@ class TensorResult:
     # bfloat16, so `grads` alone cannot show a bfloat16 or float64 gradient (GV103)
     grad_dtypes: dict[str, str] = field(default_factory=dict)
 
-    def grad(self, mode: str) -> Optional[np.ndarray]:
+    def grad(self, mode: str) -> np.ndarray | None:
         return self.grads.get(mode)
 
 
 @dataclass(frozen=True)
 class RunResult:
     """Everything one op run in one framework produced."""
+
     request: RunRequest
-    op: Optional[OpInfo]
+    op: OpInfo | None
     device: str = ""
-    status: str = "ok"                          # "ok" | "error"
-    error: Optional[ErrorInfo] = None
+    status: str = "ok"  # "ok" | "error"
+    error: ErrorInfo | None = None
     tensors: tuple[TensorResult, ...] = ()
     mode_errors: dict[str, ErrorInfo] = field(default_factory=dict)  # a mode that raised
-    outputs: dict[str, np.ndarray] = field(default_factory=dict)     # forward output per mode
-    log: str = ""                               # captured stdout/stderr of user code
+    outputs: dict[str, np.ndarray] = field(default_factory=dict)  # forward output per mode
+    log: str = ""  # captured stdout/stderr of user code
     warnings: tuple[str, ...] = ()
     elapsed: float = 0.0
     framework_version: str = ""
-    partial: bool = False                       # an early result: the numeric mode is still running
-    inplace_inputs: tuple[str, ...] = ()        # tensors the op wrote in place (torch version counter)
-    checks: tuple[CheckResult, ...] = ()        # contract checks, when the settings asked for any
+    partial: bool = False  # an early result: the numeric mode is still running
+    inplace_inputs: tuple[str, ...] = ()  # tensors the op wrote in place (torch version counter)
+    checks: tuple[CheckResult, ...] = ()  # contract checks, when the settings asked for any
     # why the upstream probe (TensorResult.probe) was not taken although the run asked for it:
     # the op's backward raised when run a second time (it frees its saved state); "" otherwise
     probe_skipped: str = ""
@@ -297,7 +330,7 @@ class RunResult:
     # how the graph called the op, argument by argument: (name, "tensor" | "const" | "default",
     # passed by keyword, repr() of a const's value); a reproduction script calls it the same way
     call: tuple[tuple[str, str, bool, str], ...] = ()
-    has_reference: bool = False                 # its default mode ran @gradviz.op(reference=)
+    has_reference: bool = False  # its default mode ran @gradviz.op(reference=)
 
     @property
     def name(self) -> str:
@@ -322,7 +355,7 @@ class RunResult:
         err = self.mode_errors.get(Mode.NUMERIC)
         return err is not None and err.kind != ErrorKind.CANCELLED
 
-    def tensor(self, name: str) -> Optional[TensorResult]:
+    def tensor(self, name: str) -> TensorResult | None:
         for t in self.tensors:
             if t.name == name:
                 return t
@@ -334,6 +367,7 @@ class NumericReply:
     """A worker's one reply to "run:numeric": `result` holds only the numeric mode when the
     worker kept the quick pass (`whole` False: the engine joins it to that pass), else the whole
     run (`whole` True: it had no quick pass to add to, or the op's file changed)."""
+
     result: RunResult
     whole: bool
 
@@ -341,12 +375,13 @@ class NumericReply:
 @dataclass(frozen=True)
 class FileCatalog:
     """What one framework's worker found in one user file."""
+
     file: str
     framework: str
     ops: tuple[OpInfo, ...] = ()
-    error: Optional[ErrorInfo] = None           # the file could not be loaded
-    skipped: tuple[str, ...] = ()               # "Name: why it is not an op", for `gradviz list`
-    notes: tuple[str, ...] = ()                 # how the file was loaded, when not as asked
+    error: ErrorInfo | None = None  # the file could not be loaded
+    skipped: tuple[str, ...] = ()  # "Name: why it is not an op", for `gradviz list`
+    notes: tuple[str, ...] = ()  # how the file was loaded, when not as asked
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
@@ -370,7 +405,7 @@ def parse_upstream(text: str) -> tuple[str, float]:
             k = float(text.split(":", 1)[1])
         except ValueError:
             k = None
-        if k is not None and not math.isfinite(k):     # the window, the CLI and the file alike
+        if k is not None and not math.isfinite(k):  # the window, the CLI and the file alike
             raise ValueError(f"upstream {text}: the constant must be a finite number")
         if k is not None:
             return "const", k

@@ -4,12 +4,13 @@ Nothing here imports the user's code: finding a module with importlib (`find_spe
 parent packages, which would run the user's `__init__.py` files in the process that asks (the
 GUI). So the search path is walked here the way Python's path finder walks it.
 """
+
 from __future__ import annotations
 
 import importlib.machinery
 import os
 import sys
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 from gradviz.errors import GradvizError
 
@@ -25,7 +26,7 @@ def is_module_name(text: str) -> bool:
     return all(part.isidentifier() for part in text.split("."))
 
 
-def package_module(path: str) -> Optional[tuple[str, str]]:
+def package_module(path: str) -> tuple[str, str] | None:
     """For a file inside a package (its folder has `__init__.py`, maybe several levels up):
     (the folder holding the top package, the dotted module name). None for a file that is not in
     a package. A package's own `__init__.py` is the package module itself (`pkg.sub`).
@@ -50,7 +51,7 @@ def package_module(path: str) -> Optional[tuple[str, str]]:
     return folder, ".".join(parts)
 
 
-def resolve(name: str, search_path: Optional[Iterable[str]] = None) -> str:
+def resolve(name: str, search_path: Iterable[str] | None = None) -> str:
     """The source file of module `name`, found as `python -m` finds it: the current folder
     first, then `sys.path` (or `search_path`); regular and namespace packages. A package names
     its `__init__.py`. Raises ModuleNameError saying what was found instead."""
@@ -59,39 +60,46 @@ def resolve(name: str, search_path: Optional[Iterable[str]] = None) -> str:
     locations = _search_path(search_path)
     parts = name.split(".")
     for i, part in enumerate(parts):
-        here, last = ".".join(parts[:i + 1]), i == len(parts) - 1
+        here, last = ".".join(parts[: i + 1]), i == len(parts) - 1
         kind, where = _find(part, locations)
         if kind is None:
-            inside = "the current folder or sys.path" if i == 0 else \
-                f"package {'.'.join(parts[:i])} ({', '.join(locations)})"
+            inside = (
+                "the current folder or sys.path"
+                if i == 0
+                else f"package {'.'.join(parts[:i])} ({', '.join(locations)})"
+            )
             raise ModuleNameError(f"no module named {here!r} in {inside}")
         if kind == "extension":
             raise ModuleNameError(f"{here!r} is a compiled module ({where[0]}), not Python source")
         if kind == "module":
             if not last:
-                raise ModuleNameError(f"{here!r} is a module ({where[0]}), not a package, so it "
-                                      f"has no {parts[i + 1]!r}")
+                raise ModuleNameError(
+                    f"{here!r} is a module ({where[0]}), not a package, so it "
+                    f"has no {parts[i + 1]!r}"
+                )
             return where[0]
         if last:
             if kind == "package":
                 return os.path.join(where[0], "__init__.py")
-            raise ModuleNameError(f"{here!r} is a namespace package (folders without "
-                                  f"__init__.py: {', '.join(where)}); name a module inside it")
+            raise ModuleNameError(
+                f"{here!r} is a namespace package (folders without "
+                f"__init__.py: {', '.join(where)}); name a module inside it"
+            )
         locations = where
     raise AssertionError("unreachable")
 
 
-def _search_path(search_path: Optional[Iterable[str]]) -> list[str]:
+def _search_path(search_path: Iterable[str] | None) -> list[str]:
     entries = [os.getcwd()] + list(sys.path if search_path is None else search_path)
     out: list[str] = []
     for entry in entries:
-        folder = os.path.abspath(entry or os.curdir)    # '' is the current folder
+        folder = os.path.abspath(entry or os.curdir)  # '' is the current folder
         if folder not in out and os.path.isdir(folder):
             out.append(folder)
     return out
 
 
-def _find(part: str, locations: list[str]) -> tuple[Optional[str], list[str]]:
+def _find(part: str, locations: list[str]) -> tuple[str | None, list[str]]:
     """(kind, paths) of `part` in the first location that has it, in the path finder's order
     within one folder: a regular package, a compiled extension, a source module. Folders without
     `__init__.py` are namespace portions, used only if no location has anything else."""
@@ -121,7 +129,7 @@ def op_file(arg: str) -> str:
         raise ModuleNameError(f"no such file or module: {arg} ({exc})") from None
 
 
-OP_FILE_MAX = 16 << 20          # bytes: an op file is Python source; 16 MiB is far past any
+OP_FILE_MAX = 16 << 20  # bytes: an op file is Python source; 16 MiB is far past any
 
 
 class OpFileError(GradvizError, OSError):
@@ -131,9 +139,14 @@ class OpFileError(GradvizError, OSError):
 
 def _kind(mode: int) -> str:
     import stat
-    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISSOCK, "a socket")):
+
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -144,28 +157,34 @@ def check_op_file(path: str) -> None:
     followed). Nothing is opened: a FIFO would block, a device never end."""
     import errno
     import stat
+
     try:
         st = os.stat(path)
     except OSError as exc:
-        why = {errno.ENOENT: "no such file", errno.ELOOP: "a loop of symbolic links",
-               errno.EACCES: "permission denied", errno.ENOTDIR: "no such file (a part of the "
-               "path is not a folder)"}.get(exc.errno, exc.strerror or str(exc))
+        why = {
+            errno.ENOENT: "no such file",
+            errno.ELOOP: "a loop of symbolic links",
+            errno.EACCES: "permission denied",
+            errno.ENOTDIR: "no such file (a part of the path is not a folder)",
+        }.get(exc.errno, exc.strerror or str(exc))
         raise OpFileError(f"{path}: {why}") from None
     if not stat.S_ISREG(st.st_mode):
         raise OpFileError(f"{path}: {_kind(st.st_mode)}, not an op file (a Python source file)")
     if st.st_size > OP_FILE_MAX:
-        raise OpFileError(f"{path}: {st.st_size:,} bytes, more than an op file may hold "
-                          f"({OP_FILE_MAX >> 20} MiB)")
+        raise OpFileError(
+            f"{path}: {st.st_size:,} bytes, more than an op file may hold ({OP_FILE_MAX >> 20} MiB)"
+        )
 
 
 def read_op_source(path: str) -> bytes:
     """The bytes of the op file `path`, read only when it is a regular file and at most
     OP_FILE_MAX of them (a file that grows past the bound while read is refused too)."""
     import stat
+
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
-        check_op_file(path)              # says why in words
+        check_op_file(path)  # says why in words
         raise
     try:
         st = os.fstat(fd)
@@ -175,8 +194,9 @@ def read_op_source(path: str) -> bytes:
         while chunk := os.read(fd, 1 << 20):
             total += len(chunk)
             if total > OP_FILE_MAX:
-                raise OpFileError(f"{path}: more than {OP_FILE_MAX >> 20} MiB, more than an op "
-                                  "file may hold")
+                raise OpFileError(
+                    f"{path}: more than {OP_FILE_MAX >> 20} MiB, more than an op file may hold"
+                )
             chunks.append(chunk)
         return b"".join(chunks)
     finally:

@@ -4,6 +4,7 @@ Every write is atomic (gradviz.atomic_file, the writer figures use too): a temp 
 target folder, fsync, os.replace. A failed write leaves no file behind (neither partial target
 nor temp) and raises ReportError naming the path.
 """
+
 from __future__ import annotations
 
 import csv
@@ -12,7 +13,7 @@ import io
 import json
 import math
 import os
-from typing import Callable, Iterable, Optional, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -31,13 +32,17 @@ class ReportError(GradvizError, OSError):
 # --- atomic writing ----------------------------------------------------------------------------
 def _atomic_write(path: str, write: Callable[[io.IOBase], None], binary: bool) -> None:
     from gradviz.atomic_file import atomic_path
+
     path = os.fspath(path)
     try:
         with atomic_path(path) as tmp:
-            with open(tmp, "wb" if binary else "w", **({} if binary else
-                                                       {"encoding": "utf-8", "newline": ""})) as f:
+            with open(
+                tmp,
+                "wb" if binary else "w",
+                **({} if binary else {"encoding": "utf-8", "newline": ""}),
+            ) as f:
                 write(f)
-    except FileNotFoundError as exc:           # the folder is missing: atomic_path says which
+    except FileNotFoundError as exc:  # the folder is missing: atomic_path says which
         raise ReportError(f"cannot write {path}: {exc}") from exc
     except Exception as exc:
         raise ReportError(f"cannot write {path}: {type(exc).__name__}: {exc}") from exc
@@ -67,52 +72,80 @@ def _jsonable(obj):
     raise TypeError(f"cannot write a {type(obj).__name__} to JSON: {obj!r:.80}")
 
 
-def _error_dict(err) -> Optional[dict]:
+def _error_dict(err) -> dict | None:
     if err is None:
         return None
-    return {"type": err.type, "message": err.message, "where": err.where, "kind": err.kind,
-            "traceback": err.traceback}
+    return {
+        "type": err.type,
+        "message": err.message,
+        "where": err.where,
+        "kind": err.kind,
+        "traceback": err.traceback,
+    }
 
 
 def _tensor_dict(tc) -> dict:
-    return {"name": tc.name, "shape": list(tc.shape), "verdict": tc.verdict,
-            "stats": {mode: s.as_dict() for mode, s in tc.stats.items()},
-            "explanation": tc.explanation, "role": tc.role, "dtype": tc.dtype,
-            "tolerance": {**tc.tolerance.as_dict(), "vs_numeric": tc.numeric_tolerance.as_dict()},
-            "numeric_method": tc.numeric_method,
-            "metrics": {pair: m.as_dict() for pair, m in tc.metrics.items()},
-            # the window reads such a passing verdict "match, numeric cancelled" / "..., failed"
-            "numeric_unchecked": tc.numeric_missing}
+    return {
+        "name": tc.name,
+        "shape": list(tc.shape),
+        "verdict": tc.verdict,
+        "stats": {mode: s.as_dict() for mode, s in tc.stats.items()},
+        "explanation": tc.explanation,
+        "role": tc.role,
+        "dtype": tc.dtype,
+        "tolerance": {**tc.tolerance.as_dict(), "vs_numeric": tc.numeric_tolerance.as_dict()},
+        "numeric_method": tc.numeric_method,
+        "metrics": {pair: m.as_dict() for pair, m in tc.metrics.items()},
+        # the window reads such a passing verdict "match, numeric cancelled" / "..., failed"
+        "numeric_unchecked": tc.numeric_missing,
+    }
 
 
 def _op_dict(r: RunResult, comp: OpComparison, findings: Sequence) -> dict:
-    return {"name": comp.name, "framework": comp.framework, "device": comp.device,
-            "status": comp.status, "error": _error_dict(comp.error),
-            "tensors": [_tensor_dict(tc) for tc in comp.tensors],
-            "diagnostics": [f.as_dict() for f in findings],
-            "flow": [row.as_dict() for row in flow_of(r)],
-            "qualname": r.op.qualname if r.op else r.request.qualname,
-            "file": r.op.file if r.op else r.request.file,
-            # the line in "file"; an imported op's line is in its own file: "where" has both
-            "line": r.op.line if r.op and not r.op.defined_at else None,
-            "where": r.op.where if r.op else None,
-            "mode_errors": {m: _error_dict(e) for m, e in r.mode_errors.items()},
-            "settings": r.request.settings.as_dict(),
-            "checks": [c.as_dict() for c in r.checks],
-            # which parameters gradviz seeded; frozen ones kept the values the module built
-            "parameters": {"seeded": list(r.seeded_params),
-                           "frozen": [t.name for t in r.tensors if t.frozen]},
-            "probe_skipped": r.probe_skipped,
-            # backward-shaped methods nothing called (GV607), and whether no custom gradient ran
-            "uncalled_backward": {"methods": list(r.uncalled_backward),
-                                  "no_own_gradient": r.no_own_gradient},
-            "warnings": list(r.warnings), "log": r.log, "elapsed": r.elapsed,
-            "framework_version": r.framework_version}
+    return {
+        "name": comp.name,
+        "framework": comp.framework,
+        "device": comp.device,
+        "status": comp.status,
+        "error": _error_dict(comp.error),
+        "tensors": [_tensor_dict(tc) for tc in comp.tensors],
+        "diagnostics": [f.as_dict() for f in findings],
+        "flow": [row.as_dict() for row in flow_of(r)],
+        "qualname": r.op.qualname if r.op else r.request.qualname,
+        "file": r.op.file if r.op else r.request.file,
+        # the line in "file"; an imported op's line is in its own file: "where" has both
+        "line": r.op.line if r.op and not r.op.defined_at else None,
+        "where": r.op.where if r.op else None,
+        "mode_errors": {m: _error_dict(e) for m, e in r.mode_errors.items()},
+        "settings": r.request.settings.as_dict(),
+        "checks": [c.as_dict() for c in r.checks],
+        # which parameters gradviz seeded; frozen ones kept the values the module built
+        "parameters": {
+            "seeded": list(r.seeded_params),
+            "frozen": [t.name for t in r.tensors if t.frozen],
+        },
+        "probe_skipped": r.probe_skipped,
+        # backward-shaped methods nothing called (GV607), and whether no custom gradient ran
+        "uncalled_backward": {
+            "methods": list(r.uncalled_backward),
+            "no_own_gradient": r.no_own_gradient,
+        },
+        "warnings": list(r.warnings),
+        "log": r.log,
+        "elapsed": r.elapsed,
+        "framework_version": r.framework_version,
+    }
 
 
-def report_dict(results: Iterable[RunResult], settings, comparisons=None, parity_rows=None,
-                diagnostics: Optional[Sequence[Sequence]] = None, load_errors=(),
-                history=None) -> dict:
+def report_dict(
+    results: Iterable[RunResult],
+    settings,
+    comparisons=None,
+    parity_rows=None,
+    diagnostics: Sequence[Sequence] | None = None,
+    load_errors=(),
+    history=None,
+) -> dict:
     """The JSON report as a Python dict (strict-JSON values). `diagnostics`: the findings
     (gradviz.diagnostics.Finding) of each result, aligned with `results` (the analysis's, as
     app.analysis makes them); None: none listed. `load_errors`: FileCatalogs of files that
@@ -130,15 +163,17 @@ def report_dict(results: Iterable[RunResult], settings, comparisons=None, parity
     rows = parity(results) if parity_rows is None else parity_rows
     if isinstance(settings, RunSettings):
         settings = settings.as_dict()
-    return _jsonable({
-        "gradviz": gradviz.__version__,
-        "settings": shared_settings(settings, results),
-        "ops": [_op_dict(r, c, f) for r, c, f in zip(results, comps, findings)],
-        "parity": [p.as_json() for p in rows],
-        "summary": _summary(comps, load_errors),
-        "load_errors": [_load_error_dict(cat) for cat in load_errors],
-        **({"history": list(history)} if history is not None else {}),
-    })
+    return _jsonable(
+        {
+            "gradviz": gradviz.__version__,
+            "settings": shared_settings(settings, results),
+            "ops": [_op_dict(r, c, f) for r, c, f in zip(results, comps, findings)],
+            "parity": [p.as_json() for p in rows],
+            "summary": _summary(comps, load_errors),
+            "load_errors": [_load_error_dict(cat) for cat in load_errors],
+            **({"history": list(history)} if history is not None else {}),
+        }
+    )
 
 
 def shared_settings(settings: dict, results: list) -> dict:
@@ -169,18 +204,28 @@ def _summary(comps, load_errors) -> dict:
     counts = summary_counts(comps)
     counts["error"] = counts.get("error", 0) + len(load_errors)
     # of the passing verdicts counted, those not checked against numeric (see _tensor_dict)
-    counts["numeric_unchecked"] = sum(1 for c in comps for t in c.tensors
-                                      if t.numeric_missing and t.verdict in PASSING)
+    counts["numeric_unchecked"] = sum(
+        1 for c in comps for t in c.tensors if t.numeric_missing and t.verdict in PASSING
+    )
     return counts
 
 
-def write_json(path, results, settings, comparisons=None, parity_rows=None,
-               diagnostics=None, load_errors=(), history=None) -> dict:
+def write_json(
+    path,
+    results,
+    settings,
+    comparisons=None,
+    parity_rows=None,
+    diagnostics=None,
+    load_errors=(),
+    history=None,
+) -> dict:
     """Write the JSON report (DESIGN.md's keys plus explanation/metrics/role/dtype/tolerance/log).
     Returns the dict written."""
     try:
-        data = report_dict(results, settings, comparisons, parity_rows, diagnostics, load_errors,
-                           history)
+        data = report_dict(
+            results, settings, comparisons, parity_rows, diagnostics, load_errors, history
+        )
         text = json.dumps(data, indent=1, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ReportError(f"cannot write {path}: {exc}") from exc
@@ -231,7 +276,7 @@ def read_npz(path) -> dict[str, np.ndarray]:
 
 # --- CSV (one tensor) ------------------------------------------------------------------------
 def _cell(x) -> str:
-    return repr(float(x))   # shortest text that reads back to the same float64 (nan, inf too)
+    return repr(float(x))  # shortest text that reads back to the same float64 (nan, inf too)
 
 
 def write_csv(path, tensor: TensorResult) -> list[str]:
@@ -240,12 +285,16 @@ def write_csv(path, tensor: TensorResult) -> list[str]:
     n = int(np.prod(tensor.shape)) if tensor.shape else 1
     modes = [m for m in MODES if m in tensor.grads or m in tensor.absent]
     cols = [np.asarray(tensor.value).reshape(-1) if tensor.value is not None else None]
-    cols += [np.asarray(tensor.grads[m]).reshape(-1) if tensor.grads.get(m) is not None else None
-             for m in modes]
+    cols += [
+        np.asarray(tensor.grads[m]).reshape(-1) if tensor.grads.get(m) is not None else None
+        for m in modes
+    ]
     for name, c in zip(["value"] + modes, cols):
         if c is not None and c.size != n:
-            raise ReportError(f"cannot write {path}: {tensor.name} {name} has {c.size} elements, "
-                              f"shape {tuple(tensor.shape)} needs {n}")
+            raise ReportError(
+                f"cannot write {path}: {tensor.name} {name} has {c.size} elements, "
+                f"shape {tuple(tensor.shape)} needs {n}"
+            )
     header = ["index", "value"] + modes
 
     def write(f):
@@ -266,7 +315,9 @@ def read_csv(path) -> dict[str, np.ndarray]:
     except OSError as exc:
         raise ReportError(f"cannot read {path}: {exc}") from exc
     header, body = rows[0], rows[1:]
-    out = {h: np.array([float(r[j]) if r[j] != "" else np.nan for r in body])
-           for j, h in enumerate(header)}
+    out = {
+        h: np.array([float(r[j]) if r[j] != "" else np.nan for r in body])
+        for j, h in enumerate(header)
+    }
     out["index"] = out["index"].astype(np.int64)
     return out

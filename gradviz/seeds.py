@@ -1,5 +1,6 @@
 """The seeded streams gradviz draws from, by tensor name (numpy only): the same numbers in both
 frameworks' workers, and in the parent where a reproduction script writes them out (repro.py)."""
+
 from __future__ import annotations
 
 import zlib
@@ -14,8 +15,9 @@ def rng_for(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng([int(seed) & 0xFFFFFFFF, zlib.crc32(name.encode())])
 
 
-def input_draw(seed: int, name: str, shape: tuple[int, ...],
-               bounds: tuple[float, float] = (-3.0, 3.0)) -> np.ndarray:
+def input_draw(
+    seed: int, name: str, shape: tuple[int, ...], bounds: tuple[float, float] = (-3.0, 3.0)
+) -> np.ndarray:
     """A float input's seeded values (float64) where nothing else gives them (--range)."""
     return rng_for(seed, "input:" + name).uniform(bounds[0], bounds[1], size=shape)
 

@@ -4,10 +4,11 @@ the window's theme read them). No imports beyond the standard
 library: `import gradviz` reads it (gradviz.op(expect=...)) and loads nothing else.
 
 A Verdict is a str: JSON, comparisons with the names ("match") and dict keys work as before."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
-from typing import Iterable, Optional
 
 
 class Verdict(StrEnum):
@@ -54,23 +55,40 @@ class Verdict(StrEnum):
 
 
 _ORDER = tuple(Verdict)
-_GLYPHS = {Verdict.NO_GRADIENT: "", Verdict.MATCH: "✓", Verdict.SURROGATE: "≈",
-           Verdict.UNCHECKED: "?", Verdict.DIFFERS: "≠", Verdict.NON_FINITE: "∞",
-           Verdict.BROKEN: "⚠", Verdict.ERROR: "✗"}
-_LABELS = {Verdict.DIFFERS: "DIFFERS", Verdict.NON_FINITE: "NON-FINITE", Verdict.ERROR: "ERROR",
-           Verdict.NO_GRADIENT: "no gradient"}
+_GLYPHS = {
+    Verdict.NO_GRADIENT: "",
+    Verdict.MATCH: "✓",
+    Verdict.SURROGATE: "≈",
+    Verdict.UNCHECKED: "?",
+    Verdict.DIFFERS: "≠",
+    Verdict.NON_FINITE: "∞",
+    Verdict.BROKEN: "⚠",
+    Verdict.ERROR: "✗",
+}
+_LABELS = {
+    Verdict.DIFFERS: "DIFFERS",
+    Verdict.NON_FINITE: "NON-FINITE",
+    Verdict.ERROR: "ERROR",
+    Verdict.NO_GRADIENT: "no gradient",
+}
 
 # (text, tint): no-gradient and unchecked are grey, nothing compared, nothing to alarm, no pass
-_COLOURS = {Verdict.MATCH: ("#1b6e1b", "#d8f0d8"), Verdict.SURROGATE: ("#1f4fa3", "#dde8fb"),
-            Verdict.DIFFERS: ("#a3560d", "#fbe3c8"), Verdict.NON_FINITE: ("#b01c1c", "#f7d0d0"),
-            Verdict.BROKEN: ("#6b3fa0", "#e4d9f2"), Verdict.ERROR: ("#9a0d0d", "#f4b6b6"),
-            Verdict.NO_GRADIENT: ("#555555", "#eeeeee"), Verdict.UNCHECKED: ("#555555", "#eeeeee")}
+_COLOURS = {
+    Verdict.MATCH: ("#1b6e1b", "#d8f0d8"),
+    Verdict.SURROGATE: ("#1f4fa3", "#dde8fb"),
+    Verdict.DIFFERS: ("#a3560d", "#fbe3c8"),
+    Verdict.NON_FINITE: ("#b01c1c", "#f7d0d0"),
+    Verdict.BROKEN: ("#6b3fa0", "#e4d9f2"),
+    Verdict.ERROR: ("#9a0d0d", "#f4b6b6"),
+    Verdict.NO_GRADIENT: ("#555555", "#eeeeee"),
+    Verdict.UNCHECKED: ("#555555", "#eeeeee"),
+}
 
 NAMES = tuple(v.value for v in Verdict)
 PASSING = tuple(v for v in Verdict if v.passes)
 
 
-def worst(verdicts: Iterable[str]) -> Optional[Verdict]:
+def worst(verdicts: Iterable[str]) -> Verdict | None:
     """The most severe of `verdicts` (names or Verdicts); None for none. Unknown names raise."""
     found = [Verdict(v) for v in verdicts]
     return max(found, key=lambda v: v.rank) if found else None

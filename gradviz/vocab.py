@@ -5,6 +5,7 @@ so no module keeps a table of its own. Standard library only: `import gradviz` r
 
 Each is a StrEnum: it equals its name ("torch" == Framework.TORCH), hashes as it, and is written
 to JSON as the plain string, so reports and dict keys are what they were."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -13,16 +14,17 @@ from typing import NamedTuple
 
 
 class _FrameworkSpec(NamedTuple):
-    label: str                    # how people name it (plots, diagnostics)
-    package: str                  # the package `gradviz devices` reports the version of
+    label: str  # how people name it (plots, diagnostics)
+    package: str  # the package `gradviz devices` reports the version of
     import_roots: tuple[str, ...]  # top-level imports that make a file this framework's
-    backend: str                  # the module whose adapter() a worker of it runs (backends/)
-    extra: str = ""               # an optional framework: the pip extra that installs it
+    backend: str  # the module whose adapter() a worker of it runs (backends/)
+    extra: str = ""  # an optional framework: the pip extra that installs it
 
 
 class Framework(StrEnum):
     """A framework gradviz runs ops in. A new one is a member here, its row in _FRAMEWORKS and
     its backend module (gradviz/backends/NAME_backend.py with adapter())."""
+
     TORCH = "torch"
     TF = "tf"
     JAX = "jax"
@@ -58,12 +60,22 @@ class Framework(StrEnum):
 
 
 _FRAMEWORKS = {
-    Framework.TORCH: _FrameworkSpec("PyTorch", "torch", ("torch",),
-                                    "gradviz.backends.torch_backend"),
-    Framework.TF: _FrameworkSpec("TensorFlow", "tensorflow", ("tensorflow", "keras", "tf_keras"),
-                                 "gradviz.backends.tf_backend"),
-    Framework.JAX: _FrameworkSpec("JAX", "jax", ("jax", "flax", "equinox", "optax"),
-                                  "gradviz.backends.jax_backend", extra="jax"),
+    Framework.TORCH: _FrameworkSpec(
+        "PyTorch", "torch", ("torch",), "gradviz.backends.torch_backend"
+    ),
+    Framework.TF: _FrameworkSpec(
+        "TensorFlow",
+        "tensorflow",
+        ("tensorflow", "keras", "tf_keras"),
+        "gradviz.backends.tf_backend",
+    ),
+    Framework.JAX: _FrameworkSpec(
+        "JAX",
+        "jax",
+        ("jax", "flax", "equinox", "optax"),
+        "gradviz.backends.jax_backend",
+        extra="jax",
+    ),
 }
 
 
@@ -83,9 +95,10 @@ def framework_of_import(root: str):
 
 class Mode(StrEnum):
     """How a gradient is computed (DESIGN.md "Modes"), in the order the grid shows them."""
-    DEFAULT = "default"       # the framework's own autodiff of the forward
-    CUSTOM = "custom"         # the op as written: the user's backward
-    NUMERIC = "numeric"       # central differences of the custom forward in float64
+
+    DEFAULT = "default"  # the framework's own autodiff of the forward
+    CUSTOM = "custom"  # the op as written: the user's backward
+    NUMERIC = "numeric"  # central differences of the custom forward in float64
 
     @property
     def rank(self) -> int:
@@ -94,14 +107,15 @@ class Mode(StrEnum):
 
 class ErrorKind(StrEnum):
     """Why an op, a mode or a file gave no value (model.ErrorInfo.kind)."""
-    ERROR = "error"               # the user's code raised (or gradviz refused what it was given)
-    LOAD = "load"                 # the file could not be read or imported
-    DEVICE = "device"             # the device asked for is not there
-    TIMEOUT = "timeout"           # the worker did not answer in time; it was replaced
-    CRASHED = "crashed"           # the worker died (a signal, os._exit, out of memory, sys.exit)
-    CANCELLED = "cancelled"       # the user cancelled or skipped it: nothing is wrong with the op
-    UNAVAILABLE = "unavailable"   # the framework could not be imported in its worker
-    INTERNAL = "internal"         # a bug in gradviz
+
+    ERROR = "error"  # the user's code raised (or gradviz refused what it was given)
+    LOAD = "load"  # the file could not be read or imported
+    DEVICE = "device"  # the device asked for is not there
+    TIMEOUT = "timeout"  # the worker did not answer in time; it was replaced
+    CRASHED = "crashed"  # the worker died (a signal, os._exit, out of memory, sys.exit)
+    CANCELLED = "cancelled"  # the user cancelled or skipped it: nothing is wrong with the op
+    UNAVAILABLE = "unavailable"  # the framework could not be imported in its worker
+    INTERNAL = "internal"  # a bug in gradviz
 
     @property
     def raised(self) -> bool:
@@ -114,6 +128,7 @@ class CheckStatus(StrEnum):
     the window adds the other three for a check that was chosen but has no result: pending
     (the run goes on), not run (the op's plain run failed), cancelled (a cancel came first). A
     check not chosen has no status (None), which is none of these."""
+
     PASS = "pass"
     FAIL = "fail"
     SKIP = "skip"
@@ -135,7 +150,13 @@ class CheckStatus(StrEnum):
         return _CHECK_GLYPHS[self]
 
 
-_CHECK_GLYPHS = {CheckStatus.PASS: "✓", CheckStatus.FAIL: "✗", CheckStatus.SKIP: "–",
-                 CheckStatus.PENDING: "…", CheckStatus.NOT_RUN: "○", CheckStatus.CANCELLED: "⊘"}
+_CHECK_GLYPHS = {
+    CheckStatus.PASS: "✓",
+    CheckStatus.FAIL: "✗",
+    CheckStatus.SKIP: "–",
+    CheckStatus.PENDING: "…",
+    CheckStatus.NOT_RUN: "○",
+    CheckStatus.CANCELLED: "⊘",
+}
 # the statuses a worker gives a check it ran or judged not applicable
 WORKER_CHECK_STATUSES = (CheckStatus.PASS, CheckStatus.FAIL, CheckStatus.SKIP)

@@ -7,6 +7,7 @@ own report, so interpreter start and imports count. Qt runs offscreen (QT_QPA_PL
 unless already set) with a throw-away settings directory, so saved window state plays no part.
 gradviz is byte-compiled first, as `pip install` does (compile_gradviz).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,7 @@ MIB = 1024 * 1024
 def child_env(tmp: str) -> dict:
     env = dict(os.environ)
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
-    env["XDG_CONFIG_HOME"] = os.path.join(tmp, "config")      # fresh settings
+    env["XDG_CONFIG_HOME"] = os.path.join(tmp, "config")  # fresh settings
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [ROOT, env.get("PYTHONPATH")]))
     return env
@@ -41,20 +42,31 @@ def compile_gradviz() -> None:
     """Byte-compile gradviz as `pip install` does: a checkout run with PYTHONDONTWRITEBYTECODE
     set (as some shells and CI set it) would otherwise compile every gradviz module from source
     in every fresh process, while torch, TensorFlow and pyqtgraph load the bytecode pip wrote."""
-    subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "gradviz")],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "gradviz")],
+        check=True,
+        capture_output=True,
+    )
 
 
 def run_child(args: list[str], env: dict, timeout: float = 900) -> tuple[dict, float]:
     """Run bench_child.py; returns (its BENCH json, epoch time just before it was started)."""
     t0 = time.time()
-    p = subprocess.run([sys.executable, CHILD, *args], env=env, cwd=ROOT, capture_output=True,
-                       text=True, timeout=timeout)
+    p = subprocess.run(
+        [sys.executable, CHILD, *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     for line in p.stdout.splitlines():
         if line.startswith("BENCH "):
             return json.loads(line[6:]), t0
-    raise RuntimeError(f"bench_child {' '.join(args)} failed (exit {p.returncode}):\n"
-                       f"{p.stdout[-2000:]}\n{p.stderr[-3000:]}")
+    raise RuntimeError(
+        f"bench_child {' '.join(args)} failed (exit {p.returncode}):\n"
+        f"{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+    )
 
 
 def med(xs) -> float:
@@ -72,49 +84,100 @@ def row(name, value, unit, baseline=None, target=None, kind=None, note=""):
     met = None
     if target is not None and value is not None:
         met = (ratio <= target) if kind == "ratio" else (value <= target)
-    return {"row": name, "value": value, "unit": unit, "baseline": baseline, "ratio": ratio,
-            "target": target, "target_kind": kind, "met": met, "note": note}
+    return {
+        "row": name,
+        "value": value,
+        "unit": unit,
+        "baseline": baseline,
+        "ratio": ratio,
+        "target": target,
+        "target_kind": kind,
+        "met": met,
+        "note": note,
+    }
 
 
 def bench_window(env, reps):
     app, empty = [], []
-    for _ in range(reps):              # interleaved, so drift in machine load hits both alike
+    for _ in range(reps):  # interleaved, so drift in machine load hits both alike
         r, t0 = run_child(["window-empty"], env)
         empty.append(r["shown"] - t0)
         r, t0 = run_child(["window-app"], env)
         app.append(r["shown"] - t0)
-    return [row("window shown (gradviz vs empty PySide6+pyqtgraph window)", med(app), "s", med(empty),
-                1.5, "ratio", note=f"runs app {fmt_list(app)}, empty {fmt_list(empty)}")]
+    return [
+        row(
+            "window shown (gradviz vs empty PySide6+pyqtgraph window)",
+            med(app),
+            "s",
+            med(empty),
+            1.5,
+            "ratio",
+            note=f"runs app {fmt_list(app)}, empty {fmt_list(empty)}",
+        )
+    ]
 
 
 def bench_warm(env, reps):
     # the app's default modes first (the target), then without numeric to show what it costs
-    specs = ["200", "1000000", "200:default+custom", "1000000:default+custom",
-             "200:default+custom+numeric:all"]
+    specs = [
+        "200",
+        "1000000",
+        "200:default+custom",
+        "1000000:default+custom",
+        "200:default+custom+numeric:all",
+    ]
     r, _ = run_child(["gui-warm", ",".join(specs), str(reps)], env, timeout=1800)
     rows = []
     for spec in specs:
         s = r["sizes"][spec]
         n = int(spec.split(":")[0])
         if spec.endswith(":all"):
-            rows.append(row(f"warm re-run in app, all {s['ops']} example ops, 200 el, "
-                            f"{'+'.join(s['modes'])}: Run to everything painted", s["done_median_s"],
-                            "s", target=0.300, kind="max", note=f"runs {fmt_list(s['done_runs'])}"))
+            rows.append(
+                row(
+                    f"warm re-run in app, all {s['ops']} example ops, 200 el, "
+                    f"{'+'.join(s['modes'])}: Run to everything painted",
+                    s["done_median_s"],
+                    "s",
+                    target=0.300,
+                    kind="max",
+                    note=f"runs {fmt_list(s['done_runs'])}",
+                )
+            )
             continue
         label = f"warm re-run in app, {'200 el' if n == 200 else '1M el'}, torch+tf, {'+'.join(s['modes'])}"
         if "numeric" in s["modes"]:
             target = 0.150 if n == 200 else None
-            rows.append(row(f"{label}: Run to custom/default plots painted", s["first_median_s"], "s",
-                            target=target, kind="max" if target else None,
-                            note=f"runs {fmt_list(s['first_runs'])}; "
-                                 f"{s['partial_results']:g} partial results per run"))
+            rows.append(
+                row(
+                    f"{label}: Run to custom/default plots painted",
+                    s["first_median_s"],
+                    "s",
+                    target=target,
+                    kind="max" if target else None,
+                    note=f"runs {fmt_list(s['first_runs'])}; "
+                    f"{s['partial_results']:g} partial results per run",
+                )
+            )
             target = 2.0 if n > 200 else None
-            rows.append(row(f"{label}: Run to numeric column filled", s["full_median_s"], "s",
-                            target=target, kind="max" if target else None,
-                            note=f"runs {fmt_list(s['full_runs'])}"))
+            rows.append(
+                row(
+                    f"{label}: Run to numeric column filled",
+                    s["full_median_s"],
+                    "s",
+                    target=target,
+                    kind="max" if target else None,
+                    note=f"runs {fmt_list(s['full_runs'])}",
+                )
+            )
         else:
-            rows.append(row(f"{label}: Run to plots painted", s["full_median_s"], "s",
-                            note=f"runs {fmt_list(s['full_runs'])}"))
+            rows.append(
+                row(
+                    f"{label}: Run to plots painted",
+                    s["full_median_s"],
+                    "s",
+                    note=f"runs {fmt_list(s['full_runs'])}",
+                )
+            )
     rows.append(row("peak memory, GUI process (after the warm runs)", r["gui_peak_mib"], "MiB"))
     for fw, mib in sorted(r["workers_peak_mib"].items()):
         rows.append(row(f"peak memory, {fw} worker (after the warm runs)", mib, "MiB"))
@@ -136,6 +199,7 @@ def bench_numeric(env, reps, n=10**6):
     `--modes default,custom`)."""
     from gradviz.engine import Engine
     from gradviz.model import RunRequest, RunSettings
+
     qual = {"torch": ("tutorial_torch.py", "MulWeights"), "tf": ("tutorial_tf.py", "mul_weights")}
     rows = []
     with Engine(("torch", "tf")) as engine:
@@ -144,34 +208,52 @@ def bench_numeric(env, reps, n=10**6):
         for fw, devices in devices_for(engine).items():
             f, q = qual[fw]
             for device in devices:
+
                 def req(modes, f=f, q=q, fw=fw, device=device):  # bound now: called in this pass
-                    return RunRequest(os.path.join(ROOT, "resources", "examples", f), q, fw,
-                                      RunSettings(shape=(n,), modes=modes, device=device,
-                                                  timeout=600))
+                    return RunRequest(
+                        os.path.join(ROOT, "resources", "examples", f),
+                        q,
+                        fw,
+                        RunSettings(shape=(n,), modes=modes, device=device, timeout=600),
+                    )
+
                 with_num, without = [], []
-                for i in range(reps + 1):        # the first pair warms this size up
-                    for modes, into in ((("default", "custom"), without),
-                                        (("default", "custom", "numeric"), with_num)):
+                for i in range(reps + 1):  # the first pair warms this size up
+                    for modes, into in (
+                        (("default", "custom"), without),
+                        (("default", "custom", "numeric"), with_num),
+                    ):
                         res = engine.run_one(req(modes))
                         if res.status != "ok" or "numeric" in res.mode_errors:
                             raise RuntimeError(f"{fw} {device}: {res.error or res.mode_errors}")
                         if i:
                             into.append(res.elapsed)
                 added = med(with_num) - med(without)
-                rows.append(row(f"numeric reference added, {fw} {device}, mul_weights 10^6 el "
-                                "(per-op elapsed with numeric minus without)", added, "s",
-                                med(without), 1.0, "max",
-                                note=f"with {fmt_list(with_num)}, without {fmt_list(without)}"))
+                rows.append(
+                    row(
+                        f"numeric reference added, {fw} {device}, mul_weights 10^6 el "
+                        "(per-op elapsed with numeric minus without)",
+                        added,
+                        "s",
+                        med(without),
+                        1.0,
+                        "max",
+                        note=f"with {fmt_list(with_num)}, without {fmt_list(without)}",
+                    )
+                )
     return rows
 
 
 def bench_overhead(env, sizes, reps):
     from gradviz.engine import Engine
     from gradviz.model import RunRequest, RunSettings
+
     qual = {"torch": ("tutorial_torch.py", "MulWeights"), "tf": ("tutorial_tf.py", "mul_weights")}
     bare = {}
     for fw in ("torch", "tf"):
-        bare[fw], _ = run_child(["bare", fw, ",".join(map(str, sizes)), str(reps)], env, timeout=1800)
+        bare[fw], _ = run_child(
+            ["bare", fw, ",".join(map(str, sizes)), str(reps)], env, timeout=1800
+        )
     rows = []
     with Engine(("torch", "tf")) as engine:
         for fw in ("torch", "tf"):
@@ -181,9 +263,14 @@ def bench_overhead(env, sizes, reps):
             for device in devices:
                 where = "" if device == "cpu" else f" {device}"
                 for n in sizes:
-                    req = RunRequest(os.path.join(ROOT, "resources", "examples", f), q, fw,
-                                     RunSettings(shape=(n,), modes=("default", "custom"),
-                                                 device=device, timeout=600))
+                    req = RunRequest(
+                        os.path.join(ROOT, "resources", "examples", f),
+                        q,
+                        fw,
+                        RunSettings(
+                            shape=(n,), modes=("default", "custom"), device=device, timeout=600
+                        ),
+                    )
                     times, inside = [], []
                     # the small size is the fixed cost per request: more repetitions
                     for i in range((reps * 4 if n == min(sizes) else reps) + 1):
@@ -192,39 +279,72 @@ def bench_overhead(env, sizes, reps):
                         dt = time.perf_counter() - t0
                         if res.status != "ok":
                             raise RuntimeError(f"{fw} {n}: {res.error.one_line()}")
-                        if i:              # the first run warms this size up, as in bare
+                        if i:  # the first run warms this size up, as in bare
                             times.append(dt)
                             inside.append(res.elapsed)
                     top = n == max(sizes)
                     bare_s = bare[fw][str(n)] if not where else None
-                    rows.append(row(f"engine overhead {fw}{where}, 10^{len(str(n)) - 1} el, "
-                                    "default+custom (engine.run_one vs bare fwd+bwd)", med(times),
-                                    "s", bare_s, 3.0 if top and bare_s else None,
-                                    "ratio" if top and bare_s else None,
-                                    note=f"runs {fmt_list(times)}"))
+                    rows.append(
+                        row(
+                            f"engine overhead {fw}{where}, 10^{len(str(n)) - 1} el, "
+                            "default+custom (engine.run_one vs bare fwd+bwd)",
+                            med(times),
+                            "s",
+                            bare_s,
+                            3.0 if top and bare_s else None,
+                            "ratio" if top and bare_s else None,
+                            note=f"runs {fmt_list(times)}",
+                        )
+                    )
                     if n == min(sizes) and not where:
-                        rows.append(row(f"fixed cost of one request {fw}, 10^{len(str(n)) - 1} el "
-                                        "(engine.run_one minus bare fwd+bwd)", med(times) - bare_s,
-                                        "s", target=0.003, kind="max",
-                                        note=f"of which inside the worker's run (elapsed) "
-                                             f"{fmt(med(inside), 's')}, messages and waking the "
-                                             f"two processes {fmt(med(times) - med(inside), 's')}"))
+                        rows.append(
+                            row(
+                                f"fixed cost of one request {fw}, 10^{len(str(n)) - 1} el "
+                                "(engine.run_one minus bare fwd+bwd)",
+                                med(times) - bare_s,
+                                "s",
+                                target=0.003,
+                                kind="max",
+                                note=f"of which inside the worker's run (elapsed) "
+                                f"{fmt(med(inside), 's')}, messages and waking the "
+                                f"two processes {fmt(med(times) - med(inside), 's')}",
+                            )
+                        )
     return rows
 
 
 def bench_redraw(env, reps):
     r, _ = run_child(["redraw", str(reps)], env)
     what = f"{r['columns']} columns x {r['rows']} tensors x 1M el"
-    return [row(f"grid redraw, {what}: background preparation (compare + decimate, not on the GUI thread)",
-                r["prepare_median_s"], "s", note=f"runs {fmt_list(r['prepare_runs'])}"),
-            row(f"grid redraw, {what}: GUI thread (set_data + paint)", r["median_s"], "s",
-                target=0.300, kind="max",
-                note=f"runs {fmt_list(r['runs'])}; first draw (plots created) {r['first_s']:.3f} s; "
-                     f"{r['plots']} plots"),
-            row(f"grid redraw, {what}: torch-vs-tf parity (background thread in the window)",
-                r["parity_median_s"], "s", note=f"runs {fmt_list(r['parity_runs'])}"),
-            row(f"grid redraw, {what}: numbers table fill (GUI thread)",
-                r["table_median_s"], "s", note=f"runs {fmt_list(r['table_runs'])}")]
+    return [
+        row(
+            f"grid redraw, {what}: background preparation (compare + decimate, not on the GUI thread)",
+            r["prepare_median_s"],
+            "s",
+            note=f"runs {fmt_list(r['prepare_runs'])}",
+        ),
+        row(
+            f"grid redraw, {what}: GUI thread (set_data + paint)",
+            r["median_s"],
+            "s",
+            target=0.300,
+            kind="max",
+            note=f"runs {fmt_list(r['runs'])}; first draw (plots created) {r['first_s']:.3f} s; "
+            f"{r['plots']} plots",
+        ),
+        row(
+            f"grid redraw, {what}: torch-vs-tf parity (background thread in the window)",
+            r["parity_median_s"],
+            "s",
+            note=f"runs {fmt_list(r['parity_runs'])}",
+        ),
+        row(
+            f"grid redraw, {what}: numbers table fill (GUI thread)",
+            r["table_median_s"],
+            "s",
+            note=f"runs {fmt_list(r['table_runs'])}",
+        ),
+    ]
 
 
 def bench_export(env, tmp, reps):
@@ -232,9 +352,18 @@ def bench_export(env, tmp, reps):
     rows = []
     for ext in ("png", "svg", "pdf"):
         e = r[ext]
-        rows.append(row(f"export {ext.upper()}, 1M el, 3 tensors x 4 columns: time", e["median_s"], "s"))
-        rows.append(row(f"export {ext.upper()}, 1M el, 3 tensors x 4 columns: file size", e["bytes"] / MIB,
-                        "MiB", target=2.0 if ext == "svg" else None, kind="max" if ext == "svg" else None))
+        rows.append(
+            row(f"export {ext.upper()}, 1M el, 3 tensors x 4 columns: time", e["median_s"], "s")
+        )
+        rows.append(
+            row(
+                f"export {ext.upper()}, 1M el, 3 tensors x 4 columns: file size",
+                e["bytes"] / MIB,
+                "MiB",
+                target=2.0 if ext == "svg" else None,
+                kind="max" if ext == "svg" else None,
+            )
+        )
     return rows
 
 
@@ -265,9 +394,17 @@ def target_text(r) -> str:
 
 def table(rows, markdown: bool) -> str:
     head = ["row", "value", "baseline", "ratio", "target", "met?"]
-    body = [[r["row"], fmt(r["value"], r["unit"]), fmt(r["baseline"], r["unit"]),
-             "—" if r["ratio"] is None else f"{r['ratio']:.2f}×", target_text(r),
-             {True: "yes", False: "NO", None: "—"}[r["met"]]] for r in rows]
+    body = [
+        [
+            r["row"],
+            fmt(r["value"], r["unit"]),
+            fmt(r["baseline"], r["unit"]),
+            "—" if r["ratio"] is None else f"{r['ratio']:.2f}×",
+            target_text(r),
+            {True: "yes", False: "NO", None: "—"}[r["met"]],
+        ]
+        for r in rows
+    ]
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(b) + " |" for b in body]
@@ -282,7 +419,9 @@ def machine() -> dict:
     cpu = platform.processor() or ""
     try:
         with open("/proc/cpuinfo") as fh:
-            cpu = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), cpu)
+            cpu = next(
+                (ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), cpu
+            )
     except OSError:
         pass
     mem = ""
@@ -297,19 +436,34 @@ def machine() -> dict:
             versions[mod] = __import__(mod).__version__
         except Exception:  # noqa: BLE001
             versions[mod] = "missing"
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory": mem, "os": platform.platform(),
-            "python": platform.python_version(), "qt_platform": os.environ.get("QT_QPA_PLATFORM", "offscreen"),
-            **versions}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory": mem,
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "qt_platform": os.environ.get("QT_QPA_PLATFORM", "offscreen"),
+        **versions,
+    }
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="fewer repetitions and sizes (a few minutes)")
-    p.add_argument("--json", default=None, help="where to write every repetition (default: "
-                   "docs/bench.json, and only for a full run, so a partial run cannot replace it)")
+    p.add_argument(
+        "--quick", action="store_true", help="fewer repetitions and sizes (a few minutes)"
+    )
+    p.add_argument(
+        "--json",
+        default=None,
+        help="where to write every repetition (default: "
+        "docs/bench.json, and only for a full run, so a partial run cannot replace it)",
+    )
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
-    p.add_argument("--only", default="", help="comma-separated: window,cold,cold-numeric,warm,numeric,overhead,"
-                   "redraw,export,checks")
+    p.add_argument(
+        "--only",
+        default="",
+        help="comma-separated: window,cold,cold-numeric,warm,numeric,overhead,redraw,export,checks",
+    )
     args = p.parse_args(argv)
     reps = 3 if args.quick else 5
     sizes = [10**3, 10**5, 10**7] if args.quick else [10**3, 10**4, 10**5, 10**6, 10**7]
@@ -318,15 +472,17 @@ def main(argv=None) -> int:
     compile_gradviz()
     with tempfile.TemporaryDirectory(prefix="gradviz-bench-") as tmp:
         env = child_env(tmp)
-        steps = [("window", lambda: bench_window(env, reps)),
-                 ("cold", lambda: bench_cold(row, env, tmp, reps)),
-                 ("cold-numeric", lambda: bench_cold_numeric(row, env, tmp, reps)),
-                 ("warm", lambda: bench_warm(env, reps)),
-                 ("numeric", lambda: bench_numeric(env, reps)),
-                 ("overhead", lambda: bench_overhead(env, sizes, reps)),
-                 ("redraw", lambda: bench_redraw(env, reps)),
-                 ("export", lambda: bench_export(env, tmp, 1 if args.quick else 3)),
-                 ("checks", lambda: bench_checks(row, reps))]
+        steps = [
+            ("window", lambda: bench_window(env, reps)),
+            ("cold", lambda: bench_cold(row, env, tmp, reps)),
+            ("cold-numeric", lambda: bench_cold_numeric(row, env, tmp, reps)),
+            ("warm", lambda: bench_warm(env, reps)),
+            ("numeric", lambda: bench_numeric(env, reps)),
+            ("overhead", lambda: bench_overhead(env, sizes, reps)),
+            ("redraw", lambda: bench_redraw(env, reps)),
+            ("export", lambda: bench_export(env, tmp, 1 if args.quick else 3)),
+            ("checks", lambda: bench_checks(row, reps)),
+        ]
         for name, step in steps:
             if only and name not in only:
                 continue
@@ -336,19 +492,33 @@ def main(argv=None) -> int:
                 rows += step()
             except Exception as exc:  # noqa: BLE001 - one broken row must not hide the others
                 errors[name] = f"{type(exc).__name__}: {exc}"
-                rows.append(row(f"{name}: NOT MEASURED ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})",
-                                None, ""))
+                rows.append(
+                    row(
+                        f"{name}: NOT MEASURED ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})",
+                        None,
+                        "",
+                    )
+                )
             log(f"bench: {name} took {time.perf_counter() - t0:.0f} s")
-    info = {"machine": machine(), "quick": args.quick, "repetitions": reps, "rows": rows, "errors": errors,
-            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+    info = {
+        "machine": machine(),
+        "quick": args.quick,
+        "repetitions": reps,
+        "rows": rows,
+        "errors": errors,
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+    }
     out = args.json or (None if only else os.path.join(ROOT, "docs", "bench.json"))
     if out:
         os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
         with open(out, "w") as fh:
             json.dump(info, fh, indent=1)
     m = info["machine"]
-    print(f"machine: {m['cpu']}, {m['cores']} cores, {m['memory']}, {m['os']}, Python {m['python']}, "
-          f"Qt platform {m['qt_platform']}; median of {reps} runs" + (" (--quick)" if args.quick else ""))
+    print(
+        f"machine: {m['cpu']}, {m['cores']} cores, {m['memory']}, {m['os']}, Python {m['python']}, "
+        f"Qt platform {m['qt_platform']}; median of {reps} runs"
+        + (" (--quick)" if args.quick else "")
+    )
     print(table(rows, args.markdown))
     for name, err in errors.items():
         print(f"\n{name} failed:\n{err}", file=sys.stderr)

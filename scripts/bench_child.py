@@ -3,6 +3,7 @@
 `python scripts/bench_child.py MODE [ARGS]`; the result is one line `BENCH <json>` on stdout.
 Modes: window-empty, window-app, gui-warm SIZE[:MODES],... REPS, redraw, export, bare FRAMEWORK SIZES REPS.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-EXAMPLES = [os.path.join(ROOT, "resources", "examples", f) for f in ("tutorial_torch.py", "tutorial_tf.py")]
+EXAMPLES = [
+    os.path.join(ROOT, "resources", "examples", f) for f in ("tutorial_torch.py", "tutorial_tf.py")
+]
 
 
 def report(obj) -> None:
@@ -22,7 +25,7 @@ def report(obj) -> None:
 
 
 def peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0   # Linux: KiB
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
 
 
 def vm_hwm_mib(pid: int) -> float:
@@ -58,11 +61,17 @@ def on_first_paint(win, then) -> None:
     class Filter(QObject):
         # any widget of the window painting counts: a covered QMainWindow itself may never paint
         def eventFilter(self, obj, ev):
-            if ev.type() == QEvent.Paint and not done and hasattr(obj, "window") and obj.window() is win:
+            if (
+                ev.type() == QEvent.Paint
+                and not done
+                and hasattr(obj, "window")
+                and obj.window() is win
+            ):
                 fire()
             return False
 
     from PySide6.QtWidgets import QApplication
+
     f = Filter(win)
     QApplication.instance().installEventFilter(f)
     QTimer.singleShot(2000, lambda: fire("timer"))
@@ -71,6 +80,7 @@ def on_first_paint(win, then) -> None:
 def window_empty() -> None:
     import pyqtgraph as pg
     from PySide6.QtWidgets import QApplication, QMainWindow
+
     app = QApplication(sys.argv[:1])
     win = QMainWindow()
     win.setCentralWidget(pg.PlotWidget())
@@ -80,6 +90,7 @@ def window_empty() -> None:
     def done(t, via):
         report({"shown": t, "via": via})
         app.exit(0)
+
     on_first_paint(win, done)
     app.exec()
 
@@ -87,6 +98,7 @@ def window_empty() -> None:
 def window_app() -> None:
     """The real `gradviz` entry point (built-in examples); MainWindow.show is hooked to time it."""
     from gradviz.qt import main_window
+
     original = main_window.MainWindow.show
 
     def show(self):
@@ -94,24 +106,30 @@ def window_app() -> None:
 
         def done(t, via):
             from PySide6.QtWidgets import QApplication
+
             report({"shown": t, "via": via})
-            self.close()          # stops the workers the app may have spawned meanwhile
+            self.close()  # stops the workers the app may have spawned meanwhile
             QApplication.instance().exit(0)
+
         on_first_paint(self, done)
+
     main_window.MainWindow.show = show
     from gradviz.cli import main
+
     main([])
 
 
 # --- warm re-run in the app -------------------------------------------------------------------
 def wait_signal(signal, timeout_s: float):
     from PySide6.QtCore import QEventLoop, QTimer
+
     loop = QEventLoop()
     got = []
 
     def fire(*args):
         got.append(args)
         loop.quit()
+
     signal.connect(fire)
     QTimer.singleShot(int(timeout_s * 1000), loop.quit)
     loop.exec()
@@ -134,6 +152,7 @@ def gui_warm(sizes: list[str], reps: int) -> None:
     from PySide6.QtWidgets import QApplication
 
     from gradviz.qt.main_window import MainWindow
+
     app = QApplication(sys.argv[:1])
     win = MainWindow(EXAMPLES)
     win.show()
@@ -146,7 +165,7 @@ def gui_warm(sizes: list[str], reps: int) -> None:
     frameworks = {k[0] for k in keys}
     win.tree.select_pair(pair)
 
-    marks: dict = {}                   # "first"/"full" -> perf_counter of the repaint after it
+    marks: dict = {}  # "first"/"full" -> perf_counter of the repaint after it
     run_state = {"before": set(), "alive": []}
     # every redraw of the pair goes through PairView.show (the window's show_pair, the debounce
     # timer and refresh_view all end there)
@@ -159,7 +178,7 @@ def gui_warm(sizes: list[str], reps: int) -> None:
             return
         fresh = [r for r in shown.values() if id(r) not in run_state["before"]]
         if len(fresh) != len(frameworks):
-            return                      # some column still shows the previous run
+            return  # some column still shows the previous run
         new_marks = [m for m in ("first", "full") if m not in marks]
         if "full" in new_marks and any(getattr(r, "partial", False) for r in fresh):
             new_marks.remove("full")
@@ -168,7 +187,8 @@ def gui_warm(sizes: list[str], reps: int) -> None:
             t = time.perf_counter()
             for m in new_marks:
                 marks[m] = t
-    win.pair_view.show = show_pair      # PairView.refresh and the window look it up per call
+
+    win.pair_view.show = show_pair  # PairView.refresh and the window look it up per call
 
     every_op = list(win.state.loaded.ops)
     out = {"pair": pair, "keys": len(keys), "sizes": {}}
@@ -185,11 +205,12 @@ def gui_warm(sizes: list[str], reps: int) -> None:
         first, full, done = [], [], []
         modes = None
         partials = 0
-        for i in range(reps + 1):          # the first run warms this size up; not counted
+        for i in range(reps + 1):  # the first run warms this size up; not counted
             marks.clear()
             # the previous results stay referenced, so no new result can reuse their id()
-            run_state["alive"] = ([a.result for a in win.state.results.analyses().values()]
-                                  + list(win.grid.results.values()))
+            run_state["alive"] = [a.result for a in win.state.results.analyses().values()] + list(
+                win.grid.results.values()
+            )
             run_state["before"] = {id(r) for r in run_state["alive"]}
             got_partial = []
             win.bridge.resultReady.connect(got_partial.append)
@@ -198,7 +219,7 @@ def gui_warm(sizes: list[str], reps: int) -> None:
             (results,) = wait_signal(win.runDone, 600)
             app.processEvents()
             end = time.monotonic() + 10
-            while "full" not in marks and time.monotonic() < end:   # the grid's debounce
+            while "full" not in marks and time.monotonic() < end:  # the grid's debounce
                 app.processEvents()
                 time.sleep(0.001)
             win.grid.viewport().repaint()
@@ -215,14 +236,22 @@ def gui_warm(sizes: list[str], reps: int) -> None:
                 full.append(marks["full"] - t0)
                 done.append(t_done - t0)
                 partials += sum(1 for a in got_partial if a.result.partial)
-        out["sizes"][spec] = {"first_median_s": statistics.median(first), "first_runs": first,
-                              "full_median_s": statistics.median(full), "full_runs": full,
-                              "done_median_s": statistics.median(done), "done_runs": done,
-                              "partial_results": partials / reps, "modes": modes,
-                              "ops": len(run_keys),
-                              "plots": win.grid.plot_count()}
+        out["sizes"][spec] = {
+            "first_median_s": statistics.median(first),
+            "first_runs": first,
+            "full_median_s": statistics.median(full),
+            "full_runs": full,
+            "done_median_s": statistics.median(done),
+            "done_runs": done,
+            "partial_results": partials / reps,
+            "modes": modes,
+            "ops": len(run_keys),
+            "plots": win.grid.plot_count(),
+        }
     out["gui_peak_mib"] = peak_rss_mib()
-    out["workers_peak_mib"] = {fw: vm_hwm_mib(worker_pid(w)) for fw, w in win.bridge.engine.workers.items()}
+    out["workers_peak_mib"] = {
+        fw: vm_hwm_mib(worker_pid(w)) for fw, w in win.bridge.engine.workers.items()
+    }
     win.close()
     report(out)
 
@@ -232,6 +261,7 @@ def synthetic_results(n: int, tensors: int, modes=("default", "custom"), seed: i
     import numpy as np
 
     from gradviz.model import OpInfo, RunRequest, RunResult, RunSettings, TensorResult
+
     rng = np.random.default_rng(seed)
     settings = RunSettings(shape=(n,), modes=tuple(modes))
     out = {}
@@ -242,11 +272,13 @@ def synthetic_results(n: int, tensors: int, modes=("default", "custom"), seed: i
             value = rng.standard_normal(n).astype(np.float32)
             g = rng.standard_normal(n).astype(np.float32)
             grads = {"default": g, "custom": g.copy()}
-            ts.append(TensorResult(f"t{i}", role, (n,), "float32", value,
-                                   {m: grads[m] for m in modes}))
+            ts.append(
+                TensorResult(f"t{i}", role, (n,), "float32", value, {m: grads[m] for m in modes})
+            )
         op = OpInfo("bench_op", fw, "function", "BenchOp", "/bench/op.py", 1, ("x",))
-        out[fw] = RunResult(RunRequest("/bench/op.py", "BenchOp", fw, settings), op, "cpu",
-                            tensors=tuple(ts))
+        out[fw] = RunResult(
+            RunRequest("/bench/op.py", "BenchOp", fw, settings), op, "cpu", tensors=tuple(ts)
+        )
     return out
 
 
@@ -266,6 +298,7 @@ def redraw(reps: int) -> None:
     from gradviz.compare import parity
     from gradviz.qt.grid import GridView
     from gradviz.qt.numbers_table import NumbersTable
+
     app = QApplication(sys.argv[:1])
     numbers = NumbersTable()
     grid = GridView()
@@ -300,18 +333,29 @@ def redraw(reps: int) -> None:
             table_times.append(t4 - t3)
         else:
             first = t2 - t1
-    report({"median_s": statistics.median(times), "runs": times, "first_s": first,
-            "prepare_median_s": statistics.median(prep_times), "prepare_runs": prep_times,
-            "parity_median_s": statistics.median(parity_times), "parity_runs": parity_times,
-            "table_median_s": statistics.median(table_times), "table_runs": table_times,
+    report(
+        {
+            "median_s": statistics.median(times),
+            "runs": times,
+            "first_s": first,
+            "prepare_median_s": statistics.median(prep_times),
+            "prepare_runs": prep_times,
+            "parity_median_s": statistics.median(parity_times),
+            "parity_runs": parity_times,
+            "table_median_s": statistics.median(table_times),
+            "table_runs": table_times,
             "plots": grid.plot_count(),
-            "columns": len(grid.rows["t0"].cells) if "t0" in grid.rows else 0, "rows": len(grid.rows)})
+            "columns": len(grid.rows["t0"].cells) if "t0" in grid.rows else 0,
+            "rows": len(grid.rows),
+        }
+    )
 
 
 def export(reps: int, outdir: str) -> None:
     """save_grid of one op at 1M elements (both frameworks, default and custom, x/weights/out)."""
     from gradviz.compare import compare_result
     from gradviz.qt.export import save_grid
+
     results = list(synthetic_results(1_000_000, 3).values())
     comps = [compare_result(r) for r in results]
     out = {}
@@ -322,7 +366,11 @@ def export(reps: int, outdir: str) -> None:
             t0 = time.perf_counter()
             save_grid(results, path, comparisons=comps)
             times.append(time.perf_counter() - t0)
-        out[ext] = {"median_s": statistics.median(times), "runs": times, "bytes": os.path.getsize(path)}
+        out[ext] = {
+            "median_s": statistics.median(times),
+            "runs": times,
+            "bytes": os.path.getsize(path),
+        }
     report(out)
 
 
@@ -331,6 +379,7 @@ def bare(framework: str, sizes: list[int], reps: int) -> None:
     """What the engine does for mul_weights with modes default+custom, written directly: seeded
     numpy inputs -> tensors -> custom forward+backward and autodiff forward+backward -> numpy."""
     import numpy as np
+
     out = {}
     if framework == "torch":
         import torch
@@ -348,14 +397,19 @@ def bare(framework: str, sizes: list[int], reps: int) -> None:
 
         def once(n):
             rng = np.random.default_rng(0)
-            xs, ws = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+            xs, ws = (
+                rng.standard_normal(n).astype(np.float32),
+                rng.standard_normal(n).astype(np.float32),
+            )
             res = []
             for custom in (False, True):
                 x = torch.tensor(xs, requires_grad=True)
                 w = torch.tensor(ws, requires_grad=True)
                 y = MulWeights.apply(x, w) if custom else x * w
                 (y * torch.ones_like(y)).sum().backward()
-                res.append((y.detach().numpy().copy(), x.grad.numpy().copy(), w.grad.numpy().copy()))
+                res.append(
+                    (y.detach().numpy().copy(), x.grad.numpy().copy(), w.grad.numpy().copy())
+                )
             return res
     else:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -365,11 +419,15 @@ def bare(framework: str, sizes: list[int], reps: int) -> None:
         def mul_weights(x, w):
             def grad(g):
                 return g * w, g * x
+
             return x * w, grad
 
         def once(n):
             rng = np.random.default_rng(0)
-            xs, ws = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+            xs, ws = (
+                rng.standard_normal(n).astype(np.float32),
+                rng.standard_normal(n).astype(np.float32),
+            )
             res = []
             for custom in (False, True):
                 x, w = tf.constant(xs), tf.constant(ws)
@@ -380,8 +438,9 @@ def bare(framework: str, sizes: list[int], reps: int) -> None:
                 gx, gw = tape.gradient(loss, [x, w])
                 res.append((y.numpy(), gx.numpy(), gw.numpy()))
             return res
+
     for n in sizes:
-        once(n)                              # warm-up, as the engine's workers are warm
+        once(n)  # warm-up, as the engine's workers are warm
         times = []
         for _ in range(reps):
             t0 = time.perf_counter()

@@ -1,5 +1,6 @@
 """The cold-run bench's mixed file: a torch op and its TF twin in one file (the seed tutorial's
 shape), so each worker imports this file and with it both frameworks. Paired by name."""
+
 import tensorflow as tf
 import torch
 
@@ -24,4 +25,5 @@ class MulWeights(torch.autograd.Function):
 def mul_weights(x, weights):
     def grad(upstream):
         return upstream * weights, upstream * x
+
     return x * weights, grad

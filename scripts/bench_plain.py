@@ -4,6 +4,7 @@ mul_weights (out = x * w) on 200 seeded elements, default (autodiff) and custom 
 PyTorch and then TensorFlow, then one matplotlib PNG of the gradients. No gradviz, no numeric
 mode. Usage: python scripts/bench_plain.py OUT.png
 """
+
 import os
 import sys
 
@@ -45,6 +46,7 @@ import tensorflow as tf  # noqa: E402
 def mul_weights(x, w):
     def grad(g):
         return g * w, g * x
+
     return x * w, grad
 
 

@@ -4,6 +4,7 @@ below. Run under a real X server, e.g.
 `HOME=$(mktemp -d) xvfb-run -a -s "-screen 0 1600x1000x24" python scripts/dark_screenshot.py
 docs/dark_mode.png [--tab Numbers|Diagnostics|Checks|Log] [--pair NAME] [--light]`.
 Uses its own settings file (in a private temporary folder, removed after), not the user's."""
+
 import argparse
 import os
 import shutil
@@ -27,17 +28,20 @@ def main(argv=None) -> int:
     ap.add_argument("--light", action="store_true", help="light instead of dark (to compare)")
     ap.add_argument("--traps", action="store_true", help="open the trap examples too (errors)")
     ap.add_argument("--view", default="values", help="every row in this view (histogram, heatmap…)")
-    ap.add_argument("--shape", default="200", help="the run's input shape (heatmaps need 2-D: 20x30)")
+    ap.add_argument(
+        "--shape", default="200", help="the run's input shape (heatmaps need 2-D: 20x30)"
+    )
     args = ap.parse_args(argv)
     app = QApplication(sys.argv[:1])
     from gradviz.catalog import builtin_examples, trap_examples
     from gradviz.qt.main_window import MainWindow
+
     folder = tempfile.mkdtemp(prefix="gradviz-shot-")
     try:
         qs = SettingsFile(os.path.join(folder, "settings.ini"))
         qs.setValue("run/modes", "default,custom,numeric")
         qs.setValue("run/shape", args.shape)
-        qs.setValue("app/launched", True)          # not a first launch: we run them ourselves
+        qs.setValue("app/launched", True)  # not a first launch: we run them ourselves
         if args.checks:
             qs.setValue("run/checks", "double_backward,noncontiguous_upstream,autocast,vmap")
         qs.setValue("view/theme", "light" if args.light else "dark")
@@ -76,7 +80,8 @@ def _shoot(app, win, args) -> int:
             code["exit"] = 0 if win.save_screenshot(args.out) else 3
             win.close()
             app.exit(code["exit"])
-        QTimer.singleShot(1500, grab)              # let the last rows paint
+
+        QTimer.singleShot(1500, grab)  # let the last rows paint
 
     win.catalogsLoaded.connect(loaded)
     win.runDone.connect(done)

@@ -1,6 +1,7 @@
 """Take docs/flow.png: the window showing the flow view of a stack run of the clipped sign STE
 (tests/corpus/flow/). Run under a display, e.g. `xvfb-run -s "-screen 0 1600x1000x24"
 python scripts/flow_screenshot.py docs/flow.png`. Uses its own settings file, not the user's."""
+
 import os
 import sys
 import tempfile
@@ -17,13 +18,20 @@ FLOW = os.path.join(ROOT, "tests", "corpus", "flow")
 def main(out: str) -> int:
     app = QApplication(sys.argv[:1])
     from gradviz.qt.main_window import MainWindow
+
     folder = tempfile.mkdtemp(prefix="gradviz-shot-")
     qs = SettingsFile(os.path.join(folder, "settings.ini"))
-    for key, value in {"run/graph": "stack", "run/depth": 6, "run/shape": "32",
-                       "run/modes": "default,custom,numeric", "run/watch": "false"}.items():
+    for key, value in {
+        "run/graph": "stack",
+        "run/depth": 6,
+        "run/shape": "32",
+        "run/modes": "default,custom,numeric",
+        "run/watch": "false",
+    }.items():
         qs.setValue(key, value)
-    win = MainWindow([os.path.join(FLOW, "flow_torch.py"), os.path.join(FLOW, "flow_tf.py")],
-                     qsettings=qs)
+    win = MainWindow(
+        [os.path.join(FLOW, "flow_torch.py"), os.path.join(FLOW, "flow_tf.py")], qsettings=qs
+    )
     win.resize(1500, 1000)
     win.show()
     code = {"exit": 3, "ran": False, "shot": False}
@@ -46,6 +54,7 @@ def main(out: str) -> int:
             code["exit"] = 0 if win.save_screenshot(out) else 3
             win.close()
             app.exit(code["exit"])
+
         QTimer.singleShot(800, grab)
 
     win.catalogsLoaded.connect(loaded)

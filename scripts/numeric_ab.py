@@ -6,6 +6,7 @@ of COMMIT (default de3d611, before issue 15) and as checked out, and default+cus
 Prints each run's seconds and the largest relative difference between the two numeric references
 (per-element gradients, or the projections of the random directions).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -23,8 +24,12 @@ EXAMPLES = {"torch": ("tutorial_torch.py", "MulWeights"), "tf": ("tutorial_tf.py
 
 
 def old_numeric(commit: str):
-    src = subprocess.run(["git", "-C", ROOT, "show", f"{commit}:gradviz/backends/numeric.py"],
-                         check=True, capture_output=True, text=True).stdout
+    src = subprocess.run(
+        ["git", "-C", ROOT, "show", f"{commit}:gradviz/backends/numeric.py"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as fh:
         fh.write(src)
     try:
@@ -43,6 +48,7 @@ def main(argv) -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     from gradviz.backends import load_backend, numeric, runner
     from gradviz.model import RunRequest, RunSettings
+
     old = old_numeric(commit)
     backend = load_backend(fw)
     f, q = EXAMPLES[fw]
@@ -65,8 +71,9 @@ def main(argv) -> None:
     for a, b in zip(results["before"].tensors, results["after"].tensors):
         pairs = [(a.grads.get("numeric"), b.grads.get("numeric"))]
         if a.numeric is not None and a.numeric.method == "projection":
-            pairs += [(a.numeric.projections[k], b.numeric.projections[k])
-                      for k in a.numeric.projections]
+            pairs += [
+                (a.numeric.projections[k], b.numeric.projections[k]) for k in a.numeric.projections
+            ]
         for x, y in pairs:
             if x is not None:
                 worst = max(worst, float(np.max(np.abs(x - y)) / (np.max(np.abs(x)) or 1.0)))

@@ -9,6 +9,7 @@ in turn, the order swapped every round, so load from other jobs falls on both al
 values and gradients are hashed in the worker's parent and must be the same bytes for old and new.
 Prints the median and every run of each, the worker-side `elapsed`, and the load average.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -33,7 +34,7 @@ def digest(res) -> str:
     for t in sorted(res.tensors, key=lambda t: t.name):
         for key, arr in [("value", t.value)] + sorted(t.grads.items()):
             h.update(f"{t.name}/{key}/{arr.dtype}/{arr.shape}".encode())
-            h.update(memoryview(np.ascontiguousarray(arr)).cast("B"))   # no copy
+            h.update(memoryview(np.ascontiguousarray(arr)).cast("B"))  # no copy
     return h.hexdigest()
 
 
@@ -42,30 +43,42 @@ def serve(framework: str) -> None:
     import gradviz
     from gradviz.engine import Engine
     from gradviz.model import RunRequest, RunSettings
+
     f, q = EXAMPLES[framework]
     with Engine((framework,)) as engine:
         engine.workers[framework].wait_ready(300)
         print(json.dumps({"gradviz": os.path.dirname(gradviz.__file__)}), flush=True)
         for line in sys.stdin:
-            req = RunRequest(os.path.join(ROOT, "resources", "examples", f), q, framework,
-                             RunSettings(shape=(int(line),), modes=("default", "custom"),
-                                         timeout=600))
+            req = RunRequest(
+                os.path.join(ROOT, "resources", "examples", f),
+                q,
+                framework,
+                RunSettings(shape=(int(line),), modes=("default", "custom"), timeout=600),
+            )
             t0 = time.perf_counter()
             res = engine.run_one(req)
             total = time.perf_counter() - t0
             if res.status != "ok":
                 raise SystemExit(f"{framework}: {res.error.one_line()}")
-            print(json.dumps({"total": total, "elapsed": res.elapsed, "digest": digest(res)}),
-                  flush=True)
+            print(
+                json.dumps({"total": total, "elapsed": res.elapsed, "digest": digest(res)}),
+                flush=True,
+            )
             del res
 
 
 def start(folder: str, framework: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=folder)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve", framework],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, env=env, cwd=folder)
+    proc = subprocess.Popen(
+        [sys.executable, os.path.abspath(__file__), "--serve", framework],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        cwd=folder,
+    )
     ready = json.loads(proc.stdout.readline())
     if not ready["gradviz"].startswith(folder):
         raise SystemExit(f"{folder}: the parent imported gradviz from {ready['gradviz']}")
@@ -79,15 +92,16 @@ def main(argv: list[str]) -> None:
     old = tempfile.mkdtemp(prefix="gradviz-ab-")
     procs = {}
     try:
-        archive = subprocess.run(["git", "-C", ROOT, "archive", commit, "gradviz"], check=True,
-                                 capture_output=True).stdout
+        archive = subprocess.run(
+            ["git", "-C", ROOT, "archive", commit, "gradviz"], check=True, capture_output=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", old], input=archive, check=True)
         procs = {"before": start(old, framework), "after": start(ROOT, framework)}
         runs = {k: [] for k in procs}
         loads = []
-        for i in range(reps + 1):            # the first round warms this size up: not counted
+        for i in range(reps + 1):  # the first round warms this size up: not counted
             got = {}
-            for k in (list(procs) if i % 2 else list(procs)[::-1]):
+            for k in list(procs) if i % 2 else list(procs)[::-1]:
                 procs[k].stdin.write(f"{n}\n")
                 procs[k].stdin.flush()
                 got[k] = json.loads(procs[k].stdout.readline())
@@ -97,14 +111,18 @@ def main(argv: list[str]) -> None:
                 for k in procs:
                     runs[k].append(got[k])
             loads.append(os.getloadavg()[0])
-        print(f"{framework} {n} el, default+custom, {reps} rounds; every result byte-identical; "
-              f"load average {min(loads):.1f}-{max(loads):.1f}")
+        print(
+            f"{framework} {n} el, default+custom, {reps} rounds; every result byte-identical; "
+            f"load average {min(loads):.1f}-{max(loads):.1f}"
+        )
         for k, rs in runs.items():
             total = [r["total"] for r in rs]
             inside = statistics.median(r["elapsed"] for r in rs)
             label = f"{k} ({commit})" if k == "before" else k
-            print(f"  {label:18s} run_one median {statistics.median(total) * 1000:7.1f} ms, in the "
-                  f"worker {inside * 1000:7.1f} ms; runs {', '.join(f'{t * 1000:.0f}' for t in total)}")
+            print(
+                f"  {label:18s} run_one median {statistics.median(total) * 1000:7.1f} ms, in the "
+                f"worker {inside * 1000:7.1f} ms; runs {', '.join(f'{t * 1000:.0f}' for t in total)}"
+            )
     finally:
         for proc in procs.values():
             proc.stdin.close()

@@ -1,6 +1,7 @@
 """Render resources/gradviz.svg to resources/gradviz.png (256x256), the icon's bitmap twin for
 launchers and Qt builds without the SVG plugin. Run after editing the SVG:
 QT_QPA_PLATFORM=offscreen python scripts/render_icon.py"""
+
 import os
 import sys
 

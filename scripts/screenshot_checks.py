@@ -1,5 +1,6 @@
 """docs/checks_matrix.png: the window's Checks tab after a run of the checks corpus with every
 check. `xvfb-run -a python scripts/screenshot_checks.py [PNG]` (or QT_QPA_PLATFORM=offscreen)."""
+
 from __future__ import annotations
 
 import os
@@ -9,10 +10,29 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 CORPUS = os.path.join(ROOT, "tests", "corpus", "checks")
-SHOWN = {"torch": ("Cube", "CubeOnce", "CubeDetached", "ViewBack", "InplaceBack", "OldStyle",
-                   "NoVmapRule", "LinearMixed", "LinearAmp", "SquareCancel", "SquareWrong"),
-         "tf": ("square", "square_numpy", "square_stopped", "square_f32const", "square_cancel",
-                "square_wrong")}
+SHOWN = {
+    "torch": (
+        "Cube",
+        "CubeOnce",
+        "CubeDetached",
+        "ViewBack",
+        "InplaceBack",
+        "OldStyle",
+        "NoVmapRule",
+        "LinearMixed",
+        "LinearAmp",
+        "SquareCancel",
+        "SquareWrong",
+    ),
+    "tf": (
+        "square",
+        "square_numpy",
+        "square_stopped",
+        "square_f32const",
+        "square_cancel",
+        "square_wrong",
+    ),
+}
 
 
 def main(png: str) -> int:
@@ -48,6 +68,7 @@ def main(png: str) -> int:
             code["rc"] = 0 if win.save_screenshot(png) else 3
             win.close()
             app.exit(code["rc"])
+
         QTimer.singleShot(800, grab)
 
     win.catalogsLoaded.connect(run)
@@ -58,5 +79,6 @@ def main(png: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "docs",
-                                                                       "checks_matrix.png")))
+    sys.exit(
+        main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "docs", "checks_matrix.png"))
+    )

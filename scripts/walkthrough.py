@@ -10,6 +10,7 @@ events); the run settings a user types are set on their widgets. Each step waits
 shows (never on a time alone), then saves the window (or the screen, for a tooltip) to OUT_DIR
 (default docs/walkthrough/) in 256 colours. README.md "Walkthrough" says what each image shows.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # main checkout's window (its workers run the parent's gradviz folder, so they follow)
 sys.path.insert(0, ROOT)
 EXAMPLES = os.path.join(ROOT, "resources", "examples")
-STEP_TIMEOUT_S = 240.0          # a step that never reaches its state fails the walkthrough
+STEP_TIMEOUT_S = 240.0  # a step that never reaches its state fails the walkthrough
 
 # An op that is caught running (item 5), and one that runs quickly after it in the same queue.
 SLOW_OPS = '''"""Walkthrough ops: one that takes its time, one that is right."""
@@ -82,6 +83,7 @@ def small_png(image):
     import numpy as np
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QImage
+
     rgb = image.convertToFormat(QImage.Format_RGB32)
     pixels = np.frombuffer(rgb.constBits(), np.uint32, count=rgb.width() * rgb.height())
     values, counts = np.unique(pixels, return_counts=True)
@@ -92,6 +94,7 @@ def small_png(image):
 class Walk:
     def __init__(self, out: str, home: str):
         from PySide6.QtWidgets import QApplication
+
         self.app = QApplication.instance() or QApplication(sys.argv[:1])
         self.app.setApplicationName("gradviz")
         self.app.setOrganizationName("gradviz")
@@ -101,12 +104,14 @@ class Walk:
     # --- waiting and input ---------------------------------------------------------------------
     def settle(self, n: int = 5) -> None:
         from PySide6.QtWidgets import QApplication
+
         for _ in range(n):
             QApplication.processEvents()
             time.sleep(0.02)
 
     def wait(self, cond, what: str, timeout: float = STEP_TIMEOUT_S) -> None:
         from PySide6.QtWidgets import QApplication
+
         end = time.monotonic() + timeout
         while not cond():
             if time.monotonic() > end:
@@ -129,13 +134,16 @@ class Walk:
     def click(self, widget, pos=None) -> None:
         from PySide6.QtCore import Qt
         from PySide6.QtTest import QTest
-        QTest.mouseClick(widget, Qt.LeftButton, Qt.NoModifier, pos) if pos is not None else \
-            QTest.mouseClick(widget, Qt.LeftButton)
+
+        QTest.mouseClick(
+            widget, Qt.LeftButton, Qt.NoModifier, pos
+        ) if pos is not None else QTest.mouseClick(widget, Qt.LeftButton)
         self.settle()
 
     def click_tool(self, action) -> None:
         """Click the tool bar button of `action`."""
         from PySide6.QtWidgets import QToolBar
+
         bar = self.win.findChild(QToolBar, "runToolbar")
         self.click(bar.widgetForAction(action))
 
@@ -157,16 +165,25 @@ class Walk:
         from PySide6.QtCore import QPoint, QPointF, Qt
         from PySide6.QtGui import QWheelEvent
         from PySide6.QtWidgets import QApplication
+
         for _ in range(clicks):
-            ev = QWheelEvent(QPointF(pos), QPointF(widget.mapToGlobal(pos)), QPoint(0, 0),
-                             QPoint(0, -120 if down else 120), Qt.NoButton,
-                             Qt.ControlModifier if ctrl else Qt.NoModifier, Qt.NoScrollPhase, False)
+            ev = QWheelEvent(
+                QPointF(pos),
+                QPointF(widget.mapToGlobal(pos)),
+                QPoint(0, 0),
+                QPoint(0, -120 if down else 120),
+                Qt.NoButton,
+                Qt.ControlModifier if ctrl else Qt.NoModifier,
+                Qt.NoScrollPhase,
+                False,
+            )
             QApplication.sendEvent(widget, ev)
         self.settle()
 
     def plot_point(self, row, cell, x=None, y=None):
         """Canvas viewport position of (x, y) in a plot's data, or of its centre."""
         from PySide6.QtCore import QPointF
+
         vb = cell.slot.vb
         scene = vb.sceneBoundingRect().center() if x is None else vb.mapViewToScene(QPointF(x, y))
         return row.canvas.mapFromScene(scene)
@@ -174,6 +191,7 @@ class Walk:
     def shot(self, name: str, note: str, screen: bool = False) -> None:
         """Save the window (or the whole screen: tooltips and menus are their own windows)."""
         from PySide6.QtGui import QGuiApplication
+
         self.settle(10)
         path = os.path.join(self.out, name)
         img = QGuiApplication.primaryScreen().grabWindow(0) if screen else self.win.grab()
@@ -187,13 +205,16 @@ class Walk:
         from PySide6.QtCore import QTimer
 
         from gradviz.qt.app import open_window
-        self.win, run = open_window((), run=False)        # as `gradviz` with no files
+
+        self.win, run = open_window((), run=False)  # as `gradviz` with no files
         assert run, "a throw-away HOME should be a first launch"
         self.win.resize(1500, 950)
         self.win.move(0, 0)
         self.win.show()
-        self.run_and_wait(lambda: QTimer.singleShot(0, lambda: self.win.start(run=run)),
-                          "the first launch's run of the built-in examples")
+        self.run_and_wait(
+            lambda: QTimer.singleShot(0, lambda: self.win.start(run=run)),
+            "the first launch's run of the built-in examples",
+        )
         self.shot("00_first_launch.png", "first launch: the built-in examples already run")
 
     def item1_wheel(self) -> None:
@@ -203,26 +224,32 @@ class Walk:
         self.wait(lambda: "x" in grid.rows and grid.rows["x"].cells, "mul_layer rows")
         row = grid.rows["x"]
         cell = next(c for c in row.cells if c.has_data)
-        self.wheel(row.canvas.viewport(), self.plot_point(row, cell), ctrl=True, down=False, clicks=2)
+        self.wheel(
+            row.canvas.viewport(), self.plot_point(row, cell), ctrl=True, down=False, clicks=2
+        )
         bar = grid.verticalScrollBar()
         self.wheel(row.canvas.viewport(), self.plot_point(row, cell), clicks=1)
-        self.shot("01_wheel_scroll.png",
-                  f"mul_layer: Ctrl+wheel zoomed row x, then the wheel over it scrolled the grid "
-                  f"(bar {bar.value()}/{bar.maximum()}); rows {len(grid.rows)}, "
-                  f"row height {row.height()} px")
+        self.shot(
+            "01_wheel_scroll.png",
+            f"mul_layer: Ctrl+wheel zoomed row x, then the wheel over it scrolled the grid "
+            f"(bar {bar.value()}/{bar.maximum()}); rows {len(grid.rows)}, "
+            f"row height {row.height()} px",
+        )
         self.click(row.fit_button)
 
     def item2_tree(self) -> None:
         win = self.win
         loaded = []
         win.catalogsLoaded.connect(lambda: loaded.append(1))
-        win.act_traps.trigger()                            # Help > Open trap examples
+        win.act_traps.trigger()  # Help > Open trap examples
         self.wait(lambda: loaded and len(win.state.loaded.files) == 4, "trap files loaded")
         self.run_and_wait(lambda: self.click_tool(win.act_run), "Run of every op")
         win.tree.expandAll()
         self.click_op("trap_inplace_no_mark_dirty")
-        self.shot("02_worst_verdict_tree.png",
-                  f"tree marks per op and file; status bar: {win.summary.text()!r}")
+        self.shot(
+            "02_worst_verdict_tree.png",
+            f"tree marks per op and file; status bar: {win.summary.text()!r}",
+        )
 
     def item3_small(self) -> None:
         win = self.win
@@ -233,8 +260,10 @@ class Walk:
         self.shot("03_small_window_1000x700.png", "1000x700, round_ste, Diagnostics tab")
         hbar = win.grid.horizontalScrollBar()
         hbar.setValue(hbar.maximum())
-        self.shot("03b_small_window_scrolled_right.png",
-                  f"1000x700, grid scrolled right (h bar {hbar.value()}/{hbar.maximum()})")
+        self.shot(
+            "03b_small_window_scrolled_right.png",
+            f"1000x700, grid scrolled right (h bar {hbar.value()}/{hbar.maximum()})",
+        )
         win.resize(1500, 950)
         self.wait(lambda: win.width() == 1500, "the window back at 1500x950")
 
@@ -250,9 +279,11 @@ class Walk:
         d.list.scrollToItem(shown[0])
         self.settle()
         self.click(d.list.viewport(), d.list.visualItemRect(shown[0]).center())
-        self.shot("04_diagnostics_detail.png",
-                  f"in-place trap, only the selected op ({len(shown)} of {len(items)} entries), "
-                  f"first entry clicked: detail pane; status {win.statusBar().currentMessage()!r}")
+        self.shot(
+            "04_diagnostics_detail.png",
+            f"in-place trap, only the selected op ({len(shown)} of {len(items)} entries), "
+            f"first entry clicked: detail pane; status {win.statusBar().currentMessage()!r}",
+        )
         self.click(d.only_selected)
 
     def item5_running(self) -> None:
@@ -262,19 +293,23 @@ class Walk:
             f.write(SLOW_OPS)
         loaded = []
         win.catalogsLoaded.connect(lambda: loaded.append(1))
-        win.open_files([path])                             # as File > Open would
-        self.wait(lambda: loaded and any(k[1] == path for k in win.state.loaded.ops), "slow_ops loaded")
+        win.open_files([path])  # as File > Open would
+        self.wait(
+            lambda: loaded and any(k[1] == path for k in win.state.loaded.ops), "slow_ops loaded"
+        )
         win.settings_panel.timeout.setValue(60)
         self.click_op("SlowDouble")
         keys = [k for k in win.state.loaded.ops if k[1] == path]
         done = []
         win.runDone.connect(done.append)
-        win.run(keys)                                      # this file's ops (its context menu's "Run this file's ops")
+        win.run(keys)  # this file's ops (its context menu's "Run this file's ops")
         self.wait(lambda: "running" in win.pair_label.text(), "SlowDouble running")
         start = time.monotonic()
         self.wait(lambda: time.monotonic() - start > 2.5, "a few seconds of running")
-        self.shot("05_running_elapsed_skip.png",
-                  f"SlowDouble running: header {win.pair_label.text()!r}; grid {win.grid.message()!r}")
+        self.shot(
+            "05_running_elapsed_skip.png",
+            f"SlowDouble running: header {win.pair_label.text()!r}; grid {win.grid.message()!r}",
+        )
         self.click_tool(win.act_skip)
         self.wait(lambda: bool(done), "the queue to go on after Skip")
         win.runDone.disconnect(done.append)
@@ -291,22 +326,32 @@ class Walk:
         loaded = []
         win.catalogsLoaded.connect(lambda: loaded.append(1))
         win.open_files([path])
-        self.wait(lambda: loaded and any(k[1] == path for k in win.state.loaded.ops),
-                  "slow_numeric loaded")
+        self.wait(
+            lambda: loaded and any(k[1] == path for k in win.state.loaded.ops),
+            "slow_numeric loaded",
+        )
         self.click_op("SlowNumeric")
         key = next(k for k in win.state.loaded.ops if k[1] == path)
         done = []
         win.runDone.connect(done.append)
         win.run([key])
-        self.wait(lambda: win.state.results.stage(key) == "partial" and win.state.in_flight() == [key]
-                  and "x" in win.grid.rows, "SlowNumeric's numeric pass")
-        self.click_tool(win.act_cancel)                    # (Esc needs an active window: none under xvfb)
+        self.wait(
+            lambda: (
+                win.state.results.stage(key) == "partial"
+                and win.state.in_flight() == [key]
+                and "x" in win.grid.rows
+            ),
+            "SlowNumeric's numeric pass",
+        )
+        self.click_tool(win.act_cancel)  # (Esc needs an active window: none under xvfb)
         self.wait(lambda: bool(done), "the run cancelled")
         win.runDone.disconnect(done.append)
         cell = next(c for c in win.grid.rows["x"].cells if c.mode == "numeric")
-        self.shot("05c_numeric_cancelled.png",
-                  f"Cancel all during SlowNumeric's numeric pass: mark {win.tree.shown_mark(key)[0]!r}, "
-                  f"numeric cell {cell.message!r}, status {win.summary.text()!r}")
+        self.shot(
+            "05c_numeric_cancelled.png",
+            f"Cancel all during SlowNumeric's numeric pass: mark {win.tree.shown_mark(key)[0]!r}, "
+            f"numeric cell {cell.message!r}, status {win.summary.text()!r}",
+        )
 
     def item5_numeric_failed(self) -> None:
         """The numeric pass runs past the op's timeout: custom and default stay, the op fails."""
@@ -322,9 +367,11 @@ class Walk:
         win.runDone.disconnect(done.append)
         win.settings_panel.timeout.setValue(120)
         cell = next(c for c in win.grid.rows["x"].cells if c.mode == "numeric")
-        self.shot("05d_numeric_failed.png",
-                  f"SlowNumeric's numeric pass past a 3 s timeout: mark {win.tree.shown_mark(key)[0]!r}, "
-                  f"numeric cell {cell.message!r}, status {win.summary.text()!r}")
+        self.shot(
+            "05d_numeric_failed.png",
+            f"SlowNumeric's numeric pass past a 3 s timeout: mark {win.tree.shown_mark(key)[0]!r}, "
+            f"numeric cell {cell.message!r}, status {win.summary.text()!r}",
+        )
 
     def item6_plots(self) -> None:
         win = self.win
@@ -363,14 +410,17 @@ class Walk:
         self.click_op("round_ste")
         self.click_tab(win.numbers)
         middle = win.tabs.parent()
-        middle.setSizes([430, 470])                         # the user drags the splitter up
+        middle.setSizes([430, 470])  # the user drags the splitter up
         self.shot("08_numbers_table.png", "round_ste Numbers tab with parity rows")
         header = win.numbers.table.horizontalHeader()
-        menu = win.numbers.chooser.menu()                  # what a right-click on the header opens
+        menu = win.numbers.chooser.menu()  # what a right-click on the header opens
         menu.popup(header.mapToGlobal(header.rect().center()))
         self.wait(menu.isVisible, "the columns menu")
-        self.shot("08b_numbers_columns_menu.png", "right-click on the Numbers header: the columns",
-                  screen=True)
+        self.shot(
+            "08b_numbers_columns_menu.png",
+            "right-click on the Numbers header: the columns",
+            screen=True,
+        )
         menu.close()
         middle.setSizes([640, 260])
 
@@ -382,45 +432,61 @@ class Walk:
 
     def item10_export(self) -> None:
         from gradviz.qt import export_actions as E
+
         win = self.win
         path = os.path.join(self.home, "run.json")
         E.export_json(win, E._run_results(win.exports), path=path)
         with open(path, encoding="utf-8") as f:
             report = json.load(f)
-        graphs = {f"{op['name']} ({op['framework']})": op["settings"]["graph"] for op in report["ops"]}
+        graphs = {
+            f"{op['name']} ({op['framework']})": op["settings"]["graph"] for op in report["ops"]
+        }
         stack = sorted(k for k, g in graphs.items() if g == "stack")
-        self.notes.append(f"10 (no image): JSON of the whole run: {len(report['ops'])} ops, each "
-                          f"with its own settings; graph stack for {stack}, op for the other "
-                          f"{len(graphs) - len(stack)}; top-level settings {report['settings']}")
+        self.notes.append(
+            f"10 (no image): JSON of the whole run: {len(report['ops'])} ops, each "
+            f"with its own settings; graph stack for {stack}, op for the other "
+            f"{len(graphs) - len(stack)}; top-level settings {report['settings']}"
+        )
         print(self.notes[-1], flush=True)
 
     def item11_filter_readout_log(self) -> None:
         from PySide6.QtTest import QTest
+
         win = self.win
         self.click_op("round_ste")
         self.click(win.op_filter)
         QTest.keyClicks(win.op_filter, "round")
         self.settle()
-        win.act_log_scale.trigger()                         # View > Log scale
+        win.act_log_scale.trigger()  # View > Log scale
         row = win.grid.rows["x"]
         cell = next(c for c in row.cells if (c.framework, c.mode) == ("torch", "custom"))
-        self.settle(10)                                     # the log axes laid out
+        self.settle(10)  # the log axes laid out
         QTest.mouseMove(row.canvas.viewport(), self.plot_point(row, cell, 57.3, 0.0))
         self.wait(lambda: bool(row.readout.text), "the hover readout")
-        self.shot("11_filter_readout_log.png",
-                  f"filter 'round', View > Log scale, hover readout {row.readout.text!r}")
+        self.shot(
+            "11_filter_readout_log.png",
+            f"filter 'round', View > Log scale, hover readout {row.readout.text!r}",
+        )
         win.act_log_scale.trigger()
         win.op_filter.clear()
         win.settings_panel.seed.setValue(win.settings_panel.seed.value() + 1)
-        self.wait(lambda: "stale" in win.pair_label.text() or "stale" in win.tree.shown_mark(
-            win.state.loaded.keys_of("round_ste")[0])[2], "the stale mark")
+        self.wait(
+            lambda: (
+                "stale" in win.pair_label.text()
+                or "stale" in win.tree.shown_mark(win.state.loaded.keys_of("round_ste")[0])[2]
+            ),
+            "the stale mark",
+        )
         self.shot("11b_stale_mark.png", "seed changed after the run: stale marks")
         win.act_reset_settings.trigger()
-        self.shot("11c_reset_settings.png", f"Run > Reset settings to defaults: {win.summary.text()!r}")
+        self.shot(
+            "11c_reset_settings.png", f"Run > Reset settings to defaults: {win.summary.text()!r}"
+        )
 
     def item11_dark_readout(self) -> None:
         """View > Theme: dark with the hover readout over a plot, then back to the desktop's."""
         from PySide6.QtTest import QTest
+
         win = self.win
         self.click_op("round_ste")
         win.theme_actions["dark"].trigger()
@@ -430,8 +496,7 @@ class Walk:
         self.settle(10)
         QTest.mouseMove(row.canvas.viewport(), self.plot_point(row, cell, 150.2, 1.0))
         self.wait(lambda: bool(row.readout.text), "the hover readout in dark")
-        self.shot("11d_dark_readout.png",
-                  f"View > Theme: dark, hover readout {row.readout.text!r}")
+        self.shot("11d_dark_readout.png", f"View > Theme: dark, hover readout {row.readout.text!r}")
         win.theme_actions["follow desktop"].trigger()
         self.wait(lambda: win.plot_scheme == "light", "the light scheme again")
 
@@ -447,9 +512,11 @@ class Walk:
         cell = next(c for c in row.cells if c.has_data)
         bar = grid.verticalScrollBar()
         self.wheel(row.canvas.viewport(), self.plot_point(row, cell), clicks=3)
-        self.shot("01b_wheel_scroll_stack.png",
-                  f"round_ste, stack graph ({len(grid.rows)} tensors): three wheel turns over a "
-                  f"plot scrolled the grid to {bar.value()}/{bar.maximum()}")
+        self.shot(
+            "01b_wheel_scroll_stack.png",
+            f"round_ste, stack graph ({len(grid.rows)} tensors): three wheel turns over a "
+            f"plot scrolled the grid to {bar.value()}/{bar.maximum()}",
+        )
         win.act_reset_settings.trigger()
 
     def readme_shot(self, path: str) -> None:
@@ -468,12 +535,13 @@ class Walk:
 
 def main(argv=None) -> int:
     import argparse
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", nargs="?", default=os.path.join(ROOT, "docs", "walkthrough"))
     ap.add_argument("--readme", metavar="PNG", help="also save the README screenshot here")
     args = ap.parse_args(argv)
     home = tempfile.mkdtemp(prefix="gradviz-walk-")
-    os.environ["HOME"] = home                       # no saved settings play a part
+    os.environ["HOME"] = home  # no saved settings play a part
     os.environ["XDG_CONFIG_HOME"] = os.path.join(home, ".config")
     os.makedirs(args.out, exist_ok=True)
     walk = Walk(args.out, home)
@@ -481,12 +549,24 @@ def main(argv=None) -> int:
         walk.start()
         if args.readme:
             walk.readme_shot(args.readme)
-        for step in (walk.item1_wheel, walk.item2_tree, walk.item3_small, walk.item4_diagnostics,
-                     walk.item5_running, walk.item5_numeric_cancelled, walk.item5_numeric_failed,
-                     walk.item6_plots,
-                     walk.item6_heatmap_big, walk.item7_shape,
-                     walk.item8_numbers, walk.item9_traps, walk.item11_filter_readout_log,
-                     walk.item11_dark_readout, walk.item1_stack_scroll, walk.item10_export):
+        for step in (
+            walk.item1_wheel,
+            walk.item2_tree,
+            walk.item3_small,
+            walk.item4_diagnostics,
+            walk.item5_running,
+            walk.item5_numeric_cancelled,
+            walk.item5_numeric_failed,
+            walk.item6_plots,
+            walk.item6_heatmap_big,
+            walk.item7_shape,
+            walk.item8_numbers,
+            walk.item9_traps,
+            walk.item11_filter_readout_log,
+            walk.item11_dark_readout,
+            walk.item1_stack_scroll,
+            walk.item10_export,
+        ):
             step()
         walk.close()
         return 0

@@ -6,6 +6,7 @@
 Writes 28*_*.png to OUT_DIR (default docs/walkthrough/); README.md "Walkthrough" says what each
 shows.
 """
+
 from __future__ import annotations
 
 import os
@@ -113,12 +114,15 @@ class TriageWalk(Walk):
         loaded = []
         win.catalogsLoaded.connect(lambda: loaded.append(1))
         win.open_files([path])
-        self.wait(lambda: loaded and any(k[1] == path for k in win.state.loaded.ops), f"{name} loaded")
+        self.wait(
+            lambda: loaded and any(k[1] == path for k in win.state.loaded.ops), f"{name} loaded"
+        )
         return [k for k in win.state.loaded.ops if k[1] == path]
 
     def triage(self) -> None:
         from PySide6.QtCore import Qt
         from PySide6.QtTest import QTest
+
         win = self.win
         keys = self.load("triage_ops.py", TRIAGE_OPS)
         for name in ("double_backward", "precision"):
@@ -134,16 +138,24 @@ class TriageWalk(Walk):
         QTest.keyClicks(win.numbers.filter, "torch")
         t.setFocus()
         t.selectRow(0)
-        QTest.mouseClick(t.viewport(), Qt.LeftButton, Qt.ShiftModifier,
-                         t.visualRect(t.model().index(1, 0)).center())
+        QTest.mouseClick(
+            t.viewport(),
+            Qt.LeftButton,
+            Qt.ShiftModifier,
+            t.visualRect(t.model().index(1, 0)).center(),
+        )
         QTest.keyClick(t, Qt.Key_C, Qt.ControlModifier)
-        self.shot("28b_numbers_sorted_copied.png",
-                  f"Numbers: worst first, filter 'torch', two rows copied: {win.statusBar().currentMessage()!r}")
+        self.shot(
+            "28b_numbers_sorted_copied.png",
+            f"Numbers: worst first, filter 'torch', two rows copied: {win.statusBar().currentMessage()!r}",
+        )
         self.click_tab(win.checks_matrix)
         self.click_op("Raises")
         win.checks_matrix.choose(("torch", keys[0][1], "Raises"), "precision")
-        self.shot("28c_checks_last_run.png",
-                  "Checks: CubeOnce's failed double backward (≠ in the tree), Raises not run")
+        self.shot(
+            "28c_checks_last_run.png",
+            "Checks: CubeOnce's failed double backward (≠ in the tree), Raises not run",
+        )
         middle.setSizes([640, 260])
         for name in ("double_backward", "precision"):
             win.settings_panel.checks[name].setChecked(False)
@@ -152,6 +164,7 @@ class TriageWalk(Walk):
         from PySide6.QtCore import QEvent, QPoint
         from PySide6.QtGui import QHelpEvent
         from PySide6.QtWidgets import QApplication, QToolTip
+
         win = self.win
         self.click_op("Scaled2")
         row = win.grid.rows["y"]
@@ -159,13 +172,15 @@ class TriageWalk(Walk):
         pos = QPoint(4, 4)
         QApplication.sendEvent(label, QHelpEvent(QEvent.ToolTip, pos, label.mapToGlobal(pos)))
         self.wait(QToolTip.isVisible, "the header's tooltip")
-        self.shot("28d_header_tooltip.png", "the row header's tooltip (over the plots: none)",
-                  screen=True)
+        self.shot(
+            "28d_header_tooltip.png", "the row header's tooltip (over the plots: none)", screen=True
+        )
         QToolTip.hideText()
 
     def cancel(self) -> None:
         from PySide6.QtCore import Qt
         from PySide6.QtTest import QTest
+
         win = self.win
         keys = self.load("hang_ops.py", HANG_OPS)
         self.click_op("Hangs")
@@ -178,10 +193,11 @@ class TriageWalk(Walk):
         self.wait(lambda: bool(done), "the cancel")
         win.runDone.disconnect(done.append)
         kept = win.bridge.engine.workers["torch"].pid() == pid
-        self.shot("28e_cancel_kept_worker.png",
-                  f"Esc right after Ctrl+R: {win.summary.text()!r}; torch worker kept: {kept}")
+        self.shot(
+            "28e_cancel_kept_worker.png",
+            f"Esc right after Ctrl+R: {win.summary.text()!r}; torch worker kept: {kept}",
+        )
         del keys
-
 
     def before_after(self) -> None:
         """Item 5: an op fixed and run again, drawn against its earlier run."""
@@ -191,15 +207,19 @@ class TriageWalk(Walk):
         self.run_and_wait(lambda: win.run(keys), "Triple, 2x too big")
         loaded = []
         win.catalogsLoaded.connect(lambda: loaded.append(1))
-        with open(keys[0][1], "w", encoding="utf-8") as f:       # the fix, saved: hot reload
+        with open(keys[0][1], "w", encoding="utf-8") as f:  # the fix, saved: hot reload
             f.write(FIX_OPS.format(what="fixed", factor=3))
-        self.wait(lambda: loaded and len(win.state.history.runs(keys[0])) == 2
-                  and not win.bridge.running, "the fix reloaded and run")
+        self.wait(
+            lambda: loaded and len(win.state.history.runs(keys[0])) == 2 and not win.bridge.running,
+            "the fix reloaded and run",
+        )
         self.click_op("Triple")
         win.run_picker.pick(win.run_picker.itemData(1))
-        self.shot("28f_before_after.png",
-                  f"the fix run: Δ {win.tree.shown_mark(keys[0])[2].splitlines()[-1]!r}; "
-                  f"the difference view against {win.run_picker.currentText()!r}")
+        self.shot(
+            "28f_before_after.png",
+            f"the fix run: Δ {win.tree.shown_mark(keys[0])[2].splitlines()[-1]!r}; "
+            f"the difference view against {win.run_picker.currentText()!r}",
+        )
 
     def flow_small(self) -> None:
         """Item 6: a stack run at 1000x700, the flow chart's readout over a layer."""
@@ -207,6 +227,7 @@ class TriageWalk(Walk):
         from PySide6.QtTest import QTest
 
         from gradviz.qt.export.flow import flow_layout
+
         win = self.win
         self.click_op("round_ste")
         sp = win.settings_panel
@@ -219,8 +240,10 @@ class TriageWalk(Walk):
         plot = flow_layout(view.figure, view.width(), view.height()).plots[0]
         QTest.mouseMove(view, QPoint(int(plot.x + plot.w / 2), int(plot.y + plot.h / 2)))
         self.wait(view.readout.isVisible, "the flow readout")
-        self.shot("28g_flow_readout_1000x700.png",
-                  f"1000x700 stack run: two whole rows; readout {view.readout.text()!r}")
+        self.shot(
+            "28g_flow_readout_1000x700.png",
+            f"1000x700 stack run: two whole rows; readout {view.readout.text()!r}",
+        )
         win.act_reset_settings.trigger()
         win.resize(1500, 950)
 
@@ -234,8 +257,13 @@ def main(argv=None) -> int:
     walk = TriageWalk(out, home)
     try:
         walk.start()
-        for step in (walk.triage, walk.header_tooltip, walk.before_after, walk.flow_small,
-                     walk.cancel):
+        for step in (
+            walk.triage,
+            walk.header_tooltip,
+            walk.before_after,
+            walk.flow_small,
+            walk.cancel,
+        ):
             step()
         walk.close()
         return 0

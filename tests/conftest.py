@@ -1,4 +1,5 @@
 """Shared fixtures: one warm Engine (torch + tf workers) for the whole session, offscreen Qt."""
+
 import os
 from pathlib import Path
 
@@ -14,7 +15,10 @@ CORPUS = Path(__file__).resolve().parent / "corpus"
 def pytest_collection_modifyitems(config, items):
     try:
         import subprocess
-        has_gpu = subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=5).returncode == 0
+
+        has_gpu = (
+            subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=5).returncode == 0
+        )
     except (OSError, subprocess.SubprocessError):
         has_gpu = False
     if not has_gpu:
@@ -28,6 +32,7 @@ def pytest_collection_modifyitems(config, items):
 def engine():
     """A started Engine shared by all tests: workers import torch and tensorflow once."""
     from gradviz.engine import Engine
+
     eng = Engine()
     for w in eng.workers.values():
         w.wait_ready(120)
@@ -48,11 +53,14 @@ def corpus_dir() -> Path:
 @pytest.fixture
 def write_module(tmp_path):
     """Write a user op module into a fresh folder and return its path."""
+
     def write(name: str, source: str) -> str:
         import textwrap
+
         path = tmp_path / name
         path.write_text(textwrap.dedent(source))
         return str(path)
+
     return write
 
 
@@ -61,6 +69,7 @@ def settings(tmp_path):
     """The window's settings file: an ini file of the test's own; runs default and custom (numeric is
     slower: set "run/modes" where a test needs it)."""
     from gradviz.app.settings_file import SettingsFile
+
     qs = SettingsFile(str(tmp_path / "gradviz.ini"))
     qs.setValue("run/modes", "default,custom")
     return qs
@@ -75,6 +84,7 @@ def make_window(qtbot, engine, settings):
     from gui_helpers import RUN_TIMEOUT_MS
 
     from gradviz.qt.main_window import MainWindow
+
     made = []
 
     def make(files=(), values=None, run=False):
@@ -84,12 +94,13 @@ def make_window(qtbot, engine, settings):
         qtbot.addWidget(win)
         win.show()
         made.append(win)
-        if not files:                           # nothing to load: no catalogsLoaded to wait for
+        if not files:  # nothing to load: no catalogsLoaded to wait for
             win.start(run=run)
             return win
         with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
             win.start(run=run)
         return win
+
     yield make
     for w in made:
         if w.bridge.running:

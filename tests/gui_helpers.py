@@ -1,6 +1,7 @@
 """What the GUI tests share: how long they wait for a run, running ops in a real window and
 waiting for the end, hovering a grid row, exports answered without dialogs. Import from here,
 never from another test module."""
+
 import os
 
 from PySide6.QtCore import QPoint
@@ -84,6 +85,7 @@ def export_whole_run_json(win, path, monkeypatch):
     from PySide6.QtWidgets import QMenu
 
     from gradviz import report
+
     fake = FakeDialogs([str(path)])
     monkeypatch.setattr(EA, "dialogs", fake)
     menu = QMenu(win)

@@ -1,5 +1,6 @@
 """A package of op files for the tests of ops inside packages (by path, by dotted module name,
 in the window): `write_package(where)` writes it and returns its folder."""
+
 import textwrap
 from pathlib import Path
 

@@ -1,6 +1,7 @@
 """One entry per problem (gradviz.app.problems): an exception several modes hit is one entry
 naming them; an exception a diagnostic rewrote is that diagnostic, the exception kept as its
 detail. Real runs of the trap examples through the session engine; no display."""
+
 from dataclasses import replace
 
 from samples import ste_result
@@ -9,7 +10,7 @@ from gradviz.app.analysis import analyze
 from gradviz.app.problems import problems
 from gradviz.model import ErrorInfo, RunRequest, RunSettings
 
-RAISES_SRC = '''
+RAISES_SRC = """
 import torch
 
 class Raises(torch.autograd.Function):
@@ -20,7 +21,7 @@ class Raises(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g
-'''
+"""
 
 
 def _run(engine, path, qualname):
@@ -33,7 +34,7 @@ def test_rewritten_exception_is_one_entry_with_the_exception_as_detail(engine, e
     res = _run(engine, path, "TooManyGrads")
     key = ("torch", str(path), "TooManyGrads")
     found = problems(key, analyze(res))
-    assert res.mode_errors                          # the custom mode raised torch's error
+    assert res.mode_errors  # the custom mode raised torch's error
     assert [p.code for p in found] == ["GV101-grad-count"]
     [p] = found
     assert "incorrect number of gradients" in p.detail and p.fix and p.key == key
@@ -49,14 +50,20 @@ def test_exception_of_every_mode_is_one_entry_naming_the_modes(engine, write_mod
     assert len(found) == 1, found
     [p] = found
     assert p.message == "ValueError: my forward is broken"
-    line = next(i for i, text in enumerate(RAISES_SRC.splitlines(), 1) if "my forward is broken" in text)
+    line = next(
+        i for i, text in enumerate(RAISES_SRC.splitlines(), 1) if "my forward is broken" in text
+    )
     assert p.where == f"{path}:{line}"
 
 
 def test_cancelled_run_is_no_problem_and_a_partial_one_waits(tmp_path):
     res = ste_result("torch")
-    cancelled = replace(res, status="error", tensors=(),
-                        error=ErrorInfo("Cancelled", "the run was cancelled", kind="cancelled"))
+    cancelled = replace(
+        res,
+        status="error",
+        tensors=(),
+        error=ErrorInfo("Cancelled", "the run was cancelled", kind="cancelled"),
+    )
     assert problems(("torch", "/f.py", "RoundSTE"), analyze(cancelled)) == []
     partial = replace(res, partial=True, warnings=("a warning",))
     assert problems(("torch", "/f.py", "RoundSTE"), analyze(partial)) == []

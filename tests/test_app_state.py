@@ -1,6 +1,7 @@
 """The Qt-free app state (gradviz.app): loaded files and pairs, results by op with partial and
 final stages, run progress, pending re-runs, and analyze(). Real engine runs feed it the way the
 window's bridge does; no display, no PySide6."""
+
 from dataclasses import replace
 
 import numpy as np
@@ -12,7 +13,7 @@ from gradviz.app.state import AppState
 from gradviz.catalog import pair_ops
 from gradviz.model import ErrorInfo, FileCatalog, OpInfo, RunRequest, RunResult, RunSettings
 
-SCALE_SRC = '''
+SCALE_SRC = """
 import torch
 
 class {name}(torch.autograd.Function):
@@ -23,7 +24,7 @@ class {name}(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g * {factor}
-'''
+"""
 
 
 def _op(name, fw, qualname, file, line=1):
@@ -32,8 +33,15 @@ def _op(name, fw, qualname, file, line=1):
 
 def _record(state):
     events = []
-    for name in ("files", "run_started", "progress", "result", "checks", "run_finished",
-                 "file_removed"):
+    for name in (
+        "files",
+        "run_started",
+        "progress",
+        "result",
+        "checks",
+        "run_finished",
+        "file_removed",
+    ):
         state.subscribe(name, lambda *args, name=name: events.append((name, *args)))
     return events
 
@@ -41,15 +49,19 @@ def _record(state):
 # --- pairs -----------------------------------------------------------------------------------
 def test_pairs_are_the_cli_pairs_and_a_second_same_name_op_has_its_qualified_pair():
     a, b = "/w/a_ops.py", "/w/b_ops.py"
-    cats = [FileCatalog(a, "torch", (_op("clip", "torch", "Clip", a),)),
-            FileCatalog(b, "torch", (_op("clip", "torch", "Clip", b),)),
-            FileCatalog(b, "tf", (_op("clip", "tf", "clip_tf", b, 5),))]
+    cats = [
+        FileCatalog(a, "torch", (_op("clip", "torch", "Clip", a),)),
+        FileCatalog(b, "torch", (_op("clip", "torch", "Clip", b),)),
+        FileCatalog(b, "tf", (_op("clip", "tf", "clip_tf", b, 5),)),
+    ]
     loaded = LoadedFiles([a, b])
     loaded.set_catalogs(cats, [a, b])
     pairs = loaded.pairs()
-    assert {name: set(impls) for name, impls in pairs.items()} == \
-        {p.name: set(p.impls) for p in pair_ops(cats)} == {"clip": {"torch", "tf"},
-                                                            "clip (b_ops.py)": {"torch"}}
+    assert (
+        {name: set(impls) for name, impls in pairs.items()}
+        == {p.name: set(p.impls) for p in pair_ops(cats)}
+        == {"clip": {"torch", "tf"}, "clip (b_ops.py)": {"torch"}}
+    )
     # each op names the pair it is shown in (the second torch Clip is not "clip")
     assert loaded.pair_name(("torch", a, "Clip")) == "clip"
     assert loaded.pair_name(("torch", b, "Clip")) == "clip (b_ops.py)"
@@ -59,8 +71,12 @@ def test_pairs_are_the_cli_pairs_and_a_second_same_name_op_has_its_qualified_pai
 def test_hand_made_pair_and_undo():
     t, f = "/w/t.py", "/w/f.py"
     loaded = LoadedFiles([t, f])
-    loaded.set_catalogs([FileCatalog(t, "torch", (_op("Scale", "torch", "Scale", t),)),
-                         FileCatalog(f, "tf", (_op("mul", "tf", "mul", f),))])
+    loaded.set_catalogs(
+        [
+            FileCatalog(t, "torch", (_op("Scale", "torch", "Scale", t),)),
+            FileCatalog(f, "tf", (_op("mul", "tf", "mul", f),)),
+        ]
+    )
     assert set(loaded.pairs()) == {"Scale", "mul"}
     assert loaded.pair_with(("tf", f, "mul"), ("torch", t, "Scale")) == "mul"
     assert set(loaded.pairs()) == {"mul"} and set(loaded.pairs()["mul"]) == {"torch", "tf"}
@@ -72,7 +88,9 @@ def test_hand_made_pair_and_undo():
 def test_reload_with_fewer_ops_and_a_load_error_and_remove():
     f = "/w/ops.py"
     loaded = LoadedFiles([f])
-    loaded.set_catalogs([FileCatalog(f, "torch", (_op("a", "torch", "A", f), _op("b", "torch", "B", f, 9)))])
+    loaded.set_catalogs(
+        [FileCatalog(f, "torch", (_op("a", "torch", "A", f), _op("b", "torch", "B", f, 9)))]
+    )
     loaded.check(("torch", f, "A"), False)
     assert loaded.checked_keys() == [("torch", f, "B")]
     err = ErrorInfo("SyntaxError", "invalid syntax", f"{f}:3", kind="load")
@@ -91,8 +109,13 @@ def _as_run(res: RunResult, file: str, qualname: str = "RoundSTE", **settings) -
 def _state_with_ste(tmp_path):
     path = str(tmp_path / "ste.py")
     state = AppState([path])
-    state.catalogs_arrived([FileCatalog(path, fw, (_op("round_ste", fw, "RoundSTE", path),))
-                            for fw in ("torch", "tf")], [path])
+    state.catalogs_arrived(
+        [
+            FileCatalog(path, fw, (_op("round_ste", fw, "RoundSTE", path),))
+            for fw in ("torch", "tf")
+        ],
+        [path],
+    )
     return state, path
 
 
@@ -107,18 +130,27 @@ def test_partial_then_final_result_and_progress(tmp_path):
     state.op_started(next(r for r in reqs if r.framework == "torch"))
     assert state.progress.states[torch_key] == "running"
     full = _as_run(ste_result("torch"), path)
-    partial = replace(full, partial=True, request=replace(
-        full.request, settings=full.request.settings.with_(modes=("default", "custom"))))
+    partial = replace(
+        full,
+        partial=True,
+        request=replace(
+            full.request, settings=full.request.settings.with_(modes=("default", "custom"))
+        ),
+    )
     state.arrived(analyze(partial))
     # stored under the request as asked (numeric included: the grid says "computing…")
     assert state.results.stage(torch_key) == "partial"
     assert "numeric" in state.results.result(torch_key).request.settings.modes
     assert state.progress.states[torch_key] == "running" and state.progress.done == 0
-    assert not state.pair_in_step("round_ste")       # tf has no result yet
+    assert not state.pair_in_step("round_ste")  # tf has no result yet
     state.arrived(analyze(full))
     assert state.results.stage(torch_key) == "final" and state.progress.states[torch_key] == "ok"
     assert state.progress.done == 1
-    assert [e[0] for e in events if e[0] in ("result", "run_started")] == ["run_started", "result", "result"]
+    assert [e[0] for e in events if e[0] in ("result", "run_started")] == [
+        "run_started",
+        "result",
+        "result",
+    ]
     # the model's analysis: the STE's custom gradient is a surrogate for x
     comp = state.results.get(torch_key).comparison
     assert {t.name: t.verdict for t in comp.tensors}["x"] == "surrogate"
@@ -133,17 +165,25 @@ def test_run_asked_while_running_waits_and_the_latest_wins(tmp_path):
     assert state.run_finished([]) == keys[1:]
     assert state.pending is None and not state.running
     state.defer(keys)
-    state.cancel()                                   # Cancel drops a run waiting its turn
+    state.cancel()  # Cancel drops a run waiting its turn
     assert state.run_finished([]) is None
 
 
 def test_summary_counts_cancelled_apart_from_failed(tmp_path):
     state, path = _state_with_ste(tmp_path)
     ok = _as_run(ste_result("torch"), path)
-    failed = replace(_as_run(ste_result("tf"), path), status="error", tensors=(),
-                     error=ErrorInfo("ValueError", "bad", f"{path}:3"))
-    cancelled = replace(_as_run(ste_result("tf"), path, seed=1), status="error", tensors=(),
-                        error=ErrorInfo("Cancelled", "the run was cancelled", kind="cancelled"))
+    failed = replace(
+        _as_run(ste_result("tf"), path),
+        status="error",
+        tensors=(),
+        error=ErrorInfo("ValueError", "bad", f"{path}:3"),
+    )
+    cancelled = replace(
+        _as_run(ste_result("tf"), path, seed=1),
+        status="error",
+        tensors=(),
+        error=ErrorInfo("Cancelled", "the run was cancelled", kind="cancelled"),
+    )
     for r in (ok, failed):
         state.arrived(analyze(r))
     text = state.summary([ok, failed])
@@ -158,11 +198,12 @@ def test_changed_file_is_run_again_once_reloaded(tmp_path):
     state, path = _state_with_ste(tmp_path)
     state.files_changed([path])
     state.loading_started()
-    keys, first = state.catalogs_arrived([FileCatalog(path, "torch", (_op("round_ste", "torch", "RoundSTE", path),))],
-                                         [path])
+    keys, first = state.catalogs_arrived(
+        [FileCatalog(path, "torch", (_op("round_ste", "torch", "RoundSTE", path),))], [path]
+    )
     assert keys == [("torch", path, "RoundSTE")] and not first
     assert state.loading == 0
-    keys, _ = state.catalogs_arrived([], [path])     # reloaded again without a change: no re-run
+    keys, _ = state.catalogs_arrived([], [path])  # reloaded again without a change: no re-run
     assert keys is None
 
 
@@ -187,14 +228,17 @@ def test_real_engine_run_moves_the_state_as_the_bridge_would(engine, write_modul
     events = _record(state)
     reqs = state.requests(keys, lambda fw: RunSettings(modes=("default", "custom", "numeric")))
     state.run_started(reqs)
-    results = engine.run(reqs, on_start=state.op_started,
-                         on_result=lambda r: state.arrived(analyze(r)),
-                         on_partial=lambda r: state.arrived(analyze(r)))
+    results = engine.run(
+        reqs,
+        on_start=state.op_started,
+        on_result=lambda r: state.arrived(analyze(r)),
+        on_partial=lambda r: state.arrived(analyze(r)),
+    )
     assert state.run_finished(results) is None
     kinds = [e[0] for e in events]
     assert kinds[0] == "run_started" and kinds[-1] == "run_finished"
     stages = [e[2].result.partial for e in events if e[0] == "result"]
-    assert stages == [True, False]                   # custom+default first, then with numeric
+    assert stages == [True, False]  # custom+default first, then with numeric
     key = keys[0]
     assert state.progress.states[key] == "ok" and state.progress.done == 1
     a = state.results.get(key)
@@ -203,7 +247,7 @@ def test_real_engine_run_moves_the_state_as_the_bridge_would(engine, write_modul
     np.testing.assert_allclose(x.grads["default"], 2.0)
     assert {t.name: t.verdict for t in a.comparison.tensors}["x"] == "differs"
     assert state.summary(results) == "1 op run — 2 tensors: 1 match, 1 differs"
-    assert ("x", "custom") in a.series                # plot curves for the grid
+    assert ("x", "custom") in a.series  # plot curves for the grid
 
 
 def test_op_and_file_marks_are_the_worst_verdict(tmp_path):
@@ -215,9 +259,13 @@ def test_op_and_file_marks_are_the_worst_verdict(tmp_path):
     state.arrived(analyze(_as_run(ste_result("torch"), path)))
     # the STE's x is a surrogate, its output matches: the op shows its worst, surrogate
     assert state.op_mark(torch_key) == "surrogate"
-    assert state.file_mark(path) == "running"        # tf still queued
-    cancelled = replace(_as_run(ste_result("tf"), path), status="error", tensors=(),
-                        error=ErrorInfo("Cancelled", "the run was cancelled", kind="cancelled"))
+    assert state.file_mark(path) == "running"  # tf still queued
+    cancelled = replace(
+        _as_run(ste_result("tf"), path),
+        status="error",
+        tensors=(),
+        error=ErrorInfo("Cancelled", "the run was cancelled", kind="cancelled"),
+    )
     state.arrived(analyze(cancelled))
     # the tf op was not checked: the file does not show the torch op's pass
     assert state.op_mark(tf_key) == "cancelled" and state.file_mark(path) == "cancelled"
@@ -236,8 +284,9 @@ def test_an_op_with_nothing_checked_is_marked_unchecked_never_a_pass(tmp_path):
     torch_key, tf_key = ("torch", path, "RoundSTE"), ("tf", path, "RoundSTE")
     state.run_started(state.requests([torch_key, tf_key], lambda fw: RunSettings()))
     r = ste_result("torch", numeric=False)
-    alone = replace(r, tensors=tuple(replace(t, grads={"custom": t.grads["custom"]})
-                                     for t in r.tensors))
+    alone = replace(
+        r, tensors=tuple(replace(t, grads={"custom": t.grads["custom"]}) for t in r.tensors)
+    )
     alone = _as_run(alone, path, modes=("custom",))
     state.arrived(analyze(alone))
     assert state.op_mark(torch_key) == "unchecked"
@@ -272,8 +321,8 @@ def test_numeric_pass_taken_before_the_partial_arrives_is_still_in_flight(tmp_pa
     key = ("torch", path, "RoundSTE")
     (req,) = state.requests([key], lambda fw: RunSettings())
     state.run_started([req])
-    state.op_started(req)                            # quick pass
-    state.op_started(req)                            # numeric pass, before the partial
+    state.op_started(req)  # quick pass
+    state.op_started(req)  # numeric pass, before the partial
     state.arrived(analyze(replace(_as_run(ste_result("torch"), path), partial=True)))
     assert state.in_flight() == [key] and state.progress.states[key] == "running"
 
@@ -282,15 +331,21 @@ def test_numeric_cancelled_after_the_partial_is_kept_and_marked_cancelled(tmp_pa
     """The engine's answer for an op whose numeric pass was cancelled: custom and default of its
     quick pass (numeric_pass.numeric_cancelled). Stored, counted cancelled, its mark ⊘."""
     from gradviz.engine.numeric_pass import numeric_cancelled
+
     state, path = _state_with_ste(tmp_path)
     key = ("torch", path, "RoundSTE")
     (req,) = state.requests([key], lambda fw: RunSettings())
     state.run_started([req])
     state.op_started(req)
     full = _as_run(ste_result("torch"), path)
-    quick = replace(full, request=replace(req, settings=req.settings.with_(modes=("default", "custom"))),
-                    tensors=tuple(replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"})
-                                  for t in full.tensors))
+    quick = replace(
+        full,
+        request=replace(req, settings=req.settings.with_(modes=("default", "custom"))),
+        tensors=tuple(
+            replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"})
+            for t in full.tensors
+        ),
+    )
     state.arrived(analyze(replace(quick, partial=True)))
     kept = numeric_cancelled(quick, req, skipped=False)
     state.arrived(analyze(kept))
@@ -310,22 +365,33 @@ def test_numeric_failed_after_the_partial_is_kept_and_counts_as_failed(tmp_path)
     as it is."""
     from gradviz.compare.verdicts import shown_verdict
     from gradviz.engine.numeric_pass import numeric_failed
+
     state, path = _state_with_ste(tmp_path)
     key = ("torch", path, "RoundSTE")
     (req,) = state.requests([key], lambda fw: RunSettings())
     state.run_started([req])
     state.op_started(req)
     full = _as_run(ste_result("torch", spike_at=3), path)
-    quick = replace(full, request=replace(req, settings=req.settings.with_(modes=("default", "custom"))),
-                    tensors=tuple(replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"},
-                                          numeric=None)
-                                  for t in full.tensors))
+    quick = replace(
+        full,
+        request=replace(req, settings=req.settings.with_(modes=("default", "custom"))),
+        tensors=tuple(
+            replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"}, numeric=None)
+            for t in full.tensors
+        ),
+    )
     state.arrived(analyze(replace(quick, partial=True)))
-    err = ErrorInfo("Timeout", "the numeric pass did not finish within 3 s; its torch worker was "
-                    "stopped and replaced", f"{path}:7", kind="timeout")
+    err = ErrorInfo(
+        "Timeout",
+        "the numeric pass did not finish within 3 s; its torch worker was stopped and replaced",
+        f"{path}:7",
+        kind="timeout",
+    )
     kept = numeric_failed(quick, RunResult(req, None, status="error", error=err, elapsed=3.0), req)
     assert kept.status == "ok" and kept.error is None and not kept.partial
-    assert kept.numeric_failed and not kept.numeric_cancelled and kept.elapsed == quick.elapsed + 3.0
+    assert (
+        kept.numeric_failed and not kept.numeric_cancelled and kept.elapsed == quick.elapsed + 3.0
+    )
     state.arrived(analyze(kept))
     held = state.results.get(key)
     assert held.result is kept
@@ -336,12 +402,17 @@ def test_numeric_failed_after_the_partial_is_kept_and_counts_as_failed(tmp_path)
     assert x.numeric_failed and not x.numeric_cancelled
     assert x.verdict == "surrogate" and shown_verdict(x) == "surrogate, numeric failed"
     assert out.verdict == "match" and shown_verdict(out) == "match, numeric failed"
-    assert x.stats["numeric"].raised and x.stats["numeric"].reason == \
-        f"failed: Timeout at {path}:7: the numeric pass did not finish within 3 s; its torch " \
+    assert (
+        x.stats["numeric"].raised
+        and x.stats["numeric"].reason
+        == f"failed: Timeout at {path}:7: the numeric pass did not finish within 3 s; its torch "
         "worker was stopped and replaced"
-    assert x.explanation.endswith("(numeric failed: Timeout at " + f"{path}:7: the numeric pass did "
-                                  "not finish within 3 s; its torch worker was stopped and "
-                                  "replaced: custom is not checked against numeric)")
+    )
+    assert x.explanation.endswith(
+        "(numeric failed: Timeout at " + f"{path}:7: the numeric pass did "
+        "not finish within 3 s; its torch worker was stopped and "
+        "replaced: custom is not checked against numeric)"
+    )
     # a verdict worse than a pass stays as it is
     bad = replace(x, verdict="differs")
     assert shown_verdict(bad) == "differs"
@@ -350,7 +421,7 @@ def test_numeric_failed_after_the_partial_is_kept_and_counts_as_failed(tmp_path)
 def test_a_previous_runs_result_does_not_put_a_pair_in_step(tmp_path):
     state, path = _state_with_ste(tmp_path)
     keys = [("torch", path, "RoundSTE"), ("tf", path, "RoundSTE")]
-    for seed in (0, 1):                              # two runs of the same pair
+    for seed in (0, 1):  # two runs of the same pair
         state.run_started(state.requests(keys, lambda fw, seed=seed: RunSettings(seed=seed)))
         state.arrived(analyze(_as_run(ste_result("torch", seed=seed), path, seed=seed)))
         # tf's result of the run before is stored, but this batch has none from tf yet
@@ -362,17 +433,25 @@ def test_a_previous_runs_result_does_not_put_a_pair_in_step(tmp_path):
 
 def test_a_longer_timeout_makes_only_a_timed_out_result_stale(tmp_path):
     state, path = _state_with_ste(tmp_path)
-    state.run_started(state.requests(state.loaded.checked_keys(), lambda fw: RunSettings(timeout=60.0)))
+    state.run_started(
+        state.requests(state.loaded.checked_keys(), lambda fw: RunSettings(timeout=60.0))
+    )
     ok = _as_run(ste_result("torch"), path, timeout=60.0)
-    timed_out = replace(_as_run(ste_result("tf"), path, timeout=60.0), status="error", tensors=(),
-                        error=ErrorInfo("Timeout", "ran past 60 s", kind="timeout"))
+    timed_out = replace(
+        _as_run(ste_result("tf"), path, timeout=60.0),
+        status="error",
+        tensors=(),
+        error=ErrorInfo("Timeout", "ran past 60 s", kind="timeout"),
+    )
     for r in (ok, timed_out):
         state.arrived(analyze(r))
     torch_key, tf_key = ("torch", path, "RoundSTE"), ("tf", path, "RoundSTE")
     state.settings_changed({"torch": RunSettings(timeout=60.0), "tf": RunSettings(timeout=60.0)})
     assert not state.is_stale(torch_key) and not state.is_stale(tf_key)
     state.settings_changed({"torch": RunSettings(timeout=120.0), "tf": RunSettings(timeout=120.0)})
-    assert not state.is_stale(torch_key)        # it finished within either
-    assert state.is_stale(tf_key)               # it might finish within 120 s
-    state.settings_changed({"torch": RunSettings(timeout=60.0, seed=3), "tf": RunSettings(timeout=60.0)})
+    assert not state.is_stale(torch_key)  # it finished within either
+    assert state.is_stale(tf_key)  # it might finish within 120 s
+    state.settings_changed(
+        {"torch": RunSettings(timeout=60.0, seed=3), "tf": RunSettings(timeout=60.0)}
+    )
     assert state.is_stale(torch_key) and not state.is_stale(tf_key)

@@ -3,12 +3,13 @@
 so another file's wrong backward read `match`. What gradviz reads gradients with is bound before
 any user code runs and put back after each import of and call into a file; the file that
 patched it is named in its own results. A worker of its own, so no other test shares the patch."""
+
 import numpy as np
 import pytest
 
 from gradviz.model import RunRequest, RunSettings
 
-PATCHER = '''
+PATCHER = """
 import torch
 
 _real = torch.Tensor.numpy
@@ -25,9 +26,9 @@ class Double(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return 2 * g
-'''
+"""
 
-WRONG = '''
+WRONG = """
 import torch
 
 class Double(torch.autograd.Function):
@@ -38,18 +39,20 @@ class Double(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return 3 * g                            # wrong: the derivative is 2
-'''
+"""
 
 
 @pytest.fixture(scope="module")
 def torch_engine():
     from gradviz.engine import Engine
+
     with Engine(("torch",)) as eng:
         yield eng
 
 
 def test_a_patch_of_tensor_numpy_reaches_no_other_file(torch_engine, write_module):
     from gradviz.app.analysis import analyze
+
     patcher, wrong = write_module("patcher.py", PATCHER), write_module("wrong.py", WRONG)
     settings = RunSettings(modes=("default", "custom", "numeric"))
     first = torch_engine.run_one(RunRequest(patcher, "Double", "torch", settings))
@@ -58,8 +61,9 @@ def test_a_patch_of_tensor_numpy_reaches_no_other_file(torch_engine, write_modul
     x = second.tensor("x")
     np.testing.assert_array_equal(x.grads["custom"], np.full(200, 3.0, np.float32))
     np.testing.assert_array_equal(x.grads["default"], np.full(200, 2.0, np.float32))
-    [verdict] = [t.verdict for t in analyze(second, curves=False).comparison.tensors
-                 if t.name == "x"]
+    [verdict] = [
+        t.verdict for t in analyze(second, curves=False).comparison.tensors if t.name == "x"
+    ]
     assert verdict == "differs"
     # the patching file's own results are read without its patch, and it is named
     np.testing.assert_array_equal(first.tensor("x").grads["custom"], np.full(200, 2.0, np.float32))
@@ -68,7 +72,7 @@ def test_a_patch_of_tensor_numpy_reaches_no_other_file(torch_engine, write_modul
     assert not any("patches framework internals" in w for w in second.warnings)
 
 
-TF_PATCHER = '''
+TF_PATCHER = """
 import tensorflow as tf
 
 _real = tf.GradientTape.gradient
@@ -82,9 +86,9 @@ def double(x):
     def grad(g):
         return 2 * g
     return 2 * x, grad
-'''
+"""
 
-TF_WRONG = '''
+TF_WRONG = """
 import tensorflow as tf
 
 @tf.custom_gradient
@@ -92,19 +96,24 @@ def double(x):
     def grad(g):
         return 3 * g                                    # wrong: the derivative is 2
     return 2 * x, grad
-'''
+"""
 
 
 @pytest.fixture(scope="module")
 def tf_engine():
     from gradviz.engine import Engine
+
     with Engine(("tf",)) as eng:
         yield eng
 
 
 def test_a_patch_of_the_tape_reaches_no_other_file_in_tf(tf_engine, write_module):
     from gradviz.app.analysis import analyze
-    patcher, wrong = write_module("tf_patcher.py", TF_PATCHER), write_module("tf_wrong.py", TF_WRONG)
+
+    patcher, wrong = (
+        write_module("tf_patcher.py", TF_PATCHER),
+        write_module("tf_wrong.py", TF_WRONG),
+    )
     settings = RunSettings(modes=("default", "custom", "numeric"))
     first = tf_engine.run_one(RunRequest(patcher, "double", "tf", settings))
     second = tf_engine.run_one(RunRequest(wrong, "double", "tf", settings))
@@ -112,8 +121,9 @@ def test_a_patch_of_the_tape_reaches_no_other_file_in_tf(tf_engine, write_module
     x = second.tensor("x")
     np.testing.assert_array_equal(x.grads["custom"], np.full(200, 3.0, np.float32))
     np.testing.assert_array_equal(x.grads["default"], np.full(200, 2.0, np.float32))
-    [verdict] = [t.verdict for t in analyze(second, curves=False).comparison.tensors
-                 if t.name == "x"]
+    [verdict] = [
+        t.verdict for t in analyze(second, curves=False).comparison.tensors if t.name == "x"
+    ]
     assert verdict == "differs"
     np.testing.assert_array_equal(first.tensor("x").grads["custom"], np.full(200, 2.0, np.float32))
     [note] = [w for w in first.warnings if "patches framework internals" in w]

@@ -3,6 +3,7 @@ frameworks: transposed / permuted (GV306), swapped or mixed-up inputs (GV307), a
 gradient summed over the wrong axes (GV308), the sign flipped (GV305) beside an intended
 reversal (GV302), a bfloat16 / float16 / float64 gradient (GV103, TensorResult.grad_dtypes) or
 one rounded and cast back (GV110); GV703 only where the numbers show a graph cut."""
+
 import numpy as np
 import pytest
 
@@ -11,8 +12,13 @@ from gradviz.diagnostics import diagnose
 from gradviz.model import RunSettings
 from tests.op_runs import run, verdicts
 
-CAUSE_CODES = {"GV110-grad-rounded", "GV305-grad-sign-flipped", "GV306-grad-transposed",
-               "GV307-grads-swapped", "GV308-grad-wrong-axis"}
+CAUSE_CODES = {
+    "GV110-grad-rounded",
+    "GV305-grad-sign-flipped",
+    "GV306-grad-transposed",
+    "GV307-grads-swapped",
+    "GV308-grad-wrong-axis",
+}
 
 
 def _findings(res, tensor=None):
@@ -59,8 +65,9 @@ TF_MATMUL = """\
 """
 
 
-@pytest.mark.parametrize("fw,src,qual", [("torch", TORCH_MATMUL, "SquareMatmul"),
-                                         ("tf", TF_MATMUL, "square_matmul")])
+@pytest.mark.parametrize(
+    "fw,src,qual", [("torch", TORCH_MATMUL, "SquareMatmul"), ("tf", TF_MATMUL, "square_matmul")]
+)
 def test_square_gradient_transposed_is_named(engine, write_module, fw, src, qual):
     path = write_module(f"matmul_{fw}.py", src)
     res = run(engine, path, qual, fw)
@@ -71,7 +78,7 @@ def test_square_gradient_transposed_is_named(engine, write_module, fw, src, qual
     assert "is the right gradient transposed" in f.message and "(4, 4) moved to (4, 4)" in f.message
     assert "default and numeric agree" in f.message and ".T" in f.fix
     assert not {g.code for g in _findings(res, "w")} & {"GV301-grad-wrong"}
-    assert _findings(res, "x") == []        # x's gradient is right: nothing on it
+    assert _findings(res, "x") == []  # x's gradient is right: nothing on it
 
 
 PERMUTE = {
@@ -99,22 +106,25 @@ PERMUTE = {
             def grad(g):
                 return tf.transpose(g, (1, 2, 0)) * 2   # WRONG: the inverse is (2, 0, 1)
             return tf.transpose(x, (1, 2, 0)) * 2, grad
-    """}
+    """,
+}
 
 
 @pytest.mark.parametrize("fw", ["torch", "tf"])
 def test_permute_in_the_wrong_order_is_named(engine, write_module, fw):
     path = write_module(f"rotate_{fw}.py", PERMUTE[fw])
-    res = run(engine, path, "Rotate" if fw == "torch" else "rotate", fw,
-              RunSettings(upstream="random"))
+    res = run(
+        engine, path, "Rotate" if fw == "torch" else "rotate", fw, RunSettings(upstream="random")
+    )
     x = res.tensor("x")
     f = _one(res, "GV306-grad-transposed", "x")
     order = f.message.split("axes in the order ")[1].split(")")[0] + ")"
     p = tuple(int(a) for a in order.strip("()").split(","))
     assert p != (0, 1, 2)
     # what the message says holds: custom, read in order, is the truth with its axes moved by p
-    np.testing.assert_allclose(x.grads["custom"].reshape(-1),
-                               x.grads["default"].transpose(p).reshape(-1), rtol=1e-6)
+    np.testing.assert_allclose(
+        x.grads["custom"].reshape(-1), x.grads["default"].transpose(p).reshape(-1), rtol=1e-6
+    )
     assert "inverse order" in f.fix
 
 
@@ -158,7 +168,8 @@ SWAPPED = {
             def grad(g):
                 return g * x, g * x   # WRONG: x's is g * w
             return x * w, grad
-    """}
+    """,
+}
 
 
 @pytest.mark.parametrize("fw", ["torch", "tf"])
@@ -167,7 +178,7 @@ def test_swapped_and_mixed_up_input_gradients_are_named(engine, write_module, fw
     names = ("Mul", "MulSameTwice") if fw == "torch" else ("mul", "mul_same_twice")
     res = run(engine, path, names[0], fw)
     x, w = res.tensor("x"), res.tensor("w")
-    np.testing.assert_array_equal(x.grads["custom"], x.value)      # upstream ones: g * x = x
+    np.testing.assert_array_equal(x.grads["custom"], x.value)  # upstream ones: g * x = x
     np.testing.assert_array_equal(w.grads["custom"], w.value)
     for name, other in (("x", "w"), ("w", "x")):
         f = _one(res, "GV307-grads-swapped", name)
@@ -177,7 +188,7 @@ def test_swapped_and_mixed_up_input_gradients_are_named(engine, write_module, fw
     res = run(engine, path, names[1], fw)
     f = _one(res, "GV307-grads-swapped", "x")
     assert "is the gradient of 'w'" in f.message and "swapped" not in f.message
-    assert [g for g in _findings(res, "w") if g.severity == "error"] == []   # w's is right
+    assert [g for g in _findings(res, "w") if g.severity == "error"] == []  # w's is right
     assert verdicts(res)["w"] == "match"
 
 
@@ -235,26 +246,27 @@ WRONG_AXIS = {
                 d = g * (1 - y * y)
                 return d, d   # WRONG: TF passes the (3, 4) gradient on for b (4,)
             return y, grad
-    """}
+    """,
+}
 
 
 @pytest.mark.parametrize("fw", ["torch", "tf"])
 def test_bias_summed_over_the_wrong_axis_is_named(engine, write_module, fw):
     path = write_module(f"bias_{fw}.py", WRONG_AXIS[fw])
-    names = ("BiasTanh", "BiasTanhUnreduced") if fw == "torch" else ("bias_tanh",
-                                                                     "bias_tanh_unreduced")
+    names = (
+        ("BiasTanh", "BiasTanhUnreduced") if fw == "torch" else ("bias_tanh", "bias_tanh_unreduced")
+    )
     res = run(engine, path, names[0], fw)
     f = _one(res, "GV308-grad-wrong-axis", "b")
     assert f.severity == "error" and f.where == f"{path}:{_line(path, 'WRONG')}"
     assert "summed over axes (1,)" in f.message and "summed over axes (0,)" in f.message
     assert "dim=(0,)" in f.fix and "axis=[0]" in f.fix
     b, x = res.tensor("b"), res.tensor("x")
-    np.testing.assert_allclose(b.grads["custom"].reshape(-1), x.grads["default"].sum(1),
-                               rtol=1e-5)
+    np.testing.assert_allclose(b.grads["custom"].reshape(-1), x.grads["default"].sum(1), rtol=1e-5)
     codes = {g.code for g in _findings(res, "b")}
-    assert ("GV102-grad-shape" in codes) == (fw == "tf")       # TF: (3,) for b (4,)
+    assert ("GV102-grad-shape" in codes) == (fw == "tf")  # TF: (3,) for b (4,)
     res = run(engine, path, names[1], fw)
-    if fw == "torch":       # the engine reduces a broadcast-shaped gradient itself: correct
+    if fw == "torch":  # the engine reduces a broadcast-shaped gradient itself: correct
         assert verdicts(res)["b"] == "match"
         assert not {g.code for g in _findings(res)} & CAUSE_CODES
     else:
@@ -317,14 +329,18 @@ SIGNS = {
             def grad(g):
                 return g * -0.5
             return tf.identity(x), grad
-    """}
+    """,
+}
 
 
 @pytest.mark.parametrize("fw", ["torch", "tf"])
 def test_sign_flip_is_a_bug_and_a_documented_reversal_is_intended(engine, write_module, fw):
     path = write_module(f"signs_{fw}.py", SIGNS[fw])
-    names = ("CosGrad", "HalfNegated", "DomainHead") if fw == "torch" else (
-        "cos_grad", "half_negated", "domain_head")
+    names = (
+        ("CosGrad", "HalfNegated", "DomainHead")
+        if fw == "torch"
+        else ("cos_grad", "half_negated", "domain_head")
+    )
     res = run(engine, path, names[0], fw)
     f = _one(res, "GV305-grad-sign-flipped", "x")
     assert f.severity == "error" and "has its sign flipped: it equals -1 times" in f.message
@@ -338,7 +354,7 @@ def test_sign_flip_is_a_bug_and_a_documented_reversal_is_intended(engine, write_
     [f] = [g for g in found if g.code == "GV302-grad-surrogate"]
     assert "-0.5 times" in f.message and "intended gradient reversal" in f.message
     assert "reverses the gradient" in f.message
-    assert [g.one_line() for g in found if g.severity == "error"] == []   # never both
+    assert [g.one_line() for g in found if g.severity == "error"] == []  # never both
 
 
 BF16 = {
@@ -398,14 +414,18 @@ BF16 = {
             def grad(g):
                 return tf.cast(g * tf.cos(x), tf.float64)
             return tf.sin(x), grad
-    """}
+    """,
+}
 
 
 @pytest.mark.parametrize("fw", ["torch", "tf"])
 def test_gradient_dtype_is_recorded_and_named(engine, write_module, fw):
     path = write_module(f"bf16_{fw}.py", BF16[fw])
-    names = ("SinBf16", "SinBf16Back", "SinF64") if fw == "torch" else (
-        "sin_bf16", "sin_bf16_back", "sin_f64")
+    names = (
+        ("SinBf16", "SinBf16Back", "SinF64")
+        if fw == "torch"
+        else ("sin_bf16", "sin_bf16_back", "sin_f64")
+    )
     res = run(engine, path, names[0], fw, RunSettings(checks=("double_backward",)))
     x = res.tensor("x")
     assert x.grad_dtypes == {"custom": "bfloat16"} and x.grads["custom"].dtype == np.float32
@@ -488,14 +508,18 @@ OUTSIDE = {
             def grad(g):
                 return tf.ones_like(g)
             return tf.sin(x), grad
-    """}
+    """,
+}
 
 
 @pytest.mark.parametrize("fw", ["torch", "tf"])
 def test_outside_the_graph_only_where_a_graph_cut_shows(engine, write_module, fw):
     path = write_module(f"outside_{fw}.py", OUTSIDE[fw])
-    names = ("CubeDetached", "UpstreamSquared", "OnesLike") if fw == "torch" else (
-        "cube_detached", "upstream_squared", "ones_like")
+    names = (
+        ("CubeDetached", "UpstreamSquared", "OnesLike")
+        if fw == "torch"
+        else ("cube_detached", "upstream_squared", "ones_like")
+    )
     settings = RunSettings(checks=("double_backward",))
     res = run(engine, path, names[0], fw, settings)
     [f] = [g for g in _findings(res) if g.code == "GV703-double-backward-wrong"]
@@ -507,8 +531,12 @@ def test_outside_the_graph_only_where_a_graph_cut_shows(engine, write_module, fw
         assert "GV703-double-backward-wrong" not in {g.code for g in _findings(res)}
 
 
-CORRECT = ["corpus/ok/*.py", "corpus/diag/clean_*.py", "corpus/flow/*.py",
-           "../resources/examples/tutorial_*.py"]
+CORRECT = [
+    "corpus/ok/*.py",
+    "corpus/diag/clean_*.py",
+    "corpus/flow/*.py",
+    "../resources/examples/tutorial_*.py",
+]
 
 
 def test_no_cause_on_a_correct_gradient(engine):
@@ -517,6 +545,7 @@ def test_no_cause_on_a_correct_gradient(engine):
     from pathlib import Path
 
     from gradviz.model import RunRequest
+
     here = Path(__file__).resolve().parent
     files = sorted({str(p) for pattern in CORRECT for p in here.glob(pattern)})
     reqs = []

@@ -1,6 +1,7 @@
 """The cause of a wrong gradient on arrays (diagnostics/cause_arrays.py, compare/rounding.py,
 cause_reference.py) and on hand-built results: each claim holds element for element, and none
 is made of a right gradient or of numbers too plain to tell."""
+
 import textwrap
 
 import numpy as np
@@ -21,21 +22,21 @@ def test_factor_is_k_only_when_every_element_says_so():
     d = RNG.standard_normal(50)
     assert A.factor(-d, d, TOL) == -1.0
     assert abs(A.factor(-0.3 * d, d, TOL) + 0.3) < 1e-9
-    assert A.factor(d, d, TOL) is None                       # k = 1: right
+    assert A.factor(d, d, TOL) is None  # k = 1: right
     wrong = -d
     wrong[7] = d[7]
-    assert A.factor(wrong, d, TOL) is None                   # one element breaks it
-    assert A.factor(-d[:10], d, TOL) is None                 # sizes differ
+    assert A.factor(wrong, d, TOL) is None  # one element breaks it
+    assert A.factor(-d[:10], d, TOL) is None  # sizes differ
 
 
 def test_transposed_square_reshaped_and_permuted():
     t = RNG.standard_normal((4, 4))
     assert A.permuted(t.T, t, TOL) == (1, 0)
-    assert A.permuted(t, t, TOL) is None                     # right: nothing to say
+    assert A.permuted(t, t, TOL) is None  # right: nothing to say
     assert A.permuted(t.T + 0.5, t, TOL) is None
     r = RNG.standard_normal((4, 5))
-    assert A.permuted(r.T.reshape(4, 5), r, TOL) == (1, 0)   # reshaped back: same numbers
-    assert A.permuted(r.T, r, TOL) == (1, 0)                 # TF's (5, 4), GV102 beside it
+    assert A.permuted(r.T.reshape(4, 5), r, TOL) == (1, 0)  # reshaped back: same numbers
+    assert A.permuted(r.T, r, TOL) == (1, 0)  # TF's (5, 4), GV102 beside it
     cube = RNG.standard_normal((3, 3, 3))
     p = A.permuted(cube.transpose(1, 2, 0), cube, TOL)
     assert p is not None and np.array_equal(cube.transpose(p), cube.transpose(1, 2, 0))
@@ -45,27 +46,27 @@ def test_no_reordering_is_seen_in_numbers_that_do_not_vary():
     flat = np.full((3, 3), 2.0)
     assert A.permuted(flat.T * 1.0, flat, TOL) is None
     one_row = RNG.standard_normal((1, 6))
-    assert A.permuted(one_row.T, one_row, TOL) is None       # the same flat order: right
+    assert A.permuted(one_row.T, one_row, TOL) is None  # the same flat order: right
 
 
 def test_belongs_to_another_input_needs_the_same_shape():
     a, b = RNG.standard_normal(20), RNG.standard_normal(20)
     assert A.belongs_to(b, a, b, TOL)
-    assert not A.belongs_to(a, a, b, TOL)                    # its own
-    assert not A.belongs_to(b, a, a.copy(), TOL)             # both truths equal: no telling
+    assert not A.belongs_to(a, a, b, TOL)  # its own
+    assert not A.belongs_to(b, a, a.copy(), TOL)  # both truths equal: no telling
     big = RNG.standard_normal((4, 5))
     assert not A.belongs_to(big, RNG.standard_normal(5), big, TOL)
 
 
 def test_reduced_over_the_wrong_axes_or_not_at_all():
     full = RNG.standard_normal((3, 4))
-    truth = full.sum(0)                                      # b (4,) broadcast along axis 0
+    truth = full.sum(0)  # b (4,) broadcast along axis 0
     assert A.reduced_wrong(full.sum(1), truth, full, TOL) == ((1,), (0,))
     assert A.reduced_wrong(full, truth, full, TOL) == ((), (0,))
     assert A.reduced_wrong(truth, truth, full, TOL) is None  # right
     assert A.reduced_wrong(full.sum(1), truth, RNG.standard_normal((3, 4)), TOL) is None
-    ones = np.ones((4, 4))                                   # upstream ones, square: the two
-    assert A.reduced_wrong(ones.sum(1), ones.sum(0), ones, TOL) is None   # sums are equal
+    ones = np.ones((4, 4))  # upstream ones, square: the two
+    assert A.reduced_wrong(ones.sum(1), ones.sum(0), ones, TOL) is None  # sums are equal
 
 
 def test_rounding_formats_read_off_the_bits():
@@ -75,8 +76,8 @@ def test_rounding_formats_read_off_the_bits():
     assert narrowest(bf) == "bfloat16" and exact_in(bf, "bfloat16").all()
     assert narrowest(x.astype(np.float16)) == "float16"
     assert looks_rounded(bf, x, "bfloat16")
-    assert not looks_rounded(np.full(64, 3.0), x + 1e-7, "bfloat16")    # plain numbers
-    assert not looks_rounded(bf, bf, "bfloat16")             # the truth itself fits
+    assert not looks_rounded(np.full(64, 3.0), x + 1e-7, "bfloat16")  # plain numbers
+    assert not looks_rounded(bf, bf, "bfloat16")  # the truth itself fits
 
 
 def _tensor(name, grads, shape=(20,), value=None):
@@ -87,8 +88,9 @@ def _tensor(name, grads, shape=(20,), value=None):
 def test_reference_is_numeric_or_default_and_says_which():
     d = RNG.standard_normal(20).astype(np.float32)
     n = d.astype(np.float64) + 1e-6
-    both = reference_of(_tensor("x", {"default": d, "numeric": n}),
-                        {"default~numeric": PairMetrics(20, 0, True)})
+    both = reference_of(
+        _tensor("x", {"default": d, "numeric": n}), {"default~numeric": PairMetrics(20, 0, True)}
+    )
     assert both.mode == "default+numeric" and np.array_equal(both.values, d)
     assert reference_of(_tensor("x", {"default": d, "numeric": n}), {}).mode == "numeric"
     only = reference_of(_tensor("x", {"default": d}))

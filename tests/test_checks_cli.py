@@ -1,5 +1,6 @@
 """--checks on the command line: parsing, the JSON field of DESIGN.md, the terminal summary line,
 --strict on a failed check, and a GV7xx code for every way a check can fail."""
+
 import json
 import os
 import subprocess
@@ -32,8 +33,9 @@ def test_an_unknown_check_is_bad_usage(capsys):
 
 def test_every_contract_code_is_reachable_and_titled():
     contract = {c for c in CODES if c.startswith("GV7")}
-    reachable = {code for code, _ in CODE_OF.values()} | set(FALLBACK.values()) | \
-        set(NOTE_OF.values())
+    reachable = (
+        {code for code, _ in CODE_OF.values()} | set(FALLBACK.values()) | set(NOTE_OF.values())
+    )
     assert reachable == contract
     assert {name for name, _ in CODE_OF} == set(FALLBACK) == set(CHECKS)
 
@@ -47,10 +49,32 @@ def test_run_with_checks_prints_a_line_per_op_writes_json_and_strict_fails(tmp_p
     out = tmp_path / "r.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run(
-        [sys.executable, "-m", "gradviz", "run", str(OPS), "--framework", "torch", "--op", "Cube",
-         "--op", "SquareWrong", "--checks", "precision,double_backward", "--json", str(out),
-         "--strict", "--quiet"], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
-    assert proc.returncode == 1, proc.stderr       # SquareWrong fails precision (and differs)
+        [
+            sys.executable,
+            "-m",
+            "gradviz",
+            "run",
+            str(OPS),
+            "--framework",
+            "torch",
+            "--op",
+            "Cube",
+            "--op",
+            "SquareWrong",
+            "--checks",
+            "precision,double_backward",
+            "--json",
+            str(out),
+            "--strict",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 1, proc.stderr  # SquareWrong fails precision (and differs)
     assert "Cube (torch): double_backward pass, precision pass" in proc.stdout
     assert "SquareWrong (torch): double_backward pass, precision FAIL" in proc.stdout
     assert "GV751-precision-bug" in proc.stdout
@@ -70,9 +94,13 @@ def test_strict_fails_on_a_check_alone(engine):
     from gradviz.cli.commands import _exit_code
     from gradviz.compare import compare_result
     from gradviz.model import RunRequest, RunSettings
-    once, old = engine.run([RunRequest(str(OPS), q, "torch",
-                                       RunSettings(checks=("double_backward", "vmap")))
-                            for q in ("CubeOnce", "OldStyle")])
+
+    once, old = engine.run(
+        [
+            RunRequest(str(OPS), q, "torch", RunSettings(checks=("double_backward", "vmap")))
+            for q in ("CubeOnce", "OldStyle")
+        ]
+    )
     for res, strict_code in ((once, 1), (old, 0)):
         comp = compare_result(res)
         assert all(t.verdict == "match" for t in comp.tensors)

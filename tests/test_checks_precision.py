@@ -2,6 +2,7 @@
 surrogate is skipped, never "a bug in the backward"; a gradient of the wrong shape is skipped
 with GV102 named, never a crash; elements where numeric is NaN/Inf are left out as the verdicts
 leave them out. And a check whose own code raises is gradviz's failure (skip), not the user's."""
+
 from pathlib import Path
 
 import numpy as np
@@ -28,8 +29,10 @@ def codes(res):
     return {f.code for f in diagnose(res, compare_result(res))}
 
 
-@pytest.mark.parametrize("framework, path", [("torch", EXAMPLES / "tutorial_torch.py"),
-                                             ("tf", EXAMPLES / "tutorial_tf.py")])
+@pytest.mark.parametrize(
+    "framework, path",
+    [("torch", EXAMPLES / "tutorial_torch.py"), ("tf", EXAMPLES / "tutorial_tf.py")],
+)
 def test_the_built_in_straight_through_round_is_skipped_as_a_surrogate(engine, framework, path):
     res, c = run(engine, path, "RoundSTE" if framework == "torch" else "round_ste", framework)
     assert (c.status, c.kind) == ("skip", "")
@@ -57,12 +60,16 @@ def test_a_gradient_of_the_wrong_shape_is_skipped_naming_gv102(engine, write_mod
     compared it element by element and raised a broadcast ValueError. The built-in trap's scalar
     gradient was called "a bug in the backward"."""
     path = write_module("shapes_tf.py", TF_SHAPES)
-    for p, qualname, shape in [(path, "short_grad", "(5,)"),
-                               (EXAMPLES / "traps_tf.py", "wrong_grad_shape", "()")]:
+    for p, qualname, shape in [
+        (path, "short_grad", "(5,)"),
+        (EXAMPLES / "traps_tf.py", "wrong_grad_shape", "()"),
+    ]:
         res, c = run(engine, p, qualname, "tf")
         assert c.status == "skip", c
-        assert c.message.startswith(f"the gradient has the wrong shape (x has shape {shape} for "
-                                    "a tensor of shape (200,)), see GV102")
+        assert c.message.startswith(
+            f"the gradient has the wrong shape (x has shape {shape} for "
+            "a tensor of shape (200,)), see GV102"
+        )
         found = codes(res)
         assert "GV102-grad-shape" in found and "GV751-precision-bug" not in found
 
@@ -103,10 +110,12 @@ SQRT_TF = """\
     """
 
 
-@pytest.mark.parametrize("framework, source, qualname", [("torch", SQRT_TORCH, "Sqrt"),
-                                                         ("tf", SQRT_TF, "sqrt")])
+@pytest.mark.parametrize(
+    "framework, source, qualname", [("torch", SQRT_TORCH, "Sqrt"), ("tf", SQRT_TF, "sqrt")]
+)
 def test_where_numeric_is_undefined_the_check_leaves_it_out_as_the_verdicts_do(
-        engine, write_module, framework, source, qualname):
+    engine, write_module, framework, source, qualname
+):
     """At x = 1e-7 the central difference steps below 0: sqrt is NaN there and numeric has no
     value (the verdicts leave that element out). The check counted it as a disagreement, re-ran
     in float64 and quoted a difference below its own tolerance."""
@@ -115,8 +124,10 @@ def test_where_numeric_is_undefined_the_check_leaves_it_out_as_the_verdicts_do(
     n = x.grads["numeric"]
     assert np.isnan(n[0]) and np.all(np.isfinite(n[1:]))
     assert close_mask(x.grads["custom"][1:], n[1:], tolerances("float32", numeric=True)).all()
-    assert (c.status, c.message) == ("pass", "the float32 custom gradient agrees with numeric: "
-                                     "nothing to re-run")
+    assert (c.status, c.message) == (
+        "pass",
+        "the float32 custom gradient agrees with numeric: nothing to re-run",
+    )
     assert compare_result(res).tensors[0].verdict == "match"
 
 
@@ -135,11 +146,14 @@ def _fake_check(monkeypatch, check):
 def test_a_check_whose_own_code_raises_is_skipped_as_gradviz_s_failure(monkeypatch):
     """numpy raising for gradviz's own comparison (a broadcast error in compare.metrics) is
     gradviz's bug: skip, with the exception and where it came from, never a fail of the op."""
-    _fake_check(monkeypatch, lambda ctx: close_mask(np.zeros(3), np.zeros(5), tolerances("float32")))
+    _fake_check(
+        monkeypatch, lambda ctx: close_mask(np.zeros(3), np.zeros(5), tolerances("float32"))
+    )
     got = checks_pkg.run_one(_Ctx(), "precision")
     assert got.status == "skip" and got.where == "" and got.kind == ""
-    assert got.message.startswith("gradviz's own precision check failed (ValueError: operands "
-                                  "could not be broadcast")
+    assert got.message.startswith(
+        "gradviz's own precision check failed (ValueError: operands could not be broadcast"
+    )
     assert "gradviz/compare/metrics.py:" in got.message and "not a fault of the op" in got.message
 
 
@@ -158,5 +172,6 @@ def test_a_check_that_cannot_even_be_found_is_skipped_as_gradviz_s_failure():
     """importlib raising (through the standard library's frames) for gradviz's own lookup."""
     got = checks_pkg.run_one(_Ctx(), "no_such_check")
     assert got.status == "skip"
-    assert got.message.startswith("gradviz's own no_such_check check failed "
-                                  "(ModuleNotFoundError: No module named")
+    assert got.message.startswith(
+        "gradviz's own no_such_check check failed (ModuleNotFoundError: No module named"
+    )

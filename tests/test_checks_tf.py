@@ -2,6 +2,7 @@
 TensorFlow itself (tf.function raising, a bfloat16 call raising), and ops that pass. The
 confirmations run in a process of their own (corpus/checks/confirm_tf.py): the test process never
 imports tensorflow."""
+
 import json
 import subprocess
 import sys
@@ -16,8 +17,17 @@ from gradviz.diagnostics import diagnose
 from gradviz.model import CHECKS, RunRequest, RunSettings
 
 OPS = Path(__file__).resolve().parent / "corpus" / "checks" / "tf_ops.py"
-BATCH = ("square", "square_numpy", "square_stopped", "square_f32const", "square_cancel",
-         "square_wrong", "ScaleLayer", "DoubleLayer", "square_cancel_traced")
+BATCH = (
+    "square",
+    "square_numpy",
+    "square_stopped",
+    "square_f32const",
+    "square_cancel",
+    "square_wrong",
+    "ScaleLayer",
+    "DoubleLayer",
+    "square_cancel_traced",
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +39,12 @@ def runs(engine):
 @pytest.fixture(scope="module")
 def tf_says():
     """What TensorFlow itself does with the corpus ops: what -> "ok" | "Error: message"."""
-    proc = subprocess.run([sys.executable, str(OPS.parent / "confirm_tf.py")],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(OPS.parent / "confirm_tf.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -76,7 +90,7 @@ def test_stop_gradient_in_the_gradient_is_a_silent_zero_second_derivative(runs, 
     c = check(runs["square_stopped"], "double_backward")
     assert c.status == "fail" and "not differentiable" in c.message
     assert "GV702-double-backward-cut" in codes(runs["square_stopped"])
-    assert tf_says["second derivative square_stopped"] == "zero"   # the true one is 2
+    assert tf_says["second derivative square_stopped"] == "zero"  # the true one is 2
     assert check(runs["square"], "double_backward").status == "pass"
 
 
@@ -93,8 +107,10 @@ def test_a_float32_constant_in_the_gradient_breaks_under_bfloat16(runs, tf_says)
 def test_a_layer_under_mixed_bfloat16_passes_and_the_policy_is_restored(runs, engine):
     c = check(runs["ScaleLayer"], "autocast")
     assert c.status == "pass" and "mixed_bfloat16" in c.message
-    assert "outputs bfloat16" in c.message          # it really computed in bfloat16
-    after, = engine.run([RunRequest(str(OPS), "ScaleLayer", "tf", RunSettings(modes=("custom",)))])
+    assert "outputs bfloat16" in c.message  # it really computed in bfloat16
+    (after,) = engine.run(
+        [RunRequest(str(OPS), "ScaleLayer", "tf", RunSettings(modes=("custom",)))]
+    )
     assert after.status == "ok" and after.tensor("out").value.dtype == np.float32
 
 
@@ -109,16 +125,18 @@ def test_a_layer_mixing_dtypes_fails_under_mixed_bfloat16_as_keras_does(runs, tf
 def test_precision_tells_rounding_from_a_bug(runs):
     c = check(runs["square_cancel"], "precision")
     assert c.status == "pass" and "rounding" in c.message
-    assert c.tensors == ("x",)     # cleared as rounding: no finding may call x a bug
+    assert c.tensors == ("x",)  # cleared as rounding: no finding may call x a bug
     w = check(runs["square_wrong"], "precision")
     assert w.status == "fail" and w.where == line_of("def grad", "def square_wrong")
     assert "GV751-precision-bug" in codes(runs["square_wrong"])
-    assert "GV301-grad-wrong" not in codes(runs["square_cancel"])   # rounding: no "a bug"
+    assert "GV301-grad-wrong" not in codes(runs["square_cancel"])  # rounding: no "a bug"
     assert "GV301-grad-wrong" in codes(runs["square_wrong"])
     # 2.01 x for 2 x: 0.01 |x| in float64, against the tolerance it quotes (1e-6 x peak 2 max|x|)
     peak = float(np.max(np.abs(runs["square_wrong"].tensor("x").value)))
-    assert f"max abs difference {fmt(0.01 * peak)} (tolerance {fmt(1e-6 * 2 * peak)} abs + " \
-           "1e-05 rel)" in w.message, w.message
+    assert (
+        f"max abs difference {fmt(0.01 * peak)} (tolerance {fmt(1e-6 * 2 * peak)} abs + "
+        "1e-05 rel)" in w.message
+    ), w.message
 
 
 def findings(result):
@@ -131,8 +149,8 @@ def test_compiled_and_vmap_tell_the_ops_own_rounding_from_a_traced_bug(runs):
     float64 shows no difference: rounding, a pass. square_cancel_traced rounds as much and
     returns 2.02 x when traced: float64 differs too, 0.02 max|x|, and that stays a failure."""
     cancel, traced = runs["square_cancel"], runs["square_cancel_traced"]
-    assert check(cancel, "precision").tensors == ("x",)       # cleared as rounding
-    assert check(traced, "precision").tensors == ("x",)       # eager mode rounds only
+    assert check(cancel, "precision").tensors == ("x",)  # cleared as rounding
+    assert check(traced, "precision").tensors == ("x",)  # eager mode rounds only
     for name in ("compiled", "vmap"):
         c = check(cancel, name)
         assert c.status == "pass" and "float64 does not show: float32 rounding" in c.message
@@ -140,9 +158,10 @@ def test_compiled_and_vmap_tell_the_ops_own_rounding_from_a_traced_bug(runs):
         t = check(traced, name)
         peak = float(np.max(np.abs(traced.tensor("x").value)))
         assert t.status == "fail" and t.kind == "differs"
-        assert f"; in float64 too: max abs difference {fmt(0.02 * peak)} at 200 of 200 " \
-               "elements (rtol 1e-05, atol 1e-06), so it is not float32 rounding" in t.message, \
-               t.message
+        assert (
+            f"; in float64 too: max abs difference {fmt(0.02 * peak)} at 200 of 200 "
+            "elements (rtol 1e-05, atol 1e-06), so it is not float32 rounding" in t.message
+        ), t.message
     found = findings(cancel)
     assert "GV742-compiled-differs" not in found and "GV734-vmap-differs" not in found
     bad = findings(traced)

@@ -2,6 +2,7 @@
 and ops that pass. One batch of runs for the module; torch.compile only on two small ops. The
 confirmations run in a process of their own (corpus/checks/confirm_torch.py): the test process
 never imports torch."""
+
 import json
 import subprocess
 import sys
@@ -17,8 +18,20 @@ from gradviz.model import CHECK_STATUSES, CHECKS, RunRequest, RunSettings
 
 OPS = Path(__file__).resolve().parent / "corpus" / "checks" / "torch_ops.py"
 WITHOUT_COMPILE = tuple(c for c in CHECKS if c != "compiled")
-BATCH = ("Cube", "CubeOnce", "CubeDetached", "ViewBack", "InplaceBack", "OldStyle", "NoVmapRule",
-         "LinearMixed", "LinearAmp", "SquareCancel", "SquareWrong", "CountingVmap")
+BATCH = (
+    "Cube",
+    "CubeOnce",
+    "CubeDetached",
+    "ViewBack",
+    "InplaceBack",
+    "OldStyle",
+    "NoVmapRule",
+    "LinearMixed",
+    "LinearAmp",
+    "SquareCancel",
+    "SquareWrong",
+    "CountingVmap",
+)
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +43,12 @@ def runs(engine):
 @pytest.fixture(scope="module")
 def torch_says():
     """What torch's own tools do with the corpus ops: what -> "ok" | "Error: message"."""
-    proc = subprocess.run([sys.executable, str(OPS.parent / "confirm_torch.py")],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(OPS.parent / "confirm_torch.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -148,13 +165,13 @@ def test_precision_tells_rounding_from_a_bug(runs):
     assert compare_result(cancel).tensors[0].verdict == "differs"
     c = check(cancel, "precision")
     assert c.status == "pass" and "rounding" in c.message
-    assert c.tensors == ("x",)     # cleared as rounding: no finding may call x a bug
+    assert c.tensors == ("x",)  # cleared as rounding: no finding may call x a bug
     w = check(wrong, "precision")
     assert w.status == "fail" and "float64 too" in w.message and "not float32 rounding" in w.message
     assert w.where == line_of("def backward", "SquareWrong") and w.tensors == ("x",)
     assert "GV751-precision-bug" in codes(wrong)
     assert "GV751-precision-bug" not in codes(cancel)
-    assert "GV301-grad-wrong" not in codes(cancel)      # rounding: no finding says "a bug"
+    assert "GV301-grad-wrong" not in codes(cancel)  # rounding: no finding says "a bug"
     assert "GV301-grad-wrong" in codes(wrong)
     assert_numbers_respect_their_tolerance(w.message, wrong.tensor("x").value)
 
@@ -163,13 +180,17 @@ def assert_numbers_respect_their_tolerance(message, x):
     """2.01 x for 2 x: in float64 the difference is 0.01 |x|, largest at the largest |x|, and
     the tolerance quoted is the one applied (1e-6 abs, scaled by the reference's peak 2 max|x|)."""
     peak = float(np.max(np.abs(x)))
-    assert f"max abs difference {fmt(0.01 * peak)} (tolerance {fmt(1e-6 * 2 * peak)} abs + " \
-           "1e-05 rel)" in message, message
+    assert (
+        f"max abs difference {fmt(0.01 * peak)} (tolerance {fmt(1e-6 * 2 * peak)} abs + "
+        "1e-05 rel)" in message
+    ), message
 
 
 def test_compiled_says_its_backend_and_catches_a_python_side_effect(engine):
-    reqs = [RunRequest(str(OPS), q, "torch", RunSettings(checks=("compiled",)))
-            for q in ("Cube", "CountingBack")]
+    reqs = [
+        RunRequest(str(OPS), q, "torch", RunSettings(checks=("compiled",)))
+        for q in ("Cube", "CountingBack")
+    ]
     good, bad = engine.run(reqs)
     g = check(good, "compiled")
     assert g.status == "pass" and "aot_eager" in g.message
@@ -181,8 +202,7 @@ def test_compiled_says_its_backend_and_catches_a_python_side_effect(engine):
 
 
 def test_no_checks_unless_asked(runs, engine):
-    res, = engine.run([RunRequest(str(OPS), "Cube", "torch", RunSettings(
-        modes=("custom",)))])
+    (res,) = engine.run([RunRequest(str(OPS), "Cube", "torch", RunSettings(modes=("custom",)))])
     assert res.status == "ok" and res.checks == ()
 
 
@@ -191,8 +211,10 @@ def test_compiled_tells_the_ops_own_rounding_from_a_compiled_bug(engine):
     compiled one computes 2 x exactly (as a compiler folding (x + c) - c would): 0.0078 apart in
     float32, nothing in float64: rounding, a pass. SquareCancelCompiledWrong rounds as much and
     returns 2.02 x when compiled: float64 differs too (0.02 max|x|), a failure."""
-    reqs = [RunRequest(str(OPS), q, "torch", RunSettings(checks=("compiled", "precision")))
-            for q in ("SquareCancelFolded", "SquareCancelCompiledWrong")]
+    reqs = [
+        RunRequest(str(OPS), q, "torch", RunSettings(checks=("compiled", "precision")))
+        for q in ("SquareCancelFolded", "SquareCancelCompiledWrong")
+    ]
     folded, wrong = engine.run(reqs)
     assert check(folded, "precision").tensors == ("x",) == check(wrong, "precision").tensors
     c = check(folded, "compiled")
@@ -201,8 +223,12 @@ def test_compiled_tells_the_ops_own_rounding_from_a_compiled_bug(engine):
     assert "GV742-compiled-differs" not in codes(folded)
     w = check(wrong, "compiled")
     peak = float(np.max(np.abs(wrong.tensor("x").value)))
-    assert w.status == "fail" and f"; in float64 too: max abs difference {fmt(0.02 * peak)} at " \
-        "200 of 200 elements (rtol 1e-05, atol 1e-06), so it is not float32 rounding" in w.message
+    assert (
+        w.status == "fail"
+        and f"; in float64 too: max abs difference {fmt(0.02 * peak)} at "
+        "200 of 200 elements (rtol 1e-05, atol 1e-06), so it is not float32 rounding"
+        in w.message
+    )
     assert notes(wrong)["GV742-compiled-differs"] == "error"
 
 
@@ -222,9 +248,15 @@ def test_checks_read_the_gradient_a_backward_writes_into_grad_itself(engine):
     x.grad) reads 2 x. The checks read gradients the same way: the right op passes, and
     AccumulatingCounting (the same with a Python counter) fails compiled and the upstream
     layouts, which compared None with None and passed while they took autograd.grad."""
-    reqs = [RunRequest(str(OPS), q, "torch", RunSettings(
-        checks=("noncontiguous_upstream", "autocast", "compiled"))) for q in
-        ("AccumulatingBack", "AccumulatingCounting")]
+    reqs = [
+        RunRequest(
+            str(OPS),
+            q,
+            "torch",
+            RunSettings(checks=("noncontiguous_upstream", "autocast", "compiled")),
+        )
+        for q in ("AccumulatingBack", "AccumulatingCounting")
+    ]
     right, counting = engine.run(reqs)
     x = right.tensor("x")
     np.testing.assert_allclose(x.grads["custom"], 2 * np.asarray(x.value, np.float64), rtol=1e-6)
@@ -241,7 +273,15 @@ def test_double_backward_reads_the_gradient_a_backward_writes_into_grad_itself(e
     True), x.grad): a backward that writes x.grad through a nested, graph-keeping backward is
     differentiated again and agrees with numeric and default; with autograd.grad its first
     derivative was None, read as 'differs from the default's (a surrogate?)'."""
-    [res] = engine.run([RunRequest(str(OPS), "AccumulatingDifferentiable", "torch",
-                                   RunSettings(checks=("double_backward",)))])
+    [res] = engine.run(
+        [
+            RunRequest(
+                str(OPS),
+                "AccumulatingDifferentiable",
+                "torch",
+                RunSettings(checks=("double_backward",)),
+            )
+        ]
+    )
     c = check(res, "double_backward")
     assert c.status == "pass" and c.message.endswith("and with the default's double backward"), c

@@ -1,4 +1,5 @@
 """`gradviz run / list / devices` as a user runs them: real subprocesses, files read back."""
+
 import json
 from pathlib import Path
 
@@ -45,7 +46,7 @@ def test_npz_keys_and_values(example_run):
         data = dict(npz)
     np.testing.assert_array_equal(data["torch/round_ste/custom/x"], np.ones(200))
     np.testing.assert_array_equal(data["torch/round_ste/default/x"], np.zeros(200))
-    assert "tf/round_ste/default/x" not in data       # TF: no gradient at all
+    assert "tf/round_ste/default/x" not in data  # TF: no gradient at all
     np.testing.assert_array_equal(data["tf/round_ste/custom/x"], np.ones(200))
     np.testing.assert_array_equal(data["torch/round_ste/value/x"], data["tf/round_ste/value/x"])
     assert "tf/mul_layer/value/weights" in data
@@ -63,7 +64,8 @@ def test_strict_exits_1_on_differs_and_list(tmp_path):
         "    @staticmethod\n"
         "    def backward(ctx, g):\n"
         "        (x,) = ctx.saved_tensors\n"
-        "        return g * x  # off by a factor 2\n")
+        "        return g * x  # off by a factor 2\n"
+    )
     proc = gradviz("run", bug, "--strict", "--modes", "custom,default")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "DIFFERS" in proc.stdout
@@ -72,11 +74,19 @@ def test_strict_exits_1_on_differs_and_list(tmp_path):
     assert "Square" in listed.stdout and "bug.py:2" in listed.stdout
 
 
-@pytest.mark.parametrize("argv", [
-    ["run", "--shape", "0x3"], ["run", "--upstream", "half"], ["run", "--graph", "tree"],
-    ["run", "--modes", "custom,magic"], ["run", "--plot", "out.gif"], ["run", "--timeout", "-1"],
-    ["no-such-file.py"], ["run", "--log-scale"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "--shape", "0x3"],
+        ["run", "--upstream", "half"],
+        ["run", "--graph", "tree"],
+        ["run", "--modes", "custom,magic"],
+        ["run", "--plot", "out.gif"],
+        ["run", "--timeout", "-1"],
+        ["no-such-file.py"],
+        ["run", "--log-scale"],
+    ],
+)
 def test_bad_usage_exits_2_without_starting_workers(argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -95,7 +105,7 @@ def test_diagnostics_in_terminal_summary_and_json(tmp_path):
     traps = ROOT / "resources" / "examples" / "traps_torch.py"
     out = tmp_path / "traps.json"
     proc = gradviz("run", traps, "--modes", "custom,default", "--json", out)
-    assert proc.returncode == 3                       # TooManyGrads fails: a failed run
+    assert proc.returncode == 3  # TooManyGrads fails: a failed run
     assert "GV101-grad-count" in proc.stdout and "fix:" in proc.stdout
     report = json.loads(out.read_text())
     op = next(o for o in report["ops"] if o["name"] == "trap_too_many_grads")
@@ -112,19 +122,26 @@ def test_plot_log_scale_draws_log10_of_the_gradient(tmp_path):
     from samples import DECADES_SRC, SVG_NS
 
     from gradviz.plots.palette import MODE_COLORS
+
     op = tmp_path / "decades.py"
     op.write_text(DECADES_SRC)
 
     def plot(*flags):
         svg = tmp_path / f"grid{len(flags)}.svg"
-        proc = gradviz("run", op, "--framework", "torch", "--modes", "default,custom",
-                       "--plot", svg, *flags)
+        proc = gradviz(
+            "run", op, "--framework", "torch", "--modes", "default,custom", "--plot", svg, *flags
+        )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         root = ET.parse(svg).getroot()
         texts = [" ".join((t.text or "").split()) for t in root.iter(SVG_NS + "text")]
-        cys = sorted({round(float(c.get("cy")), 1) for g in root.iter(SVG_NS + "g")
-                      if (g.get("stroke") or "").lower() == MODE_COLORS["custom"]
-                      for c in g.findall(SVG_NS + "circle")})
+        cys = sorted(
+            {
+                round(float(c.get("cy")), 1)
+                for g in root.iter(SVG_NS + "g")
+                if (g.get("stroke") or "").lower() == MODE_COLORS["custom"]
+                for c in g.findall(SVG_NS + "circle")
+            }
+        )
         return texts, cys
 
     texts, cys = plot("--log-scale")
@@ -135,7 +152,7 @@ def test_plot_log_scale_draws_log10_of_the_gradient(tmp_path):
     np.testing.assert_allclose(np.diff(cys[:5]), np.diff(cys[:5])[0], atol=0.2)
     texts, cys = plot()
     assert not [t for t in texts if "log" in t.lower()]
-    gaps = np.diff(cys[:4])                         # 100, 10, 1 and 0.1 from the top: linear
+    gaps = np.diff(cys[:4])  # 100, 10, 1 and 0.1 from the top: linear
     assert gaps[0] > 5 * gaps[1]
 
 
@@ -157,10 +174,13 @@ def test_a_syntax_error_in_the_only_file_still_writes_the_report(tmp_path):
 def test_a_file_of_the_other_framework_says_why_it_gave_no_ops(tmp_path):
     """A TF-only file with --framework torch read just 'no ops found' (issue 26, minor)."""
     tf_only = tmp_path / "tf_ops.py"
-    tf_only.write_text("import tensorflow as tf\n\n@tf.custom_gradient\ndef f(x):\n"
-                       "    return x, lambda g: g\n")
+    tf_only.write_text(
+        "import tensorflow as tf\n\n@tf.custom_gradient\ndef f(x):\n    return x, lambda g: g\n"
+    )
     for cmd in ("run", "list"):
         proc = gradviz(cmd, tf_only, "--framework", "torch")
         assert proc.returncode == 2
-        assert (f"gradviz: {tf_only} imports tensorflow, which --framework torch leaves out: "
-                "give --framework tf") in proc.stderr, proc.stderr
+        assert (
+            f"gradviz: {tf_only} imports tensorflow, which --framework torch leaves out: "
+            "give --framework tf"
+        ) in proc.stderr, proc.stderr

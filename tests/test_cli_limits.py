@@ -1,5 +1,6 @@
 """Numeric flags that cannot work are refused up front with exit 2 and a message naming the flag
 (issue 11, item 9): no worker starts, nothing is allocated."""
+
 import math
 
 import pytest
@@ -8,21 +9,28 @@ from gradviz.cli import main
 from gradviz.cli.limits import SEED_MAX, memory_bytes, problems
 
 
-@pytest.mark.parametrize("argv, says", [
-    (["--shape", "100000000000"], "--shape 100000000000: one tensor of 100,000,000,000 float32"),
-    (["--shape", "100000x100000x100", "--dtype", "float64"], "more than this machine's"),
-    (["--timeout", "nan"], "--timeout nan: give a positive, finite number"),
-    (["--timeout", "inf"], "--timeout inf"),
-    (["--timeout", "0"], "--timeout 0.0"),
-    (["--timeout", "-1"], "--timeout -1.0"),
-    (["--seed", "-5"], f"--seed -5: give an integer from 0 to {SEED_MAX}"),
-    (["--seed", str(2**32)], f"--seed {2**32}"),
-    (["--upstream", "const:nan"], "upstream const:nan: the constant must be a finite number"),
-    (["--upstream", "const:-inf"], "upstream const:-inf: the constant must be a finite number"),
-])
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (
+            ["--shape", "100000000000"],
+            "--shape 100000000000: one tensor of 100,000,000,000 float32",
+        ),
+        (["--shape", "100000x100000x100", "--dtype", "float64"], "more than this machine's"),
+        (["--timeout", "nan"], "--timeout nan: give a positive, finite number"),
+        (["--timeout", "inf"], "--timeout inf"),
+        (["--timeout", "0"], "--timeout 0.0"),
+        (["--timeout", "-1"], "--timeout -1.0"),
+        (["--seed", "-5"], f"--seed -5: give an integer from 0 to {SEED_MAX}"),
+        (["--seed", str(2**32)], f"--seed {2**32}"),
+        (["--upstream", "const:nan"], "upstream const:nan: the constant must be a finite number"),
+        (["--upstream", "const:-inf"], "upstream const:-inf: the constant must be a finite number"),
+    ],
+)
 def test_bad_numbers_exit_2_before_any_worker(argv, says, capsys, monkeypatch):
     import gradviz.engine
-    monkeypatch.setattr(gradviz.engine, "Engine", None)   # a started engine would fail loudly
+
+    monkeypatch.setattr(gradviz.engine, "Engine", None)  # a started engine would fail loudly
     assert main(["run", "nothing_to_load.py", *argv]) == 2
     err = capsys.readouterr().err
     assert says in err, err
@@ -33,7 +41,7 @@ def test_edges_that_can_run_are_accepted():
     assert problems((4, 50), "float64", SEED_MAX, 1e-3) == []
     have = memory_bytes()
     assert have is not None and have > 0
-    fits = have // 4 // 2                          # half the memory in float32: one tensor fits
+    fits = have // 4 // 2  # half the memory in float32: one tensor fits
     assert problems((fits,), "float32", 0, 1.0) == []
     assert problems((fits * 4,), "float32", 0, 1.0) != []
 
@@ -48,6 +56,7 @@ def test_an_unreadable_worker_memory_limit_is_refused_not_ignored(value, capsys,
     """GRADVIZ_WORKER_MEMORY=lots was silently ignored (issue 26, minor): now exit 2, saying
     what it takes, before any worker starts."""
     from gradviz.cli import main
+
     monkeypatch.setenv("GRADVIZ_WORKER_MEMORY", value)
     assert main(["run", "--modes", "custom"]) == 2
     err = capsys.readouterr().err
@@ -56,6 +65,7 @@ def test_an_unreadable_worker_memory_limit_is_refused_not_ignored(value, capsys,
 
 def test_a_readable_worker_memory_limit_is_taken(monkeypatch):
     from gradviz.engine.memory import memory_limit_from_env, memory_setting_problem
+
     for value, limit in (("1.5", 3 * 2**29), ("512M", 2**29), ("off", 0)):
         monkeypatch.setenv("GRADVIZ_WORKER_MEMORY", value)
         assert memory_setting_problem() == "" and memory_limit_from_env() == limit

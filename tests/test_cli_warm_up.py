@@ -1,5 +1,6 @@
 """`gradviz run` imports what it needs after the run (analysis, reports, Qt and the exporters
 for --plot) on a thread of its own once the first worker is ready (gradviz/cli/warm_up.py)."""
+
 import subprocess
 import sys
 
@@ -26,5 +27,9 @@ print("IMPORTED", all(m in sys.modules for m in
 def test_warm_up_imports_once_from_the_first_ready_worker_and_never_after_join():
     out = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split("\n")[:4] == ["LATE True False", "STARTING True", "ONCE True",
-                                          "IMPORTED True"]
+    assert out.stdout.split("\n")[:4] == [
+        "LATE True False",
+        "STARTING True",
+        "ONCE True",
+        "IMPORTED True",
+    ]

@@ -1,4 +1,5 @@
 """Verdicts, metrics, stats and parity on hand-built results (numpy only, no framework)."""
+
 import json
 import math
 
@@ -31,9 +32,21 @@ F32, F64 = np.float32, np.float64
 
 def tensor(name="x", dtype="float32", role="input", value=None, absent=None, info=None, **grads):
     arrs = {k: np.asarray(v, dtype=F32 if dtype == "float32" else F64) for k, v in grads.items()}
-    shape = next(iter(arrs.values())).shape if arrs else (np.asarray(value).shape if value is not None else (0,))
-    return TensorResult(name, role, shape, dtype, None if value is None else np.asarray(value),
-                        arrs, dict(absent or {}), info)
+    shape = (
+        next(iter(arrs.values())).shape
+        if arrs
+        else (np.asarray(value).shape if value is not None else (0,))
+    )
+    return TensorResult(
+        name,
+        role,
+        shape,
+        dtype,
+        None if value is None else np.asarray(value),
+        arrs,
+        dict(absent or {}),
+        info,
+    )
 
 
 def result(name, framework, tensors, status="ok", error=None, mode_errors=None):
@@ -61,10 +74,19 @@ def test_atol_scales_with_reference_magnitude():
 
 def test_mode_stats_exact_values_and_nonfinite_ignored():
     s = mode_stats(np.array([3.0, -4.0, 0.0, np.nan, np.inf], dtype=F32))
-    assert s.as_dict() == {"n": 5, "nan": 1, "inf": 1, "zeros": 1, "min": -4.0, "max": 3.0,
-                 "mean": pytest.approx(-1 / 3), "std": pytest.approx(math.sqrt(74 / 9)),
-                 "l2": 5.0, "abs_max": 4.0}
-    json.dumps(s.as_dict(), allow_nan=False)   # JSON-safe python numbers
+    assert s.as_dict() == {
+        "n": 5,
+        "nan": 1,
+        "inf": 1,
+        "zeros": 1,
+        "min": -4.0,
+        "max": 3.0,
+        "mean": pytest.approx(-1 / 3),
+        "std": pytest.approx(math.sqrt(74 / 9)),
+        "l2": 5.0,
+        "abs_max": 4.0,
+    }
+    json.dumps(s.as_dict(), allow_nan=False)  # JSON-safe python numbers
     assert all(type(v) in (int, float) for v in s.as_dict().values())
 
 
@@ -81,7 +103,7 @@ def test_pair_metrics_exact():
     assert m.norm_ratio == pytest.approx(math.sqrt(14) / math.sqrt(21))
     assert m.cosine == pytest.approx(17 / math.sqrt(14 * 21))
     assert m.worst_index == 2
-    assert m.atol == pytest.approx(4e-5)   # 1e-5 * max|reference| = 1e-5 * 4
+    assert m.atol == pytest.approx(4e-5)  # 1e-5 * max|reference| = 1e-5 * 4
 
 
 def test_pair_metrics_nan_at_same_place_is_equal():
@@ -115,7 +137,7 @@ def test_partial_straight_through_zeros_only_where_differing():
     d = np.ones(10)
     d[3:6] = 0
     assert verdict(tensor(custom=np.ones(10), default=d))[0] == "surrogate"
-    d[7] = 0.5   # a differing element where default is not zero
+    d[7] = 0.5  # a differing element where default is not zero
     assert verdict(tensor(custom=np.ones(10), default=d))[0] == "differs"
 
 
@@ -170,8 +192,9 @@ def test_nan_in_custom_beats_default_absent():
 
 def test_default_nan_where_custom_finite():
     # with numeric: custom on it is a match, the NaN default a note
-    v, why = verdict(tensor(custom=[0.5, 2.0, 3.0], default=[np.nan, 2.0, 3.0],
-                            numeric=[0.5, 2.0, 3.0]))
+    v, why = verdict(
+        tensor(custom=[0.5, 2.0, 3.0], default=[np.nan, 2.0, 3.0], numeric=[0.5, 2.0, 3.0])
+    )
     assert v == "match" and "default is NaN/Inf at 1 of 3 elements" in why
     # without: default judges, and nothing checks custom where default is NaN
     agree = tensor(custom=[0.5, 2.0, 3.0], default=[np.nan, 2.0, 3.0])
@@ -184,7 +207,9 @@ def test_default_nan_where_custom_finite():
 def test_reversal_differs_with_numbers():
     t = tensor(custom=np.arange(4.0), default=np.arange(4.0)[::-1], numeric=np.arange(4.0)[::-1])
     v, why = verdict(t)
-    assert v == "differs" and "custom differs from numeric at 4 of 4 elements, max abs error 3" in why
+    assert (
+        v == "differs" and "custom differs from numeric at 4 of 4 elements, max abs error 3" in why
+    )
     assert "3 of them where the derivative is defined and not 0" in why
 
 
@@ -232,9 +257,20 @@ def test_projection_numeric_is_used_for_big_tensors():
 
 # --- per op and summary ------------------------------------------------------------------------
 def test_compare_result_fields_and_summary():
-    r = result("round_ste", "torch", [
-        tensor("x", custom=np.ones(4), default=np.zeros(4), numeric=np.zeros(4), value=np.arange(4.0)),
-        tensor("out", role="output", custom=np.ones(4), default=np.ones(4))])
+    r = result(
+        "round_ste",
+        "torch",
+        [
+            tensor(
+                "x",
+                custom=np.ones(4),
+                default=np.zeros(4),
+                numeric=np.zeros(4),
+                value=np.arange(4.0),
+            ),
+            tensor("out", role="output", custom=np.ones(4), default=np.ones(4)),
+        ],
+    )
     c = compare_result(r)
     assert (c.name, c.framework, c.device, c.status) == ("round_ste", "torch", "cpu", "ok")
     x = c.tensors[0]
@@ -245,8 +281,16 @@ def test_compare_result_fields_and_summary():
     assert x.tolerance == Tol(1e-4, 1e-5) and x.numeric_method == "full"
     assert c.tensors[1].verdict == "match"
     counts = summary_counts([c])
-    assert counts == {"match": 1, "surrogate": 1, "differs": 0, "non-finite": 0, "broken": 0,
-                      "error": 0, "no-gradient": 0, "unchecked": 0}
+    assert counts == {
+        "match": 1,
+        "surrogate": 1,
+        "differs": 0,
+        "non-finite": 0,
+        "broken": 0,
+        "error": 0,
+        "no-gradient": 0,
+        "unchecked": 0,
+    }
     assert tuple(counts) == VERDICTS
 
 
@@ -259,15 +303,23 @@ def test_failed_op_without_tensors_counts_as_error():
 KEPT = {"default": "gradviz could not remove the override for the default mode: f still ran"}
 
 
-@pytest.mark.parametrize("absent, mode_errors, why", [
-    ({}, {}, "only custom was run"),
-    (KEPT, {}, "no default (gradviz could not remove the override"),
-    ({}, {"default": ErrorInfo("LookupError", "No gradient defined for Foo")},
-     "no default (it raised LookupError: No gradient defined for Foo)"),
-])
+@pytest.mark.parametrize(
+    "absent, mode_errors, why",
+    [
+        ({}, {}, "only custom was run"),
+        (KEPT, {}, "no default (gradviz could not remove the override"),
+        (
+            {},
+            {"default": ErrorInfo("LookupError", "No gradient defined for Foo")},
+            "no default (it raised LookupError: No gradient defined for Foo)",
+        ),
+    ],
+)
 def test_custom_alone_without_numeric_is_unchecked(absent, mode_errors, why):
     """A wrong gradient that nothing was compared with must not read as a match."""
-    r = result("alone", "torch", [tensor(custom=[1.0, 7.0], absent=absent)], mode_errors=mode_errors)
+    r = result(
+        "alone", "torch", [tensor(custom=[1.0, 7.0], absent=absent)], mode_errors=mode_errors
+    )
     t = compare_result(r).tensors[0]
     assert t.verdict == "unchecked"
     assert why in t.explanation and "no numeric reference" in t.explanation
@@ -285,8 +337,12 @@ def test_neither_mode_run_is_unchecked_and_a_raising_default_alone_is_an_error()
     none_ran = result("n", "tf", [tensor(numeric=[1.0, 1.0], absent=KEPT)])
     t = compare_result(none_ran).tensors[0]
     assert t.verdict == "unchecked" and "nothing was compared" in t.explanation
-    raised = result("n", "tf", [tensor(numeric=[1.0, 1.0])],
-                    mode_errors={"default": ErrorInfo("LookupError", "No gradient defined")})
+    raised = result(
+        "n",
+        "tf",
+        [tensor(numeric=[1.0, 1.0])],
+        mode_errors={"default": ErrorInfo("LookupError", "No gradient defined")},
+    )
     t = compare_result(raised).tensors[0]
     assert t.verdict == "error" and "the default mode raised: LookupError" in t.explanation
 
@@ -296,10 +352,14 @@ def test_a_loss_that_is_nan_everywhere_leaves_no_numeric_reference():
     """A NaN forward output makes every finite difference NaN: custom agreeing with default is
     a match without numeric, custom alone is unchecked; neither differs 'from numeric'."""
     nan = [np.nan] * 3
-    both = compare_result(result("log", "tf", [tensor(custom=[1.0] * 3, default=[1.0] * 3,
-                                                       numeric=nan)])).tensors[0]
+    both = compare_result(
+        result("log", "tf", [tensor(custom=[1.0] * 3, default=[1.0] * 3, numeric=nan)])
+    ).tensors[0]
     assert both.verdict == "match"
-    assert "no usable numeric reference" in both.explanation and "at all 3 elements" in both.explanation
+    assert (
+        "no usable numeric reference" in both.explanation
+        and "at all 3 elements" in both.explanation
+    )
     assert both.metrics["custom~numeric"].n == 0
     assert both.metrics["custom~numeric"].numeric_undefined == 3
     alone = compare_result(result("log", "tf", [tensor(custom=[1.0] * 3, numeric=nan)])).tensors[0]
@@ -307,15 +367,21 @@ def test_a_loss_that_is_nan_everywhere_leaves_no_numeric_reference():
 
 
 def test_numeric_nan_at_a_domain_edge_is_left_out_and_counted():
-    ok = tensor(custom=[1.0, 2.0, 3.0, 4.0], default=[1.0, 2.0, 3.0, 4.0],
-                numeric=[1.0, np.nan, 3.0, np.inf])
+    ok = tensor(
+        custom=[1.0, 2.0, 3.0, 4.0],
+        default=[1.0, 2.0, 3.0, 4.0],
+        numeric=[1.0, np.nan, 3.0, np.inf],
+    )
     t = compare_result(result("sqrt", "torch", [ok])).tensors[0]
     m = t.metrics["custom~numeric"]
     assert t.verdict == "match" and (m.n, m.n_differ, m.numeric_undefined) == (2, 0, 2)
-    assert "on all 2 elements where numeric is finite (it is NaN/Inf at the other 2" in t.explanation
+    assert (
+        "on all 2 elements where numeric is finite (it is NaN/Inf at the other 2" in t.explanation
+    )
     # a wrong element where numeric is defined still counts, at its own index
-    bad = tensor(custom=[1.0, 2.0, 3.0, 9.0, 5.0], numeric=[1.0, np.nan, 3.0, 4.0, 5.0],
-                 absent=KEPT)
+    bad = tensor(
+        custom=[1.0, 2.0, 3.0, 9.0, 5.0], numeric=[1.0, np.nan, 3.0, 4.0, 5.0], absent=KEPT
+    )
     t = compare_result(result("sqrt", "torch", [bad])).tensors[0]
     m = t.metrics["custom~numeric"]
     assert t.verdict == "differs" and (m.n, m.n_differ, m.worst_index) == (4, 1, 3)
@@ -326,8 +392,12 @@ def test_numeric_nan_at_a_domain_edge_is_left_out_and_counted():
 
 
 def test_custom_mode_error_gives_error_verdict():
-    r = result("half", "torch", [tensor(default=[1.0])],
-               mode_errors={"custom": ErrorInfo("TypeError", "backward returned 3 values", "/u/h.py:9")})
+    r = result(
+        "half",
+        "torch",
+        [tensor(default=[1.0])],
+        mode_errors={"custom": ErrorInfo("TypeError", "backward returned 3 values", "/u/h.py:9")},
+    )
     t = compare_result(r).tensors[0]
     assert t.verdict == "error" and "/u/h.py:9" in t.explanation
     assert t.stats["custom"].absent is True
@@ -336,10 +406,16 @@ def test_custom_mode_error_gives_error_verdict():
 # --- parity ------------------------------------------------------------------------------------
 def test_parity_none_vs_zeros_is_not_a_match():
     """DESIGN.md: absent is not zero (issue 13 item 8): TF's None against torch's zeros differs."""
-    torch_r = result("round_ste", "torch", [tensor("x", custom=np.ones(3), default=np.zeros(3),
-                                                   value=np.arange(3.0))])
-    tf_r = result("round_ste", "tf", [tensor("x", custom=np.ones(3), absent={"default": "None"},
-                                             value=np.arange(3.0))])
+    torch_r = result(
+        "round_ste",
+        "torch",
+        [tensor("x", custom=np.ones(3), default=np.zeros(3), value=np.arange(3.0))],
+    )
+    tf_r = result(
+        "round_ste",
+        "tf",
+        [tensor("x", custom=np.ones(3), absent={"default": "None"}, value=np.arange(3.0))],
+    )
     rows = {r.mode: r for r in parity([torch_r, tf_r])}
     assert set(rows) == {"value", "default", "custom"}
     # no error number next to a differs: against zeros it read 0, as if they agreed
@@ -348,15 +424,43 @@ def test_parity_none_vs_zeros_is_not_a_match():
     assert rows["custom"].verdict == "match" and rows["custom"].max_abs_err == 0.0
     assert rows["value"].verdict == "match"
     # the other way round, and both absent (an input the output does not use): a match
-    swapped = {r.mode: r for r in parity([result("round_ste", "torch", [tensor(
-        "x", custom=np.ones(3), absent={"default": "no path"}, value=np.arange(3.0))]),
-        result("round_ste", "tf", [tensor("x", custom=np.ones(3), default=np.zeros(3),
-                                          value=np.arange(3.0))])])}
+    swapped = {
+        r.mode: r
+        for r in parity(
+            [
+                result(
+                    "round_ste",
+                    "torch",
+                    [
+                        tensor(
+                            "x",
+                            custom=np.ones(3),
+                            absent={"default": "no path"},
+                            value=np.arange(3.0),
+                        )
+                    ],
+                ),
+                result(
+                    "round_ste",
+                    "tf",
+                    [tensor("x", custom=np.ones(3), default=np.zeros(3), value=np.arange(3.0))],
+                ),
+            ]
+        )
+    }
     assert swapped["default"].verdict == "differs" and swapped["default"].max_abs_err is None
     assert swapped["default"].note.startswith("torch: no gradient (no path), tf: zeros")
-    both = {r.mode: r for r in parity([
-        result("op", "torch", [tensor("x", custom=np.ones(2), absent={"default": "no path"})]),
-        result("op", "tf", [tensor("x", custom=np.ones(2), absent={"default": "None"})])])}
+    both = {
+        r.mode: r
+        for r in parity(
+            [
+                result(
+                    "op", "torch", [tensor("x", custom=np.ones(2), absent={"default": "no path"})]
+                ),
+                result("op", "tf", [tensor("x", custom=np.ones(2), absent={"default": "None"})]),
+            ]
+        )
+    }
     assert both["default"].verdict == "match"
 
 
@@ -372,13 +476,18 @@ def test_max_rel_err_where_the_reference_is_zero():
 
 
 def test_parity_differs_missing_and_unpaired_ops():
-    torch_r = result("op", "torch", [tensor("x", custom=[1.0, 2.0], numeric=[1.0, 2.0]),
-                                     tensor("only_torch", custom=[1.0])])
+    torch_r = result(
+        "op",
+        "torch",
+        [tensor("x", custom=[1.0, 2.0], numeric=[1.0, 2.0]), tensor("only_torch", custom=[1.0])],
+    )
     tf_r = result("op", "tf", [tensor("x", custom=[1.0, 2.5])])
     lone = result("lonely", "torch", [tensor("x", custom=[1.0])])
     rows = parity([torch_r, tf_r, lone])
     assert [(r.op, r.tensor, r.mode, r.verdict) for r in rows] == [
-        ("op", "x", "custom", "differs"), ("op", "x", "numeric", "missing")]
+        ("op", "x", "custom", "differs"),
+        ("op", "x", "numeric", "missing"),
+    ]
     assert rows[0].max_abs_err == 0.5 and "numeric was not run in tf" == rows[1].note
 
 
@@ -390,14 +499,15 @@ def test_parity_float64_pair_uses_float64_tolerance_float32_otherwise():
     assert parity([a, b32])[0].verdict == "match"
 
 
-
 # --- issue 24: custom judged against numeric, default a witness ------------------------------
 def _big(custom, default, directions=8, seed=0):
     """A big tensor judged along random directions: numeric's projections of the true gradient
     `default` (which default then agrees with)."""
     v = np.random.default_rng(seed).standard_normal((directions, custom.size))
     p = {"numeric": v @ default, "custom": v @ custom, "default": v @ default}
-    return tensor(custom=custom, default=default, info=NumericInfo("projection", 1e-3, directions, p))
+    return tensor(
+        custom=custom, default=default, info=NumericInfo("projection", 1e-3, directions, p)
+    )
 
 
 def test_big_relu_straight_through_is_surrogate_by_default_agreeing_with_numeric():
@@ -426,7 +536,7 @@ def test_a_one_element_tensor_has_no_kink_to_spare():
 def test_a_kink_needs_default_as_a_second_witness_below_100_elements():
     n = np.linspace(-1, 1, 50)
     c = n.copy()
-    c[7] = n[7] + 0.5                           # one element off, as at a kink
+    c[7] = n[7] + 0.5  # one element off, as at a kink
     assert verdict(tensor(custom=c, default=c, numeric=n))[0] == "match"
     assert verdict(tensor(custom=c, default=n, numeric=n))[0] == "differs"
 
@@ -439,17 +549,36 @@ def test_an_exact_custom_beside_a_wrong_default_is_match_with_a_note():
 
 
 def test_a_frozen_parameter_reads_no_gradient():
-    t = TensorResult("w", "param", (3,), "float32", np.ones(3), {},
-                     {"custom": "no gradient: frozen (requires_grad=False)",
-                      "default": "no gradient: frozen (requires_grad=False)"}, frozen=True)
+    t = TensorResult(
+        "w",
+        "param",
+        (3,),
+        "float32",
+        np.ones(3),
+        {},
+        {
+            "custom": "no gradient: frozen (requires_grad=False)",
+            "default": "no gradient: frozen (requires_grad=False)",
+        },
+        frozen=True,
+    )
     v, why = verdict(t)
     assert v == "no-gradient" and "frozen parameter" in why
 
 
 def test_an_empty_tensor_is_unchecked_whatever_its_modes_say():
     # issue 26: an empty tensor with a wrong backward read match (nothing compared, all agreed)
-    t = TensorResult("x", "input", (0, 3), "float32", np.zeros((0, 3)),
-                     {"custom": np.zeros((0, 3), np.float32), "default": np.zeros((0, 3), np.float32),
-                      "numeric": np.zeros((0, 3))})
+    t = TensorResult(
+        "x",
+        "input",
+        (0, 3),
+        "float32",
+        np.zeros((0, 3)),
+        {
+            "custom": np.zeros((0, 3), np.float32),
+            "default": np.zeros((0, 3), np.float32),
+            "numeric": np.zeros((0, 3)),
+        },
+    )
     v, why = verdict(t)
     assert v == "unchecked" and "x is empty (shape (0, 3))" in why

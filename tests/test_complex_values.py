@@ -1,10 +1,11 @@
 """Complex values get a clear message (issue 26, minor): explicit complex inputs silently lost
 their imaginary part, and a complex output read "integer or bool output"."""
+
 import pytest
 
 from gradviz.model import RunRequest, RunSettings
 
-COMPLEX_IN = '''
+COMPLEX_IN = """
 import numpy as np
 import torch
 import gradviz
@@ -18,9 +19,9 @@ class Twice(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return 2 * g
-'''
+"""
 
-COMPLEX_OUT = '''
+COMPLEX_OUT = """
 import torch
 
 class ToComplex(torch.autograd.Function):
@@ -31,13 +32,16 @@ class ToComplex(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g.real + 2 * g.imag
-'''
+"""
 
 
-@pytest.mark.parametrize("source, said", [
-    (COMPLEX_IN, "inputs['x']: complex values; gradviz feeds real tensors only"),
-    (COMPLEX_OUT, "output 0 of the op is complex (torch.complex64); gradviz compares real"),
-])
+@pytest.mark.parametrize(
+    "source, said",
+    [
+        (COMPLEX_IN, "inputs['x']: complex values; gradviz feeds real tensors only"),
+        (COMPLEX_OUT, "output 0 of the op is complex (torch.complex64); gradviz compares real"),
+    ],
+)
 def test_complex_values_are_named(engine, write_module, source, said):
     path = write_module("cplx.py", source)
     name = "Twice" if source is COMPLEX_IN else "ToComplex"

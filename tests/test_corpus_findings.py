@@ -5,6 +5,7 @@ beside an error-level finding. Nor does an op the precision check cleared as rou
 error-level finding from another check (GV7xx, which name no tensor) unless that check found its
 difference in float64 too, and says so: compiled and vmap compare two float32 evaluations, which
 differ by the op's own rounding (square_cancel under tf.function: 0.0078)."""
+
 from pathlib import Path
 
 from gradviz.compare import compare_result
@@ -20,27 +21,37 @@ _NOT_ROUNDING = "not float32 rounding"
 
 def _corpus_files() -> list[str]:
     here = Path(__file__).resolve().parent / "corpus"
-    return sorted(str(p) for p in here.glob("*/*.py")
-                  if not any(word in p.name for word in _NOT_RUN))
+    return sorted(
+        str(p) for p in here.glob("*/*.py") if not any(word in p.name for word in _NOT_RUN)
+    )
 
 
 def test_no_check_raises_and_no_two_findings_contradict(engine):
-    reqs = [RunRequest(cat.file, op.qualname, cat.framework, RunSettings(checks=CHECKS))
-            for cat in engine.load(_corpus_files()) for op in cat.ops]
+    reqs = [
+        RunRequest(cat.file, op.qualname, cat.framework, RunSettings(checks=CHECKS))
+        for cat in engine.load(_corpus_files())
+        for op in cat.ops
+    ]
     assert len(reqs) >= 110
     checked, problems = 0, []
     for res in engine.run(reqs):
         name = f"{Path(res.request.file).name}::{res.request.qualname} ({res.framework})"
         checked += bool(res.checks)
-        problems += [f"{name}: {c.name}: {c.message}" for c in res.checks
-                     if "gradviz's own" in c.message]
+        problems += [
+            f"{name}: {c.name}: {c.message}" for c in res.checks if "gradviz's own" in c.message
+        ]
         found = diagnose(res, compare_result(res))
-        rounding = {n for c in res.checks if c.name == "precision" and c.status == "pass"
-                    for n in c.tensors}
+        rounding = {
+            n for c in res.checks if c.name == "precision" and c.status == "pass" for n in c.tensors
+        }
         if rounding:
-            problems += [f"{name}: precision says rounding, {f.code}: {f.message}" for f in found
-                         if f.code.startswith("GV7") and f.severity == "error"
-                         and _NOT_ROUNDING not in f.message]
+            problems += [
+                f"{name}: precision says rounding, {f.code}: {f.message}"
+                for f in found
+                if f.code.startswith("GV7")
+                and f.severity == "error"
+                and _NOT_ROUNDING not in f.message
+            ]
         for t in res.tensors:
             on = [f for f in found if f.tensor == t.name]
             errors = [f.code for f in on if f.severity == "error"]
@@ -49,5 +60,5 @@ def test_no_check_raises_and_no_two_findings_contradict(engine):
                 problems.append(f"{name} {t.name}: intended {intended} and errors {errors}")
             if errors and t.name in rounding:
                 problems.append(f"{name} {t.name}: precision says rounding, errors {errors}")
-    assert checked >= 110           # the checks ran for nearly every op, not only the loads
+    assert checked >= 110  # the checks ran for nearly every op, not only the loads
     assert problems == []

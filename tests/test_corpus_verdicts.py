@@ -3,6 +3,7 @@ gradient off the numeric reference reads `match`, and none on it reads anything 
 "Verdicts": custom is judged against the truth, default is a witness); no tensor whose verdict
 passes carries an error-level finding. tests/corpus/verdicts holds one op per class of the
 issue in both frameworks, each docstring naming the verdict its `x` reads."""
+
 import ast
 import re
 from pathlib import Path
@@ -31,8 +32,11 @@ def _documented(path: Path) -> dict:
     return out
 
 
-CASES = [(fw, name, want) for fw, file in (("torch", "classes_torch.py"), ("tf", "classes_tf.py"))
-         for name, want in _documented(CLASSES / file).items()]
+CASES = [
+    (fw, name, want)
+    for fw, file in (("torch", "classes_torch.py"), ("tf", "classes_tf.py"))
+    for name, want in _documented(CLASSES / file).items()
+]
 
 
 @pytest.mark.parametrize("fw, qualname, want", CASES, ids=[f"{c[1]}[{c[0]}]" for c in CASES])
@@ -56,8 +60,11 @@ def _kinks(n: int) -> int:
 
 
 def test_no_wrong_gradient_reads_match_and_no_exact_one_anything_else(engine):
-    reqs = [RunRequest(cat.file, op.qualname, cat.framework, RunSettings())
-            for cat in engine.load(corpus_files(examples=True)) for op in cat.ops]
+    reqs = [
+        RunRequest(cat.file, op.qualname, cat.framework, RunSettings())
+        for cat in engine.load(corpus_files(examples=True))
+        for op in cat.ops
+    ]
     assert len(reqs) >= 130
     problems, exact_seen, off_seen = [], 0, 0
     for res in engine.run(reqs):
@@ -78,18 +85,22 @@ def test_no_wrong_gradient_reads_match_and_no_exact_one_anything_else(engine):
             if off > _kinks(np.size(n)):
                 off_seen += 1
                 if tc.verdict == "match":
-                    problems.append(f"{name} {t.name}: match, off numeric at {off}: {tc.explanation}")
+                    problems.append(
+                        f"{name} {t.name}: match, off numeric at {off}: {tc.explanation}"
+                    )
             elif off == 0 and (probe is None or probe["allclose"]):
                 exact_seen += 1
-                not_found = res.uncalled_backward and tc.verdict == "broken"   # GV607, by design
+                not_found = res.uncalled_backward and tc.verdict == "broken"  # GV607, by design
                 if tc.verdict != "match" and not not_found:
                     problems.append(f"{name} {t.name}: exact, reads {tc.verdict}: {tc.explanation}")
-    assert exact_seen >= 150 and off_seen >= 20     # both kinds were there to be judged
+    assert exact_seen >= 150 and off_seen >= 20  # both kinds were there to be judged
     assert problems == []
 
 
-@pytest.mark.parametrize("fw, against, along", [("torch", "BackwardsSTE", "RoundSTE"),
-                                                 ("tf", "backwards_ste", "round_ste")])
+@pytest.mark.parametrize(
+    "fw, against, along",
+    [("torch", "BackwardsSTE", "RoundSTE"), ("tf", "backwards_ste", "round_ste")],
+)
 def test_a_surrogate_against_its_step_is_a_warning(engine, fw, against, along):
     path = CLASSES / f"classes_{fw}.py"
     res = run(engine, path, against, fw)
@@ -102,10 +113,13 @@ def test_a_surrogate_against_its_step_is_a_warning(engine, fw, against, along):
     assert "GV302-grad-surrogate" in codes and "GV309-surrogate-against-step" not in codes
 
 
-@pytest.mark.parametrize("fw, random_one, plain", [("torch", "StochasticSTE", "RoundSTE"),
-                                                   ("tf", "stochastic_ste", "round_ste")])
-def test_a_random_backward_is_said_once_and_no_check_compares_two_draws(engine, fw, random_one,
-                                                                        plain):
+@pytest.mark.parametrize(
+    "fw, random_one, plain",
+    [("torch", "StochasticSTE", "RoundSTE"), ("tf", "stochastic_ste", "round_ste")],
+)
+def test_a_random_backward_is_said_once_and_no_check_compares_two_draws(
+    engine, fw, random_one, plain
+):
     path = CLASSES / f"classes_{fw}.py"
     res = run(engine, path, random_one, fw, RunSettings(checks=CHECKS))
     assert verdicts(res)["x"] == "surrogate"

@@ -1,6 +1,7 @@
 """The default mode's swap of bound `Fn.apply` aliases, now that what a module holds is kept between
 runs (backends/torch_aliases.py): an alias bound, imported or edited after its module was read is
 still swapped, in the run that first meets it, and the library is left as it was."""
+
 import sys
 import textwrap
 import types
@@ -58,8 +59,9 @@ class Reverse(torch.nn.Module):
 
 
 def _library_ops(write_module, start: str, bind: str) -> str:
-    src = LIBRARY.format(revgrad=textwrap.dedent(REVGRAD), tag=uuid.uuid4().hex[:10],
-                         start=start, bind=bind)
+    src = LIBRARY.format(
+        revgrad=textwrap.dedent(REVGRAD), tag=uuid.uuid4().hex[:10], start=start, bind=bind
+    )
     return write_module(f"lib_ops_{uuid.uuid4().hex[:6]}.py", src)
 
 
@@ -74,9 +76,12 @@ def _reversed_and_default(res, name="x"):
 def test_alias_rebound_in_a_library_module_already_read_is_swapped(engine, write_module):
     # `lib.revgrad` goes from None to an alias: the namespace keeps its size, so the kept reading
     # misses it, the graph shows the custom backward, and a fresh look finds the alias
-    path = _library_ops(write_module, "lib.revgrad = None",
-                        "if lib.revgrad is None:\n            lib.revgrad = RevGrad.apply")
-    plain = run(engine, path, "Plain", "torch")          # the default run that reads `lib`
+    path = _library_ops(
+        write_module,
+        "lib.revgrad = None",
+        "if lib.revgrad is None:\n            lib.revgrad = RevGrad.apply",
+    )
+    plain = run(engine, path, "Plain", "torch")  # the default run that reads `lib`
     np.testing.assert_array_equal(plain.tensor("x").grads["default"], 2 * np.ones(200))
     _reversed_and_default(run(engine, path, "Reverse", "torch"))
     # the library is left as it was: custom reverses again, and so does the next full run
@@ -86,8 +91,9 @@ def test_alias_rebound_in_a_library_module_already_read_is_swapped(engine, write
 
 
 def test_alias_added_to_a_library_module_already_read_is_swapped(engine, write_module):
-    path = _library_ops(write_module, "",
-                        "if not hasattr(lib, 'revgrad'):\n            lib.revgrad = RevGrad.apply")
+    path = _library_ops(
+        write_module, "", "if not hasattr(lib, 'revgrad'):\n            lib.revgrad = RevGrad.apply"
+    )
     run(engine, path, "Plain", "torch")
     _reversed_and_default(run(engine, path, "Reverse", "torch"))
 
@@ -98,10 +104,13 @@ def test_alias_in_a_module_imported_during_the_default_call(engine, tmp_path):
     (tmp_path / pkg).mkdir()
     (tmp_path / pkg / "__init__.py").write_text("")
     (tmp_path / pkg / "functional.py").write_text(
-        "from torch.autograd import Function\n\n\n" + textwrap.dedent(REVGRAD)
-        + "\n\nrevgrad = RevGrad.apply\n")
+        "from torch.autograd import Function\n\n\n"
+        + textwrap.dedent(REVGRAD)
+        + "\n\nrevgrad = RevGrad.apply\n"
+    )
     path = tmp_path / "imports_late.py"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(
+        textwrap.dedent(f"""\
         import torch
 
 
@@ -109,7 +118,8 @@ def test_alias_in_a_module_imported_during_the_default_call(engine, tmp_path):
             def forward(self, x):
                 from {pkg} import functional
                 return functional.revgrad(x, torch.tensor(2.0))
-    """))
+    """)
+    )
     first = run(engine, path, "Late", "torch", RunSettings(modes=("default",)))
     np.testing.assert_array_equal(first.tensor("x").grads["default"], np.ones(200))
     _reversed_and_default(run(engine, path, "Late", "torch"))
@@ -141,6 +151,7 @@ def test_alias_in_the_users_file_edited_between_runs(engine, write_module):
 
 # --- the index itself, on plain modules (no torch) ------------------------------------------------
 
+
 class Alias:
     """Stands for a bound Fn.apply."""
 
@@ -151,15 +162,18 @@ def _is_alias(value) -> bool:
 
 def _library(name: str, **attrs) -> types.ModuleType:
     mod = types.ModuleType(name)
-    mod.__file__ = "/usr/lib/python3/site-packages/" + name + ".py"   # not a user's file
+    mod.__file__ = "/usr/lib/python3/site-packages/" + name + ".py"  # not a user's file
     vars(mod).update(attrs)
     sys.modules[name] = mod
     return mod
 
 
 def _found(index) -> set:
-    return {(mod.__name__, attr) for mod, attr, _ in index.find()
-            if mod.__name__.startswith("gv_alias_")}
+    return {
+        (mod.__name__, attr)
+        for mod, attr, _ in index.find()
+        if mod.__name__.startswith("gv_alias_")
+    }
 
 
 def test_index_finds_rereads_and_misses_only_what_it_cannot_see():
@@ -172,22 +186,22 @@ def test_index_finds_rereads_and_misses_only_what_it_cannot_see():
         index = AliasIndex(_is_alias, (skipped,))
         assert _found(index) == {(a_name, "one")}
         assert not index.missed()
-        a.two = Alias()                       # the namespace grew: read again
+        a.two = Alias()  # the namespace grew: read again
         assert _found(index) == {(a_name, "one"), (a_name, "two")}
-        del a.one                             # a kept alias gone: read again
+        del a.one  # a kept alias gone: read again
         assert _found(index) == {(a_name, "two")}
-        _library(b_name, three=Alias())       # a new module
+        _library(b_name, three=Alias())  # a new module
         assert _found(index) == {(a_name, "two"), (b_name, "three")}
-        a.other = Alias()                     # rebound, same size: unseen until a fresh look
+        a.other = Alias()  # rebound, same size: unseen until a fresh look
         assert _found(index) == {(a_name, "two"), (b_name, "three")}
         assert index.missed()
         assert _found(index) == {(a_name, "two"), (a_name, "other"), (b_name, "three")}
         assert not index.missed()
-        _library(b_name)                      # another object under the name
+        _library(b_name)  # another object under the name
         assert _found(index) == {(a_name, "two"), (a_name, "other")}
         _library(b_name, four=Alias())
-        _library(c_name)                      # b is no longer sys.modules' last entry
-        _library(b_name, five=Alias())        # and is replaced in place: no sign but the graph
+        _library(c_name)  # b is no longer sys.modules' last entry
+        _library(b_name, five=Alias())  # and is replaced in place: no sign but the graph
         seen = (b_name, "five") in _found(index) or index.missed()
         assert seen and (b_name, "five") in _found(index)
     finally:

@@ -1,6 +1,7 @@
 """The `default` mode is the framework's own autodiff wherever the override lives (DESIGN.md,
 "Verdicts, per tensor"): a subclass of an imported Function, a custom_gradient nested in `call`,
 one in another module the op calls; and where gradviz cannot remove it, the column is absent."""
+
 import textwrap
 import uuid
 
@@ -11,14 +12,13 @@ from gradviz.compare import compare_result
 from gradviz.diagnostics import diagnose
 from gradviz.model import RunRequest, RunSettings
 
-SETTINGS = RunSettings()          # custom, default and numeric
+SETTINGS = RunSettings()  # custom, default and numeric
 
 
 def run(engine, path, qualname, framework, settings=SETTINGS):
     [res] = engine.run([RunRequest(str(path), qualname, framework, settings)])
     assert res.status == "ok", res.error
     return res
-
 
 
 def write_package(root, files: dict) -> str:
@@ -68,7 +68,8 @@ def test_subclass_of_an_imported_function_gets_the_real_default(engine, tmp_path
 def test_module_calling_an_alias_in_another_module_gets_the_real_default(engine, tmp_path):
     pkg = write_package(tmp_path, {"functional.py": REVGRAD})
     path = tmp_path / "ops_alias.py"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(
+        textwrap.dedent(f"""\
         import torch
         from {pkg} import functional
 
@@ -76,7 +77,8 @@ def test_module_calling_an_alias_in_another_module_gets_the_real_default(engine,
         class Reverse(torch.nn.Module):
             def forward(self, x):
                 return functional.revgrad(x, torch.tensor(2.0))
-    """))
+    """)
+    )
     res = run(engine, path, "Reverse", "torch")
     x = res.tensor("x")
     np.testing.assert_allclose(x.grads["custom"], -2 * np.ones(200))
@@ -90,7 +92,8 @@ def test_module_calling_an_alias_in_another_module_gets_the_real_default(engine,
 def test_override_out_of_reach_leaves_default_absent_with_the_reason(engine, tmp_path):
     pkg = write_package(tmp_path, {"functional.py": REVGRAD})
     path = tmp_path / "ops_hidden.py"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(
+        textwrap.dedent(f"""\
         import torch
         from {pkg} import functional
 
@@ -102,13 +105,14 @@ def test_override_out_of_reach_leaves_default_absent_with_the_reason(engine, tmp
 
             def forward(self, x):
                 return self.fns[0](x, torch.tensor(1.0))
-    """))
+    """)
+    )
     res = run(engine, path, "Hidden", "torch")
     x = res.tensor("x")
     assert "default" not in x.grads
     assert "RevGrad" in x.absent["default"] and "override" in x.absent["default"]
     comp = {t.name: t for t in compare_result(res).tensors}["x"]
-    assert comp.verdict == "differs"          # custom -1 against numeric +1
+    assert comp.verdict == "differs"  # custom -1 against numeric +1
     assert "numeric" in comp.explanation
 
 
@@ -134,7 +138,7 @@ def test_custom_gradient_nested_in_call_is_removed_for_default(engine, write_mod
     res = run(engine, path, "RoundLayer", "tf")
     x = res.tensor("x")
     np.testing.assert_array_equal(x.grads["custom"], np.ones(200))
-    assert "default" not in x.grads            # tf.round has no gradient: None, as TF says
+    assert "default" not in x.grads  # tf.round has no gradient: None, as TF says
     v = verdicts(res)["x"]
     assert v != "match" and v == "surrogate"
     codes = {f.code for f in diagnose(res, compare_result(res))}
@@ -142,7 +146,10 @@ def test_custom_gradient_nested_in_call_is_removed_for_default(engine, write_mod
 
 
 def test_custom_gradient_in_another_module_is_swapped_where_it_lives(engine, tmp_path):
-    pkg = write_package(tmp_path, {"quant.py": """\
+    pkg = write_package(
+        tmp_path,
+        {
+            "quant.py": """\
         import tensorflow as tf
 
 
@@ -151,9 +158,12 @@ def test_custom_gradient_in_another_module_is_swapped_where_it_lives(engine, tmp
             def grad(dy):
                 return 2.0 * dy
             return tf.identity(x), grad
-    """})
+    """
+        },
+    )
     path = tmp_path / "uses_helper.py"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(
+        textwrap.dedent(f"""\
         import tensorflow as tf
         from tensorflow import keras
         from {pkg} import quant
@@ -162,7 +172,8 @@ def test_custom_gradient_in_another_module_is_swapped_where_it_lives(engine, tmp
         class Doubler(keras.layers.Layer):
             def call(self, x):
                 return quant.double_grad(x) * 3.0
-    """))
+    """)
+    )
     res = run(engine, path, "Doubler", "tf")
     x = res.tensor("x")
     np.testing.assert_allclose(x.grads["custom"], 6 * np.ones(200))
@@ -174,13 +185,21 @@ def test_custom_gradient_in_another_module_is_swapped_where_it_lives(engine, tmp
 
 def _tensor(custom, default, numeric, n=50):
     from gradviz.model import TensorResult
+
     grads = {"custom": custom, "default": default, "numeric": numeric}
-    return TensorResult("x", "input", (n,), "float32", np.zeros(n),
-                        grads={k: v for k, v in grads.items() if v is not None})
+    return TensorResult(
+        "x",
+        "input",
+        (n,),
+        "float32",
+        np.zeros(n),
+        grads={k: v for k, v in grads.items() if v is not None},
+    )
 
 
 def test_custom_and_default_agreeing_against_numeric_are_judged_by_numeric():
     from gradviz.compare import verdict
+
     ones, zeros = np.ones(50), np.zeros(50)
     # both 1 where the true derivative is 0: a straight-through trick written with .detach()
     # reads as the same estimator written as a Function would (DESIGN.md "same numbers")
@@ -193,9 +212,10 @@ def test_custom_and_default_agreeing_against_numeric_are_judged_by_numeric():
 
 def test_match_tolerates_a_kink_but_not_a_wrong_gradient():
     from gradviz.compare import verdict
+
     ones = np.ones(200)
     kink = ones.copy()
-    kink[7] = 0.5                       # the finite difference straddled a kink at one element
+    kink[7] = 0.5  # the finite difference straddled a kink at one element
     assert verdict(_tensor(ones, ones, kink, 200))[0] == "match"
     wrong = ones.copy()
     wrong[:20] = -1.0

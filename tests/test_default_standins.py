@@ -2,6 +2,7 @@
 `Fn.apply`, or to a swapped alias, taken while a default run is on (a module first imported
 then, a cache a helper fills on first use) must act as the real `apply` afterwards, so that
 every later custom run gets the custom backward, whichever mode ran first."""
+
 import textwrap
 import uuid
 
@@ -77,7 +78,7 @@ CACHE = """\
 """
 
 HOWS = ("by_class", "by_alias", "in_list", "partial", "closure", "twice")
-SLOPE = {"twice": 2.0}   # the custom gradient of each; ones where not named
+SLOPE = {"twice": 2.0}  # the custom gradient of each; ones where not named
 
 
 def _package(tmp_path) -> str:
@@ -89,17 +90,34 @@ def _package(tmp_path) -> str:
     ops = ["import torch", f"from {pkg} import ste", ""]
     for how in HOWS:
         ref = f"late.{how}[0]" if how == "in_list" else f"late.{how}"
-        ops += ["", f"class Late_{how}(torch.nn.Module):", "    def forward(self, x):",
-                f"        from {pkg} import late", f"        return {ref}(x)", ""]
-    ops += ["", "class Cached(torch.nn.Module):", "    def forward(self, x):",
-            f"        from {pkg} import cache", "        return cache.quantize(x)", ""]
-    ops += ["", "class Probe(torch.nn.Module):", "    def forward(self, x):",
+        ops += [
+            "",
+            f"class Late_{how}(torch.nn.Module):",
+            "    def forward(self, x):",
             f"        from {pkg} import late",
-            "        real = ste.RoundSTE.apply",
-            "        assert late.by_class == real and hash(late.by_class) == hash(real)",
-            "        assert late.by_class.__self__ is ste.RoundSTE",
-            "        assert late.twice.__self__ is late.Twice",
-            "        return late.by_class(x)", ""]
+            f"        return {ref}(x)",
+            "",
+        ]
+    ops += [
+        "",
+        "class Cached(torch.nn.Module):",
+        "    def forward(self, x):",
+        f"        from {pkg} import cache",
+        "        return cache.quantize(x)",
+        "",
+    ]
+    ops += [
+        "",
+        "class Probe(torch.nn.Module):",
+        "    def forward(self, x):",
+        f"        from {pkg} import late",
+        "        real = ste.RoundSTE.apply",
+        "        assert late.by_class == real and hash(late.by_class) == hash(real)",
+        "        assert late.by_class.__self__ is ste.RoundSTE",
+        "        assert late.twice.__self__ is late.Twice",
+        "        return late.by_class(x)",
+        "",
+    ]
     path = tmp_path / f"ops_{pkg}.py"
     path.write_text("\n".join(ops))
     return str(path)
@@ -131,7 +149,7 @@ def test_references_taken_in_a_default_run_act_as_the_real_apply_afterwards(engi
         _custom_is_ones(engine, path, qualname)
         both = run(engine, path, qualname, "torch", BOTH)
         np.testing.assert_array_equal(both.tensor("x").grads["custom"], _custom(qualname))
-        _default_is_zeros(both)   # each stand-in taken then is the default in default runs
+        _default_is_zeros(both)  # each stand-in taken then is the default in default runs
         _default_is_zeros(run(engine, path, qualname, "torch", DEFAULT))
         _custom_is_ones(engine, path, qualname, times=1)
     # and they read as the real apply: its class, equality, hash
@@ -142,15 +160,15 @@ def test_references_taken_in_a_default_run_act_as_the_real_apply_afterwards(engi
 
 def test_references_taken_in_a_custom_run_are_swapped_or_reported(engine, tmp_path):
     path = _package(tmp_path)
-    _custom_is_ones(engine, path, "Late_by_class")      # `late` is imported in a custom run
+    _custom_is_ones(engine, path, "Late_by_class")  # `late` is imported in a custom run
     for how in HOWS:
         qualname = f"Late_{how}"
         res = run(engine, path, qualname, "torch", BOTH)
         x = res.tensor("x")
         np.testing.assert_array_equal(x.grads["custom"], _custom(qualname))
-        if how in ("by_class", "by_alias", "twice"):   # module aliases: swapped
+        if how in ("by_class", "by_alias", "twice"):  # module aliases: swapped
             _default_is_zeros(res)
-        else:   # out of reach: the default column is absent and says why, never custom's
+        else:  # out of reach: the default column is absent and says why, never custom's
             assert "default" not in x.grads
             assert "RoundSTE" in x.absent["default"] and "override" in x.absent["default"]
         _custom_is_ones(engine, path, qualname)
@@ -177,17 +195,17 @@ def test_a_cache_filled_in_a_custom_run_leaves_default_absent(engine, tmp_path):
         _custom_is_ones(engine, path, "Cached", times=1)
 
 
-def test_a_function_first_defined_during_the_default_call_gets_the_real_default(engine,
-                                                                                 tmp_path):
+def test_a_function_first_defined_during_the_default_call_gets_the_real_default(engine, tmp_path):
     # `fresh` is imported inside the default run: its Function had no stand-in then; the mode
     # is built once more, and the column is torch's own, not absent and not custom's
     pkg = f"fresh_{uuid.uuid4().hex[:10]}"
     (tmp_path / pkg).mkdir()
     (tmp_path / pkg / "__init__.py").write_text("")
-    no_alias = STE.replace("round_ste = RoundSTE.apply", "")   # nothing the alias index finds
+    no_alias = STE.replace("round_ste = RoundSTE.apply", "")  # nothing the alias index finds
     (tmp_path / pkg / "fresh.py").write_text(textwrap.dedent(no_alias))
     path = tmp_path / "ops_fresh.py"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(
+        textwrap.dedent(f"""\
         import torch
 
 
@@ -195,6 +213,7 @@ def test_a_function_first_defined_during_the_default_call_gets_the_real_default(
             def forward(self, x):
                 from {pkg} import fresh
                 return fresh.RoundSTE.apply(x)
-    """))
+    """)
+    )
     _default_is_zeros(run(engine, path, "Fresh", "torch", DEFAULT))
     _custom_is_ones(engine, path, "Fresh")

@@ -3,6 +3,7 @@ called inside a tf.function is removed for the default column however the functi
 before, a default run never leaves a trace that later custom runs reuse, and a graph traced
 beforehand that still holds the custom gradient leaves the default column absent with the
 reason instead of repeating custom."""
+
 import textwrap
 import uuid
 
@@ -14,7 +15,7 @@ from gradviz.model import OVERRIDE_KEPT, RunSettings
 CUSTOM = RunSettings(modes=("custom",))
 DEFAULT = RunSettings(modes=("default",))
 BOTH = RunSettings(modes=("custom", "default"))
-ALL = RunSettings()   # and numeric, which the verdict reads where default is absent
+ALL = RunSettings()  # and numeric, which the verdict reads where default is absent
 N = 200
 
 OPS = """\
@@ -136,7 +137,7 @@ OPS = """\
 
 
 def _ops(tmp_path) -> str:
-    path = tmp_path / f"tf_fn_ops_{uuid.uuid4().hex[:8]}.py"   # a fresh module: fresh traces
+    path = tmp_path / f"tf_fn_ops_{uuid.uuid4().hex[:8]}.py"  # a fresh module: fresh traces
     path.write_text(textwrap.dedent(OPS))
     return str(path)
 
@@ -164,7 +165,7 @@ def _default_kept(res, name="sign_ste"):
 def test_tf_function_traced_in_the_custom_mode_gets_the_real_default(engine, tmp_path):
     path = _ops(tmp_path)
     for qualname in ("Sign", "Nested", "Method", "Recomputed"):
-        for _ in range(2):   # the second run reuses every trace the first one made
+        for _ in range(2):  # the second run reuses every trace the first one made
             res = run(engine, path, qualname, "tf", BOTH)
             np.testing.assert_array_equal(res.tensor("x").grads["custom"], np.ones(N))
             _default_zeros(res)
@@ -176,7 +177,7 @@ def test_tf_function_around_a_gradient_tf_does_not_define_gives_none(engine, tmp
     res = run(engine, _ops(tmp_path), "Round", "tf", BOTH)
     x = res.tensor("x")
     np.testing.assert_array_equal(x.grads["custom"], np.ones(N))
-    assert "default" not in x.grads                       # None, as TF says: not zeros
+    assert "default" not in x.grads  # None, as TF says: not zeros
     assert "returned None" in x.absent["default"]
     assert not x.absent["default"].startswith(OVERRIDE_KEPT)
 
@@ -194,7 +195,7 @@ def test_tf_function_first_traced_in_a_default_run_stays_custom_afterwards(engin
 def test_concrete_function_traced_beforehand_leaves_default_absent(engine, tmp_path):
     path = _ops(tmp_path)
     for qualname in ("Concrete", "AroundConcrete"):
-        for _ in range(2):   # the second run reuses the twin's trace and what was read of it
+        for _ in range(2):  # the second run reuses the twin's trace and what was read of it
             _default_kept(run(engine, path, qualname, "tf", ALL))
         _custom_ones(engine, path, qualname)
 

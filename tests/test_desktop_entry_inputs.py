@@ -1,5 +1,6 @@
 """The desktop entry writes only what it should (issue 26, minor): a newline in the install
 path ended the Exec key and injected keys of the path's making; a missing $HOME was created."""
+
 import pytest
 
 from gradviz import desktop_entry

@@ -1,11 +1,12 @@
 """Straight-through built into the forward with .detach() (no backward of its own): custom and
 default are the same gradient, numeric tells what it is: GV302 for x + (round(x) - x).detach(),
 GV301 for a detach that halves a square's gradient (real torch worker)."""
+
 from op_runs import run, verdicts
 
 from gradviz.app.analysis import analyze
 
-OPS = '''
+OPS = """
 import torch
 
 import gradviz
@@ -21,7 +22,7 @@ class DetachSTE(torch.nn.Module):
 class HalfSquare(torch.nn.Module):
     def forward(self, x):
         return x * x.detach()          # autodiff sees x * const: half the true gradient
-'''
+"""
 
 
 def _finding(res):
@@ -32,7 +33,7 @@ def _finding(res):
 def test_detach_tricks_are_named_from_numeric(engine, write_module):
     path = write_module("detach_ops.py", OPS)
     ste = run(engine, path, "DetachSTE", "torch")
-    assert verdicts(ste)["x"] == "surrogate"    # custom = default = 1 where numeric is 0
+    assert verdicts(ste)["x"] == "surrogate"  # custom = default = 1 where numeric is 0
     f = _finding(ste)
     assert f.code == "GV302-grad-surrogate" and "straight-through" in f.message
     assert "the default gives the same gradient" in f.message

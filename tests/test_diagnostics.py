@@ -1,5 +1,6 @@
 """Diagnostics on real runs: each trigger op in tests/corpus/diag gets its code at its marked
 line; the clean twins, the tutorials and the built-in traps behave as documented."""
+
 import ast
 from pathlib import Path
 
@@ -31,13 +32,21 @@ def _ops(path: Path) -> list[tuple[str, str, int]]:
 
 
 def _top_names(path: Path) -> list[str]:
-    return [n.name for n in ast.parse(path.read_text()).body
-            if isinstance(n, (ast.ClassDef, ast.FunctionDef)) and not n.name.startswith("_")
-            or isinstance(n, ast.FunctionDef) and n.name == "_gain"]
+    return [
+        n.name
+        for n in ast.parse(path.read_text()).body
+        if isinstance(n, (ast.ClassDef, ast.FunctionDef))
+        and not n.name.startswith("_")
+        or isinstance(n, ast.FunctionDef)
+        and n.name == "_gain"
+    ]
 
 
-TRIGGERS = [(DIAG / f"triggers_{fw}.py", fw, q, code, line)
-            for fw in ("torch", "tf") for q, code, line in _ops(DIAG / f"triggers_{fw}.py")]
+TRIGGERS = [
+    (DIAG / f"triggers_{fw}.py", fw, q, code, line)
+    for fw in ("torch", "tf")
+    for q, code, line in _ops(DIAG / f"triggers_{fw}.py")
+]
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +54,11 @@ def runs(engine):
     """Every op of the diag corpus and the examples, in one engine call: {(file, qualname): result}."""
     reqs = [RunRequest(str(f), q, fw) for f, fw, q, _, _ in TRIGGERS]
     for fw in ("torch", "tf"):
-        for path in (DIAG / f"clean_{fw}.py", EXAMPLES / f"tutorial_{fw}.py", EXAMPLES / f"traps_{fw}.py"):
+        for path in (
+            DIAG / f"clean_{fw}.py",
+            EXAMPLES / f"tutorial_{fw}.py",
+            EXAMPLES / f"traps_{fw}.py",
+        ):
             cats = engine.load([str(path)])
             reqs += [RunRequest(str(path), op.qualname, fw) for c in cats for op in c.ops]
     return {(Path(r.request.file).name, r.request.qualname): r for r in engine.run(reqs)}
@@ -59,18 +72,22 @@ def _findings(runs, file: str, qualname: str):
 def test_corpus_covers_every_code():
     covered = {code for *_, code, _ in TRIGGERS}
     contract = {c for c in CODES if c.startswith("GV7")}  # failed --checks: tests/test_checks_*
-    assert covered >= set(CODES) - contract - {"GV000-diagnostic-failed", "GV104-grad-device",
-                                               "GV402-non-finite-output",   # test_diagnostics_units
-                                               "GV303-numeric-float64",     # test_numeric_float64
-                                               "GV304-upstream-blind",      # test_upstream_blind
-                                               "GV107-input-shape",         # test_input_shapes
-                                               "GV108-upstream-unused",     # test_diagnostics_units
-                                               "GV109-input-range",         # test_input_ranges
-                                               "GV607-backward-never-called"}  # test_uncalled_backward
+    assert covered >= set(CODES) - contract - {
+        "GV000-diagnostic-failed",
+        "GV104-grad-device",
+        "GV402-non-finite-output",  # test_diagnostics_units
+        "GV303-numeric-float64",  # test_numeric_float64
+        "GV304-upstream-blind",  # test_upstream_blind
+        "GV107-input-shape",  # test_input_shapes
+        "GV108-upstream-unused",  # test_diagnostics_units
+        "GV109-input-range",  # test_input_ranges
+        "GV607-backward-never-called",
+    }  # test_uncalled_backward
 
 
-@pytest.mark.parametrize("path,fw,qualname,code,line", TRIGGERS,
-                         ids=[f"{fw}-{q}" for _, fw, q, _, _ in TRIGGERS])
+@pytest.mark.parametrize(
+    "path,fw,qualname,code,line", TRIGGERS, ids=[f"{fw}-{q}" for _, fw, q, _, _ in TRIGGERS]
+)
 def test_trigger_names_code_fix_and_line(runs, path, fw, qualname, code, line):
     found = _findings(runs, path.name, qualname)
     hits = [f for f in found if f.code == code]
@@ -101,9 +118,12 @@ def test_straight_through_tutorial_is_named_a_surrogate(runs):
 
 
 def test_surrogate_kinds_are_told_apart(runs):
-    msgs = {q: [f.message for f in _findings(runs, "triggers_torch.py", q)
-                if f.code.startswith("GV30")][0] for q in ("GradReversal", "ClippedSquare",
-                                                           "CubeWrongGrad")}
+    msgs = {
+        q: [
+            f.message for f in _findings(runs, "triggers_torch.py", q) if f.code.startswith("GV30")
+        ][0]
+        for q in ("GradReversal", "ClippedSquare", "CubeWrongGrad")
+    }
     assert "gradient reversal" in msgs["GradReversal"] and "-1 times" in msgs["GradReversal"]
     assert "gradient clipping" in msgs["ClippedSquare"] and "+-1" in msgs["ClippedSquare"]
     assert "looks like a bug" in msgs["CubeWrongGrad"]

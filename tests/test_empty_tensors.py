@@ -1,11 +1,13 @@
 """An empty tensor has nothing to compare (issue 26): a wrong backward on one read `match`, every
 mode agreeing on no element. It reads `unchecked`, saying why, in both frameworks."""
+
 import pytest
 from op_runs import run
 
 from gradviz.compare import compare_result
 
-OPS = {"torch": """\
+OPS = {
+    "torch": """\
     import torch
 
     import gradviz
@@ -20,7 +22,8 @@ OPS = {"torch": """\
         @staticmethod
         def backward(ctx, g):
             return g * 5
-""", "tf": """\
+""",
+    "tf": """\
     import tensorflow as tf
 
     import gradviz
@@ -32,7 +35,8 @@ OPS = {"torch": """\
         def grad(g):
             return g * 5
         return x * 2, grad
-"""}
+""",
+}
 
 
 @pytest.mark.parametrize("fw, qualname", [("torch", "WrongOnEmpty"), ("tf", "wrong_on_empty")])

@@ -1,4 +1,5 @@
 """The engine end to end: real torch and tf workers, exact gradients where they are known."""
+
 import numpy as np
 import pytest
 
@@ -47,8 +48,10 @@ def test_straight_through_round_exact(engine, examples_dir):
 
 def test_seed_graph_gives_23_times_weights(engine, examples_dir):
     seed = FAST.with_(graph="seed")
-    for path, qualname, fw in [(examples_dir / "tutorial_torch.py", "MulLayer", "torch"),
-                               (examples_dir / "tutorial_tf.py", "MulLayer", "tf")]:
+    for path, qualname, fw in [
+        (examples_dir / "tutorial_torch.py", "MulLayer", "torch"),
+        (examples_dir / "tutorial_tf.py", "MulLayer", "tf"),
+    ]:
         res = run(engine, path, qualname, fw, seed)
         a, w = res.tensor("a"), res.tensor("weights")
         assert w.role == "param"
@@ -72,7 +75,7 @@ def test_mlp_graph_reaches_weights_upstream_of_the_op(engine, examples_dir):
         assert name in names
     w1 = res.tensor("w1")
     assert w1.shape == (16, 16)
-    assert np.abs(w1.grads["custom"]).sum() > 0          # the STE passes gradient to w1
+    assert np.abs(w1.grads["custom"]).sum() > 0  # the STE passes gradient to w1
     np.testing.assert_array_equal(w1.grads["default"], np.zeros((16, 16)))  # round blocks it
 
 
@@ -81,8 +84,9 @@ def test_numeric_reference_full_and_projected(engine, examples_dir):
     x = small.tensor("x")
     assert x.numeric.method == "full"
     np.testing.assert_allclose(x.grads["numeric"], small.tensor("weights").value, atol=1e-6)
-    big = run(engine, examples_dir / "tutorial_torch.py", "RoundSTE", "torch",
-              RunSettings(shape=(2000,)))
+    big = run(
+        engine, examples_dir / "tutorial_torch.py", "RoundSTE", "torch", RunSettings(shape=(2000,))
+    )
     bx = big.tensor("x")
     assert "numeric" not in bx.grads and bx.numeric.method == "projection"
     proj = bx.numeric.projections
@@ -91,8 +95,10 @@ def test_numeric_reference_full_and_projected(engine, examples_dir):
 
 
 def test_nan_kept_where_default_really_gives_nan(engine, corpus_dir):
-    for path, fw in [(corpus_dir / "ok" / "nan_default_torch.py", "torch"),
-                     (corpus_dir / "ok" / "nan_default_tf.py", "tf")]:
+    for path, fw in [
+        (corpus_dir / "ok" / "nan_default_torch.py", "torch"),
+        (corpus_dir / "ok" / "nan_default_tf.py", "tf"),
+    ]:
         catalogs = engine.load([path])
         [op] = [o for c in catalogs for o in c.ops]
         res = run(engine, path, op.qualname, fw, RunSettings())
@@ -104,7 +110,9 @@ def test_nan_kept_where_default_really_gives_nan(engine, corpus_dir):
 
 
 def test_detached_forward_has_no_default_gradient(engine, write_module):
-    path = write_module("detached.py", """
+    path = write_module(
+        "detached.py",
+        """
         import torch
         class Detached(torch.autograd.Function):
             @staticmethod
@@ -113,7 +121,8 @@ def test_detached_forward_has_no_default_gradient(engine, write_module):
             @staticmethod
             def backward(ctx, g):
                 return 2 * g
-    """)
+    """,
+    )
     x = run(engine, path, "Detached", "torch").tensor("x")
     np.testing.assert_array_equal(x.grads["custom"], np.full(200, 2.0))
     assert "default" not in x.grads and "no gradient path" in x.absent["default"]
@@ -133,14 +142,18 @@ def test_random_upstream_and_float64(engine, examples_dir):
     t = run(engine, examples_dir / "tutorial_torch.py", "RoundSTE", "torch", s).tensor("x")
     f = run(engine, examples_dir / "tutorial_tf.py", "round_ste", "tf", s).tensor("x")
     assert t.grads["custom"].dtype == np.float64 and t.shape == (4, 5)
-    expect = np.random.default_rng([7, __import__("zlib").crc32(b"upstream:out")]).standard_normal((4, 5))
+    expect = np.random.default_rng([7, __import__("zlib").crc32(b"upstream:out")]).standard_normal(
+        (4, 5)
+    )
     np.testing.assert_array_equal(t.grads["custom"], expect)
     np.testing.assert_array_equal(f.grads["custom"], expect)
 
 
 def test_layer_parameters_get_gradients_in_both_frameworks(engine, corpus_dir):
-    for path, fw in [(corpus_dir / "ok" / "layer_with_params_torch.py", "torch"),
-                     (corpus_dir / "ok" / "layer_with_params_tf.py", "tf")]:
+    for path, fw in [
+        (corpus_dir / "ok" / "layer_with_params_torch.py", "torch"),
+        (corpus_dir / "ok" / "layer_with_params_tf.py", "tf"),
+    ]:
         ops = [o for c in engine.load([path]) for o in c.ops if o.kind in ("module", "layer")]
         res = run(engine, path, ops[0].qualname, fw)
         bias = res.tensor("bias")
@@ -161,8 +174,16 @@ def test_unavailable_device_is_a_clear_error(engine, examples_dir):
     devices = engine.devices()
     if any(d["name"].startswith("cuda") and d["available"] for d in devices["torch"]["devices"]):
         pytest.skip("a GPU is present")
-    [res] = engine.run([RunRequest(str(examples_dir / "tutorial_torch.py"), "RoundSTE", "torch",
-                                   FAST.with_(device="cuda:0"))])
+    [res] = engine.run(
+        [
+            RunRequest(
+                str(examples_dir / "tutorial_torch.py"),
+                "RoundSTE",
+                "torch",
+                FAST.with_(device="cuda:0"),
+            )
+        ]
+    )
     assert res.status == "error" and "not available" in res.error.message
 
 
@@ -173,30 +194,42 @@ def test_gpu_runs_match_cpu(engine, examples_dir):
         cpu = run(engine, path, qual, fw, FAST.with_(device="cpu"))
         gpu = run(engine, path, qual, fw, FAST.with_(device=dev))
         assert gpu.device.lower().replace("/", "").startswith(("cuda", "gpu"))
-        np.testing.assert_allclose(gpu.tensor("x").grads["custom"],
-                                   cpu.tensor("x").grads["custom"], rtol=1e-5)
+        np.testing.assert_allclose(
+            gpu.tensor("x").grads["custom"], cpu.tensor("x").grads["custom"], rtol=1e-5
+        )
 
 
 def test_partial_results_come_first_without_numeric(engine, examples_dir):
-    reqs = [RunRequest(str(examples_dir / "tutorial_torch.py"), q, "torch", RunSettings())
-            for q in ("RoundSTE", "MulWeights")]
+    reqs = [
+        RunRequest(str(examples_dir / "tutorial_torch.py"), q, "torch", RunSettings())
+        for q in ("RoundSTE", "MulWeights")
+    ]
     events = []
-    results = engine.run(reqs, on_result=lambda r: events.append(("full", r)),
-                         on_partial=lambda r: events.append(("partial", r)))
+    results = engine.run(
+        reqs,
+        on_result=lambda r: events.append(("full", r)),
+        on_partial=lambda r: events.append(("partial", r)),
+    )
     kinds = [k for k, _ in events]
     assert kinds == ["partial", "partial", "full", "full"]
     for kind, r in events:
         x = r.tensor("x")
         assert r.partial == (kind == "partial")
         assert ("numeric" in x.grads) == (kind == "full")
-        np.testing.assert_array_equal(x.grads["custom"], next(
-            f for f in results if f.request.qualname == r.request.qualname).tensor("x").grads["custom"])
+        np.testing.assert_array_equal(
+            x.grads["custom"],
+            next(f for f in results if f.request.qualname == r.request.qualname)
+            .tensor("x")
+            .grads["custom"],
+        )
 
 
 def test_tf_numeric_compiled_and_eager_fallback_agree(engine, write_module):
     """The numeric reference runs compiled in one call where it can, one forward at a time where
     the forward needs eager TensorFlow (numpy inside); both give the true derivative."""
-    path = write_module("tanh_ops_tf.py", """
+    path = write_module(
+        "tanh_ops_tf.py",
+        """
         import numpy as np
         import tensorflow as tf
 
@@ -213,19 +246,25 @@ def test_tf_numeric_compiled_and_eager_fallback_agree(engine, write_module):
             def grad(dy):
                 return dy * (1 - y * y)
             return y, grad
-    """)
-    reqs = [RunRequest(path, q, "tf", RunSettings(shape=(50,))) for q in ("tanh_graph", "tanh_numpy")]
+    """,
+    )
+    reqs = [
+        RunRequest(path, q, "tf", RunSettings(shape=(50,))) for q in ("tanh_graph", "tanh_numpy")
+    ]
     graph_res, numpy_res = engine.run(reqs)
     for res in (graph_res, numpy_res):
         x = res.tensor("x")
-        np.testing.assert_allclose(x.grads["numeric"], 1 - np.tanh(x.value.astype(np.float64)) ** 2,
-                                   atol=1e-6)
+        np.testing.assert_allclose(
+            x.grads["numeric"], 1 - np.tanh(x.value.astype(np.float64)) ** 2, atol=1e-6
+        )
         np.testing.assert_allclose(x.grads["custom"], x.grads["numeric"], atol=1e-5)
     assert "default" not in numpy_res.tensor("x").grads
 
 
 def test_op_that_does_not_fit_the_mlp_graph_says_so(engine, write_module):
-    path = write_module("reduce_torch.py", """
+    path = write_module(
+        "reduce_torch.py",
+        """
         import torch
         class Total(torch.autograd.Function):
             @staticmethod
@@ -234,7 +273,8 @@ def test_op_that_does_not_fit_the_mlp_graph_says_so(engine, write_module):
             @staticmethod
             def backward(ctx, g):
                 return g * torch.ones(200)
-    """)
+    """,
+    )
     [res] = engine.run([RunRequest(path, "Total", "torch", FAST.with_(graph="mlp", shape=(8,)))])
     assert res.status == "error" and res.error.type == "GraphMismatch"
     assert "use the op or seed graph" in res.error.message and res.error.where.endswith(":3")
@@ -242,9 +282,12 @@ def test_op_that_does_not_fit_the_mlp_graph_says_so(engine, write_module):
 
 def test_framework_messages_lose_colour_codes_and_node_names():
     from gradviz.backends.user_code import _strip_framework_noise
-    raw = ("Exception encountered when calling L.call().\n\x1b[1m{{function_node __wrapped__Mul_device_"
-           "/job:localhost/replica:0/task:0/device:CPU:0}} Incompatible shapes: [16] vs. [200] "
-           "[Op:Mul] name: \x1b[0m")
+
+    raw = (
+        "Exception encountered when calling L.call().\n\x1b[1m{{function_node __wrapped__Mul_device_"
+        "/job:localhost/replica:0/task:0/device:CPU:0}} Incompatible shapes: [16] vs. [200] "
+        "[Op:Mul] name: \x1b[0m"
+    )
     text = _strip_framework_noise(raw)
     assert "\x1b" not in text and "function_node" not in text and "[Op:" not in text
     assert "Incompatible shapes: [16] vs. [200]" in text
@@ -256,6 +299,7 @@ def test_numeric_runs_at_background_priority_then_restores(monkeypatch):
     import os
 
     from gradviz.backends import priority, runner
+
     seen = []
     monkeypatch.setattr(os, "setpriority", lambda which, who, prio: seen.append((who, prio)))
     monkeypatch.setattr(os, "getpriority", lambda which, who: {0: 0, 41: 0, 42: 12}[who])
@@ -263,8 +307,8 @@ def test_numeric_runs_at_background_priority_then_restores(monkeypatch):
     threads = [0, 41, 42]
     monkeypatch.setattr(priority, "thread_ids", lambda: list(threads))
     with runner._background_priority():
-        assert seen == [(0, 10), (41, 10)]          # 42 is below that priority already
-        threads.append(43)                           # started meanwhile, at the low value
+        assert seen == [(0, 10), (41, 10)]  # 42 is below that priority already
+        threads.append(43)  # started meanwhile, at the low value
     assert seen[2:] == [(0, 0), (41, 0), (42, 12), (43, 0)]
 
 
@@ -274,6 +318,7 @@ def test_background_priority_lowers_and_restores_real_threads():
     import threading
 
     from gradviz.backends.priority import background_priority
+
     if os.getpriority(os.PRIO_PROCESS, 0) >= 10:
         pytest.skip("this process already runs at low priority")
     ready, done, tid = threading.Event(), threading.Event(), []
@@ -282,6 +327,7 @@ def test_background_priority_lowers_and_restores_real_threads():
         tid.append(threading.get_native_id())
         ready.set()
         done.wait(10)
+
     t = threading.Thread(target=other)
     t.start()
     ready.wait(10)
@@ -302,8 +348,9 @@ def test_background_priority_lowers_and_restores_real_threads():
 def test_gradviz_leaves_no_warnings_of_its_own_in_the_user_log(engine, examples_dir):
     """Warnings captured with an op are the user's: gradviz's own (an unclosed file while it
     locates the backward's return) must not show up among them."""
-    [res] = engine.run([RunRequest(str(examples_dir / "traps_torch.py"), "TooManyGrads", "torch",
-                                   FAST)])
+    [res] = engine.run(
+        [RunRequest(str(examples_dir / "traps_torch.py"), "TooManyGrads", "torch", FAST)]
+    )
     src = (examples_dir / "traps_torch.py").read_text().splitlines()
     line = next(i for i, t in enumerate(src, 1) if "return grad_output * 2, grad_output" in t)
     assert res.status == "error" and res.error.where.endswith(f":{line}")

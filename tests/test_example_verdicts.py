@@ -1,5 +1,6 @@
 """The built-in examples say what gradviz reports (issue 13 item 9): each docstring that names a
 verdict names the one a real run gives, and the verdict follows DESIGN.md's invariants."""
+
 import re
 
 import numpy as np
@@ -20,14 +21,16 @@ DOCUMENTED = [
 
 def _docstring(path, qualname) -> str:
     import ast
+
     tree = ast.parse(path.read_text())
     node = next(n for n in ast.walk(tree) if getattr(n, "name", None) == qualname)
     return ast.get_docstring(node)
 
 
 @pytest.mark.parametrize("file, qualname, framework, tensor, named", DOCUMENTED)
-def test_example_docstrings_name_the_verdict_a_run_gives(engine, examples_dir, file, qualname,
-                                                          framework, tensor, named):
+def test_example_docstrings_name_the_verdict_a_run_gives(
+    engine, examples_dir, file, qualname, framework, tensor, named
+):
     path = examples_dir / file
     doc = _docstring(path, qualname)
     assert set(re.findall(r"`(match|surrogate|differs|non-finite|broken|error)`", doc)) == {named}
@@ -43,7 +46,7 @@ def test_inplace_trap_is_an_error_not_a_green_match(engine, examples_dir):
     x = {t.name: t for t in compare_result(res).tensors}["x"]
     assert x.verdict == "error"
     assert "in place" in x.explanation and "custom agrees with numeric" in x.explanation
-    value = res.tensor("x").value       # the custom gradient is still 2, numeric confirms it
+    value = res.tensor("x").value  # the custom gradient is still 2, numeric confirms it
     np.testing.assert_array_equal(res.tensor("x").grads["custom"], np.full_like(value, 2.0))
 
 
@@ -75,13 +78,20 @@ def test_detached_forward_with_a_wrong_backward_differs(engine, write_module):
 
 
 def _tensor(custom, numeric, absent="no gradient path"):
-    return TensorResult("x", "input", (len(custom),), "float64", np.zeros(len(custom)),
-                        {"custom": np.asarray(custom, float), "numeric": np.asarray(numeric, float)},
-                        {"default": absent})
+    return TensorResult(
+        "x",
+        "input",
+        (len(custom),),
+        "float64",
+        np.zeros(len(custom)),
+        {"custom": np.asarray(custom, float), "numeric": np.asarray(numeric, float)},
+        {"default": absent},
+    )
 
 
 def test_no_default_path_surrogate_only_where_numeric_is_zero():
     from gradviz.compare import verdict
+
     # straight-through: custom 1 where the true derivative is 0
     assert verdict(_tensor(np.ones(200), np.zeros(200)))[0] == "surrogate"
     # one finite difference straddling a rounding step is not a wrong gradient

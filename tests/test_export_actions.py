@@ -1,5 +1,6 @@
 """Export from the app (pytest-qt, a real grid and run state): menu actions, dialogs answered
 by a stand-in, overwrite question, failures reported with the reason and no file left behind."""
+
 import os
 import xml.etree.ElementTree as ET
 
@@ -22,8 +23,12 @@ def shown_exports(qtbot, big=False) -> EA.WindowExports:
     from gradviz.app.state import AppState
     from gradviz.model import MODES
     from gradviz.qt.grid import GridView
+
     n = 1_000_000 if big else 300
-    rs = {"torch": ste_result("torch", n=n, spike_at=50, nan_at=(120,)), "tf": broken_tf_result(300)}
+    rs = {
+        "torch": ste_result("torch", n=n, spike_at=50, nan_at=(120,)),
+        "tf": broken_tf_result(300),
+    }
     comps = {fw: compare_result(r) for fw, r in rs.items()}
     parent, grid = QMainWindow(), GridView()
     parent.setCentralWidget(grid)
@@ -54,27 +59,32 @@ def _menu_actions(exports):
 
 def test_menu_exports_grid_in_each_format(exports, fake, tmp_path):
     acts = _menu_actions(exports)
-    assert set(acts) == {"Grid as image (PNG, SVG, PDF)…", "Selected row as image…",
-                         "Flow chart (stack graph) as image…",
-                         "Selected tensor as CSV…", "Whole run as NPZ…", "Whole run as JSON report…",
-                         "Reproduction script (this op)…"}
+    assert set(acts) == {
+        "Grid as image (PNG, SVG, PDF)…",
+        "Selected row as image…",
+        "Flow chart (stack graph) as image…",
+        "Selected tensor as CSV…",
+        "Whole run as NPZ…",
+        "Whole run as JSON report…",
+        "Reproduction script (this op)…",
+    }
     fake.paths = [str(tmp_path / f"grid{e}") for e in (".png", ".svg", ".pdf")]
     for _ in range(3):
         acts["Grid as image (PNG, SVG, PDF)…"].trigger()
     assert not fake.errors
     assert fake.asked[0] == ("Export grid as image", "round_ste.png", EA.IMAGE_FILTERS)
     img = QImage(str(tmp_path / "grid.png"))
-    assert img.width() > 2000 and img.height() > 800       # two rows, five plots wide
+    assert img.width() > 2000 and img.height() > 800  # two rows, five plots wide
     root = ET.parse(tmp_path / "grid.svg").getroot()
     texts = " ".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text"))
-    assert "non-finite" in texts and "count" in texts       # verdict badge; histogram row kept
+    assert "non-finite" in texts and "count" in texts  # verdict badge; histogram row kept
     assert (tmp_path / "grid.pdf").read_bytes().startswith(b"%PDF-")
     assert fake.done_msgs[-1] == f"saved {tmp_path / 'grid.pdf'}"
 
 
 def test_row_and_plot_images(exports, fake, tmp_path, qapp):
     fake.paths = [str(tmp_path / "row.png")]
-    _menu_actions(exports)["Selected row as image…"].trigger()   # the highlighted row: out
+    _menu_actions(exports)["Selected row as image…"].trigger()  # the highlighted row: out
     assert fake.asked[0][1] == "round_ste_out.png"
     row = QImage(str(tmp_path / "row.png"))
     menu = QMenu(exports.parent)
@@ -126,15 +136,21 @@ def test_cancelled_dialog_writes_nothing(exports, tmp_path):
 
 def test_failure_says_why_and_leaves_nothing(exports, tmp_path, monkeypatch):
     from gradviz.qt.export import pdf
-    d = FakeDialogs([str(tmp_path / "grid.pdf"), str(tmp_path / "missing" / "grid.png"),
-                     str(tmp_path / "grid.gif")])
+
+    d = FakeDialogs(
+        [
+            str(tmp_path / "grid.pdf"),
+            str(tmp_path / "missing" / "grid.png"),
+            str(tmp_path / "grid.gif"),
+        ]
+    )
 
     def broken(path, *args):
         open(path, "wb").write(b"%PDF-1.4 half")
         raise OSError("no space left on device")
 
     with monkeypatch.context() as m:
-        m.setattr(pdf, "write_pages", broken)     # every PDF, one page or many
+        m.setattr(pdf, "write_pages", broken)  # every PDF, one page or many
         assert EA.grid_image(exports, dialogs=d) is None
     assert EA.grid_image(exports, dialogs=d) is None
     assert EA.grid_image(exports, dialogs=d) is None
@@ -160,6 +176,7 @@ def test_an_export_never_overwrites_an_op_file(exports, tmp_path):
     """The app's exports refuse a path that is an op file of the exported run or of the window
     (issue 26, item 2: `--json ops.py` overwrote the op file; so could File > Export)."""
     import dataclasses
+
     op = tmp_path / "ops.py"
     op.write_text("OPS = 1\n")
     r = ste_result("torch")
@@ -172,8 +189,11 @@ def test_an_export_never_overwrites_an_op_file(exports, tmp_path):
         [(title, text)] = d.errors
         assert title == "Export refused" and f"is the op file {op}" in text
     from gradviz.app.state import AppState
+
     exports.state = AppState([str(op)])
-    d = FakeDialogs([str(op)])                       # an op file the window has open
-    assert EA.export_csv(exports.parent, r.tensor("x"), dialogs=d,
-                         op_files=exports.op_files()) is None and d.errors
+    d = FakeDialogs([str(op)])  # an op file the window has open
+    assert (
+        EA.export_csv(exports.parent, r.tensor("x"), dialogs=d, op_files=exports.op_files()) is None
+        and d.errors
+    )
     assert op.read_text() == "OPS = 1\n"

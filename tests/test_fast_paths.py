@@ -16,7 +16,7 @@ TOL = Tol(rtol=1e-5, atol=1e-6)
 
 
 # --- compare: the all-finite fast path (d79abbe) -----------------------------------------------
-@np.errstate(over="ignore", invalid="ignore")   # the overflow case overflows here too
+@np.errstate(over="ignore", invalid="ignore")  # the overflow case overflows here too
 def _masked_pair_metrics(a, b, tol):
     """pair_metrics with every NaN/Inf mask and copy taken (as before the fast path, with an
     infinite reference no longer taken as close to a finite value or the other infinity)."""
@@ -41,10 +41,18 @@ def _masked_pair_metrics(a, b, tol):
     else:
         cosine, ratio = float(np.clip(np.dot(fa, fb) / (na * nb), -1.0, 1.0)), na / nb
     n_differ = int((~ok).sum())
-    return {"n": int(b.size), "n_differ": n_differ, "allclose": n_differ == 0,
-            "max_abs_err": max_abs, "max_rel_err": float(rel.max()) if rel.size else 0.0,
-            "cosine": cosine, "norm_ratio": ratio, "worst_index": worst, "atol": atol,
-            "rtol": tol.rtol}
+    return {
+        "n": int(b.size),
+        "n_differ": n_differ,
+        "allclose": n_differ == 0,
+        "max_abs_err": max_abs,
+        "max_rel_err": float(rel.max()) if rel.size else 0.0,
+        "cosine": cosine,
+        "norm_ratio": ratio,
+        "worst_index": worst,
+        "atol": atol,
+        "rtol": tol.rtol,
+    }
 
 
 def _same(x, y) -> bool:
@@ -55,18 +63,25 @@ _R = np.random.default_rng(3).standard_normal(1000)
 PAIRS = {
     "nan in the gradient only": (np.where(np.arange(1000) == 17, np.nan, _R), _R),
     "nan in the reference only": (_R, np.where(np.arange(1000) == 17, np.nan, _R)),
-    "inf in one, nan in the other": (np.where(np.arange(1000) == 5, np.inf, _R),
-                                     np.where(np.arange(1000) == 5, np.nan, _R)),
+    "inf in one, nan in the other": (
+        np.where(np.arange(1000) == 5, np.inf, _R),
+        np.where(np.arange(1000) == 5, np.nan, _R),
+    ),
     "opposite infinities": (np.array([np.inf, 1.0]), np.array([-np.inf, 1.0])),
-    "the worst element after a nan": (np.array([np.nan, 1.0, 2.0, 9.0]),
-                                      np.array([np.nan, 1.0, 2.0, 3.0])),
+    "the worst element after a nan": (
+        np.array([np.nan, 1.0, 2.0, 9.0]),
+        np.array([np.nan, 1.0, 2.0, 3.0]),
+    ),
     "-0.0 against 0.0": (np.array([-0.0, 0.0, -0.0]), np.array([0.0, -0.0, 0.0])),
     "subnormals": (np.array([5e-324, 1e-310, 0.0]), np.array([0.0, 2e-310, 5e-324])),
     "overflowing difference": (np.array([1e308, 1.0]), np.array([-1e308, 1.0])),
     "empty": (np.zeros(0), np.zeros(0)),
     "int arrays": (np.array([1, 2, 3], dtype=np.int64), np.array([1, 2, 4], dtype=np.int32)),
     "float32 against float64": (_R.astype(np.float32), _R),
-    "transposed gradient": (np.arange(12.0).reshape(3, 4).T, np.arange(12.0).reshape(3, 4).T.copy()),
+    "transposed gradient": (
+        np.arange(12.0).reshape(3, 4).T,
+        np.arange(12.0).reshape(3, 4).T.copy(),
+    ),
     "same size, other shape": (np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(3, 2)),
     # the all-finite path's shortcut for bitwise-equal arrays, and near misses of it
     "identical float32 gradients": (_R.astype(np.float32), _R.astype(np.float32)),
@@ -106,11 +121,10 @@ def test_pair_metrics_odd_arrays_exact_values():
 def test_mode_stats_counts_and_leaves_out_nonfinite_values():
     s = mode_stats(np.array([np.nan, -np.inf, -0.0, 2.0, 4.0]))
     assert (s.n, s.nan, s.inf, s.zeros) == (5, 1, 1, 1)
-    assert (s.min, s.max, s.mean, s.abs_max, s.l2) == (-0.0, 4.0, 2.0, 4.0,
-                                                                       float(np.sqrt(20.0)))
+    assert (s.min, s.max, s.mean, s.abs_max, s.l2) == (-0.0, 4.0, 2.0, 4.0, float(np.sqrt(20.0)))
     e = mode_stats(np.zeros(0))
     assert (e.n, e.nan, e.min, e.l2) == (0, 0, None, None)
-    assert TOL.atol_for(np.array([np.inf, -3.0, np.nan])) == 3e-6   # peak over finite only
+    assert TOL.atol_for(np.array([np.inf, -3.0, np.nan])) == 3e-6  # peak over finite only
     assert TOL.atol_for(np.array([np.nan])) == 1e-6
 
 
@@ -145,11 +159,14 @@ INF_TF = """
 
 def test_parity_says_differs_where_one_framework_gives_inf(engine, write_module):
     from gradviz.compare import parity
+
     settings = RunSettings(shape=(8,), modes=("custom", "default"), timeout=300)
-    results = engine.run([RunRequest(write_module("inf_torch.py", INF_TORCH), "InfInTf", "torch",
-                                     settings),
-                          RunRequest(write_module("inf_tf.py", INF_TF), "inf_in_tf", "tf",
-                                     settings)])
+    results = engine.run(
+        [
+            RunRequest(write_module("inf_torch.py", INF_TORCH), "InfInTf", "torch", settings),
+            RunRequest(write_module("inf_tf.py", INF_TF), "inf_in_tf", "tf", settings),
+        ]
+    )
     assert [r.status for r in results] == ["ok", "ok"], [r.error for r in results]
     torch_x, tf_x = results[0].tensor("x"), results[1].tensor("x")
     np.testing.assert_array_equal(torch_x.grads["custom"], np.full(8, 2.0))
@@ -187,6 +204,7 @@ def _same_result(two, one) -> None:
 
 def _verdicts(res) -> dict:
     from gradviz.compare import compare_result
+
     return {t.name: t.verdict for t in compare_result(res).tensors}
 
 
@@ -256,16 +274,28 @@ def test_an_op_with_state_shows_the_gradients_of_one_quick_run_and_no_match(engi
     assert _verdicts(two)["x"] != "match"
 
 
-@pytest.mark.parametrize("change", [{"seed": 1}, {"dtype": "float64"}, {"shape": (41,)},
-                                    {"upstream": "random"}, {"graph": "mlp"}, {"device": "cpu"}])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"seed": 1},
+        {"dtype": "float64"},
+        {"shape": (41,)},
+        {"upstream": "random"},
+        {"graph": "mlp"},
+        {"device": "cpu"},
+    ],
+)
 def test_a_kept_quick_pass_is_never_used_for_other_settings(engine, examples_dir, change):
     """The worker kept the quick pass of one settings set; a numeric pass asked with another
     (seed, dtype, shape, upstream, graph, device) runs in full, giving that request's one-pass result."""
     req = RunRequest(str(examples_dir / "tutorial_torch.py"), "MulWeights", "torch", SMALL)
     other = RunRequest(req.file, req.qualname, "torch", SMALL.with_(**change))
     worker = engine.workers["torch"]
-    worker.call("run:keep", RunRequest(req.file, req.qualname, "torch",
-                                       SMALL.with_(modes=("custom", "default"))), 300)
+    worker.call(
+        "run:keep",
+        RunRequest(req.file, req.qualname, "torch", SMALL.with_(modes=("custom", "default"))),
+        300,
+    )
     reply = worker.call("run:numeric", other, 300)
     res = reply.result
     assert reply.whole
@@ -287,6 +317,7 @@ def test_the_same_op_twice_and_same_names_in_two_files(engine, write_module, exa
                 return g * {k}
     """
     import os
+
     a = write_module("scale.py", src.format(k=2.0))
     os.makedirs(os.path.join(os.path.dirname(a), "other"))
     b = write_module(os.path.join("other", "scale.py"), src.format(k=3.0))
@@ -317,8 +348,9 @@ CRASHES = """
 """
 
 
-def test_a_worker_replaced_between_the_passes_runs_the_op_in_full(engine, write_module,
-                                                                    examples_dir):
+def test_a_worker_replaced_between_the_passes_runs_the_op_in_full(
+    engine, write_module, examples_dir
+):
     """Another op crashes the torch worker after MulWeights' quick pass: the new worker holds
     nothing kept, and MulWeights' final result is still exactly its one-pass result."""
     req = RunRequest(str(examples_dir / "tutorial_torch.py"), "MulWeights", "torch", SMALL)
@@ -348,13 +380,17 @@ def test_a_file_edited_and_edited_back_between_the_passes(engine, write_module):
     path = write_module("edited_back.py", src.format(k=2.0))
     req = RunRequest(path, "Scale", "torch", SMALL)
     worker = engine.workers["torch"]
-    quick = worker.call("run:keep", RunRequest(path, "Scale", "torch",
-                                               SMALL.with_(modes=("custom", "default"))), 300)
+    quick = worker.call(
+        "run:keep",
+        RunRequest(path, "Scale", "torch", SMALL.with_(modes=("custom", "default"))),
+        300,
+    )
     write_module("edited_back.py", src.format(k=5.0))
-    worker.call("load", [path], 300)               # the worker sees the edit in between
+    worker.call("load", [path], 300)  # the worker sees the edit in between
     write_module("edited_back.py", src.format(k=2.0))
     reply = worker.call("run:numeric", req, 300)
     from gradviz.engine.numeric_pass import with_numeric
+
     two = reply.result if reply.whole else with_numeric(quick, reply.result, req)
     [one] = engine.run([req])
     _same_result(two, one)
@@ -365,13 +401,28 @@ def test_kept_runs_drop_the_oldest_and_a_too_big_one_replaces_nothing_stale():
     from gradviz.backends.kept import KeptRuns, QuickRun
 
     def run(n):
-        return QuickRun(None, None, None, {}, [], None, "cpu",
-                        {"x": {"role": "input", "value": np.zeros(n), "grads": {"custom": np.zeros(n)},
-                               "absent": {}}})
+        return QuickRun(
+            None,
+            None,
+            None,
+            {},
+            [],
+            None,
+            "cpu",
+            {
+                "x": {
+                    "role": "input",
+                    "value": np.zeros(n),
+                    "grads": {"custom": np.zeros(n)},
+                    "absent": {},
+                }
+            },
+        )
+
     kept = KeptRuns(max_bytes=3 * 16 * 10)
     assert kept.put("a", run(10)) and kept.put("b", run(10)) and kept.put("c", run(10))
     assert kept.put("d", run(10)) and len(kept) == 3 and kept.take("a") is None
-    assert not kept.put("b", run(1000))          # too big to keep: and b's old pass is gone
+    assert not kept.put("b", run(1000))  # too big to keep: and b's old pass is gone
     assert kept.take("b") is None and kept.take("c") is not None and kept.take("c") is None
 
 
@@ -410,9 +461,16 @@ AROUND = [(131071,), (131072,)]
 @pytest.mark.parametrize("shape", AROUND)
 def test_tf_ops_passing_buffers_through_give_exact_values(engine, write_module, shape, dtype):
     from gradviz.seeds import upstream_values
+
     path = write_module("tf_odd.py", TF_ODD)
-    s = RunSettings(shape=shape, dtype=dtype, modes=("custom", "default"), upstream="random",
-                    seed=5, timeout=300)
+    s = RunSettings(
+        shape=shape,
+        dtype=dtype,
+        modes=("custom", "default"),
+        upstream="random",
+        seed=5,
+        timeout=300,
+    )
     got = engine.run([RunRequest(path, q, "tf", s) for q in ("passes_through", "doubles_in_numpy")])
     assert [r.status for r in got] == ["ok", "ok"], [r.error for r in got]
     x0 = input_values(5, "x", shape).astype(dtype)
@@ -426,7 +484,7 @@ def test_tf_ops_passing_buffers_through_give_exact_values(engine, write_module, 
         assert same["out"].grads[mode].tobytes() == up.tobytes(), mode
     assert doubled["out"].value.tobytes() == (2 * x0).tobytes()
     assert doubled["x"].grads["custom"].tobytes() == (2 * up).tobytes()
-    assert doubled["out"].grads["custom"].tobytes() == up.tobytes()   # not written by grad's numpy
+    assert doubled["out"].grads["custom"].tobytes() == up.tobytes()  # not written by grad's numpy
     assert "default" not in doubled["x"].grads and "default" in doubled["x"].absent
 
 
@@ -434,9 +492,11 @@ def test_tf_results_stay_exact_after_many_runs_and_gc(engine, write_module):
     """Results read from TF's own buffers (zero-copy) must not change when later runs reuse
     memory: the first run's arrays are checked again after four more runs and a collection."""
     from gradviz.seeds import upstream_values
+
     path = write_module("tf_odd.py", TF_ODD)
-    s = RunSettings(shape=(256, 1024), modes=("custom", "default", "numeric"), upstream="random",
-                    timeout=300)
+    s = RunSettings(
+        shape=(256, 1024), modes=("custom", "default", "numeric"), upstream="random", timeout=300
+    )
     req = RunRequest(path, "transposed", "tf", s)
     [first] = engine.run([req], on_partial=lambda r: None)
     for seed in range(1, 5):
@@ -474,6 +534,7 @@ def test_a_backward_clipping_its_upstream_in_place_is_no_match(engine, write_mod
     """custom is the upstream clipped to [-0.5, 0.5]; the true gradient (default, numeric) is the
     upstream itself. The clip must not reach the upstream that default and numeric use."""
     from gradviz.seeds import upstream_values
+
     s = SMALL.with_(dtype=dtype, upstream="random", seed=2)
     req = RunRequest(write_module("clips.py", CLIPS_IN_PLACE), "ClipsGradInPlace", "torch", s)
     [one] = engine.run([req])
@@ -490,8 +551,9 @@ def test_a_backward_clipping_its_upstream_in_place_is_no_match(engine, write_mod
 
 
 @pytest.mark.parametrize("with_on_checks", [False, True])
-def test_two_passes_with_contract_checks_give_the_one_pass_result(engine, examples_dir,
-                                                                 with_on_checks):
+def test_two_passes_with_contract_checks_give_the_one_pass_result(
+    engine, examples_dir, with_on_checks
+):
     """Checks enabled: the quick pass is not kept (run_numeric runs in full) or the checks run
     in a pass of their own; either way gradients and checks are exactly one pass's."""
     s = SMALL.with_(checks=("noncontiguous_upstream", "precision"))
@@ -511,13 +573,17 @@ def test_a_request_without_numeric_beside_the_same_op_with_it(engine, examples_d
     """One batch holds an op without the numeric mode and the same op with it: the first must
     not take the second's kept quick pass (it would get a numeric mode nobody asked for), and
     each result is exactly its own one-pass result."""
-    plain = RunRequest(str(examples_dir / "tutorial_torch.py"), "MulWeights", "torch",
-                       SMALL.with_(modes=("custom", "default")))
+    plain = RunRequest(
+        str(examples_dir / "tutorial_torch.py"),
+        "MulWeights",
+        "torch",
+        SMALL.with_(modes=("custom", "default")),
+    )
     full = RunRequest(plain.file, plain.qualname, "torch", SMALL)
     ones = engine.run([plain, full])
     partial = []
     twos = engine.run([plain, full], on_partial=partial.append)
-    assert [p.request for p in partial] == [plain]       # the quick pass of `full`
+    assert [p.request for p in partial] == [plain]  # the quick pass of `full`
     for two, one in zip(twos, ones):
         _same_result(two, one)
     assert "numeric" not in twos[0].tensor("x").grads and "numeric" in twos[1].tensor("x").grads
@@ -543,45 +609,52 @@ def test_tf_output_that_is_a_variables_buffer_keeps_its_value(engine, write_modu
     """Results are read from TF's buffers without a copy: an output that is a variable's buffer,
     assigned in place again by the next mode's call, must still show the value it had."""
     s = RunSettings(shape=(300000,), modes=("custom", "default"), timeout=300)
-    [res] = engine.run([RunRequest(write_module("tf_variable.py", TF_VARIABLE),
-                                   "returns_a_variable", "tf", s)])
+    [res] = engine.run(
+        [RunRequest(write_module("tf_variable.py", TF_VARIABLE), "returns_a_variable", "tf", s)]
+    )
     assert res.status == "ok", res.error
     k = float(res.outputs["custom"][0])
     assert k >= 1 and np.all(res.outputs["custom"] == k)
-    assert np.all(res.outputs["default"] == k + 1)       # the next call's, not a shared buffer
+    assert np.all(res.outputs["default"] == k + 1)  # the next call's, not a shared buffer
     assert np.all(res.tensor("out").value == k)
 
 
 # --- background priority (e87124c): every thread of the worker gets its priority back ---------
 def _nice_of_threads(pid: int) -> dict:
     import os
+
     out = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{tid}/stat") as fh:
-                out[int(tid)] = int(fh.read().rsplit(")", 1)[1].split()[16])   # field 19: nice
-        except (OSError, IndexError, ValueError):   # the thread ended meanwhile
+                out[int(tid)] = int(fh.read().rsplit(")", 1)[1].split()[16])  # field 19: nice
+        except (OSError, IndexError, ValueError):  # the thread ended meanwhile
             pass
     return out
 
 
-@pytest.mark.parametrize("file, qualname, framework", [
-    ("tutorial_torch.py", "MulWeights", "torch"), ("tutorial_tf.py", "mul_weights", "tf")])
+@pytest.mark.parametrize(
+    "file, qualname, framework",
+    [("tutorial_torch.py", "MulWeights", "torch"), ("tutorial_tf.py", "mul_weights", "tf")],
+)
 def test_the_numeric_pass_gives_every_worker_thread_its_priority_back(
-        engine, examples_dir, file, qualname, framework):
+    engine, examples_dir, file, qualname, framework
+):
     """The app's numeric pass lowers every thread of the worker; afterwards each thread, those
     the pass started included (TF's pool, the direction-drawing thread), runs at the worker's
     own priority again, so the next quick pass or `gradviz run` is not slowed."""
     worker = engine.workers[framework]
-    engine.run([RunRequest(str(examples_dir / file), qualname, framework,
-                           SMALL.with_(modes=("custom",)))])     # a started, answering worker
+    engine.run(
+        [RunRequest(str(examples_dir / file), qualname, framework, SMALL.with_(modes=("custom",)))]
+    )  # a started, answering worker
     pid = worker.pid()
     base = _nice_of_threads(pid)[pid]
     if base >= 10:
         pytest.skip("the worker already runs at background priority")
     s = RunSettings(shape=(20000,), modes=("custom", "default", "numeric"), timeout=300)
-    [res] = engine.run([RunRequest(str(examples_dir / file), qualname, framework, s)],
-                       on_partial=lambda r: None)
+    [res] = engine.run(
+        [RunRequest(str(examples_dir / file), qualname, framework, s)], on_partial=lambda r: None
+    )
     assert res.status == "ok" and worker.pid() == pid, res.error
     after = _nice_of_threads(pid)
     assert len(after) > 1 and set(after.values()) == {base}, after
@@ -594,9 +667,16 @@ def test_partials_and_results_once_each_in_order_with_a_skip_in_between(engine, 
     once, each op's partial before its final; the skipped op keeps its quick pass, its numeric
     mode 'skipped by the user', the others give exactly their one-pass results."""
     import threading
-    reqs = [RunRequest(str(examples_dir / f), q, fw, SMALL) for f, q, fw in (
-        ("tutorial_torch.py", "MulWeights", "torch"), ("tutorial_tf.py", "mul_weights", "tf"),
-        ("tutorial_torch.py", "RoundSTE", "torch"), ("tutorial_tf.py", "round_ste", "tf"))]
+
+    reqs = [
+        RunRequest(str(examples_dir / f), q, fw, SMALL)
+        for f, q, fw in (
+            ("tutorial_torch.py", "MulWeights", "torch"),
+            ("tutorial_tf.py", "mul_weights", "tf"),
+            ("tutorial_torch.py", "RoundSTE", "torch"),
+            ("tutorial_tf.py", "round_ste", "tf"),
+        )
+    ]
     ones = engine.run(reqs[1:])
     skip_key = ("torch", reqs[0].file, "MulWeights")
     events, lock = [], threading.Lock()
@@ -613,6 +693,7 @@ def test_partials_and_results_once_each_in_order_with_a_skip_in_between(engine, 
     def on_result(res):
         with lock:
             events.append(("final", res.request.qualname))
+
     twos = engine.run(reqs, on_result=on_result, on_partial=on_partial)
     names = [r.qualname for r in reqs]
     assert [r.request.qualname for r in twos] == names
@@ -621,9 +702,12 @@ def test_partials_and_results_once_each_in_order_with_a_skip_in_between(engine, 
     skipped = twos[0]
     assert skipped.status == "ok" and skipped.error is None and not skipped.partial
     assert skipped.numeric_cancelled and skipped.request == reqs[0]
-    assert skipped.mode_errors["numeric"].message == "the numeric pass was skipped by the user before it finished"
+    assert (
+        skipped.mode_errors["numeric"].message
+        == "the numeric pass was skipped by the user before it finished"
+    )
     quick = partials["MulWeights"]
-    for t in skipped.tensors:                # the quick pass's very arrays, numeric missing
+    for t in skipped.tensors:  # the quick pass's very arrays, numeric missing
         assert "numeric" not in t.grads
         assert all(g is quick.tensor(t.name).grads[m] for m, g in t.grads.items())
     for two, one in zip(twos[1:], ones):
@@ -654,13 +738,15 @@ def test_tf_half_precision_outputs_of_big_inputs_are_exact(engine, write_module,
     import ml_dtypes  # numpy's names for bfloat16 (TF's own dependency; no TF import here)
 
     from gradviz.seeds import upstream_values
+
     np_half = np.float16 if half == "float16" else ml_dtypes.bfloat16
-    s = RunSettings(shape=(300000,), modes=("custom", "default"), upstream="random", seed=3,
-                    timeout=300)
+    s = RunSettings(
+        shape=(300000,), modes=("custom", "default"), upstream="random", seed=3, timeout=300
+    )
     [res] = engine.run([RunRequest(write_module("tf_half.py", TF_HALF), qualname, "tf", s)])
     assert res.status == "ok", res.error
     x0 = input_values(3, "x", (300000,)).astype(np.float32)
-    up = upstream_values(s, "out", (300000,)).astype(np_half)     # the upstream in out's dtype
+    up = upstream_values(s, "out", (300000,)).astype(np_half)  # the upstream in out's dtype
     got = res.tensor("out").value
     # IEEE round-to-nearest-even casts, as TF's Cast does; the Cast's gradient casts back.
     # bfloat16 reaches the host as float32, which holds every bfloat16 value exactly (numpy's
@@ -675,6 +761,7 @@ def test_what_a_worker_keeps_is_bounded_by_its_memory_limit():
     """A worker whose limit (GRADVIZ_WORKER_MEMORY) is low keeps a quarter of it, never the
     whole 512 MiB: the parent would kill it for memory the kept quick passes hold."""
     from gradviz.backends.kept import KEEP_MAX_BYTES, keep_bound
+
     assert keep_bound(1 << 30) == 256 << 20
     assert keep_bound(64 << 30) == KEEP_MAX_BYTES == 512 << 20
-    assert keep_bound(0) == KEEP_MAX_BYTES          # no limit set
+    assert keep_bound(0) == KEEP_MAX_BYTES  # no limit set

@@ -1,4 +1,5 @@
 """The figure formats are one table (plots.formats): the CLI, the dialogs and the writers read it."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,6 +11,7 @@ from gradviz.plots.formats import FIGURE_FORMATS, dialog_filter, suffixes_in_wor
 def test_every_format_has_its_writer_and_dialog_filter():
     from gradviz.qt import export_actions as EA
     from gradviz.qt.export.files import WRITERS
+
     assert set(WRITERS) == set(FIGURE_FORMATS)
     assert all(WRITERS[ext].SUFFIX == ext for ext in FIGURE_FORMATS)
     assert EA.IMAGE_FILTERS.split(";;") == [dialog_filter(ext) for ext in FIGURE_FORMATS]

@@ -1,5 +1,6 @@
 """Report and figure files get the mode a plain write would give (issue 11, item 13): a new file
 follows the umask, a replaced file keeps its mode; never mkstemp's private 0600 by accident."""
+
 import os
 import stat
 
@@ -27,6 +28,7 @@ def _write_all(folder):
     report.write_npz(folder / "r.npz", [r])
     report.write_csv(folder / "x.csv", r.tensor("x"))
     from gradviz.qt.export import save_grid
+
     save_grid([r], str(folder / "g.png"), comparisons=None)
     return ["r.json", "r.npz", "x.csv", "g.png"]
 
@@ -40,7 +42,7 @@ def test_new_files_follow_the_umask(qapp, tmp_path, umask):
     other.mkdir()
     for name in _write_all(other):
         assert _mode(other / name) == 0o640, name
-    assert not [p for p in os.listdir(tmp_path) if p.startswith(".")]   # no temp file left
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".")]  # no temp file left
 
 
 def test_replaced_files_keep_their_mode(qapp, tmp_path, umask):
@@ -51,4 +53,4 @@ def test_replaced_files_keep_their_mode(qapp, tmp_path, umask):
         os.chmod(tmp_path / name, (0o644, 0o664, 0o600, 0o640)[i])
     _write_all(tmp_path)
     assert [_mode(tmp_path / n) for n in names] == [0o644, 0o664, 0o600, 0o640]
-    assert (tmp_path / "r.json").read_text().startswith("{")           # really replaced
+    assert (tmp_path / "r.json").read_text().startswith("{")  # really replaced

@@ -1,5 +1,6 @@
 """A watched op file deleted and made again later is reloaded (issue 26, minor): its path left
 QFileSystemWatcher with the delete, and nothing watched for it to come back."""
+
 import pytest
 
 pytest.importorskip("pytestqt")
@@ -7,6 +8,7 @@ pytest.importorskip("pytestqt")
 
 def test_a_deleted_file_made_again_is_reported_changed(qtbot, tmp_path):
     from gradviz.qt.file_watcher import FileWatcher
+
     path = tmp_path / "ops.py"
     path.write_text("A = 1\n")
     watcher = FileWatcher(debounce_ms=50)

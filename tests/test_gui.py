@@ -1,5 +1,6 @@
 """The real window, offscreen, over the shared warm Engine: load, run, grid, table, cancel,
 crash, user errors, reload on change, settings, and no torch/tensorflow in the GUI process."""
+
 import os
 import sys
 
@@ -13,7 +14,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
-SCALE_SRC = '''
+SCALE_SRC = """
 import torch
 
 class Scale(torch.autograd.Function):
@@ -24,9 +25,9 @@ class Scale(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g * {factor}
-'''
+"""
 
-BAD_SRC = '''
+BAD_SRC = """
 import os
 import time
 import torch
@@ -70,7 +71,7 @@ class NanGrad(torch.autograd.Function):
         out[:3] = float("nan")
         out[5] = float("inf")
         return out
-'''
+"""
 
 
 def test_tutorials_run_fill_grid_and_table(qtbot, make_window, examples_dir):
@@ -90,7 +91,11 @@ def test_tutorials_run_fill_grid_and_table(qtbot, make_window, examples_dir):
     assert set(grid.rows) == {"x", "weights", "out"}
     for row in grid.rows.values():
         assert [(c.framework, c.mode) for c in row.cells] == [
-            ("torch", "default"), ("torch", "custom"), ("tf", "default"), ("tf", "custom")]
+            ("torch", "default"),
+            ("torch", "custom"),
+            ("tf", "default"),
+            ("tf", "custom"),
+        ]
     assert grid.plot_count() == 12
     # d loss / d x = weights: the custom curve is the weights' forward value, element by element
     r_torch = next(r for r in results if r.framework == "torch")
@@ -126,9 +131,11 @@ def test_views_ste_shape_histogram_heatmap_scatter(qtbot, make_window, examples_
     assert cells["custom"].data["counts"].sum() == 200
     np.testing.assert_array_equal(cells["custom"].data["edges"], cells["default"].data["edges"])
     grid.set_view("x", "scatter")
-    scatter = grid.rows["x"].cells[0]              # custom vs default, then custom vs numeric
+    scatter = grid.rows["x"].cells[0]  # custom vs default, then custom vs numeric
     assert scatter.mode == "custom~default" and scatter.data["n"] == 200
-    assert "heatmap" not in [grid.rows["x"].view_box.itemData(i) for i in range(grid.rows["x"].view_box.count())]
+    assert "heatmap" not in [
+        grid.rows["x"].view_box.itemData(i) for i in range(grid.rows["x"].view_box.count())
+    ]
 
     win.settings_panel.shape.setText("4x50")
     run_keys(qtbot, win, keys_of(win, "round_ste"))
@@ -140,28 +147,36 @@ def test_views_ste_shape_histogram_heatmap_scatter(qtbot, make_window, examples_
 
 def test_user_error_nan_and_absent_gradients(qtbot, make_window, write_module):
     path = write_module("bad_ops.py", BAD_SRC)
-    line = next(i for i, text in enumerate(BAD_SRC.splitlines(), 1) if "my backward is broken" in text)
+    line = next(
+        i for i, text in enumerate(BAD_SRC.splitlines(), 1) if "my backward is broken" in text
+    )
     win = make_window([path])
     results = run_keys(qtbot, win, [("torch", path, "Raises"), ("torch", path, "NanGrad")])
     raises = next(r for r in results if r.request.qualname == "Raises")
     # the custom mode raised: listed in diagnostics with the user's own file:line
     msgs = win.diagnostics.messages()
     assert any("my backward is broken" in m for m in msgs), msgs
-    wheres = [win.diagnostics.list.topLevelItem(i).data(3, 0x0100)
-              for i in range(win.diagnostics.list.topLevelItemCount())]
+    wheres = [
+        win.diagnostics.list.topLevelItem(i).data(3, 0x0100)
+        for i in range(win.diagnostics.list.topLevelItemCount())
+    ]
     assert f"{path}:{line}" in wheres
     win.tree.select_pair("Raises")
     custom = next(c for c in win.grid.rows["x"].cells if c.mode == "custom")
     assert not custom.has_data and "ValueError" in custom.message
     assert raises.mode_errors or raises.error
     # clicking a diagnostic copies its location
-    item = next(win.diagnostics.list.topLevelItem(i) for i in range(win.diagnostics.list.topLevelItemCount())
-                if win.diagnostics.list.topLevelItem(i).data(3, 0x0100) == f"{path}:{line}")
+    item = next(
+        win.diagnostics.list.topLevelItem(i)
+        for i in range(win.diagnostics.list.topLevelItemCount())
+        if win.diagnostics.list.topLevelItem(i).data(3, 0x0100) == f"{path}:{line}"
+    )
     win.tabs.setCurrentWidget(win.diagnostics)
     lst = win.diagnostics.list
     lst.scrollToItem(item)
     qtbot.mouseClick(lst.viewport(), Qt.LeftButton, pos=lst.visualItemRect(item).center())
     from PySide6.QtGui import QGuiApplication
+
     assert QGuiApplication.clipboard().text() == f"{path}:{line}"
 
     win.tree.select_pair("NanGrad")
@@ -178,7 +193,9 @@ def test_cancel_hanging_then_crash_then_run_again(qtbot, make_window, write_modu
     hang = ("torch", path, "Hangs")
     with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as blocker:
         assert win.run([hang])
-        qtbot.waitUntil(lambda: win.state.progress.states.get(hang) == "running", timeout=RUN_TIMEOUT_MS)
+        qtbot.waitUntil(
+            lambda: win.state.progress.states.get(hang) == "running", timeout=RUN_TIMEOUT_MS
+        )
         assert win.act_cancel.isEnabled() and not win.act_run.isEnabled()
         win.cancel()
     (res,) = blocker.args[0]
@@ -224,6 +241,7 @@ def test_settings_persist_and_devices_listed(qtbot, make_window, settings, examp
     assert not win.run()
     panel.shape.setText("3x7")
     from gradviz.qt.settings_panel import SettingsPanel
+
     again = SettingsPanel(settings)
     qtbot.addWidget(again)
     s = again.settings("torch")
@@ -239,7 +257,9 @@ def test_settings_persist_and_devices_listed(qtbot, make_window, settings, examp
             assert box.model().item(i).isEnabled() == bool(d["available"])
 
 
-def test_manual_pairing_and_gui_imports_no_framework(qtbot, make_window, examples_dir, write_module):
+def test_manual_pairing_and_gui_imports_no_framework(
+    qtbot, make_window, examples_dir, write_module
+):
     # Other tests of this session may import a framework in-process; the window must not add one.
     imported_before = {m for m in ("torch", "tensorflow", "jax") if m in sys.modules}
     tf_file = str(examples_dir / "tutorial_tf.py")
@@ -257,17 +277,26 @@ def test_manual_pairing_and_gui_imports_no_framework(qtbot, make_window, example
 
 def test_scripted_run_writes_screenshot(tmp_path, write_module):
     import subprocess
+
     path = write_module("scripted.py", SCALE_SRC.format(factor=2.0))
     png = tmp_path / "grid.png"
-    code = ("import sys; from gradviz.qt.app import main; c = main([sys.argv[1]], run=True, "
-            "screenshot=sys.argv[2]); print('FRAMEWORKS', 'torch' in sys.modules, "
-            "'tensorflow' in sys.modules, 'jax' in sys.modules); sys.exit(c)")
+    code = (
+        "import sys; from gradviz.qt.app import main; c = main([sys.argv[1]], run=True, "
+        "screenshot=sys.argv[2]); print('FRAMEWORKS', 'torch' in sys.modules, "
+        "'tensorflow' in sys.modules, 'jax' in sys.modules); sys.exit(c)"
+    )
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", GRADVIZ_SETTINGS=str(tmp_path / "s.ini"))
-    proc = subprocess.run([sys.executable, "-c", code, path, str(png)], capture_output=True,
-                          text=True, timeout=240, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, path, str(png)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "FRAMEWORKS False False False" in proc.stdout
     from PySide6.QtGui import QImage
+
     img = QImage(str(png))
     assert not img.isNull() and img.width() > 800 and img.height() > 500
 
@@ -299,18 +328,29 @@ def test_open_files_adds_recent_and_reloads(qtbot, make_window, settings, write_
 
 def _hand_made_result(n, fw="torch"):
     from gradviz.model import RunRequest, RunResult, RunSettings, TensorResult
+
     rng = np.random.default_rng(0)
     x = rng.standard_normal(n).astype(np.float32)
     custom = np.ones(n, dtype=np.float32)
     custom[[5, n // 2]] = np.nan
     custom[-1] = np.inf
-    t = TensorResult("x", "input", (n,), "float32", x, grads={"custom": custom, "default": np.zeros(n, np.float32)})
-    req = RunRequest("/nowhere/ops.py", "Big", fw, RunSettings(shape=(n,), modes=("default", "custom")))
+    t = TensorResult(
+        "x",
+        "input",
+        (n,),
+        "float32",
+        x,
+        grads={"custom": custom, "default": np.zeros(n, np.float32)},
+    )
+    req = RunRequest(
+        "/nowhere/ops.py", "Big", fw, RunSettings(shape=(n,), modes=("default", "custom"))
+    )
     return RunResult(req, None, device="cpu", tensors=(t,))
 
 
 def test_grid_decimates_a_million_elements_and_marks_nonfinite(qtbot):
     from gradviz.qt.grid import GridView
+
     grid = GridView()
     qtbot.addWidget(grid)
     n = 1_000_000
@@ -335,8 +375,11 @@ def test_diagnostics_panel_names_traps_with_fix_and_line(qtbot, make_window, exa
     assert any(m.startswith("[GV101-grad-count]") for m in msgs), msgs
     assert any(m.startswith("[GV605-inplace-no-mark-dirty]") for m in msgs), msgs
     src = (examples_dir / "traps_torch.py").read_text().splitlines()
-    items = [win.diagnostics.list.topLevelItem(i) for i in range(win.diagnostics.list.topLevelItemCount())]
+    items = [
+        win.diagnostics.list.topLevelItem(i)
+        for i in range(win.diagnostics.list.topLevelItemCount())
+    ]
     gv101 = next(i for i in items if i.text(2).startswith("[GV101"))
     line = int(gv101.data(3, 0x0100).rpartition(":")[2])
-    assert "return" in src[line - 1]                       # the backward's return, in the user's file
+    assert "return" in src[line - 1]  # the backward's return, in the user's file
     assert "fix:" in gv101.toolTip(2)

@@ -1,4 +1,5 @@
 """Help ▸ About and the window icon, on the real window over the shared warm Engine."""
+
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
@@ -35,10 +36,10 @@ def _open_about(win) -> QMessageBox:
 def test_about_names_gradviz_qt_and_the_workers_framework_versions(qtbot, engine, tmp_path):
     from PySide6 import __version__ as pyside_version
     from PySide6.QtCore import qVersion
+
     for w in engine.workers.values():
         w.wait_ready(120)
-    win = MainWindow([], engine=engine,
-                     qsettings=SettingsFile(str(tmp_path / "s.ini")))
+    win = MainWindow([], engine=engine, qsettings=SettingsFile(str(tmp_path / "s.ini")))
     qtbot.addWidget(win)
     win.show()
     assert not win.windowIcon().isNull()
@@ -61,8 +62,11 @@ def test_about_names_gradviz_qt_and_the_workers_framework_versions(qtbot, engine
 def test_about_says_why_a_framework_has_no_version():
     from gradviz.engine.worker import WorkerState
     from gradviz.qt.about import about_text
-    states = {"torch": WorkerState("torch", "starting"),
-              "tf": WorkerState("tf", "failed", detail="ModuleNotFoundError: tensorflow")}
+
+    states = {
+        "torch": WorkerState("torch", "starting"),
+        "tf": WorkerState("tf", "failed", detail="ModuleNotFoundError: tensorflow"),
+    }
     lines = about_text(("torch", "tf"), states).splitlines()
     assert "PyTorch: loading…" in lines
     assert "TensorFlow: not available (ModuleNotFoundError: tensorflow)" in lines

@@ -2,13 +2,14 @@
 and keeps a worker whose op was only cancelled (the next run does not import the framework
 again). Esc right after Ctrl+R froze the window once, then drew stray top-level windows, and
 the cancel replaced both workers."""
+
 import time
 
 from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
-HANG_SRC = '''
+HANG_SRC = """
 import torch
 
 
@@ -22,9 +23,9 @@ class Hangs(torch.autograd.Function):
         open({marker!r}, "w").close()
         while True:
             pass
-'''
+"""
 
-GOOD_SRC = '''
+GOOD_SRC = """
 import torch
 
 
@@ -36,18 +37,25 @@ class Doubles(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return 2 * g
-'''
+"""
 
 
 def _shown_windows(win):
-    return [w for w in QApplication.topLevelWidgets()
-            if w.isVisible() and w is not win and w.isWindow() and
-            not w.inherits("QMenu") and not w.inherits("QToolTip") and
-            w.windowType() not in (Qt.WindowType.ToolTip, Qt.WindowType.Popup)]
+    return [
+        w
+        for w in QApplication.topLevelWidgets()
+        if w.isVisible()
+        and w is not win
+        and w.isWindow()
+        and not w.inherits("QMenu")
+        and not w.inherits("QToolTip")
+        and w.windowType() not in (Qt.WindowType.ToolTip, Qt.WindowType.Popup)
+    ]
 
 
 def test_cancel_of_a_running_op_returns_at_once_and_keeps_the_worker(
-        qtbot, make_window, write_module, tmp_path, engine):
+    qtbot, make_window, write_module, tmp_path, engine
+):
     marker = tmp_path / "in_the_loop"
     hang = write_module("hangs_torch.py", HANG_SRC.format(marker=str(marker)))
     good = write_module("doubles_torch.py", GOOD_SRC)
@@ -72,7 +80,9 @@ def test_cancel_of_a_running_op_returns_at_once_and_keeps_the_worker(
     # an unwind quicker than the timer's first tick proves nothing either way; one that took
     # a second with no tick means the GUI thread was held while it went on
     unwound = ended[0] - returned
-    assert ticks or unwound < 1.0, f"the GUI thread ran no timer in the {unwound:.1f} s the cancel unwound"
+    assert ticks or unwound < 1.0, (
+        f"the GUI thread ran no timer in the {unwound:.1f} s the cancel unwound"
+    )
     assert [r.error.kind for r in done.args[0]] == ["cancelled", "cancelled"]
     assert "its torch worker was kept" in done.args[0][0].error.message
     assert worker.pid() == pid and worker.status.starts == starts
@@ -85,7 +95,8 @@ def test_cancel_of_a_running_op_returns_at_once_and_keeps_the_worker(
 
 
 def test_esc_right_after_ctrl_r_cancels_the_run_and_keeps_the_window_whole(
-        qtbot, make_window, write_module, tmp_path, engine):
+    qtbot, make_window, write_module, tmp_path, engine
+):
     marker = tmp_path / "in_the_loop"
     hang = write_module("hangs_torch.py", HANG_SRC.format(marker=str(marker)))
     win = make_window([hang], {"run/modes": "default,custom"})

@@ -2,6 +2,7 @@
 numeric pass is then cancelled (Cancel all) or skipped (Skip this op) keeps custom and default in
 the grid; the numeric column, the Numbers table, Diagnostics and the JSON export say numeric was
 cancelled, and the op keeps the cancelled mark: custom ≈ default without numeric is no green ✓."""
+
 import pytest
 
 pytest.importorskip("pytestqt")
@@ -15,7 +16,7 @@ pytestmark = pytest.mark.gui
 
 
 # The numeric pass runs the op in float64 (the quick pass in float32): there it hangs.
-OPS_SRC = '''
+OPS_SRC = """
 import time
 import torch
 
@@ -38,15 +39,21 @@ class Right(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g * 3.0
-'''
+"""
 
 
 def _numeric_pass_running(qtbot, win, key):
     """Wait until `key`'s partial result is drawn and its worker runs its numeric pass."""
-    qtbot.waitUntil(lambda: win.state.results.stage(key) == PARTIAL
-                    and win.state.in_flight() == [key] and "x" in win.grid.rows
-                    and win.grid.rows["x"].cells and any(c.has_data for c in win.grid.rows["x"].cells),
-                    timeout=RUN_TIMEOUT_MS)
+    qtbot.waitUntil(
+        lambda: (
+            win.state.results.stage(key) == PARTIAL
+            and win.state.in_flight() == [key]
+            and "x" in win.grid.rows
+            and win.grid.rows["x"].cells
+            and any(c.has_data for c in win.grid.rows["x"].cells)
+        ),
+        timeout=RUN_TIMEOUT_MS,
+    )
 
 
 def _assert_kept_with_numeric_cancelled(win, key, why):
@@ -66,7 +73,10 @@ def _assert_kept_with_numeric_cancelled(win, key, why):
     assert torch_cell(win, "x", "custom").has_data and torch_cell(win, "x", "default").has_data
     numeric = torch_cell(win, "x", "numeric")
     assert not numeric.has_data and not numeric.slot.waiting()
-    assert numeric.message == f"numeric: the numeric pass was {why} before it finished (▶ Run computes it)"
+    assert (
+        numeric.message
+        == f"numeric: the numeric pass was {why} before it finished (▶ Run computes it)"
+    )
     assert "torch: match, numeric cancelled" in win.grid.rows["x"].verdicts.text()
     assert "torch: match<" not in win.grid.rows["x"].verdicts.text()
     # the Numbers table
@@ -79,12 +89,15 @@ def _assert_kept_with_numeric_cancelled(win, key, why):
     entries = [p for p in win.diagnostics.entries() if p.key == key]
     cancelled = [p for p in entries if "numeric" in p.op]
     assert len(cancelled) == 1 and cancelled[0].severity == "info"
-    assert cancelled[0].message.startswith(f"numeric: the numeric pass was {why} before it finished")
+    assert cancelled[0].message.startswith(
+        f"numeric: the numeric pass was {why} before it finished"
+    )
     assert not [p for p in entries if p.severity == "error"]
 
 
-def test_cancel_all_in_the_numeric_pass_keeps_custom_and_default(qtbot, make_window, write_module,
-                                                                 tmp_path, monkeypatch):
+def test_cancel_all_in_the_numeric_pass_keeps_custom_and_default(
+    qtbot, make_window, write_module, tmp_path, monkeypatch
+):
     path = write_module("ops.py", OPS_SRC)
     win = make_window([path], {"run/modes": "default,custom,numeric", "run/timeout": 90})
     key = ("torch", path, "SlowNumeric")
@@ -106,12 +119,16 @@ def test_cancel_all_in_the_numeric_pass_keeps_custom_and_default(qtbot, make_win
     assert x["stats"]["numeric"]["cancelled"] is True and x["stats"]["custom"]["min"] == 2.0
     assert "custom is not checked against numeric" in x["explanation"]
     assert x["numeric_unchecked"] is True
-    assert data["summary"]["numeric_unchecked"] == sum(
-        t["verdict"] in ("match", "surrogate") for t in op["tensors"]) > 0
+    assert (
+        data["summary"]["numeric_unchecked"]
+        == sum(t["verdict"] in ("match", "surrogate") for t in op["tensors"])
+        > 0
+    )
 
 
-def test_skip_in_the_numeric_pass_keeps_custom_and_default_and_goes_on(qtbot, make_window,
-                                                                       write_module):
+def test_skip_in_the_numeric_pass_keeps_custom_and_default_and_goes_on(
+    qtbot, make_window, write_module
+):
     path = write_module("ops.py", OPS_SRC)
     win = make_window([path], {"run/modes": "default,custom,numeric", "run/timeout": 90})
     slow, right = ("torch", path, "SlowNumeric"), ("torch", path, "Right")
@@ -122,7 +139,7 @@ def test_skip_in_the_numeric_pass_keeps_custom_and_default_and_goes_on(qtbot, ma
         win.act_skip.trigger()
     by_name = {r.request.qualname: r for r in done.args[0]}
     assert by_name["SlowNumeric"].numeric_cancelled
-    ok = by_name["Right"]                               # the queue went on, numeric and all
+    ok = by_name["Right"]  # the queue went on, numeric and all
     assert ok.status == "ok" and not ok.numeric_cancelled
     np.testing.assert_allclose(ok.tensor("x").grads["numeric"], 3.0, rtol=1e-6)
     assert win.state.op_mark(right) == "match"

@@ -1,6 +1,7 @@
 """A failed contract check's finding (GV7xx) in the real window (issue 27): it joins the op's
 analysis when the checks come back, so Diagnostics lists it once, the op tree's tooltip names
 it, and the window's whole-run JSON export holds it as `gradviz run --checks ... --json` does."""
+
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,10 @@ ONCE = "GV701-double-backward-once"
 
 
 def test_a_failed_checks_finding_reaches_the_analysis_the_tree_and_the_export(
-        qtbot, make_window, tmp_path, monkeypatch):
+    qtbot, make_window, tmp_path, monkeypatch
+):
     from gradviz.cli import main
+
     win = make_window([str(OPS)], {"run/modes": "default,custom,numeric"})
     win.settings_panel.checks["double_backward"].setChecked(True)
     key = ("torch", str(OPS), "CubeOnce")
@@ -35,13 +38,27 @@ def test_a_failed_checks_finding_reaches_the_analysis_the_tree_and_the_export(
 
     fake = FakeDialogs([str(tmp_path / "window.json")])
     monkeypatch.setattr(EA, "dialogs", fake)
-    menu_action = next(a for a in _export_menu(win).actions()
-                       if a.text() == "Whole run as JSON report…")
+    menu_action = next(
+        a for a in _export_menu(win).actions() if a.text() == "Whole run as JSON report…"
+    )
     menu_action.trigger()
     assert not fake.errors
     window = report.read_json(str(tmp_path / "window.json"))
-    main(["run", str(OPS), "--op", "CubeOnce", "--framework", "torch", "--checks",
-          "double_backward", "--json", str(tmp_path / "cli.json"), "--quiet"])
+    main(
+        [
+            "run",
+            str(OPS),
+            "--op",
+            "CubeOnce",
+            "--framework",
+            "torch",
+            "--checks",
+            "double_backward",
+            "--json",
+            str(tmp_path / "cli.json"),
+            "--quiet",
+        ]
+    )
     cli = report.read_json(str(tmp_path / "cli.json"))
     [w_op] = [op for op in window["ops"] if op["qualname"] == "CubeOnce"]
     [c_op] = [op for op in cli["ops"] if op["qualname"] == "CubeOnce"]
@@ -51,6 +68,7 @@ def test_a_failed_checks_finding_reaches_the_analysis_the_tree_and_the_export(
 
 def _export_menu(win):
     from PySide6.QtWidgets import QMenu
+
     menu = QMenu(win)
     EA.install(win.exports, menu)
     return menu

@@ -3,6 +3,7 @@ real workers: an op whose plain run raised reads "not run" with its error (it re
 after the run), a cancel leaves "cancelled" cells, a count that agrees with them and a detail
 pane of this run (it read "(9 failed)" over pending cells and an old pass), a later run without
 checks empties its rows, and a failed check changes the op's mark in the tree."""
+
 import threading
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 
 OPS = Path(__file__).resolve().parent / "corpus" / "checks" / "torch_ops.py"
 
-RAISES_SRC = '''
+RAISES_SRC = """
 import torch
 
 
@@ -23,7 +24,7 @@ class Raises(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         raise ValueError("my backward is broken")
-'''
+"""
 
 
 def key(name, path=OPS):
@@ -48,8 +49,10 @@ def _run(qtbot, window, keys):
 @pytest.fixture
 def window(make_window, write_module):
     raises = write_module("raises_torch.py", RAISES_SRC)
-    win = make_window([str(OPS), raises], {"run/modes": "default,custom",
-                                          "run/checks": "double_backward,precision"})
+    win = make_window(
+        [str(OPS), raises],
+        {"run/modes": "default,custom", "run/checks": "double_backward,precision"},
+    )
     win.raises = raises
     return win
 
@@ -73,8 +76,7 @@ def test_a_failed_check_marks_the_op_and_a_raised_run_reads_not_run(qtbot, windo
     assert _cells_agree(window) == 1
 
 
-def test_cancel_and_a_run_without_checks_leave_no_stale_cells(qtbot, window, engine,
-                                                               monkeypatch):
+def test_cancel_and_a_run_without_checks_leave_no_stale_cells(qtbot, window, engine, monkeypatch):
     m = window.checks_matrix
     keys = [key("Cube"), key("CubeOnce")]
     _run(qtbot, window, keys)

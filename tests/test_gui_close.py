@@ -1,5 +1,6 @@
 """Closing the window mid-run: the run is cancelled, every thread the window started is joined
 and its own engine's worker process is gone (a window with its own engine, as the app runs)."""
+
 import os
 import threading
 
@@ -7,7 +8,7 @@ from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 
 from gradviz.app.settings_file import SettingsFile
 
-HANGS_SRC = '''
+HANGS_SRC = """
 import time
 import torch
 
@@ -20,7 +21,7 @@ class Hangs(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g
-'''
+"""
 
 
 def _gone(pid: int) -> bool:
@@ -33,16 +34,26 @@ def _gone(pid: int) -> bool:
 
 
 def _window_threads():
-    return [t.name for t in threading.enumerate()
-            if t.name.startswith(("gradviz-run", "gradviz-load", "gradviz-devices",
-                                  "gradviz-analyze", "gradviz-gui-parity"))]
+    return [
+        t.name
+        for t in threading.enumerate()
+        if t.name.startswith(
+            (
+                "gradviz-run",
+                "gradviz-load",
+                "gradviz-devices",
+                "gradviz-analyze",
+                "gradviz-gui-parity",
+            )
+        )
+    ]
 
 
 def test_closing_mid_run_leaves_no_thread_and_no_worker(qtbot, tmp_path, write_module):
     from gradviz.qt.main_window import MainWindow
+
     path = write_module("hangs.py", HANGS_SRC)
-    win = MainWindow([path], qsettings=SettingsFile(str(tmp_path / "g.ini")),
-                     frameworks=("torch",))
+    win = MainWindow([path], qsettings=SettingsFile(str(tmp_path / "g.ini")), frameworks=("torch",))
     qtbot.addWidget(win)
     win.show()
     with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
@@ -54,10 +65,10 @@ def test_closing_mid_run_leaves_no_thread_and_no_worker(qtbot, tmp_path, write_m
     worker = win.bridge.engine.workers["torch"]
     qtbot.waitUntil(lambda: worker.pid() != 0, timeout=RUN_TIMEOUT_MS)
     pid = worker.pid()
-    assert _window_threads()                         # the run task is under way
+    assert _window_threads()  # the run task is under way
     win.close()
     assert _window_threads() == []
     assert win.bridge.tasks.live() == []
     assert _gone(pid), f"worker {pid} still running"
-    assert not win.bridge.run([])                    # closed: nothing new starts
+    assert not win.bridge.run([])  # closed: nothing new starts
     assert os.path.exists(path)

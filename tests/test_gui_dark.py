@@ -2,6 +2,7 @@
 and style switch live and come back, every panel's own colours (tree marks, table tints, entries,
 checks, row headers, cell notes, the hover readout, the flow chart) read at WCAG's 4.5:1 on what
 they are drawn on, and exports stay light."""
+
 import re
 import xml.etree.ElementTree as ET
 
@@ -23,9 +24,20 @@ from gradviz.qt.theme import SURFACES, figure_ink  # noqa: E402
 
 pytestmark = pytest.mark.gui
 SVG_NS = "{http://www.w3.org/2000/svg}"
-ROLES = ("Window", "WindowText", "Base", "AlternateBase", "Text", "Button", "ButtonText",
-         "Highlight", "HighlightedText", "ToolTipBase", "ToolTipText")
-READABLE = 4.5                      # WCAG AA for text
+ROLES = (
+    "Window",
+    "WindowText",
+    "Base",
+    "AlternateBase",
+    "Text",
+    "Button",
+    "ButtonText",
+    "Highlight",
+    "HighlightedText",
+    "ToolTipBase",
+    "ToolTipText",
+)
+READABLE = 4.5  # WCAG AA for text
 
 
 def role(pal, name: str) -> str:
@@ -62,66 +74,96 @@ def shown(qtbot, make_window, settings, examples_dir):
     """round_ste in both frameworks, all modes: TF's default has no gradient (a note in its
     cells), the verdicts differ (surrogate, broken), so there are tints and marks to read."""
     settings.setValue("run/modes", "default,custom,numeric")
-    win = make_window([str(examples_dir / "tutorial_torch.py"), str(examples_dir / "tutorial_tf.py")])
+    win = make_window(
+        [str(examples_dir / "tutorial_torch.py"), str(examples_dir / "tutorial_tf.py")]
+    )
     results = run_keys(qtbot, win, keys_of(win, "round_ste"))
     assert sorted(r.status for r in results) == ["ok", "ok"]
     win.tree.select_pair("round_ste")
     win.show_pair("round_ste")
     qtbot.waitUntil(lambda: any(c.has_data for r in win.grid.rows.values() for c in r.cells))
     yield win
-    win.set_theme("follow desktop")          # the palette and pyqtgraph's defaults are global
+    win.set_theme("follow desktop")  # the palette and pyqtgraph's defaults are global
     win.set_color_scheme(Qt.ColorScheme.Light)
 
 
 def test_dark_theme_darkens_every_panel_and_light_restores_the_start(qtbot, shown):
     app = QApplication.instance()
     start, start_style = app_colors(), app.style().name()
-    shown.theme_actions["dark"].trigger()               # View > Theme: dark
+    shown.theme_actions["dark"].trigger()  # View > Theme: dark
     colors = app_colors()
     for r in ("Window", "Base", "AlternateBase", "Button", "ToolTipBase"):
         assert is_dark(colors[r]), (r, colors[r])
-    for fg, bg in (("WindowText", "Window"), ("Text", "Base"), ("Text", "AlternateBase"),
-                   ("ButtonText", "Button"), ("HighlightedText", "Highlight"),
-                   ("ToolTipText", "ToolTipBase")):
+    for fg, bg in (
+        ("WindowText", "Window"),
+        ("Text", "Base"),
+        ("Text", "AlternateBase"),
+        ("ButtonText", "Button"),
+        ("HighlightedText", "Highlight"),
+        ("ToolTipText", "ToolTipBase"),
+    ):
         assert contrast_ratio(colors[fg], colors[bg]) >= READABLE, (fg, bg)
     assert contrast_ratio(colors["Text"], colors["Base"]) >= 7
     assert app.style().name().lower() == "fusion"
     # the panels themselves inherit it (Qt posts the change to each widget): op tree, settings,
     # tables, entries, detail, log, bars, menus, the grid's scroll area and a row's view combo
     row = next(iter(shown.grid.rows.values()))
-    parts = [shown.tree, shown.settings_panel.shape, shown.numbers.table, shown.numbers.parity,
-             shown.diagnostics.list, shown.diagnostics.detail, shown.checks_matrix.table, shown.log,
-             shown.statusBar(), shown.menuBar(), shown.view_menu, shown.grid.viewport(), row.view_box,
-             shown.op_filter, shown.tabs, shown.pair_label, shown.grid.header]
-    qtbot.waitUntil(lambda: all(is_dark(w.palette().color(w.backgroundRole()).name()) for w in parts))
+    parts = [
+        shown.tree,
+        shown.settings_panel.shape,
+        shown.numbers.table,
+        shown.numbers.parity,
+        shown.diagnostics.list,
+        shown.diagnostics.detail,
+        shown.checks_matrix.table,
+        shown.log,
+        shown.statusBar(),
+        shown.menuBar(),
+        shown.view_menu,
+        shown.grid.viewport(),
+        row.view_box,
+        shown.op_filter,
+        shown.tabs,
+        shown.pair_label,
+        shown.grid.header,
+    ]
+    qtbot.waitUntil(
+        lambda: all(is_dark(w.palette().color(w.backgroundRole()).name()) for w in parts)
+    )
     for w in parts:
         bg = w.palette().color(w.backgroundRole()).name()
         fg = w.palette().color(w.foregroundRole()).name()
         assert is_dark(bg) and contrast_ratio(fg, bg) >= 7, (type(w).__name__, bg, fg)
     # every label too, style sheet or not (one with padding kept the light palette)
     from PySide6.QtWidgets import QLabel
+
     labels = [w for w in shown.findChildren(QLabel) if w.isVisible()]
-    light = [(w.objectName() or type(w).__name__, w.text()[:30]) for w in labels
-             if not is_dark(w.palette().color(w.backgroundRole()).name())]
+    light = [
+        (w.objectName() or type(w).__name__, w.text()[:30])
+        for w in labels
+        if not is_dark(w.palette().color(w.backgroundRole()).name())
+    ]
     assert labels and not light, light
     # and so does what the screen shows: the window grabbed is mostly dark pixels
     assert light_share(shown.grab().toImage()) < 0.1
 
     shown.theme_actions["light"].trigger()
     assert app_colors() == start and app.style().name() == start_style
-    qtbot.waitUntil(lambda: not any(is_dark(w.palette().color(w.backgroundRole()).name()) for w in parts))
+    qtbot.waitUntil(
+        lambda: not any(is_dark(w.palette().color(w.backgroundRole()).name()) for w in parts)
+    )
     assert light_share(shown.grab().toImage()) > 0.5
 
 
 def test_dark_mode_follows_the_desktop_and_the_choice_beats_it(qtbot, shown):
     start = app_colors()
-    shown.set_color_scheme(Qt.ColorScheme.Dark)         # the desktop turned dark
+    shown.set_color_scheme(Qt.ColorScheme.Dark)  # the desktop turned dark
     assert is_dark(app_colors()["Window"]) and shown.plot_scheme == "dark"
-    shown.set_color_scheme(Qt.ColorScheme.Light)        # and light again
+    shown.set_color_scheme(Qt.ColorScheme.Light)  # and light again
     assert app_colors() == start
     shown.set_color_scheme(Qt.ColorScheme.Dark)
-    shown.theme_actions["light"].trigger()              # light chosen on a dark desktop: its own
-    colors = app_colors()                               # light palette, not the desktop's
+    shown.theme_actions["light"].trigger()  # light chosen on a dark desktop: its own
+    colors = app_colors()  # light palette, not the desktop's
     assert not is_dark(colors["Window"]) and colors["Base"] == "#ffffff"
     assert contrast_ratio(colors["Text"], colors["Base"]) >= 7
     shown.theme_actions["follow desktop"].trigger()
@@ -132,14 +174,21 @@ def test_dark_mode_follows_the_desktop_and_the_choice_beats_it(qtbot, shown):
 
 def _items(tree_or_table):
     if hasattr(tree_or_table, "topLevelItemCount"):
-        out, todo = [], [tree_or_table.topLevelItem(i) for i in range(tree_or_table.topLevelItemCount())]
+        out, todo = (
+            [],
+            [tree_or_table.topLevelItem(i) for i in range(tree_or_table.topLevelItemCount())],
+        )
         while todo:
             item = todo.pop()
             out.append(item)
             todo += [item.child(i) for i in range(item.childCount())]
         return out
-    return [tree_or_table.item(r, c) for r in range(tree_or_table.rowCount())
-            for c in range(tree_or_table.columnCount()) if tree_or_table.item(r, c) is not None]
+    return [
+        tree_or_table.item(r, c)
+        for r in range(tree_or_table.rowCount())
+        for c in range(tree_or_table.columnCount())
+        if tree_or_table.item(r, c) is not None
+    ]
 
 
 def _readable_items(widget, columns=None) -> int:
@@ -148,14 +197,17 @@ def _readable_items(widget, columns=None) -> int:
     pal, seen = widget.palette(), 0
     bases = [role(pal, "Base"), role(pal, "AlternateBase")]
     for item in _items(widget):
-        for c in (columns if columns is not None else [None]):
+        for c in columns if columns is not None else [None]:
             fg_brush = item.foreground(c) if c is not None else item.foreground()
             bg_brush = item.background(c) if c is not None else item.background()
             fg = fg_brush.color().name() if fg_brush.style() != Qt.NoBrush else role(pal, "Text")
             backs = [bg_brush.color().name()] if bg_brush.style() != Qt.NoBrush else bases
             for bg in backs:
-                assert contrast_ratio(fg, bg) >= READABLE, (item.text(c) if c is not None else item.text(),
-                                                            fg, bg)
+                assert contrast_ratio(fg, bg) >= READABLE, (
+                    item.text(c) if c is not None else item.text(),
+                    fg,
+                    bg,
+                )
             seen += fg_brush.style() != Qt.NoBrush or bg_brush.style() != Qt.NoBrush
     return seen
 
@@ -163,9 +215,15 @@ def _readable_items(widget, columns=None) -> int:
 def test_every_coloured_entry_reads_in_dark(qtbot, shown):
     win = shown
     key = keys_of(win, "round_ste")[0]
-    win.checks_matrix.set_checks(key, "round_ste (torch)", [
-        CheckResult("double_backward", "pass", "agrees"), CheckResult("autocast", "fail", "differs"),
-        CheckResult("vmap", "skip", "not applicable")])
+    win.checks_matrix.set_checks(
+        key,
+        "round_ste (torch)",
+        [
+            CheckResult("double_backward", "pass", "agrees"),
+            CheckResult("autocast", "fail", "differs"),
+            CheckResult("vmap", "skip", "not applicable"),
+        ],
+    )
     win.checks_matrix.set_pending([(keys_of(win, "round_ste")[1], "round_ste (tf)")], {"vmap"})
     for sev in ("error", "warning", "info"):
         win.diagnostics.add(sev, "round_ste", f"a {sev} entry")
@@ -174,11 +232,20 @@ def test_every_coloured_entry_reads_in_dark(qtbot, shown):
     assert light_tint == VERDICT_TINT[win.numbers.verdicts[0]]
 
     win.set_theme("dark")
-    qtbot.waitUntil(lambda: all(is_dark(w.palette().color(QPalette.ColorRole.Base).name()) for w in
-                                (win.tree, win.numbers.table, win.numbers.parity, win.diagnostics.list,
-                                 win.checks_matrix.table)))
-    assert _readable_items(win.tree, columns=range(4)) >= 4        # frameworks and marks
-    assert _readable_items(win.numbers.table) >= 10                 # tinted by verdict
+    qtbot.waitUntil(
+        lambda: all(
+            is_dark(w.palette().color(QPalette.ColorRole.Base).name())
+            for w in (
+                win.tree,
+                win.numbers.table,
+                win.numbers.parity,
+                win.diagnostics.list,
+                win.checks_matrix.table,
+            )
+        )
+    )
+    assert _readable_items(win.tree, columns=range(4)) >= 4  # frameworks and marks
+    assert _readable_items(win.numbers.table) >= 10  # tinted by verdict
     assert _readable_items(win.numbers.parity) >= 1
     assert _readable_items(win.diagnostics.list, columns=range(4)) >= 3
     assert _readable_items(win.checks_matrix.table) >= 4
@@ -194,11 +261,16 @@ def test_every_coloured_entry_reads_in_dark(qtbot, shown):
         if row.title.styleSheet():
             assert contrast_ratio(css_color(row.title.styleSheet()), window_bg) >= READABLE
         assert contrast_ratio(css_color(row.info.styleSheet()), window_bg) >= READABLE
-    for label in list(win.workers.labels.values()) + [win.settings_panel.graph_help, win.settings_panel.problem]:
+    for label in list(win.workers.labels.values()) + [
+        win.settings_panel.graph_help,
+        win.settings_panel.problem,
+    ]:
         assert contrast_ratio(css_color(label.styleSheet()), window_bg) >= READABLE
     marks = 0
-    for color, text in re.findall(r"color:\s*(#\w{6})'>([^<]*)<", win.grid.header.text() + win.pair_label.text()):
-        if text in ("●", "╌╌", "━━"):                    # legend marks: lines and dots, 3:1
+    for color, text in re.findall(
+        r"color:\s*(#\w{6})'>([^<]*)<", win.grid.header.text() + win.pair_label.text()
+    ):
+        if text in ("●", "╌╌", "━━"):  # legend marks: lines and dots, 3:1
             assert contrast_ratio(color, window_bg) >= 3, (text, color)
             marks += 1
         else:
@@ -215,11 +287,13 @@ def test_every_coloured_entry_reads_in_dark(qtbot, shown):
                 bg = empty_bg if label is cell.slot.message_item else plot_bg
                 if label is cell.slot.message_item:
                     assert cell.slot.vb.background.brush().color().name() == empty_bg
-                assert contrast_ratio(label.color.name(), bg) >= READABLE, label.textItem.toPlainText()
+                assert contrast_ratio(label.color.name(), bg) >= READABLE, (
+                    label.textItem.toPlainText()
+                )
                 notes += 1
     assert notes >= 2, "no note drawn in any cell"
 
-    win.set_theme("light")                                          # and back, live
+    win.set_theme("light")  # and back, live
     assert win.numbers.table.item(0, 2).background().color().name() == light_tint
     for row in win.grid.rows.values():
         backs = re.findall(r"background:(#\w{6})", row.verdicts.text())
@@ -231,12 +305,16 @@ def test_hover_readout_reads_in_dark(qtbot, shown):
     row = shown.grid.rows["x"]
     cell = next(c for c in row.cells if (c.framework, c.mode) == ("torch", "custom"))
     # the switch drew the plots again: hover once their ranges are laid out
-    qtbot.waitUntil(lambda: cell.slot.vb.width() > 50 and cell.slot.vb.viewRange()[0][1] >= cell.data["n"] - 1)
+    qtbot.waitUntil(
+        lambda: cell.slot.vb.width() > 50 and cell.slot.vb.viewRange()[0][1] >= cell.data["n"] - 1
+    )
     scene = cell.slot.vb.mapViewToScene(QPointF(7.3, 0.5))
     pos = row.canvas.mapFromScene(scene)
     qtbot.mouseMove(row.canvas.viewport(), QPoint(pos.x(), pos.y()))
     # about x[7]: at ~0.6 px per element the pixel may land on a neighbour
-    qtbot.waitUntil(lambda: re.match(r"x\[\d\] \(#\d\): default 0 · custom 1", row.readout.text) is not None)
+    qtbot.waitUntil(
+        lambda: re.match(r"x\[\d\] \(#\d\): default 0 · custom 1", row.readout.text) is not None
+    )
     label = row.readout.label
     fill = label.fill.color()
     assert fill.alpha() >= 220 and is_dark(fill.name())
@@ -251,14 +329,25 @@ def test_dark_window_exports_a_light_figure(qtbot, shown, tmp_path):
     assert path and not dlg.errors
     root = ET.parse(path).getroot()
     text_fills = {(t.get("fill") or "").lower() for t in root.iter(SVG_NS + "text")}
-    assert text_fills and all(not f or is_dark(f) or f in {c.lower() for c in MODE_COLORS.values()}
-                              or contrast_ratio(f, "#ffffff") >= 3 for f in text_fills), text_fills
+    assert text_fills and all(
+        not f
+        or is_dark(f)
+        or f in {c.lower() for c in MODE_COLORS.values()}
+        or contrast_ratio(f, "#ffffff") >= 3
+        for f in text_fills
+    ), text_fills
     fills = {(e.get("fill") or "").lower() for e in root.iter() if e.get("fill")}
-    dark_surfaces = {PLOT_SCHEMES["dark"]["background"], SURFACES["dark"]["empty"],
-                     SURFACES["dark"]["base"], SURFACES["dark"]["window"]}
+    dark_surfaces = {
+        PLOT_SCHEMES["dark"]["background"],
+        SURFACES["dark"]["empty"],
+        SURFACES["dark"]["base"],
+        SURFACES["dark"]["window"],
+    }
     assert "#ffffff" in fills and not fills & dark_surfaces, fills
     # the titles are drawn in the light scheme's mode colours, whatever the window shows
-    titles = {(t.text or "").strip(): (t.get("fill") or "").lower() for t in root.iter(SVG_NS + "text")}
+    titles = {
+        (t.text or "").strip(): (t.get("fill") or "").lower() for t in root.iter(SVG_NS + "text")
+    }
     assert titles["torch · default"] == MODE_COLORS["default"]
 
 
@@ -293,8 +382,9 @@ def test_flow_chart_is_dark_in_the_window_and_light_in_files(qtbot, make_window,
 def test_a_window_opened_in_dark_is_dark_from_its_first_paint(qtbot, engine, tmp_path):
     from gradviz.app.settings_file import SettingsFile
     from gradviz.qt.main_window import MainWindow
+
     qs = SettingsFile(str(tmp_path / "gradviz.ini"))
-    qs.setValue("view/theme", "dark")                   # saved by the last session
+    qs.setValue("view/theme", "dark")  # saved by the last session
     win = MainWindow([], engine=engine, qsettings=qs)
     qtbot.addWidget(win)
     try:
@@ -307,9 +397,14 @@ def test_a_window_opened_in_dark_is_dark_from_its_first_paint(qtbot, engine, tmp
         # the pair's header above the grid (a style sheet with padding kept the light palette)
         header = win.pair_label.palette()
         assert is_dark(header.color(win.pair_label.backgroundRole()).name())
-        assert contrast_ratio(header.color(win.pair_label.foregroundRole()).name(),
-                              header.color(win.pair_label.backgroundRole()).name()) >= 7
-        win.set_theme("light")                          # and the same parts come back light
+        assert (
+            contrast_ratio(
+                header.color(win.pair_label.foregroundRole()).name(),
+                header.color(win.pair_label.backgroundRole()).name(),
+            )
+            >= 7
+        )
+        win.set_theme("light")  # and the same parts come back light
         assert css_color(win.settings_panel.graph_help.styleSheet()) == SURFACES["light"]["muted"]
         assert css_color(win.grid._placeholder.styleSheet()) == SURFACES["light"]["muted"]
     finally:
@@ -324,19 +419,23 @@ def test_every_table_colour_reads_in_both_schemes(scheme):
     window, check cells, marks, severities and worker states on the base and window."""
     from gradviz.plots.palette import VERDICT_TEXT
     from gradviz.qt import theme as T
+
     s = SURFACES[scheme]
     for v in VERDICT_TEXT:
         fg, tint = T.verdict_text(v, scheme), T.verdict_tint(v, scheme)
         assert contrast_ratio(fg, tint) >= READABLE, (v, fg, tint)
-        assert contrast_ratio(s["text"], tint) >= READABLE, (v, tint)     # the other cells
-        assert contrast_ratio(fg, s["window"]) >= READABLE, (v, fg)       # a row's title
-    for status in T.CHECK_STYLES:                       # (a check not chosen has no text)
+        assert contrast_ratio(s["text"], tint) >= READABLE, (v, tint)  # the other cells
+        assert contrast_ratio(fg, s["window"]) >= READABLE, (v, fg)  # a row's title
+    for status in T.CHECK_STYLES:  # (a check not chosen has no text)
         _icon, fg, bg = T.check_style(status, scheme)
         assert contrast_ratio(fg, bg) >= READABLE, (status, fg, bg)
-    colours = [T.op_mark(m, scheme)[1] for m in T.OP_MARKS] + \
-        [T.severity_color(x, scheme) for x in T.SEVERITY_COLORS] + \
-        [T.state_color(x, scheme) for x in T.STATE_COLORS] + \
-        [T.framework_color(fw, scheme) for fw in T.FRAMEWORK_COLORS] + [s["error"], s["muted"]]
+    colours = (
+        [T.op_mark(m, scheme)[1] for m in T.OP_MARKS]
+        + [T.severity_color(x, scheme) for x in T.SEVERITY_COLORS]
+        + [T.state_color(x, scheme) for x in T.STATE_COLORS]
+        + [T.framework_color(fw, scheme) for fw in T.FRAMEWORK_COLORS]
+        + [s["error"], s["muted"]]
+    )
     for c in colours:
         for bg in (s["base"], s["alternate"], s["window"]):
             assert contrast_ratio(c, bg) >= READABLE, (c, bg)
@@ -344,5 +443,7 @@ def test_every_table_colour_reads_in_both_schemes(scheme):
         for bg in ("plot", "empty", "readout_fill"):
             assert contrast_ratio(s[text], s[bg]) >= READABLE, (text, bg)
     if scheme == "dark":
-        assert all(is_dark(s[k]) for k in ("window", "base", "plot", "empty", "invalid", "row_focus_fill"))
+        assert all(
+            is_dark(s[k]) for k in ("window", "base", "plot", "empty", "invalid", "row_focus_fill")
+        )
         assert contrast_ratio(s["text"], s["invalid"]) >= 7

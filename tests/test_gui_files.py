@@ -1,5 +1,6 @@
 """The op list as a TensorBoard user expects it: drop files and folders, filter many ops, remove
 a file, see which results are stale after a settings change, reset the settings to defaults."""
+
 import pytest
 from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
@@ -8,7 +9,7 @@ from PySide6.QtGui import QDropEvent
 from gradviz.app.op_files import op_files
 from gradviz.model import MODES, RunSettings
 
-OP_SRC = '''
+OP_SRC = """
 import torch
 
 class {name}(torch.autograd.Function):
@@ -19,7 +20,7 @@ class {name}(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g * 2.0
-'''
+"""
 
 
 def _project(tmp_path):
@@ -93,8 +94,9 @@ def test_drop_a_folder_filter_and_remove_a_file(qtbot, window, tmp_path):
     assert win.watcher.watched() == [b]
 
 
-def test_stale_mark_after_a_settings_change_and_reset_to_defaults(qtbot, window, tmp_path,
-                                                                   write_module):
+def test_stale_mark_after_a_settings_change_and_reset_to_defaults(
+    qtbot, window, tmp_path, write_module
+):
     win, qs = window
     path = write_module("scale.py", OP_SRC.format(name="Scale"))
     _drop(qtbot, win, [path])
@@ -105,16 +107,16 @@ def test_stale_mark_after_a_settings_change_and_reset_to_defaults(qtbot, window,
     glyph, _color, tip = win.tree.shown_mark(key)
     assert glyph == "✓" and "stale" not in tip and "stale" not in win.pair_label.text()
     panel = win.settings_panel
-    panel.shape.setText("300")                        # a user edits the shape: the run is stale
+    panel.shape.setText("300")  # a user edits the shape: the run is stale
     glyph, _color, tip = win.tree.shown_mark(key)
     assert glyph == "✓*" and "stale" in tip and "stale" in win.pair_label.text()
-    panel.shape.setText("200")                        # back as it ran: not stale any more
+    panel.shape.setText("200")  # back as it ran: not stale any more
     assert win.tree.shown_mark(key)[0] == "✓"
     # settings that do not change a finished result: the timeout, the depth of another graph
     panel.timeout.setValue(panel.timeout.value() / 2)
     panel.depth.setValue(panel.depth.value() + 2)
     assert win.tree.shown_mark(key)[0] == "✓" and "stale" not in win.pair_label.text()
-    panel.graph.setCurrentIndex(panel.graph.findText("stack"))    # the depth matters now
+    panel.graph.setCurrentIndex(panel.graph.findText("stack"))  # the depth matters now
     assert win.tree.shown_mark(key)[0] == "✓*"
     panel.graph.setCurrentIndex(panel.graph.findText("op"))
     assert win.tree.shown_mark(key)[0] == "✓"
@@ -132,20 +134,30 @@ def test_stale_mark_after_a_settings_change_and_reset_to_defaults(qtbot, window,
     win.act_reset_settings.trigger()
     defaults = RunSettings()
     got = panel.settings("torch")
-    assert (got.shape, got.dtype, got.upstream, got.seed, got.modes, got.timeout) == \
-        (defaults.shape, defaults.dtype, defaults.upstream, defaults.seed, MODES, defaults.timeout)
-    assert str(qs.value("run/dtype")) == "float32"    # saved: the next launch starts from them
-    assert qs.value("run/watch") is False             # a menu's choice, not a run setting
-    assert win.tree.shown_mark(key)[0] == "✓*"        # the last run used shape 300
+    assert (got.shape, got.dtype, got.upstream, got.seed, got.modes, got.timeout) == (
+        defaults.shape,
+        defaults.dtype,
+        defaults.upstream,
+        defaults.seed,
+        MODES,
+        defaults.timeout,
+    )
+    assert str(qs.value("run/dtype")) == "float32"  # saved: the next launch starts from them
+    assert qs.value("run/watch") is False  # a menu's choice, not a run setting
+    assert win.tree.shown_mark(key)[0] == "✓*"  # the last run used shape 300
 
 
 def _file_menu_pick(qtbot, win, path, text):
     """Right-click the file's line in the op tree and pick `text` in the menu that opens."""
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication, QMenu
+
     tree = win.tree
-    item = next(tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
-                if tree.topLevelItem(i).toolTip(0) == path)
+    item = next(
+        tree.topLevelItem(i)
+        for i in range(tree.topLevelItemCount())
+        if tree.topLevelItem(i).toolTip(0) == path
+    )
     seen = []
 
     def pick():
@@ -156,6 +168,7 @@ def _file_menu_pick(qtbot, win, path, text):
         seen.extend(a.text() for a in menu.actions())
         next(a for a in menu.actions() if a.text() == text).trigger()
         menu.close()
+
     QTimer.singleShot(0, pick)
     tree.customContextMenuRequested.emit(tree.visualItemRect(item).center())
     return seen
@@ -170,7 +183,11 @@ def test_a_files_menu_runs_its_ops_and_removes_it(qtbot, window, tmp_path):
         seen = _file_menu_pick(qtbot, win, a, "Run this file's ops")
     assert seen == ["Run this file's ops", "Remove from the list"]
     assert [r.request.qualname for r in done.args[0]] == ["ScaleA"]
-    assert ("torch", a, "ScaleA") in win.state.results and ("torch", b, "ScaleB") not in win.state.results
+    assert ("torch", a, "ScaleA") in win.state.results and (
+        "torch",
+        b,
+        "ScaleB",
+    ) not in win.state.results
     assert win.summary.text() == "1 op run — 2 tensors: 2 match"
     _file_menu_pick(qtbot, win, a, "Remove from the list")
     assert win.state.loaded.files == [b] and win.tree.visible_keys() == [("torch", b, "ScaleB")]
@@ -185,6 +202,9 @@ def test_files_dropped_under_a_filter_say_what_it_hides(qtbot, window, tmp_path,
     b = write_module("scale_b.py", OP_SRC.format(name="ScaleB"))
     _drop(qtbot, win, [b])
     assert win.tree.visible_keys() == [("torch", a, "ScaleA")]
-    assert win.summary.text() == "2 file(s), 2 op(s) — the filter 'scale_a' hides 1 (Esc in it clears it)"
+    assert (
+        win.summary.text()
+        == "2 file(s), 2 op(s) — the filter 'scale_a' hides 1 (Esc in it clears it)"
+    )
     qtbot.keyClick(win.op_filter, Qt.Key_Escape)
     assert len(win.tree.visible_keys()) == 2

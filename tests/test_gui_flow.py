@@ -1,6 +1,7 @@
 """The window's flow view of a `stack` run (real window offscreen, real workers): the depth field,
 one chart per framework from the Qt-free description, the grid still below, and the exported
 flow chart drawn from the very description the window shows."""
+
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -22,8 +23,9 @@ SVG_NS = "{http://www.w3.org/2000/svg}"
 
 @pytest.fixture
 def stack_window(make_window, corpus_dir):
-    win = make_window([str(corpus_dir / "flow" / "flow_torch.py"),
-                       str(corpus_dir / "flow" / "flow_tf.py")])
+    win = make_window(
+        [str(corpus_dir / "flow" / "flow_torch.py"), str(corpus_dir / "flow" / "flow_tf.py")]
+    )
     panel = win.settings_panel
     panel.graph.setCurrentIndex(panel.graph.findData("op"))
     assert not panel.depth.isEnabled()
@@ -51,7 +53,9 @@ def test_flow_view_shows_each_framework_and_marks_the_dead_default(qtbot, stack_
     view = win.flow_view
     assert view.isVisible()
     fig = view.figure
-    assert fig == build_flow_figure([a.result for a in win.state.pair_analyses("sign_ste").values()], "sign_ste")
+    assert fig == build_flow_figure(
+        [a.result for a in win.state.pair_analyses("sign_ste").values()], "sign_ste"
+    )
     assert [c.title for c in fig.charts] == ["PyTorch · sign_ste", "TensorFlow · sign_ste"]
     for chart in fig.charts:
         assert chart.depth == 3

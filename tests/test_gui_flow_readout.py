@@ -1,6 +1,7 @@
 """Issue 28 item 6 on the real window (offscreen, real workers), a stack run: the flow chart
 reads out the norms of the layer under the mouse as numbers, in a line under its charts, and
 at 1000x700 the grid below it still shows two whole rows (both rows' plots in its viewport)."""
+
 import pytest
 
 pytest.importorskip("pytestqt")
@@ -49,7 +50,7 @@ def test_the_flow_chart_reads_out_the_hovered_layers_norms(qtbot, stack_run):
     box = view.readout.geometry()
     for p in flow_layout(view.figure, view.width(), view.height()).plots:
         assert box.top() > p.bottom
-    qtbot.mouseMove(view, QPoint(2, 2))                  # off the plots: no readout
+    qtbot.mouseMove(view, QPoint(2, 2))  # off the plots: no readout
     qtbot.waitUntil(lambda: not view.readout.isVisible())
 
 
@@ -66,7 +67,12 @@ def test_at_1000x700_the_grid_shows_two_whole_stack_rows(qtbot, stack_run):
         for cell in row.cells:
             if not cell.has_data:
                 continue
-            area = cell.slot.item.vb.sceneBoundingRect().toRect()   # the plot's data area
+            area = cell.slot.item.vb.sceneBoundingRect().toRect()  # the plot's data area
             top_left = row.canvas.mapTo(grid.viewport(), row.canvas.mapFromScene(area.topLeft()))
             bottom = row.canvas.mapTo(grid.viewport(), row.canvas.mapFromScene(area.bottomRight()))
-            assert port.contains(top_left) and port.contains(bottom), (row.name, port, top_left, bottom)
+            assert port.contains(top_left) and port.contains(bottom), (
+                row.name,
+                port,
+                top_left,
+                bottom,
+            )

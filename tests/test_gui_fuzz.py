@@ -2,6 +2,7 @@
 plots, row headers and view combos, the auto-range button, view switches of one row and of all,
 pair switches, re-runs and cancels, each followed by a real paint. The window segfaulted in
 GraphicsView.paintEvent on such a sequence; here it must stay up and keep drawing true values."""
+
 import random
 
 import numpy as np
@@ -21,9 +22,16 @@ VIEWS = ("values", "histogram", "scatter", "vs_input", "heatmap")
 
 
 def _wheel(widget, pos: QPoint, up: bool) -> None:
-    ev = QWheelEvent(QPointF(pos), QPointF(widget.mapToGlobal(pos)), QPoint(0, 0),
-                     QPoint(0, 120 if up else -120), Qt.NoButton, Qt.NoModifier,
-                     Qt.NoScrollPhase, False)
+    ev = QWheelEvent(
+        QPointF(pos),
+        QPointF(widget.mapToGlobal(pos)),
+        QPoint(0, 0),
+        QPoint(0, 120 if up else -120),
+        Qt.NoButton,
+        Qt.NoModifier,
+        Qt.NoScrollPhase,
+        False,
+    )
     QApplication.sendEvent(widget, ev)
 
 
@@ -33,7 +41,7 @@ def _plot_center(row, plot) -> QPoint:
 
 def _paint(win) -> None:
     QApplication.processEvents()
-    win.grid.widget().repaint()                 # paint now, not when the loop gets to it
+    win.grid.widget().repaint()  # paint now, not when the loop gets to it
 
 
 def _step(win, rng: random.Random, log: list) -> None:
@@ -51,7 +59,7 @@ def _step(win, rng: random.Random, log: list) -> None:
     elif action == 3 and row.plots:
         rng.choice(row.plots).item.autoBtnClicked()
     elif action == 4:
-        _wheel(row, QPoint(20, 20), rng.random() < 0.5)       # the row header
+        _wheel(row, QPoint(20, 20), rng.random() < 0.5)  # the row header
     elif action == 5:
         win.set_all_views(rng.choice(VIEWS))
     elif action == 6:
@@ -60,7 +68,7 @@ def _step(win, rng: random.Random, log: list) -> None:
         offered = [row.view_box.itemData(i) for i in range(row.view_box.count())]
         grid.set_view(row.name, rng.choice(offered))
     elif action == 8:
-        win.run_current()                       # while one runs: queued, the latest ask wins
+        win.run_current()  # while one runs: queued, the latest ask wins
     else:
         win.cancel() if win.bridge.running and rng.random() < 0.5 else win.run_current()
     _paint(win)
@@ -91,13 +99,14 @@ def test_random_interaction_never_crashes_and_values_stay_true(qtbot, make_windo
     torch_result = next(r for r in done.args[0] if r.framework == "torch")
     weights = torch_result.tensor("weights").value.ravel()
     cell = next(c for c in win.grid.rows["x"].cells if (c.framework, c.mode) == ("torch", "custom"))
-    np.testing.assert_allclose(cell.data["y"], weights, rtol=1e-6)   # d loss / d x = weights
+    np.testing.assert_allclose(cell.data["y"], weights, rtol=1e-6)  # d loss / d x = weights
     assert len(win.grid.rows["x"].plots) == 6
     assert len(win.grid.rows["x"].canvas.ci.items) == 6
 
 
-def test_switching_views_of_real_results_frees_no_plot_under_the_painter(qtbot, engine,
-                                                                          examples_dir):
+def test_switching_views_of_real_results_frees_no_plot_under_the_painter(
+    qtbot, engine, examples_dir
+):
     """The crash reduced: real results of one pair, every row switched between views with 6, 2
     and 6 columns, painted after each switch. Plots a narrower view leaves out are kept for reuse;
     freeing them made Qt crash in the next paint (within ~40 switches with seed 0)."""
@@ -106,8 +115,9 @@ def test_switching_views_of_real_results_frees_no_plot_under_the_painter(qtbot, 
     from gradviz.model import FRAMEWORKS, MODES, RunSettings
     from gradviz.qt.grid import GridView
 
-    catalogs = engine.load([str(examples_dir / "tutorial_torch.py"),
-                                str(examples_dir / "tutorial_tf.py")])
+    catalogs = engine.load(
+        [str(examples_dir / "tutorial_torch.py"), str(examples_dir / "tutorial_tf.py")]
+    )
     chosen, _ = select(pair_ops(catalogs), ["mul_weights"])
     results = engine.run(requests_for(chosen, FRAMEWORKS, RunSettings(modes=MODES)))
     prepared = {r.framework: analyze(r) for r in results}
@@ -115,9 +125,13 @@ def test_switching_views_of_real_results_frees_no_plot_under_the_painter(qtbot, 
     grid.resize(1000, 700)
     qtbot.addWidget(grid)
     grid.show()
-    grid.set_data("mul_weights", {fw: p.result for fw, p in prepared.items()}, MODES,
-                  {fw: p.comparison for fw, p in prepared.items()},
-                  series={fw: p.series for fw, p in prepared.items()})
+    grid.set_data(
+        "mul_weights",
+        {fw: p.result for fw, p in prepared.items()},
+        MODES,
+        {fw: p.comparison for fw, p in prepared.items()},
+        series={fw: p.series for fw, p in prepared.items()},
+    )
     rng = random.Random(0)
     for _ in range(60):
         view = rng.choice(("values", "histogram", "scatter", "vs_input"))
@@ -126,7 +140,7 @@ def test_switching_views_of_real_results_frees_no_plot_under_the_painter(qtbot, 
         QApplication.processEvents()
         QApplication.processEvents()
     row = grid.rows["x"]
-    assert len(row.plots) + len(row.spare) == 6         # reused, never piled up
+    assert len(row.plots) + len(row.spare) == 6  # reused, never piled up
     grid.set_view("x", "values")
     assert len(row.plots) == 6 and not row.spare
     custom = next(c for c in row.cells if (c.framework, c.mode) == ("torch", "custom"))

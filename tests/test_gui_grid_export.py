@@ -2,6 +2,7 @@
 real window's grid and exported to SVG from the window; the two are compared as drawn (the
 pyqtgraph items of the window, the text and strokes of the SVG file): same rows, same panels in
 the same order, same titles in the same colours, same axis labels, notes and legend."""
+
 import html
 import re
 import xml.etree.ElementTree as ET
@@ -39,8 +40,10 @@ def _window_panel(cell):
 
 def _svg(path):
     root = ET.parse(path).getroot()
-    texts = [(" ".join((t.text or "").split()), (t.get("fill") or "").lower())
-             for t in root.iter(SVG_NS + "text")]
+    texts = [
+        (" ".join((t.text or "").split()), (t.get("fill") or "").lower())
+        for t in root.iter(SVG_NS + "text")
+    ]
     strokes = {(g.get("stroke") or "").lower() for g in root.iter(SVG_NS + "g")}
     return texts, strokes
 
@@ -53,7 +56,9 @@ def _in_order(needles, haystack) -> bool:
 @pytest.fixture
 def shown(qtbot, make_window, settings, examples_dir):
     settings.setValue("run/modes", "default,custom,numeric")
-    win = make_window([str(examples_dir / "tutorial_torch.py"), str(examples_dir / "tutorial_tf.py")])
+    win = make_window(
+        [str(examples_dir / "tutorial_torch.py"), str(examples_dir / "tutorial_tf.py")]
+    )
     results = run_keys(qtbot, win, keys_of(win, "round_ste"))
     assert sorted(r.framework for r in results) == ["tf", "torch"]
     assert all(r.status == "ok" for r in results)
@@ -88,16 +93,21 @@ def test_window_grid_and_svg_export_draw_the_same_figure(shown, tmp_path, view):
         assert _in_order([p[0] for p in panels], words)
         for title, color, xlabel, ylabel, note in panels:
             assert color in fills[title], (title, color, fills[title])
-            if note:                     # an empty panel: its note is the file's note
+            if note:  # an empty panel: its note is the file's note
                 assert note[:25] in " ".join(words), (note, words)
-            else:                        # a drawn panel: its axis labels are the file's
+            else:  # a drawn panel: its axis labels are the file's
                 assert xlabel in words and ylabel in words, (xlabel, ylabel)
-        if view == "scatter":            # two panels per framework: custom vs default and vs numeric
-            assert [p[0] for p in panels] == ["torch · custom vs default", "torch · custom vs numeric",
-                                              "tf · custom vs default", "tf · custom vs numeric"]
+        if view == "scatter":  # two panels per framework: custom vs default and vs numeric
+            assert [p[0] for p in panels] == [
+                "torch · custom vs default",
+                "torch · custom vs numeric",
+                "tf · custom vs default",
+                "tf · custom vs numeric",
+            ]
         else:
-            assert [p[0] for p in panels] == [f"{fw} · {m}" for fw in ("torch", "tf")
-                                              for m in ("default", "custom", "numeric")]
+            assert [p[0] for p in panels] == [
+                f"{fw} · {m}" for fw in ("torch", "tf") for m in ("default", "custom", "numeric")
+            ]
     # the file has exactly the window's panels: one title per panel
     titles = [w for w in words if re.fullmatch(r"(torch|tf) · \w+( vs \w+)?", w)]
     assert len(titles) == n_panels
@@ -112,8 +122,14 @@ def test_window_grid_and_svg_export_draw_the_same_figure(shown, tmp_path, view):
     assert len(drawn) >= 3
     for c in drawn:
         items = [i for i in c.plot.listDataItems() if i.xData is not None and len(i.xData) > 2]
-        colours = {(i.opts["pen"].color().name() if i.opts["pen"] is not None and
-                    not isinstance(i.opts["pen"], (str, tuple)) else None) for i in items}
+        colours = {
+            (
+                i.opts["pen"].color().name()
+                if i.opts["pen"] is not None and not isinstance(i.opts["pen"], (str, tuple))
+                else None
+            )
+            for i in items
+        }
         colours |= {pg_brush(i) for i in items}
         want = MODE_COLORS[c.mode.split("~")[0]]
         assert want in colours, (c.framework, c.mode, colours)
@@ -122,5 +138,6 @@ def test_window_grid_and_svg_export_draw_the_same_figure(shown, tmp_path, view):
 
 def pg_brush(item):
     import pyqtgraph as pg
+
     brush = item.opts.get("symbolBrush")
     return pg.mkBrush(brush).color().name() if brush is not None else None

@@ -2,6 +2,7 @@
 in the real window (offscreen, the session's workers), View ▸ Log scale on, the row exported to
 SVG from the window and read back: the dots sit at log10 |g| on the file's own axes, the axis
 label says log10, the zero left out is counted; a linear export says nothing about log."""
+
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.gui
 def shown(qtbot, make_window, tmp_path):
     path = tmp_path / "decades.py"
     path.write_text(DECADES_SRC)
-    win = make_window([str(path)])                 # modes default, custom (test_gui's settings)
+    win = make_window([str(path)])  # modes default, custom (test_gui's settings)
     [res] = run_keys(qtbot, win, keys_of(win, "decades"))
     assert res.status == "ok", res.error
     np.testing.assert_allclose(res.tensor("x").grads["custom"], DECADES, rtol=1e-6)
@@ -39,14 +40,15 @@ def _export(win, path):
     assert not dlg.errors
     root = ET.parse(path).getroot()
     texts = [" ".join((t.text or "").split()) for t in root.iter(SVG_NS + "text")]
-    dots = {}                                      # stroke colour -> [(cx, cy)] of its circles
+    dots = {}  # stroke colour -> [(cx, cy)] of its circles
     for g in root.iter(SVG_NS + "g"):
         circles = g.findall(SVG_NS + "circle")
-        if circles:                                # in layout units, no transform
+        if circles:  # in layout units, no transform
             assert g.get("transform") in (None, "matrix(1,0,0,1,0,0)")
         for c in circles:
             dots.setdefault((g.get("stroke") or "").lower(), []).append(
-                (float(c.get("cx")), float(c.get("cy"))))
+                (float(c.get("cx")), float(c.get("cy")))
+            )
     return texts, dots
 
 
@@ -64,11 +66,11 @@ def _values(win, mode, points):
 
 
 def test_log_scale_export_draws_log10_of_the_gradient(shown, tmp_path):
-    shown.act_log_scale.trigger()                  # View ▸ Log scale, as the user turns it on
+    shown.act_log_scale.trigger()  # View ▸ Log scale, as the user turns it on
     custom = next(c for c in shown.grid.rows["x"].cells if c.mode == "custom")
     assert custom.plot.getAxis("left").labelText == "log10 |∂loss/∂x|"
     texts, dots = _export(shown, tmp_path / "log.svg")
-    assert texts.count("log10 |∂loss/∂x|") == 2    # the y label of both panels, as in the window
+    assert texts.count("log10 |∂loss/∂x|") == 2  # the y label of both panels, as in the window
     assert "6 elements · log10 |g|; 1 zero point not drawn" in texts
     x, y = _values(shown, "custom", dots[MODE_COLORS["custom"]])
     # five dots (the zero at index 0 has no log), at log10 |g| = -2 .. 2
@@ -76,7 +78,7 @@ def test_log_scale_export_draws_log10_of_the_gradient(shown, tmp_path):
     np.testing.assert_allclose(y, [-2, -1, 0, 1, 2], atol=0.05)
     x, y = _values(shown, "default", dots[MODE_COLORS["default"]])
     np.testing.assert_allclose(x, range(6), atol=0.05)
-    np.testing.assert_allclose(y, np.zeros(6), atol=0.05)      # log10(1) = 0
+    np.testing.assert_allclose(y, np.zeros(6), atol=0.05)  # log10(1) = 0
     # the window drew the same numbers
     np.testing.assert_allclose(custom.data["y"], [-2, -1, 0, 1, 2], atol=1e-6)
 
@@ -88,5 +90,5 @@ def test_linear_export_says_nothing_about_log(shown, tmp_path):
     assert texts.count("∂loss/∂x") == 2
     x, y = _values(shown, "custom", dots[MODE_COLORS["custom"]])
     np.testing.assert_allclose(x, range(6), atol=0.05)
-    np.testing.assert_allclose(y, DECADES, atol=0.5)   # linear: 0 .. 100 on a 0 .. 100 axis
+    np.testing.assert_allclose(y, DECADES, atol=0.5)  # linear: 0 .. 100 on a 0 .. 100 axis
     assert y[-1] == pytest.approx(100, abs=0.5) and y[:3] == pytest.approx([0, 0, 0], abs=0.5)

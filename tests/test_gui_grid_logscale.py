@@ -1,6 +1,7 @@
 """View ▸ Log scale (issue 13 item 11.2), real window offscreen, real workers: values and
 difference views of every row on a log10 |g| axis, zeros left out and counted, no NaN/inf on a
 curve, an all-zero gradient says so; the choice persists as a plain bool and toggles back."""
+
 import numpy as np
 import pytest
 from gui_helpers import shown_round_ste  # noqa: E402
@@ -38,11 +39,11 @@ def test_log_scale_toggles_value_views_and_persists(qtbot, ste, settings):
     assert settings.value("view/log_scale", type=bool) is True
     cells = _cells(grid, "x")
     custom = cells[("torch", "custom")]
-    assert _ylabel(custom) == "log10 |∂loss/∂x|"        # log10 |g| on a plain axis, as exported
-    x, y = _curve(custom).getData()                     # as drawn: log10 |g|
+    assert _ylabel(custom) == "log10 |∂loss/∂x|"  # log10 |g| on a plain axis, as exported
+    x, y = _curve(custom).getData()  # as drawn: log10 |g|
     assert np.isfinite(y).all() and np.isfinite(x).all()
-    np.testing.assert_array_equal(y, np.zeros(200))     # straight-through: |1| everywhere
-    default = cells[("torch", "default")]               # round's gradient: all zero
+    np.testing.assert_array_equal(y, np.zeros(200))  # straight-through: |1| everywhere
+    default = cells[("torch", "default")]  # round's gradient: all zero
     assert not default.has_data and "all zero" in default.message
     t = grid.results["torch"].tensor("x")
     numeric = cells[("torch", "numeric")]
@@ -50,7 +51,7 @@ def test_log_scale_toggles_value_views_and_persists(qtbot, ste, settings):
     if numeric.has_data:
         _x, ny = _curve(numeric).getData()
         assert np.isfinite(ny).all() and len(ny) == 200 - zeros
-    grid.set_view("x", "histogram")                     # not a value view: stays linear
+    grid.set_view("x", "histogram")  # not a value view: stays linear
     assert _ylabel(_cells(grid, "x")[("torch", "custom")]) == "count"
     grid.set_view("x", "values")
     ste.act_log_scale.trigger()

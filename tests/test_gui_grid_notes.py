@@ -3,6 +3,7 @@ offscreen, real workers (issue 13 item 6, seen in the walkthrough): a note never
 points (it sat on a gradient of zeros, and on half of a 'vs input' plot), it stays one label per
 plot however often the op is re-run, and the hover readout takes its place while it is shown and
 goes when the mouse leaves the plots."""
+
 import pytest
 
 pytest.importorskip("pytestqt")
@@ -16,8 +17,12 @@ pytestmark = pytest.mark.gui
 
 @pytest.fixture
 def ste(qtbot, make_window, settings, examples_dir):
-    win = shown_round_ste(qtbot, make_window, settings,
-                          [examples_dir / "tutorial_torch.py", examples_dir / "tutorial_tf.py"])
+    win = shown_round_ste(
+        qtbot,
+        make_window,
+        settings,
+        [examples_dir / "tutorial_torch.py", examples_dir / "tutorial_tf.py"],
+    )
     return win
 
 
@@ -37,7 +42,9 @@ def _drawn_points_under(cell, label) -> int:
     vb = cell.slot.vb
     box = label.sceneBoundingRect()
     xs, ys = cell.data["x"], cell.data["y"]
-    return sum(1 for x, y in zip(xs, ys) if box.contains(vb.mapViewToScene(QPointF(float(x), float(y)))))
+    return sum(
+        1 for x, y in zip(xs, ys) if box.contains(vb.mapViewToScene(QPointF(float(x), float(y))))
+    )
 
 
 def _settled(qtbot, cell) -> None:
@@ -50,6 +57,7 @@ def _settled(qtbot, cell) -> None:
         QApplication.processEvents()
         seen.append((cell.slot.vb.sceneBoundingRect(), tuple(map(tuple, cell.slot.vb.viewRange()))))
         return len(seen) >= 3 and seen[-1] == seen[-2] == seen[-3] and cell.slot.vb.width() > 50
+
     qtbot.waitUntil(steady)
     assert label.corner is not None
 
@@ -80,7 +88,7 @@ def test_a_zoom_moves_the_note_off_the_data(qtbot, ste):
     cell = next(c for c in row.cells if (c.framework, c.mode) == ("torch", "default"))
     _settled(qtbot, cell)
     assert cell.slot.notes["note"].corner.startswith("top")
-    cell.plot.vb.setYRange(-0.1, 0.0, padding=0)       # the zeros now run along the top
+    cell.plot.vb.setYRange(-0.1, 0.0, padding=0)  # the zeros now run along the top
     qtbot.waitUntil(lambda: cell.slot.notes["note"].corner.startswith("bottom"))
     assert _drawn_points_under(cell, cell.slot.notes["note"]) == 0
 
@@ -95,11 +103,15 @@ def test_rerunning_an_op_keeps_one_note_per_plot(qtbot, ste):
         ste.settings_panel.seed.setValue(seed)
         run_keys(qtbot, ste, keys)
         ste.show_pair("round_ste")
-        cell = next(c for c in ste.grid.rows["x"].cells if (c.framework, c.mode) == ("torch", "custom"))
-        assert cell.slot is slot                         # the plot was reused...
+        cell = next(
+            c for c in ste.grid.rows["x"].cells if (c.framework, c.mode) == ("torch", "custom")
+        )
+        assert cell.slot is slot  # the plot was reused...
         texts = [label.textItem.toPlainText() for label, _ in slot.corners]
-        assert texts == ["200 elements"], texts          # ...with its one note
-        labels = [i for i in slot.vb.childItems() if i.__class__.__name__ == "TextItem" and i.isVisible()]
+        assert texts == ["200 elements"], texts  # ...with its one note
+        labels = [
+            i for i in slot.vb.childItems() if i.__class__.__name__ == "TextItem" and i.isVisible()
+        ]
         assert len(labels) == 1
 
 
@@ -112,10 +124,12 @@ def test_readout_takes_the_notes_place_and_goes_when_the_mouse_leaves(qtbot, ste
     i = _hover_near(qtbot, row, cell, 100.3, 0.5)
     qtbot.waitUntil(lambda: row.readout.text.startswith(f"x[{i}]"))
     assert row.readout.label.isVisible() and not note.isVisible()
-    assert other.slot.notes["note"].isVisible()          # only the hovered plot's note gives way
+    assert other.slot.notes["note"].isVisible()  # only the hovered plot's note gives way
     _settled(qtbot, other)
     _hover_near(qtbot, row, other, 50.3, 0.5)
-    qtbot.waitUntil(lambda: row.readout.label.parentItem() is other.slot.vb and bool(row.readout.text))
+    qtbot.waitUntil(
+        lambda: row.readout.label.parentItem() is other.slot.vb and bool(row.readout.text)
+    )
     assert note.isVisible() and not other.slot.notes["note"].isVisible()
     # the mouse leaves the canvas (over the row's header): no move reaches the scene, the
     # viewport gets a Leave

@@ -3,6 +3,7 @@ gradient-vs-input as dots, axis labels and the legend as in the export, a heatma
 with whole-number ticks, compact tick labels at 10^6, a difference view (custom − default and
 custom − numeric, element by element, exported too); a gradient of the wrong shape says so in its
 cell, and the numeric column never shows another pass's error."""
+
 import re
 import xml.etree.ElementTree as ET
 
@@ -20,7 +21,7 @@ from gradviz.qt import export_actions as EA  # noqa: E402
 pytestmark = pytest.mark.gui
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
-WRONG_SHAPE_TORCH = '''
+WRONG_SHAPE_TORCH = """
 import torch
 
 
@@ -32,7 +33,7 @@ class WrongShape(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g[:3] * 2          # three values for a (200,) input
-'''
+"""
 
 
 def _cells(grid, tensor):
@@ -50,14 +51,19 @@ def test_vs_input_dots_labels_legend_and_compact_ticks(ste):
     grid.set_view("x", "vs_input")
     custom = _cells(grid, "x")[("torch", "custom")]
     (item,) = [i for i in custom.plot.listDataItems() if i.xData is not None and len(i.xData) > 2]
-    assert item.opts["pen"] is None and item.opts["symbol"] == "o"        # dots, no zig-zag
+    assert item.opts["pen"] is None and item.opts["symbol"] == "o"  # dots, no zig-zag
     assert custom.plot.getAxis("bottom").labelText == "value of x"
     assert custom.plot.getAxis("left").labelText == "∂loss/∂x"
     header = grid.header.text()
     assert "custom" in header and "numeric" in header and "default" in header
     # tick labels as the export writes them: 2e5, not 200000 running into 400000
     axis = custom.plot.getAxis("bottom")
-    assert axis.tickStrings([0, 200_000, 400_000, 1_000_000], 1.0, 200_000) == ["0", "2e5", "4e5", "1e6"]
+    assert axis.tickStrings([0, 200_000, 400_000, 1_000_000], 1.0, 200_000) == [
+        "0",
+        "2e5",
+        "4e5",
+        "1e6",
+    ]
     # and at 40,000 elements (the stack graph's 200x200 weights): not "1e+04" running into "2e+04"
     assert axis.tickStrings([0, 10_000, 20_000, 30_000], 1.0, 10_000) == ["0", "1e4", "2e4", "3e4"]
     assert axis.tickStrings([1234, 9999], 1.0, 1) == ["1234", "9999"]
@@ -67,16 +73,20 @@ def test_difference_view_is_custom_minus_other_and_is_exported(ste, tmp_path):
     grid = ste.grid
     grid.set_view("x", "difference")
     cells = _cells(grid, "x")
-    assert list(cells) == [("torch", "custom−default"), ("torch", "custom−numeric"),
-                           ("tf", "custom−default"), ("tf", "custom−numeric")]
+    assert list(cells) == [
+        ("torch", "custom−default"),
+        ("torch", "custom−numeric"),
+        ("tf", "custom−default"),
+        ("tf", "custom−numeric"),
+    ]
     torch_r = grid.results["torch"].tensor("x")
     want = torch_r.grads["custom"].astype(np.float64) - torch_r.grads["default"].astype(np.float64)
     d = cells[("torch", "custom−default")]
     assert d.has_data and d.data["n"] == 200
-    np.testing.assert_array_equal(d.data["y"], want)                   # element by element
+    np.testing.assert_array_equal(d.data["y"], want)  # element by element
     # round's default gradient is zero and the straight-through custom one is the upstream (ones)
     np.testing.assert_array_equal(d.data["y"], np.ones(200))
-    assert not cells[("tf", "custom−default")].has_data                # TF: round has no gradient
+    assert not cells[("tf", "custom−default")].has_data  # TF: round has no gradient
     assert "no gradient" in cells[("tf", "custom−default")].message
     dlg = FakeDialogs()
     path = EA.grid_image(ste.exports, path=str(tmp_path / "diff.svg"), dialogs=dlg)
@@ -105,13 +115,18 @@ def test_heatmap_has_a_colour_bar_and_whole_number_ticks(qtbot, ste):
     cell = _cells(grid, "x")[("torch", "custom")]
     assert cell.slot.colorbar is not None
     lo, hi = cell.slot.colorbar.levels()
-    assert lo == -hi and hi == pytest.approx(1.0, rel=0.2)             # shared, symmetric levels
+    assert lo == -hi and hi == pytest.approx(1.0, rel=0.2)  # shared, symmetric levels
     for ax in ("left", "bottom"):
         axis = cell.plot.getAxis(ax)
-        ticks = [v for _, vs in axis.tickValues(*axis.range, axis.height() if ax == "left" else axis.width())
-                 for v in vs]
+        ticks = [
+            v
+            for _, vs in axis.tickValues(
+                *axis.range, axis.height() if ax == "left" else axis.width()
+            )
+            for v in vs
+        ]
         assert ticks and all(float(v).is_integer() for v in ticks), (ax, ticks)
-    grid.set_view("x", "values")                                       # the bar goes with the view
+    grid.set_view("x", "values")  # the bar goes with the view
     assert _cells(grid, "x")[("torch", "custom")].slot.colorbar is None
 
 
@@ -122,16 +137,19 @@ def test_wrong_shape_says_so_in_its_cell(qtbot, make_window, settings, examples_
     win.tree.select_pair("trap_wrong_grad_shape")
     win.show_pair("trap_wrong_grad_shape")
     custom = _cells(win.grid, "x")[("tf", "custom")]
-    assert not custom.has_data                        # not one dot that looks like a value
+    assert not custom.has_data  # not one dot that looks like a value
     assert custom.message.startswith("shape () vs (200,)"), custom.message
     for view in ("scatter", "difference"):
         win.grid.set_view("x", view)
-        pair = _cells(win.grid, "x")[("tf", "custom~default" if view == "scatter" else "custom−default")]
+        pair = _cells(win.grid, "x")[
+            ("tf", "custom~default" if view == "scatter" else "custom−default")
+        ]
         assert not pair.has_data and pair.message.startswith("shape () vs (200,)")
 
 
-def test_numeric_column_never_shows_the_custom_backwards_error(qtbot, make_window, settings,
-                                                              write_module):
+def test_numeric_column_never_shows_the_custom_backwards_error(
+    qtbot, make_window, settings, write_module
+):
     settings.setValue("run/modes", "default,custom,numeric")
     win = make_window([write_module("wrong_shape.py", WRONG_SHAPE_TORCH)])
     (res,) = run_keys(qtbot, win, keys_of(win, "WrongShape"))
@@ -141,7 +159,10 @@ def test_numeric_column_never_shows_the_custom_backwards_error(qtbot, make_windo
     cells = _cells(win.grid, "x")
     assert cells[("torch", "default")].has_data
     custom = cells[("torch", "custom")]
-    assert custom.message.startswith("custom raised RuntimeError") and "invalid gradient" in custom.message
+    assert (
+        custom.message.startswith("custom raised RuntimeError")
+        and "invalid gradient" in custom.message
+    )
     numeric = cells[("torch", "numeric")]
     assert not numeric.has_data
     assert "invalid gradient" not in numeric.message and "WrongShapeBackward" not in numeric.message
@@ -156,27 +177,37 @@ def test_long_notes_wrap_inside_their_plot_and_keep_every_word(qtbot):
 
     from gradviz.model import MODES, ErrorInfo
     from gradviz.qt.grid import GridView
+
     grid = GridView()
     qtbot.addWidget(grid)
     grid.resize(1000, 600)
     grid.show()
-    long = ("the custom backward raised because the saved tensor was modified in place by an "
-            "operation that ran after forward; call clone() before writing into it")
-    broken = replace(ste_result("torch", n=1_000_000),
-                     mode_errors={"custom": ErrorInfo("RuntimeError", long, "/work/ops/my_op.py:42")})
+    long = (
+        "the custom backward raised because the saved tensor was modified in place by an "
+        "operation that ran after forward; call clone() before writing into it"
+    )
+    broken = replace(
+        ste_result("torch", n=1_000_000),
+        mode_errors={"custom": ErrorInfo("RuntimeError", long, "/work/ops/my_op.py:42")},
+    )
     t_x, t_out = broken.tensors
-    broken = replace(broken, tensors=tuple(
-        replace(t, grads={m: g for m, g in t.grads.items() if m != "custom"}) for t in (t_x, t_out)))
+    broken = replace(
+        broken,
+        tensors=tuple(
+            replace(t, grads={m: g for m, g in t.grads.items() if m != "custom"})
+            for t in (t_x, t_out)
+        ),
+    )
     grid.set_data("round_ste", {"torch": broken}, MODES)
     QApplication.processEvents()
     cell = _cells(grid, "x")[("torch", "custom")]
     assert not cell.has_data and cell.plot.toolTip() == cell.message
     text = cell.slot.message_item
     shown = text.textItem.toPlainText()
-    assert " ".join(shown.split()) == " ".join(cell.message.split())          # every word is there
+    assert " ".join(shown.split()) == " ".join(cell.message.split())  # every word is there
     assert text.textItem.boundingRect().width() <= cell.plot.vb.width() + 1  # inside the plot
     numeric = _cells(grid, "x")[("torch", "numeric")]
-    (label, _), = numeric.slot.corners
+    ((label, _),) = numeric.slot.corners
     assert label.textItem.toPlainText() == "1,000,000 elements, min/max of 800 buckets"
     assert label.textItem.boundingRect().width() <= numeric.plot.vb.width()
     # notes sit above the data on the plot's background (under a dense curve they were unreadable)
@@ -189,6 +220,7 @@ def test_long_notes_wrap_inside_their_plot_and_keep_every_word(qtbot):
 def _tick_label_rects(axis):
     """The tick labels the axis draws now: (rect, text), left to right."""
     from PySide6.QtGui import QImage, QPainter
+
     img = QImage(10, 10, QImage.Format_ARGB32)
     painter = QPainter(img)
     try:
@@ -206,7 +238,7 @@ def test_tick_labels_never_run_together_in_a_narrow_zoomed_plot(qtbot, ste):
         QApplication.processEvents()
     row = ste.grid.rows["out"]
     cells = [c for c in row.cells if c.has_data]
-    cells[0].plot.vb.setXRange(50, 150, padding=0)      # the row's plots are linked
+    cells[0].plot.vb.setXRange(50, 150, padding=0)  # the row's plots are linked
     for _ in range(5):
         QApplication.processEvents()
     for x0, x1 in ((50, 150), (0, 199), (1000, 1200)):

@@ -1,6 +1,7 @@
 """The value readout on hover (issue 13 item 11.1), real window offscreen, real workers: a mouse
 move over a values plot names the element under the cursor and its value in every mode, read from
 the run's gradients; a move off the data hides it."""
+
 import pytest
 
 pytest.importorskip("pytestqt")
@@ -33,10 +34,12 @@ def test_hover_over_values_names_element_and_each_mode(qtbot, ste):
     qtbot.waitUntil(lambda: cell.slot.vb.width() > 50)
     t = grid.results["torch"].tensor("x")
     n = t.grads["custom"].size
-    for i in (7, n - 3):                                # x rounds to the nearest element
+    for i in (7, n - 3):  # x rounds to the nearest element
         _hover(qtbot, row, cell, i + 0.3, 0.5)
-        want = (f"x[{i}] (#{i}): default 0 · custom 1 · "
-                f"numeric {fmt(float(t.grads['numeric'].ravel()[i]))}")
+        want = (
+            f"x[{i}] (#{i}): default 0 · custom 1 · "
+            f"numeric {fmt(float(t.grads['numeric'].ravel()[i]))}"
+        )
         qtbot.waitUntil(lambda want=want: row.readout.text == want)
         assert row.readout.label.isVisible()
         assert row.readout.label.parentItem() is cell.slot.vb
@@ -44,7 +47,7 @@ def test_hover_over_values_names_element_and_each_mode(qtbot, ste):
     assert cell_text(cell, grid.results, "x", n - 0.6, 0.0).startswith(f"x[{n - 1}] ")
     assert cell_text(cell, grid.results, "x", n - 0.4, 0.0) is None
     assert cell_text(cell, grid.results, "x", -0.6, 0.0) is None
-    above = cell.slot.vb.sceneBoundingRect().topLeft() + QPointF(20, -6)   # the plot's title
+    above = cell.slot.vb.sceneBoundingRect().topLeft() + QPointF(20, -6)  # the plot's title
     pos = row.canvas.mapFromScene(above)
     move_mouse(qtbot, row, QPoint(pos.x(), pos.y()))
     qtbot.waitUntil(lambda: row.readout.text == "")
@@ -62,7 +65,7 @@ def test_hover_over_histogram_gives_bin_and_count(qtbot, ste):
     _hover(qtbot, row, cell, (edges[b] + edges[b + 1]) / 2, 0.0)
     want = f"[{fmt(float(edges[b]))}, {fmt(float(edges[b + 1]))}): {int(counts[b])}"
     qtbot.waitUntil(lambda: row.readout.text == want)
-    assert int(counts[b]) == t_size(grid)               # custom grad of round_ste: all ones
+    assert int(counts[b]) == t_size(grid)  # custom grad of round_ste: all ones
 
 
 def t_size(grid) -> int:
@@ -77,14 +80,15 @@ def test_heatmap_readout_names_the_block_of_a_reduced_map():
     from gradviz.qt.grid.cell import Cell
 
     a = np.zeros((10, 12))
-    a[3, 5] = -7.0                                   # the block's largest magnitude, signed
+    a[3, 5] = -7.0  # the block's largest magnitude, signed
     a[2, 4] = 2.0
     small = S.heatmap(a)
-    big = S.heatmap(a, max_side=5)                   # 2x3 elements per cell
+    big = S.heatmap(a, max_side=5)  # 2x3 elements per cell
     for hm, want in ((small, "row 3, col 5: -7"), (big, "rows 2–3, cols 3–5: largest |g| -7")):
         panel = Panel("heatmap", "", "", "", "#000", "solid", "torch", "custom", heatmap=hm)
-        cell = Cell("torch", "custom", None, True, panel=panel,
-                    data={"image": hm.data, "block": hm.block})
+        cell = Cell(
+            "torch", "custom", None, True, panel=panel, data={"image": hm.data, "block": hm.block}
+        )
         r, c = 3 // hm.block[0], 5 // hm.block[1]
         assert cell_text(cell, {}, "w", c + 0.5, r + 0.5) == want
         assert cell_text(cell, {}, "w", -0.5, r + 0.5) is None
@@ -100,7 +104,9 @@ def test_readout_wider_than_its_plot_wraps_inside_it(qtbot, ste):
     cell = next(c for c in row.cells if (c.framework, c.mode) == ("torch", "custom"))
     qtbot.waitUntil(lambda: 40 < cell.slot.vb.width() < 200)
     _hover(qtbot, row, cell, 7.3, 0.5)
-    qtbot.waitUntil(lambda: row.readout.text.startswith("x[7] (#7): default 0 · custom 1 · numeric"))
+    qtbot.waitUntil(
+        lambda: row.readout.text.startswith("x[7] (#7): default 0 · custom 1 · numeric")
+    )
     label, plot = row.readout.label.sceneBoundingRect(), cell.slot.vb.sceneBoundingRect()
     assert label.left() >= plot.left() - 0.5 and label.right() <= plot.right() + 0.5, (label, plot)
 

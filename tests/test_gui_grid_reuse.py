@@ -1,5 +1,6 @@
 """The grid redraws in place: plots of the same tensors are reused, the same results are not drawn
 twice, curves prepared off the GUI thread are used as they are, and nothing piles up on reuse."""
+
 from dataclasses import replace
 
 import numpy as np
@@ -15,6 +16,7 @@ pytest.importorskip("PySide6")
 @pytest.fixture
 def grid(qtbot):
     from gradviz.qt.grid import GridView
+
     g = GridView()
     g.resize(1000, 700)
     qtbot.addWidget(g)
@@ -41,7 +43,10 @@ def test_rerun_reuses_rows_and_plots_and_shows_new_values(grid):
     curves = [i for i in custom.plot.listDataItems() if i.xData is not None and len(i.xData) == 200]
     assert len(curves) == 1
     # a third run with a spike: the row's shared y range grows to show it in every linked cell
-    third = {"torch": ste_result("torch", seed=2, spike_at=9, spike=80.0), "tf": ste_result("tf", seed=2)}
+    third = {
+        "torch": ste_result("torch", seed=2, spike_at=9, spike=80.0),
+        "tf": ste_result("tf", seed=2),
+    }
     grid.set_data("round_ste", third, MODES)
     linked = [c for c in grid.rows["x"].cells if c.has_data and "projections" not in c.data]
     assert len(linked) == 6
@@ -79,14 +84,17 @@ def test_reused_plot_loses_old_notes_menu_entries_and_message_state(grid):
 
     def hook(menu, tensor, fw, mode):
         added.append(menu.addAction(f"export {tensor} {fw} {mode}"))
+
     grid.plot_menu_hook = hook
     big = {"torch": ste_result("torch", n=5000, nan_at=(3,))}
     grid.set_data("round_ste", big, MODES)
     custom = _cell(grid, "x", "torch", "custom")
-    assert len(custom.slot.corners) == 2              # the panel's info note and NaN warning
+    assert len(custom.slot.corners) == 2  # the panel's info note and NaN warning
     n_actions = len(custom.plot.vb.menu.actions())
     for seed in (1, 2):
-        grid.set_data("round_ste", {"torch": ste_result("torch", n=5000, nan_at=(3,), seed=seed)}, MODES)
+        grid.set_data(
+            "round_ste", {"torch": ste_result("torch", n=5000, nan_at=(3,), seed=seed)}, MODES
+        )
         custom = _cell(grid, "x", "torch", "custom")
         assert len(custom.slot.corners) == 2
         assert len(custom.plot.vb.menu.actions()) == n_actions
@@ -97,8 +105,13 @@ def test_reused_plot_loses_old_notes_menu_entries_and_message_state(grid):
     # a cell that showed a message becomes a normal plot again when it has data
     broken = {"torch": replace(ste_result("torch"), mode_errors={})}
     t_x, t_out = broken["torch"].tensors
-    broken["torch"] = replace(broken["torch"], tensors=(replace(t_x, grads={"default": t_x.grads["default"]},
-                                                                absent={"custom": "no gradient"}), t_out))
+    broken["torch"] = replace(
+        broken["torch"],
+        tensors=(
+            replace(t_x, grads={"default": t_x.grads["default"]}, absent={"custom": "no gradient"}),
+            t_out,
+        ),
+    )
     grid.set_data("round_ste", broken, MODES)
     assert not _cell(grid, "x", "torch", "custom").has_data
     assert not _cell(grid, "x", "torch", "custom").plot.getAxis("left").isVisible()
@@ -112,19 +125,29 @@ def test_prepared_curves_are_drawn_as_given(grid):
     ready = analyze(res)
     assert ready.comparison is not None and ready.problem == ""
     marker = ready.series[("x", "custom")]
-    grid.set_data("round_ste", {"torch": res}, MODES, {"torch": ready.comparison},
-                  series={"torch": ready.series})
+    grid.set_data(
+        "round_ste",
+        {"torch": res},
+        MODES,
+        {"torch": ready.comparison},
+        series={"torch": ready.series},
+    )
     cell = _cell(grid, "x", "torch", "custom")
-    assert cell.data["y"] is marker.y                  # not decimated again on the GUI thread
+    assert cell.data["y"] is marker.y  # not decimated again on the GUI thread
     assert cell.data["y"].max() == pytest.approx(50.0)  # the spike survives decimation
     assert set(values_series(res)) == {(t, m) for t in ("x", "out") for m in MODES}
 
 
 def test_partial_result_shows_numeric_computing_then_fills_it(grid):
     full = ste_result("torch")
-    partial = replace(full, partial=True,
-                      tensors=tuple(replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"})
-                                    for t in full.tensors))
+    partial = replace(
+        full,
+        partial=True,
+        tensors=tuple(
+            replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"})
+            for t in full.tensors
+        ),
+    )
     grid.set_data("round_ste", {"torch": partial}, MODES)
     numeric = _cell(grid, "x", "torch", "numeric")
     assert not numeric.has_data and numeric.message == "numeric: computing…"
@@ -138,9 +161,15 @@ def test_partial_result_shows_numeric_computing_then_fills_it(grid):
 def test_a_run_that_failed_before_its_op_was_found_shares_the_rows(grid):
     """torch failed while loading (no OpInfo), tf ran: one set of rows, torch's cells say why."""
     from gradviz.model import ErrorInfo
+
     tf = ste_result("tf")
-    failed = replace(ste_result("torch"), op=None, status="error", tensors=(),
-                     error=ErrorInfo("ImportError", "no module named foo", "/work/ops/a.py:3"))
+    failed = replace(
+        ste_result("torch"),
+        op=None,
+        status="error",
+        tensors=(),
+        error=ErrorInfo("ImportError", "no module named foo", "/work/ops/a.py:3"),
+    )
     grid.set_data("round_ste", {"torch": failed, "tf": tf}, MODES)
     assert list(grid.rows) == ["x", "out"]
     cells = {(c.framework, c.mode): c for c in grid.rows["x"].cells}
@@ -152,12 +181,22 @@ def test_numeric_arriving_gets_the_rows_range(grid):
     """The numeric cells, notes while numeric computed, join the row's links with its range even
     when the row's range does not change (a constant row: no range signal to follow)."""
     full = {fw: ste_result(fw) for fw in ("torch", "tf")}
-    partial = {fw: replace(r, partial=True, tensors=tuple(
-        replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"}) for t in r.tensors))
-        for fw, r in full.items()}
+    partial = {
+        fw: replace(
+            r,
+            partial=True,
+            tensors=tuple(
+                replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"})
+                for t in r.tensors
+            ),
+        )
+        for fw, r in full.items()
+    }
     grid.set_data("round_ste", partial, MODES)
     grid.set_data("round_ste", full, MODES)
-    ranges = {(c.framework, c.mode): tuple(c.plot.vb.viewRange()[1]) for c in grid.rows["out"].cells}
+    ranges = {
+        (c.framework, c.mode): tuple(c.plot.vb.viewRange()[1]) for c in grid.rows["out"].cells
+    }
     assert len(ranges) == 6, ranges
     for key, r in ranges.items():
         assert r == pytest.approx((0.9, 1.1)), (key, r)

@@ -3,6 +3,7 @@ wheel scrolls the grid and Ctrl+wheel zooms a plot, a view combo ignores the whe
 the focus, rows keep one compact height (three tensors visible at 1500x950, no jump when the
 numeric column arrives), each row has a "fit" button, and at 1000x700 every column is reachable
 through scroll bars."""
+
 import pytest
 
 pytest.importorskip("pytestqt")
@@ -16,9 +17,16 @@ pytestmark = pytest.mark.gui
 
 
 def _wheel(widget, pos: QPoint, ctrl: bool = False, down: bool = True) -> None:
-    ev = QWheelEvent(QPointF(pos), QPointF(widget.mapToGlobal(pos)), QPoint(0, 0),
-                     QPoint(0, -120 if down else 120), Qt.NoButton,
-                     Qt.ControlModifier if ctrl else Qt.NoModifier, Qt.NoScrollPhase, False)
+    ev = QWheelEvent(
+        QPointF(pos),
+        QPointF(widget.mapToGlobal(pos)),
+        QPoint(0, 0),
+        QPoint(0, -120 if down else 120),
+        Qt.NoButton,
+        Qt.ControlModifier if ctrl else Qt.NoModifier,
+        Qt.NoScrollPhase,
+        False,
+    )
     QApplication.sendEvent(widget, ev)
 
 
@@ -38,7 +46,9 @@ def _visible_rows(grid) -> list[str]:
 
 @pytest.fixture
 def window(qtbot, make_window, settings, examples_dir):
-    win = make_window([str(examples_dir / "tutorial_torch.py"), str(examples_dir / "tutorial_tf.py")])
+    win = make_window(
+        [str(examples_dir / "tutorial_torch.py"), str(examples_dir / "tutorial_tf.py")]
+    )
     win.resize(1500, 950)
     results = run_keys(qtbot, win, keys_of(win, "mul_weights"))
     assert [r.status for r in results] == ["ok", "ok"]
@@ -58,16 +68,16 @@ def test_rows_are_compact_and_keep_their_height_when_numeric_arrives(qtbot, wind
     run_keys(qtbot, window, keys_of(window, "mul_weights"))
     window.show_pair("mul_weights")
     QApplication.processEvents()
-    assert len(grid.rows["x"].cells) == 6                    # the numeric column is there
+    assert len(grid.rows["x"].cells) == 6  # the numeric column is there
     assert {name: row.height() for name, row in grid.rows.items()} == heights
     assert len(_visible_rows(grid)) >= 3
-    for _ in range(5):                                       # the axes painted, widths final
+    for _ in range(5):  # the axes painted, widths final
         QApplication.processEvents()
-    assert grid.horizontalScrollBar().maximum() == 0         # six columns fit at 1500x950
+    assert grid.horizontalScrollBar().maximum() == 0  # six columns fit at 1500x950
 
 
 def test_wheel_scrolls_ctrl_wheel_zooms_combo_needs_focus_and_fit(qtbot, window):
-    window.resize(1500, 700)                                 # less room: the grid scrolls
+    window.resize(1500, 700)  # less room: the grid scrolls
     QApplication.processEvents()
     grid = window.grid
     bar = grid.verticalScrollBar()
@@ -77,8 +87,8 @@ def test_wheel_scrolls_ctrl_wheel_zooms_combo_needs_focus_and_fit(qtbot, window)
     shown = cell.plot.vb.viewRange()
     bar.setValue(0)
     _wheel(row.canvas.viewport(), _centre(row, cell))
-    assert bar.value() > 0                                   # the grid scrolled...
-    assert cell.plot.vb.viewRange() == shown                 # ...and the plot did not zoom
+    assert bar.value() > 0  # the grid scrolled...
+    assert cell.plot.vb.viewRange() == shown  # ...and the plot did not zoom
     bar.setValue(0)
     _wheel(row.canvas.viewport(), _centre(row, cell), ctrl=True)
     assert bar.value() == 0
@@ -95,11 +105,11 @@ def test_wheel_scrolls_ctrl_wheel_zooms_combo_needs_focus_and_fit(qtbot, window)
     before = combo.currentIndex()
     bar.setValue(0)
     _wheel(combo, QPoint(5, 5))
-    assert combo.currentIndex() == before and bar.value() > 0   # not focused: the grid scrolls
+    assert combo.currentIndex() == before and bar.value() > 0  # not focused: the grid scrolls
     combo.setFocus()
     qtbot.waitUntil(combo.hasFocus)
     _wheel(combo, QPoint(5, 5))
-    assert combo.currentIndex() != before                    # focused: the wheel picks a view
+    assert combo.currentIndex() != before  # focused: the wheel picks a view
 
 
 def test_every_column_reachable_at_1000x700(qtbot, window):
@@ -116,31 +126,41 @@ def test_every_column_reachable_at_1000x700(qtbot, window):
     widths = [c.plot.vb.sceneBoundingRect().width() for c in row.cells]
     assert min(widths) >= 60, widths
     last = row.cells[-1]
-    right = row.canvas.mapTo(grid.widget(), row.canvas.mapFromScene(
-        last.plot.sceneBoundingRect().topRight())).x()
-    assert right <= grid.widget().width()                    # not cut off inside the grid body
+    right = row.canvas.mapTo(
+        grid.widget(), row.canvas.mapFromScene(last.plot.sceneBoundingRect().topRight())
+    ).x()
+    assert right <= grid.widget().width()  # not cut off inside the grid body
     if right > grid.viewport().width():
         assert hbar.maximum() > 0
         hbar.setValue(hbar.maximum())
         QApplication.processEvents()
-        assert row.canvas.mapTo(grid.viewport(), row.canvas.mapFromScene(
-            last.plot.sceneBoundingRect().topRight())).x() <= grid.viewport().width() + 1
+        assert (
+            row.canvas.mapTo(
+                grid.viewport(), row.canvas.mapFromScene(last.plot.sceneBoundingRect().topRight())
+            ).x()
+            <= grid.viewport().width() + 1
+        )
 
 
 def test_no_row_cuts_its_last_column_at_1000x700(qtbot, make_window, settings, examples_dir):
     """round_ste's rows need different widths (x has a narrow 'no gradient' cell, out six plots
     with wider tick labels): the widest decides the scroll range, and no row's plots overflow
     its canvas (out's TF numeric plot was cut off with the scroll bar at its end)."""
-    win = shown_round_ste(qtbot, make_window, settings,
-                          [examples_dir / "tutorial_torch.py", examples_dir / "tutorial_tf.py"])
+    win = shown_round_ste(
+        qtbot,
+        make_window,
+        settings,
+        [examples_dir / "tutorial_torch.py", examples_dir / "tutorial_tf.py"],
+    )
     win.resize(1000, 700)
     grid = win.grid
     seen = []
 
-    def steady() -> bool:                   # axes take their width once painted: wait for it
+    def steady() -> bool:  # axes take their width once painted: wait for it
         QApplication.processEvents()
         seen.append(tuple((r.minimumWidth(), r.canvas.width()) for r in grid.rows.values()))
         return len(seen) > 3 and seen[-1] == seen[-2] == seen[-3]
+
     qtbot.waitUntil(steady)
     hbar = grid.horizontalScrollBar()
     assert hbar.maximum() > 0
@@ -151,8 +171,10 @@ def test_no_row_cuts_its_last_column_at_1000x700(qtbot, make_window, settings, e
         for cell in row.cells:
             rect = cell.plot.sceneBoundingRect()
             assert rect.right() <= row.canvas.width() + 1, (name, cell.framework, cell.mode)
-        last = row.canvas.mapTo(grid.viewport(), row.canvas.mapFromScene(
-            row.cells[-1].plot.sceneBoundingRect().topRight()))
+        last = row.canvas.mapTo(
+            grid.viewport(),
+            row.canvas.mapFromScene(row.cells[-1].plot.sceneBoundingRect().topRight()),
+        )
         assert last.x() <= grid.viewport().width() + 1, name
     # the narrow 'no gradient' cell of TF's default: its start stays in sight, the rest elided,
     # the whole note in the tooltip (centred and clipped, its first line was lost)
@@ -161,6 +183,8 @@ def test_no_row_cuts_its_last_column_at_1000x700(qtbot, make_window, settings, e
     label = cell.slot.message_item
     shown = label.textItem.toPlainText()
     assert label.textItem.document().size().height() <= cell.plot.vb.height()
-    assert shown == cell.message or (shown.endswith("… (hover for all)") and
-                                     cell.message.startswith(shown[:-len(" … (hover for all)")]))
+    assert shown == cell.message or (
+        shown.endswith("… (hover for all)")
+        and cell.message.startswith(shown[: -len(" … (hover for all)")])
+    )
     assert shown.startswith("no gradient") and cell.plot.toolTip() == cell.message

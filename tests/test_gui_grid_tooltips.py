@@ -3,6 +3,7 @@ of the row's header, never of its plots: resting on a plot showed a ~1190 px two
 over the data and the hover readout. Real window offscreen, real workers; the ToolTip events are
 sent as Qt sends them (to the widget under the mouse, passed up to its parents until one shows
 a tip)."""
+
 import pytest
 
 pytest.importorskip("pytestqt")
@@ -23,13 +24,14 @@ def _tip_at(widget, pos: QPoint) -> str:
 
 
 def test_a_rest_on_a_plot_shows_no_tooltip_the_header_shows_the_verdicts(
-        qtbot, make_window, settings, examples_dir):
+    qtbot, make_window, settings, examples_dir
+):
     win = shown_round_ste(qtbot, make_window, settings, [examples_dir / "tutorial_torch.py"])
     row = win.grid.rows["x"]
     qtbot.waitUntil(lambda: bool(row.head.toolTip()))
     viewport = row.canvas.viewport()
     # the middle of every plot with data, and the gaps between them
-    for slot in row.plots[:row.used]:
+    for slot in row.plots[: row.used]:
         centre = row.canvas.mapFromScene(slot.item.sceneBoundingRect().center())
         assert _tip_at(viewport, centre) == "", "a tooltip over a plot"
     assert _tip_at(viewport, QPoint(2, viewport.height() // 2)) == ""

@@ -5,7 +5,7 @@ measured against zeros would contradict its `differs`."""
 
 from gui_helpers import RUN_TIMEOUT_MS
 
-RAISES_SRC = '''
+RAISES_SRC = """
 import torch
 
 class Raises(torch.autograd.Function):
@@ -16,7 +16,7 @@ class Raises(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         raise ValueError("my backward is broken")
-'''
+"""
 
 
 def _run_pair(qtbot, win, pair):
@@ -27,8 +27,9 @@ def _run_pair(qtbot, win, pair):
     return keys
 
 
-def test_a_mode_that_raised_reads_error_and_absent_stays_absent(qtbot, make_window, write_module,
-                                                                 examples_dir):
+def test_a_mode_that_raised_reads_error_and_absent_stays_absent(
+    qtbot, make_window, write_module, examples_dir
+):
     raises = write_module("raises.py", RAISES_SRC)
     win = make_window([raises, str(examples_dir / "tutorial_tf.py")])
     _run_pair(qtbot, win, "Raises")
@@ -36,9 +37,10 @@ def test_a_mode_that_raised_reads_error_and_absent_stays_absent(qtbot, make_wind
     qtbot.waitUntil(lambda: ("x", "torch") in numbers.rows, timeout=RUN_TIMEOUT_MS)
     assert numbers.text("x", "torch", "custom min") == "error"
     assert numbers.text("x", "torch", "custom max") == "—"
-    assert numbers.text("x", "torch", "default min") == "1"      # d(x*1)/dx, the mode that ran
-    cell = numbers.table.item(numbers.rows.index(("x", "torch")),
-                              [c[0] for c in numbers._cols].index("custom min"))
+    assert numbers.text("x", "torch", "default min") == "1"  # d(x*1)/dx, the mode that ran
+    cell = numbers.table.item(
+        numbers.rows.index(("x", "torch")), [c[0] for c in numbers._cols].index("custom min")
+    )
     assert "my backward is broken" in cell.toolTip()
     # TF registers no gradient for tf.round: its default returned None, which is absent
     _run_pair(qtbot, win, "round_ste")
@@ -73,7 +75,10 @@ def test_the_comparisons_are_in_sight_without_scrolling(qtbot, make_window, exam
     """How far custom is from numeric and default comes right after the verdict: with the
     per-mode statistics first (~27 columns) it was off-screen to the right at 1500x950."""
     from PySide6.QtWidgets import QApplication
-    win = make_window([str(examples_dir / "tutorial_torch.py")], {"run/modes": "default,custom,numeric"})
+
+    win = make_window(
+        [str(examples_dir / "tutorial_torch.py")], {"run/modes": "default,custom,numeric"}
+    )
     win.resize(1500, 950)
     _run_pair(qtbot, win, "round_ste")
     win.show_pair("round_ste")
@@ -88,6 +93,6 @@ def test_the_comparisons_are_in_sight_without_scrolling(qtbot, make_window, exam
         c = heads.index(head)
         right = t.columnViewportPosition(c) + t.columnWidth(c)
         assert 0 <= t.columnViewportPosition(c) and right <= t.viewport().width(), head
-    assert numbers.text("x", "torch", "custom~numeric max abs err") == "1"   # the STE's gap
+    assert numbers.text("x", "torch", "custom~numeric max abs err") == "1"  # the STE's gap
     # numeric is 0 at every element there: the relative error is the gap itself, not 1/atol (1000)
     assert numbers.text("x", "torch", "custom~numeric max rel err") == "1"

@@ -2,6 +2,7 @@
 verdict, how far custom is from default and numeric, each mode's range), the others a right-click
 on the header away, the choice remembered in the settings file as a plain string; the JSON export keeps
 every number whatever the table shows."""
+
 import pytest
 
 pytest.importorskip("pytestqt")
@@ -17,11 +18,23 @@ from gradviz.qt import export_actions as EA  # noqa: E402
 pytestmark = pytest.mark.gui
 
 
-DEFAULT_SHOWN = ["tensor", "fw", "verdict", "shape",
-                 "custom~default max abs err", "custom~default differ",
-                 "custom~numeric max abs err", "custom~numeric differ",
-                 "default min", "default max", "custom min", "custom max",
-                 "numeric min", "numeric max", "explanation"]
+DEFAULT_SHOWN = [
+    "tensor",
+    "fw",
+    "verdict",
+    "shape",
+    "custom~default max abs err",
+    "custom~default differ",
+    "custom~numeric max abs err",
+    "custom~numeric differ",
+    "default min",
+    "default max",
+    "custom min",
+    "custom max",
+    "numeric min",
+    "numeric max",
+    "explanation",
+]
 
 
 def _header_menu_pick(qtbot, numbers, text):
@@ -38,6 +51,7 @@ def _header_menu_pick(qtbot, numbers, text):
         seen.extend((a.text(), a.isChecked()) for a in menu.actions() if a.text())
         next(a for a in menu.actions() if a.text() == text).trigger()
         menu.close()
+
     QTimer.singleShot(0, pick)
     with qtbot.waitSignal(header.customContextMenuRequested):
         header.customContextMenuRequested.emit(header.rect().center())
@@ -60,7 +74,8 @@ def _run_round_ste(qtbot, win):
 
 
 def test_default_columns_fit_and_the_header_menu_chooses_and_remembers(
-        qtbot, make_window, examples_dir, settings, tmp_path, monkeypatch):
+    qtbot, make_window, examples_dir, settings, tmp_path, monkeypatch
+):
     ex = str(examples_dir / "tutorial_torch.py")
     win = make_window([ex], {"run/modes": "default,custom,numeric"})
     win.resize(1500, 950)
@@ -90,6 +105,7 @@ def test_default_columns_fit_and_the_header_menu_chooses_and_remembers(
     settings.sync()
     again = SettingsFile(settings.fileName())
     from gradviz.qt.main_window import MainWindow
+
     win2 = MainWindow([ex], engine=win.bridge.engine, qsettings=again)
     qtbot.addWidget(win2)
     win2.numbers.set_data(win.grid.comparisons, modes=win.grid.modes)

@@ -3,6 +3,7 @@
 several rows copy as tab-separated text with headers at full precision, a filter keeps the rows
 with its words, and Worst tensors lists every op's tensors of the run, a double-click going to
 the op and its tensor."""
+
 from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
@@ -66,8 +67,9 @@ def _worst_first(verdicts_errors):
     return keys == sorted(keys, reverse=True)
 
 
-def test_numbers_sort_worst_first_copy_rows_at_full_precision_and_filter(qtbot, make_window,
-                                                                           write_module):
+def test_numbers_sort_worst_first_copy_rows_at_full_precision_and_filter(
+    qtbot, make_window, write_module
+):
     win = _run_all(qtbot, make_window, write_module)
     win.tree.select_pair("Scaled2")
     win.tabs.setCurrentWidget(win.numbers)
@@ -88,9 +90,10 @@ def test_numbers_sort_worst_first_copy_rows_at_full_precision_and_filter(qtbot, 
     # two rows selected, Ctrl+C: headers, then each row's raw numbers at full precision
     t.setFocus()
     t.selectRow(0)
-    t.selectionModel().select(t.model().index(1, 0),
-                              t.selectionModel().SelectionFlag.Select |
-                              t.selectionModel().SelectionFlag.Rows)
+    t.selectionModel().select(
+        t.model().index(1, 0),
+        t.selectionModel().SelectionFlag.Select | t.selectionModel().SelectionFlag.Rows,
+    )
     QApplication.clipboard().clear()
     with qtbot.waitSignal(numbers.copied) as copied:
         qtbot.keyClick(t, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
@@ -103,7 +106,7 @@ def test_numbers_sort_worst_first_copy_rows_at_full_precision_and_filter(qtbot, 
     cells = dict(zip(shown, lines[1].split("\t")))
     assert (cells["tensor"], cells["fw"], cells["verdict"]) == ("y", "torch", "differs")
     exact = numbers.value("y", "torch", "custom~numeric max abs err")
-    assert float(cells["custom~numeric max abs err"]) == exact       # not the 4-digit text
+    assert float(cells["custom~numeric max abs err"]) == exact  # not the 4-digit text
     assert cells["custom~numeric max abs err"] == repr(exact)
 
     # the shown table's filter box sits beside the tabs, whole inside the window
@@ -118,17 +121,17 @@ def test_numbers_sort_worst_first_copy_rows_at_full_precision_and_filter(qtbot, 
     assert len(numbers.shown_keys()) == len(numbers.rows) == 3
 
 
-def test_worst_tensors_lists_every_op_worst_first_and_goes_to_one(qtbot, make_window,
-                                                                   write_module):
+def test_worst_tensors_lists_every_op_worst_first_and_goes_to_one(qtbot, make_window, write_module):
     win = _run_all(qtbot, make_window, write_module)
     worst = win.worst
-    qtbot.waitUntil(lambda: len(worst.rows) == 8, timeout=RUN_TIMEOUT_MS)   # 3 + 3 + 2 tensors
+    qtbot.waitUntil(lambda: len(worst.rows) == 8, timeout=RUN_TIMEOUT_MS)  # 3 + 3 + 2 tensors
     assert {k[0] for k in worst.keys} == {"Scaled2", "Scaled5", "Square"}
     # the two differs first, the 5x error above the 2x one, then the matches
     assert worst.keys[:2] == [("Scaled5", "y", "torch"), ("Scaled2", "y", "torch")]
     assert worst.verdicts[:2] == ["differs", "differs"] and set(worst.verdicts[2:]) == {"match"}
-    comps = {win.state.loaded.pair_name(k): a.comparison
-             for k, a in win.state.results.analyses().items()}
+    comps = {
+        win.state.loaded.pair_name(k): a.comparison for k, a in win.state.results.analyses().items()
+    }
     pairs = []
     for op, tensor, _fw in worst.keys:
         tc = next(t for t in comps[op].tensors if t.name == tensor)

@@ -3,6 +3,7 @@ default) came back and whose numeric pass then times out, crashes its worker or 
 custom and default in the grid and the Numbers table; the numeric column, the Numbers table,
 Diagnostics (an error entry) and the JSON export say what happened to numeric, and the op counts
 as failed with the error mark: custom ≈ default without numeric is no pass."""
+
 import pytest
 
 pytest.importorskip("pytestqt")
@@ -12,11 +13,11 @@ from gui_helpers import RUN_TIMEOUT_MS, export_whole_run_json, torch_cell  # noq
 
 pytestmark = pytest.mark.gui
 
-TIMEOUT_S = 3          # the per-op timeout: the quick pass of these ops takes milliseconds
+TIMEOUT_S = 3  # the per-op timeout: the quick pass of these ops takes milliseconds
 
 # The numeric pass runs the op in float64 (the quick pass in float32): only there do these
 # ops hang, crash their worker or raise.
-OPS_SRC = '''
+OPS_SRC = """
 import os
 import time
 import torch
@@ -62,7 +63,7 @@ class Right(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g * 3.0
-'''
+"""
 
 
 def _line(path, marker):
@@ -111,7 +112,8 @@ def _assert_kept_with_numeric_failed(win, key, kind, message, where, shown, cust
     assert nt.value("x", "torch", "custom min") == pytest.approx(custom)
     assert nt.value("x", "torch", "default max") == pytest.approx(default)
     assert nt.text("x", "torch", "explanation").endswith(
-        f"(numeric {said} {err.one_line()}: custom is not checked against numeric)")
+        f"(numeric {said} {err.one_line()}: custom is not checked against numeric)"
+    )
     # Diagnostics: an error entry that names the numeric mode and the user's line
     entries = [p for p in win.diagnostics.entries() if p.key == key]
     failed = [p for p in entries if p.severity == "error"]
@@ -121,25 +123,32 @@ def _assert_kept_with_numeric_failed(win, key, kind, message, where, shown, cust
     assert not [p for p in entries if p.severity == "info" and "numeric" in p.op]
 
 
-def test_numeric_timeout_keeps_custom_and_default_and_fails_the_op(qtbot, make_window,
-                                                                  write_module, tmp_path,
-                                                                  monkeypatch):
+def test_numeric_timeout_keeps_custom_and_default_and_fails_the_op(
+    qtbot, make_window, write_module, tmp_path, monkeypatch
+):
     path = write_module("ops.py", OPS_SRC)
     win = make_window([path], {"run/modes": "default,custom,numeric", "run/timeout": TIMEOUT_S})
     ste, right = ("torch", path, "RoundSTE"), ("torch", path, "Right")
     by_name = _run(qtbot, win, [ste, right], "RoundSTE")
     # the straight-through round: custom all ones, default (round's derivative) all zeros
     _assert_kept_with_numeric_failed(
-        win, ste, "timeout", f"the numeric pass did not finish within {TIMEOUT_S} s; its torch "
-        "worker was stopped and replaced", f"{path}:{_line(path, 'HANGS HERE')}", "surrogate",
-        custom=1.0, default=0.0)
+        win,
+        ste,
+        "timeout",
+        f"the numeric pass did not finish within {TIMEOUT_S} s; its torch "
+        "worker was stopped and replaced",
+        f"{path}:{_line(path, 'HANGS HERE')}",
+        "surrogate",
+        custom=1.0,
+        default=0.0,
+    )
     assert by_name["RoundSTE"].numeric_failed
-    ok = by_name["Right"]                 # the queue went on, on the replaced worker
+    ok = by_name["Right"]  # the queue went on, on the replaced worker
     assert ok.status == "ok" and not ok.numeric_failed
     np.testing.assert_allclose(ok.tensor("x").grads["numeric"], 3.0, rtol=1e-6)
     assert win.state.op_mark(right) == "match"
     assert win.summary.text().startswith("2 ops run, 1 failed — ")
-    assert "surrogate" not in win.summary.text()        # RoundSTE's tensors were not checked
+    assert "surrogate" not in win.summary.text()  # RoundSTE's tensors were not checked
     # the whole-run export records the numeric mode's error
     data = export_whole_run_json(win, tmp_path / "run.json", monkeypatch)
     op = next(o for o in data["ops"] if o["qualname"] == "RoundSTE")
@@ -151,8 +160,9 @@ def test_numeric_timeout_keeps_custom_and_default_and_fails_the_op(qtbot, make_w
     assert "custom is not checked against numeric" in x["explanation"]
 
 
-def test_numeric_crash_and_raise_keep_custom_and_default_and_fail_the_op(qtbot, make_window,
-                                                                        write_module):
+def test_numeric_crash_and_raise_keep_custom_and_default_and_fail_the_op(
+    qtbot, make_window, write_module
+):
     """os._exit in the numeric pass kills the worker; the next op's numeric pass runs in full on
     the new worker (which kept nothing) and raises there: both keep their quick pass."""
     path = write_module("ops.py", OPS_SRC)
@@ -161,9 +171,24 @@ def test_numeric_crash_and_raise_keep_custom_and_default_and_fail_the_op(qtbot, 
     by_name = _run(qtbot, win, [crash, raises], "CrashNumeric")
     assert by_name["CrashNumeric"].mode_errors["numeric"].kind == "crashed"
     _assert_kept_with_numeric_failed(
-        win, crash, "crashed", "the numeric pass crashed its torch worker: user code called "
-        "os._exit(3); the worker was replaced", None, "match", custom=2.0, default=2.0)
+        win,
+        crash,
+        "crashed",
+        "the numeric pass crashed its torch worker: user code called "
+        "os._exit(3); the worker was replaced",
+        None,
+        "match",
+        custom=2.0,
+        default=2.0,
+    )
     _assert_kept_with_numeric_failed(
-        win, raises, "error", "no float64 here", f"{path}:{_line(path, 'RAISES HERE')}", "match",
-        custom=2.0, default=2.0)
+        win,
+        raises,
+        "error",
+        "no float64 here",
+        f"{path}:{_line(path, 'RAISES HERE')}",
+        "match",
+        custom=2.0,
+        default=2.0,
+    )
     assert win.summary.text() == "2 ops run, 2 failed"

@@ -1,6 +1,7 @@
 """The open files come back on the next launch (issue 13 item 11.1): real windows offscreen over
 the session engine, one real INI file per test; each launch is built as `gradviz [FILES]` builds
 it (qt.app.open_window), each window closed before the next is made."""
+
 import os
 
 import pytest
@@ -17,7 +18,7 @@ from gradviz.qt.app import open_window  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
-OP_SRC = '''
+OP_SRC = """
 import torch
 
 class {name}(torch.autograd.Function):
@@ -28,14 +29,14 @@ class {name}(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g * 2.0
-'''
+"""
 
 
 @pytest.fixture
 def ini(tmp_path):
     path = tmp_path / "gradviz.ini"
     qs = SettingsFile(str(path))
-    qs.setValue("run/modes", "default,custom")     # not a fresh config: no first-launch run
+    qs.setValue("run/modes", "default,custom")  # not a fresh config: no first-launch run
     qs.sync()
     return path
 
@@ -53,8 +54,7 @@ def ops(tmp_path):
 
 def launch(qtbot, engine, ini, files=(), wait=True):
     """One launch on the INI file: the window once its files are loaded (when it has any)."""
-    win, run = open_window(files, run=False, engine=engine,
-                           qsettings=SettingsFile(str(ini)))
+    win, run = open_window(files, run=False, engine=engine, qsettings=SettingsFile(str(ini)))
     assert not run
     qtbot.addWidget(win)
     win.show()
@@ -80,7 +80,7 @@ def saved(ini):
 
 
 def test_open_files_come_back_and_a_removed_one_does_not(qtbot, engine, ini, ops):
-    win = launch(qtbot, engine, ini)                  # no list saved yet: the examples
+    win = launch(qtbot, engine, ini)  # no list saved yet: the examples
     assert sorted(win.state.loaded.files) == sorted(builtin_examples())
     for f in list(win.state.loaded.files):
         win.remove_file(f)
@@ -89,21 +89,21 @@ def test_open_files_come_back_and_a_removed_one_does_not(qtbot, engine, ini, ops
     assert op_names(win) == ["ScaleA", "ScaleB"]
     win.close()
 
-    win = launch(qtbot, engine, ini)                  # the next launch: both files, their ops
+    win = launch(qtbot, engine, ini)  # the next launch: both files, their ops
     assert win.state.loaded.files == ops
     assert op_names(win) == ["ScaleA", "ScaleB"]
     assert sorted(k[2] for k in win.tree.visible_keys()) == ["ScaleA", "ScaleB"]
     assert not win.diagnostics.messages()
-    win.remove_file(ops[0])                           # the op tree's Remove
-    assert saved(ini) == [ops[1]]                     # saved at once, not only on close
+    win.remove_file(ops[0])  # the op tree's Remove
+    assert saved(ini) == [ops[1]]  # saved at once, not only on close
     win.close()
 
     win = launch(qtbot, engine, ini)
     assert win.state.loaded.files == [ops[1]] and op_names(win) == ["ScaleB"]
-    win.remove_file(ops[1])                           # the user closed everything
+    win.remove_file(ops[1])  # the user closed everything
     win.close()
     assert saved(ini) == []
-    win = launch(qtbot, engine, ini, wait=False)      # an empty list stays empty: no examples
+    win = launch(qtbot, engine, ini, wait=False)  # an empty list stays empty: no examples
     assert win.state.loaded.files == [] and not win.state.loading
     win.close()
 
@@ -116,11 +116,11 @@ def test_a_deleted_file_is_reported_missing_and_the_other_loads(qtbot, engine, i
     assert win.diagnostics.messages() == [f"missing: {ops[0]}"]
     assert f"missing: {ops[0]}" in win.log.toPlainText()
     assert win.tabs.currentWidget() is win.diagnostics
-    assert saved(ini) == [ops[1]]                     # said once, then left out of the list
-    with open(ops[0], "w") as f:                      # back on disk and opened again
+    assert saved(ini) == [ops[1]]  # said once, then left out of the list
+    with open(ops[0], "w") as f:  # back on disk and opened again
         f.write(OP_SRC.format(name="ScaleA"))
     opened(qtbot, win, ops[:1])
-    assert win.diagnostics.messages() == []           # no longer missing
+    assert win.diagnostics.messages() == []  # no longer missing
     assert saved(ini) == [ops[1], ops[0]]
     win.close()
 
@@ -129,13 +129,13 @@ def test_command_line_files_win_and_leave_the_saved_list(qtbot, engine, ini, ops
     SettingsFile(str(ini)).setValue(SETTING, ops)
     other = tmp_path / "other.py"
     other.write_text(OP_SRC.format(name="Other"))
-    win = launch(qtbot, engine, ini, [str(other)])    # `gradviz other.py`
+    win = launch(qtbot, engine, ini, [str(other)])  # `gradviz other.py`
     assert win.state.loaded.files == [str(other)] and op_names(win) == ["Other"]
-    opened(qtbot, win, ops[:1])                       # a one-off look: nothing saved
+    opened(qtbot, win, ops[:1])  # a one-off look: nothing saved
     win.remove_file(str(other))
     win.close()
     assert saved(ini) == ops
-    win = launch(qtbot, engine, ini)                  # a plain `gradviz` again
+    win = launch(qtbot, engine, ini)  # a plain `gradviz` again
     assert win.state.loaded.files == ops
     win.close()
 
@@ -153,22 +153,22 @@ def test_reset_settings_keeps_the_open_files(qtbot, engine, ini, ops):
 def test_a_module_opened_by_name_comes_back_by_name(qtbot, engine, ini, tmp_path, monkeypatch):
     pkg = write_package(tmp_path)
     op_file = str(pkg / "layers" / "quant_torch.py")
-    monkeypatch.chdir(tmp_path)                       # where `qpkg` is found by name
+    monkeypatch.chdir(tmp_path)  # where `qpkg` is found by name
     win = launch(qtbot, engine, ini)
     for f in list(win.state.loaded.files):
         win.remove_file(f)
-    opened(qtbot, win, [op_file], {op_file: "qpkg.layers.quant_torch"})   # as Open module… does
+    opened(qtbot, win, [op_file], {op_file: "qpkg.layers.quant_torch"})  # as Open module… does
     win.close()
     assert saved(ini) == ["qpkg.layers.quant_torch"]
-    assert "\nfiles/open = qpkg.layers.quant_torch\n" in ini.read_text()   # a plain string
+    assert "\nfiles/open = qpkg.layers.quant_torch\n" in ini.read_text()  # a plain string
 
-    win = launch(qtbot, engine, ini)                  # found again by its name
+    win = launch(qtbot, engine, ini)  # found again by its name
     assert win.state.loaded.files == [op_file] and op_names(win) == ["RoundSTE"]
     assert win.state.loaded.module_names == {op_file: "qpkg.layers.quant_torch"}
     win.close()
     assert saved(ini) == ["qpkg.layers.quant_torch"]
 
-    monkeypatch.chdir(tmp_path / "qpkg")              # launched elsewhere: the name finds nothing
+    monkeypatch.chdir(tmp_path / "qpkg")  # launched elsewhere: the name finds nothing
     win = launch(qtbot, engine, ini, wait=False)
     assert win.state.loaded.files == []
     [message] = win.diagnostics.messages()
@@ -179,12 +179,13 @@ def test_a_module_opened_by_name_comes_back_by_name(qtbot, engine, ini, tmp_path
 def test_saved_entries_are_plain_strings_and_bad_ones_are_named(tmp_path):
     keep = tmp_path / "keep.py"
     keep.write_text("x = 1\n")
-    assert saved_entries(None) is None                # never saved
-    assert saved_entries(str(keep)) == [str(keep)]    # INI reads a one-item list as a string
+    assert saved_entries(None) is None  # never saved
+    assert saved_entries(str(keep)) == [str(keep)]  # INI reads a one-item list as a string
     assert saved_entries([str(keep), ""]) == [str(keep)]
     assert saved_entries([1, 2]) is None
     r = restore([str(keep), str(tmp_path / "gone.py"), "relative/ops.py", str(keep)])
     assert r.files == (str(keep),) and r.module_names == {}
-    assert r.missing_lines() == [f"missing: {tmp_path / 'gone.py'}",
-                                 "missing: relative/ops.py (neither an absolute path nor a "
-                                 "module name)"]
+    assert r.missing_lines() == [
+        f"missing: {tmp_path / 'gone.py'}",
+        "missing: relative/ops.py (neither an absolute path nor a module name)",
+    ]

@@ -1,5 +1,6 @@
 """The app opens ops inside packages: File ▸ Open module… by dotted name, and a dropped package
 file; both load through the package and run (real window offscreen, the session engine)."""
+
 import numpy as np
 import pytest
 
@@ -22,6 +23,7 @@ def window(make_window):
 def answer_module_dialog(names: list[str], seen: list[str]) -> None:
     """Type each name into the Open module dialog in turn (the dialog is modal: answered from
     the event loop it runs); `seen` gets the dialog's text each time it shows."""
+
     def answer():
         dialog = QApplication.activeModalWidget()
         if not isinstance(dialog, QInputDialog):
@@ -32,6 +34,7 @@ def answer_module_dialog(names: list[str], seen: list[str]) -> None:
         dialog.accept()
         if names:
             QTimer.singleShot(0, answer)
+
     QTimer.singleShot(0, answer)
 
 
@@ -48,7 +51,7 @@ def test_open_module_by_name_loads_and_runs_it(qtbot, window, tmp_path, monkeypa
     answer_module_dialog(["qpkg.layers.nothere", "qpkg.layers.quant_torch"], seen)
     with qtbot.waitSignal(window.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
         window.act_open_module.trigger()
-    assert "no module named 'qpkg.layers.nothere'" in seen[1]   # the dialog said why, stayed open
+    assert "no module named 'qpkg.layers.nothere'" in seen[1]  # the dialog said why, stayed open
     op_file = str(pkg / "layers" / "quant_torch.py")
     assert window.state.loaded.files == [op_file]
     assert [k for k in window.state.loaded.ops] == [("torch", op_file, "RoundSTE")]

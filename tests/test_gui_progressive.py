@@ -1,6 +1,7 @@
 """Results reach the window analysed off the GUI thread, each once; with the engine's on_partial,
 custom and default show at once and the numeric column fills in when it arrives. Trap examples
 menu."""
+
 import threading
 from dataclasses import replace
 
@@ -49,9 +50,19 @@ class FakeEngine:
         for req in requests:
             fulls.append(self._full(req))
             quick = replace(req, settings=req.settings.with_(modes=("default", "custom")))
-            on_event(ResultArrived(replace(fulls[-1], request=quick, partial=True, tensors=tuple(
-                replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"})
-                for t in fulls[-1].tensors))))
+            on_event(
+                ResultArrived(
+                    replace(
+                        fulls[-1],
+                        request=quick,
+                        partial=True,
+                        tensors=tuple(
+                            replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"})
+                            for t in fulls[-1].tensors
+                        ),
+                    )
+                )
+            )
         self.release.wait(10)
         for req, full in zip(requests, fulls):
             on_event(OpStarted(req))
@@ -62,18 +73,19 @@ class FakeEngine:
 @pytest.fixture
 def window(qtbot, tmp_path, write_module):
     from gradviz.qt.main_window import MainWindow
+
     made = []
 
     def make(engine):
         path = write_module("ste.py", "x = 1\n")
-        win = MainWindow([path], engine=engine,
-                         qsettings=SettingsFile(str(tmp_path / "g.ini")))
+        win = MainWindow([path], engine=engine, qsettings=SettingsFile(str(tmp_path / "g.ini")))
         qtbot.addWidget(win)
         op = OpInfo("round_ste", "torch", "function", "RoundSTE", path, 1, ("x",))
         win.state.catalogs_arrived([FileCatalog(path, "torch", (op,))], (path,))
         win.settings_panel.modes["numeric"].setChecked(True)
         made.append(win)
         return win, ("torch", path, "RoundSTE")
+
     yield make
     for w in made:
         w.bridge.engine.release.set()
@@ -90,8 +102,10 @@ def test_partial_results_show_custom_default_first_then_numeric(qtbot, window):
     win.bridge.resultReady.connect(delivered.append)
     with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS):
         assert win.run([key])
-        qtbot.waitUntil(lambda: "x" in win.grid.rows and
-                        _cell(win, "numeric").message == "numeric: computing…", timeout=RUN_TIMEOUT_MS)
+        qtbot.waitUntil(
+            lambda: "x" in win.grid.rows and _cell(win, "numeric").message == "numeric: computing…",
+            timeout=RUN_TIMEOUT_MS,
+        )
         assert _cell(win, "custom").data["y"].max() == pytest.approx(50.0)
         assert win.numbers.value("x", "torch", "verdict") == "surrogate"
         engine.release.set()
@@ -104,8 +118,10 @@ def test_partial_results_show_custom_default_first_then_numeric(qtbot, window):
     for mode in ("custom", "default"):
         assert final.series[("x", mode)] is first.series[("x", mode)]
         assert final.comparison.tensors[0].stats[mode] is first.comparison.tensors[0].stats[mode]
-    assert final.comparison.tensors[0].metrics["custom~default"] is \
-        first.comparison.tensors[0].metrics["custom~default"]
+    assert (
+        final.comparison.tensors[0].metrics["custom~default"]
+        is first.comparison.tensors[0].metrics["custom~default"]
+    )
     assert ("x", "numeric") in final.series and ("x", "numeric") not in first.series
     numeric = _cell(win, "numeric")
     assert numeric.has_data
@@ -128,6 +144,7 @@ def test_trap_examples_menu_opens_the_traps_and_start_opens_tutorials_only(qtbot
     import os
 
     from gradviz.catalog import builtin_examples, trap_examples
+
     tutorials = builtin_examples()
     assert tutorials and all(os.path.basename(f).startswith("tutorial") for f in tutorials)
     traps = trap_examples()

@@ -3,6 +3,7 @@ its numeric reference along 16 seeded random directions, the same in torch and T
 cell said "absent" for numeric min, and its parity row "no gradient in either …" with a match
 at 0, a comparison of nothing: the cell now names the directions, and the row compares the two
 frameworks' numeric derivatives along them."""
+
 import numpy as np
 import pytest
 
@@ -16,9 +17,11 @@ pytestmark = pytest.mark.gui
 
 
 def test_a_projected_tensors_numeric_reads_honestly(qtbot, make_window, examples_dir):
-    win = make_window([str(examples_dir / f"tutorial_{fw}.py") for fw in ("torch", "tf")],
-                      {"run/modes": "default,custom,numeric"})
-    win.settings_panel.shape.setText("20x30")                 # 600 elements: projected
+    win = make_window(
+        [str(examples_dir / f"tutorial_{fw}.py") for fw in ("torch", "tf")],
+        {"run/modes": "default,custom,numeric"},
+    )
+    win.settings_panel.shape.setText("20x30")  # 600 elements: projected
     results = run_keys(qtbot, win, keys_of(win, "round_ste"))
     win.tree.select_pair("round_ste")
     win.show_pair("round_ste")
@@ -37,6 +40,7 @@ def test_a_projected_tensors_numeric_reads_honestly(qtbot, make_window, examples
             if (cells["tensor"], cells["mode"]) == (tensor, mode):
                 return cells
         return None
+
     qtbot.waitUntil(lambda: row("x", "numeric") is not None, timeout=RUN_TIMEOUT_MS)
     numeric = row("x", "numeric")
     assert "no gradient in either" not in numeric["note"]

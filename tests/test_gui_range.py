@@ -1,5 +1,6 @@
 """The settings panel's range field (issue 10 item 4): `--range` in the app, validated and saved
 as a plain value, and it reaches the run."""
+
 import numpy as np
 import pytest
 
@@ -64,7 +65,7 @@ def test_bad_range_is_refused_and_saved_one_falls_back(qtbot, engine, tmp_path, 
     assert panel.settings("tf").input_range == (-6.0, 6.0)
     win.close()
     again = _window(qtbot, engine, ini, start=False)
-    assert again.settings_panel.settings("torch").input_range == (-6.0, 6.0)   # saved
+    assert again.settings_panel.settings("torch").input_range == (-6.0, 6.0)  # saved
 
     # a file written by hand (fresh paths: Qt caches a settings file per process)
     bad = tmp_path / "bad.ini"
@@ -73,7 +74,7 @@ def test_bad_range_is_refused_and_saved_one_falls_back(qtbot, engine, tmp_path, 
     assert third.settings_panel.range.text() == "-3,3"
     assert "run/range='banana'" in third.summary.text()
     listed = tmp_path / "listed.ini"
-    listed.write_text("[run]\nrange=-1.5,2\n")         # unquoted: Qt reads a list of two
+    listed.write_text("[run]\nrange=-1.5,2\n")  # unquoted: Qt reads a list of two
     fourth = _window(qtbot, engine, listed, start=False)
     assert fourth.settings_panel.settings("torch").input_range == (-1.5, 2.0)
 
@@ -107,13 +108,16 @@ def test_integer_inputs_in_the_window(qtbot, engine, tmp_path, write_module):
     [res] = [r for r in blocker.args[0] if r.status == "ok"]
     assert res.tensor("target").value.dtype == np.int64
     table = win.numbers.table
-    headers = [c[0] for c in win.numbers._cols]      # drawn on two lines: "custom\nNaN/Inf"
+    headers = [c[0] for c in win.numbers._cols]  # drawn on two lines: "custom\nNaN/Inf"
     rows = {table.item(r, 0).text(): r for r in range(table.rowCount())}
     target = rows["target"]
     assert table.item(target, headers.index("verdict")).text() == "no-gradient"
-    assert table.item(target, headers.index("custom NaN/Inf")).text() == "—"   # nothing ran
-    assert table.item(target, headers.index("explanation")).text().startswith(
-        "integer input: no gradient")
+    assert table.item(target, headers.index("custom NaN/Inf")).text() == "—"  # nothing ran
+    assert (
+        table.item(target, headers.index("explanation"))
+        .text()
+        .startswith("integer input: no gradient")
+    )
     assert table.item(rows["x"], headers.index("verdict")).text() == "match"
 
 

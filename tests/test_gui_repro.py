@@ -1,5 +1,6 @@
 """File ▸ Export ▸ Reproduction script in the real window: the shown op's script, which prints
 the numbers the window's analysis holds (issue 30)."""
+
 import os
 from pathlib import Path
 
@@ -48,11 +49,11 @@ def test_export_reproduction_script_of_the_shown_op(qtbot, make_window, tmp_path
     next(a for a in menu.actions() if a.text() == "Reproduction script (this op)…").trigger()
     assert answers.errors == []
     assert answers.said == f"saved 1 reproduction script(s) in {folder}"
-    assert sorted(os.listdir(folder)) == ["repro_HalfSquare_torch.npz",
-                                            "repro_HalfSquare_torch.py"]
+    assert sorted(os.listdir(folder)) == ["repro_HalfSquare_torch.npz", "repro_HalfSquare_torch.py"]
     rows = printed_rows(run_script(folder / "repro_HalfSquare_torch.py"))
     comp = win.state.results.get(("torch", os.path.abspath(path), "HalfSquare")).comparison
     for t in comp.tensors:
-        assert rows[t.name] == tuple(f"{t.metrics[k].max_abs_err:.3g}"
-                                     for k in ("custom~default", "custom~numeric")), (t.name, rows)
-    assert rows["x"][0] == rows["x"][1] != "0"     # half the truth: off by as much from both
+        assert rows[t.name] == tuple(
+            f"{t.metrics[k].max_abs_err:.3g}" for k in ("custom~default", "custom~numeric")
+        ), (t.name, rows)
+    assert rows["x"][0] == rows["x"][1] != "0"  # half the truth: off by as much from both

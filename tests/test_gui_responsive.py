@@ -1,6 +1,7 @@
 """The window stays responsive: torch-vs-tf parity of big arrays is computed off the GUI thread and
 its rows reach the numbers table later; a re-run's "numeric: computing…" keeps the numeric plot
 (no reset), and a row drawn again with the same ranges is not re-linked or re-ranged."""
+
 import threading
 from dataclasses import replace
 
@@ -15,14 +16,21 @@ from gradviz.model import MODES, FileCatalog, OpInfo, RunRequest, RunSettings
 
 
 def _partial(full):
-    return replace(full, partial=True, tensors=tuple(
-        replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"}) for t in full.tensors))
+    return replace(
+        full,
+        partial=True,
+        tensors=tuple(
+            replace(t, grads={m: g for m, g in t.grads.items() if m != "numeric"})
+            for t in full.tensors
+        ),
+    )
 
 
 # --- grid: the numeric cell while it computes ---------------------------------------------------
 @pytest.fixture
 def grid(qtbot):
     from gradviz.qt.grid import GridView
+
     g = GridView()
     g.resize(1000, 700)
     qtbot.addWidget(g)
@@ -36,6 +44,7 @@ def _cell(grid, tensor, fw, mode):
 
 def test_rerun_keeps_the_numeric_plot_under_a_computing_note(grid, monkeypatch):
     from gradviz.qt.grid.cell import CellPlot
+
     grid.set_data("round_ste", {"torch": ste_result("torch", seed=0)}, MODES)
     numeric = _cell(grid, "x", "torch", "numeric")
     slot, curve = numeric.slot, numeric.slot.curve
@@ -49,7 +58,7 @@ def test_rerun_keeps_the_numeric_plot_under_a_computing_note(grid, monkeypatch):
     assert not waiting.has_data and waiting.message == "numeric: computing…"
     assert waiting.slot is slot and slot.curve is curve
     assert not curve.isVisible() and slot.wait_note.isVisible()
-    assert slot.item.getAxis("left").isVisible()     # no switch to a message cell
+    assert slot.item.getAxis("left").isVisible()  # no switch to a message cell
     assert _cell(grid, "x", "torch", "custom").has_data
 
     grid.set_data("round_ste", {"torch": second}, MODES)
@@ -57,7 +66,7 @@ def test_rerun_keeps_the_numeric_plot_under_a_computing_note(grid, monkeypatch):
     assert filled.has_data and filled.slot is slot and slot.curve is curve
     assert curve.isVisible() and not slot.wait_note.isVisible()
     np.testing.assert_array_equal(filled.data["y"], np.zeros(200))
-    assert resets == []                              # setData only, all the way
+    assert resets == []  # setData only, all the way
 
 
 def test_computing_note_goes_when_the_plot_is_reused_for_something_else(grid):
@@ -65,13 +74,14 @@ def test_computing_note_goes_when_the_plot_is_reused_for_something_else(grid):
     grid.set_data("round_ste", {"torch": _partial(ste_result("torch", seed=1))}, MODES)
     slot = _cell(grid, "x", "torch", "numeric").slot
     assert slot.wait_note is not None
-    grid.set_view("x", "histogram")                  # the plot is reset and drawn anew
+    grid.set_view("x", "histogram")  # the plot is reset and drawn anew
     assert slot.wait_note is None
     assert _cell(grid, "x", "torch", "numeric").message == "numeric: computing…"
 
 
 def test_same_row_again_keeps_links_and_restores_a_zoomed_range(grid, monkeypatch):
     from gradviz.qt.grid import links
+
     res = {"torch": ste_result("torch", seed=0), "tf": ste_result("tf", seed=0)}
     grid.set_data("round_ste", res, MODES)
     row = grid.rows["x"]
@@ -105,40 +115,49 @@ class IdleEngine:
 @pytest.fixture
 def pair_window(qtbot, tmp_path, write_module):
     from gradviz.qt.main_window import MainWindow
+
     path = write_module("ste.py", "x = 1\n")
-    win = MainWindow([path], engine=IdleEngine(),
-                     qsettings=SettingsFile(str(tmp_path / "g.ini")))
+    win = MainWindow([path], engine=IdleEngine(), qsettings=SettingsFile(str(tmp_path / "g.ini")))
     qtbot.addWidget(win)
-    ops = {fw: OpInfo("round_ste", fw, "function", "RoundSTE", path, 1, ("x",)) for fw in ("torch", "tf")}
+    ops = {
+        fw: OpInfo("round_ste", fw, "function", "RoundSTE", path, 1, ("x",))
+        for fw in ("torch", "tf")
+    }
     # what the engine would answer, given to the window's model as the bridge gives it
     win.state.catalogs_arrived([FileCatalog(path, fw, (op,)) for fw, op in ops.items()], (path,))
     win.tree.select_pair("round_ste")
 
     def deliver(res, partial=False):
-        req = RunRequest(path, "RoundSTE", res.framework, RunSettings(shape=(res.tensors[0].value.size,)))
+        req = RunRequest(
+            path, "RoundSTE", res.framework, RunSettings(shape=(res.tensors[0].value.size,))
+        )
         res = replace(res, request=req, op=replace(res.op, file=path))
         assert res.partial == partial
         win.state.arrived(analyze(res))
         return res
+
     return win, deliver
 
 
-def test_big_pair_parity_runs_off_the_gui_thread_and_fills_the_table_later(qtbot, pair_window,
-                                                                              monkeypatch):
+def test_big_pair_parity_runs_off_the_gui_thread_and_fills_the_table_later(
+    qtbot, pair_window, monkeypatch
+):
     import gradviz.compare
+
     win, deliver = pair_window
     real, threads = gradviz.compare.parity, []
 
     def spy(results):
         threads.append(threading.current_thread())
         return real(results)
+
     monkeypatch.setattr(gradviz.compare, "parity", spy)
     n = 1_000_000
     deliver(ste_result("torch", n=n, numeric=False))
     deliver(ste_result("tf", n=n, numeric=False))
     win.show_pair("round_ste")
     assert set(win.grid.results) == {"torch", "tf"}
-    if not threads:                                  # still computing: the table says so
+    if not threads:  # still computing: the table says so
         assert "computing" in win.numbers.parity_label.text()
     qtbot.waitUntil(lambda: win.numbers.parity.rowCount() > 0, timeout=RUN_TIMEOUT_MS)
     assert threads and all(t is not threading.main_thread() for t in threads)
@@ -148,13 +167,14 @@ def test_big_pair_parity_runs_off_the_gui_thread_and_fills_the_table_later(qtbot
     assert verdicts == {"match"}
     # shown again: from the cache, no second computation
     calls = len(threads)
-    win.grid.results = {}                            # force the grid to draw again
+    win.grid.results = {}  # force the grid to draw again
     win.show_pair("round_ste")
     assert len(threads) == calls and win.numbers.parity.rowCount() == 6
 
 
 def test_partial_pair_gets_no_parity_until_the_numeric_pass(qtbot, pair_window, monkeypatch):
     import gradviz.compare
+
     win, deliver = pair_window
     calls = []
     monkeypatch.setattr(gradviz.compare, "parity", lambda rs: calls.append(rs) or [])
@@ -176,12 +196,14 @@ def test_small_pair_parity_is_immediate(qtbot, pair_window):
 
 def test_parity_worker_answers_only_the_newest_request(qtbot):
     from gradviz.qt.parity_worker import ParityWorker
+
     gate, seen = threading.Event(), []
 
     def compute(pair, results):
         seen.append(pair)
         gate.wait(10)
         return [pair]
+
     worker = ParityWorker(compute)
     answers = []
     worker.ready.connect(lambda *args: answers.append(args))
@@ -195,10 +217,10 @@ def test_parity_worker_answers_only_the_newest_request(qtbot):
     qtbot.waitUntil(lambda: len(answers) == 2, timeout=RUN_TIMEOUT_MS)
     assert [a[0] for a in answers] == ["a", "c"] and seen == ["a", "c"]
     worker.accept(*answers[1])
-    assert worker.rows("c", big) == ["c"]            # cached: no third computation
+    assert worker.rows("c", big) == ["c"]  # cached: no third computation
     assert seen == ["a", "c"]
-    assert worker.close()                            # its thread is joined
-    assert worker.rows("d", big) is None and seen == ["a", "c"]   # closed: nothing more starts
+    assert worker.close()  # its thread is joined
+    assert worker.rows("d", big) is None and seen == ["a", "c"]  # closed: nothing more starts
 
 
 def test_parity_cache_does_not_keep_old_results_alive(qtbot):
@@ -206,6 +228,7 @@ def test_parity_cache_does_not_keep_old_results_alive(qtbot):
     import weakref
 
     from gradviz.qt.parity_worker import ParityWorker
+
     worker = ParityWorker(lambda pair, results: [pair])
     res = (ste_result("torch"), ste_result("tf"))
     assert worker.rows("p", res) == ["p"]
@@ -219,6 +242,7 @@ def test_parity_cache_does_not_keep_old_results_alive(qtbot):
 # --- the bridge prepares a pair's partial results side by side ----------------------------------
 class PairEngine:
     """Gives both frameworks' partial results first, then the full ones."""
+
     frameworks = ("torch", "tf")
 
     def states(self):
@@ -229,6 +253,7 @@ class PairEngine:
 
     def run_passes(self, requests, passes, on_event):
         from gradviz.engine.passes import OpStarted, ResultArrived
+
         fulls = []
         for req in requests:
             on_event(OpStarted(req))
@@ -243,24 +268,31 @@ class PairEngine:
 def test_bridge_analyzes_partials_together_and_each_before_its_full_result(qtbot, monkeypatch):
     import gradviz.app.analysis as analysis_mod
     from gradviz.qt.engine_bridge import EngineBridge
+
     real = analysis_mod.analyze
     both_in = threading.Barrier(2, timeout=5)
 
     def analyze(res, **kw):
         if res.partial:
-            both_in.wait()                   # returns only when the other partial is being analysed too
+            both_in.wait()  # returns only when the other partial is being analysed too
         return real(res, **kw)
+
     monkeypatch.setattr(analysis_mod, "analyze", analyze)
     bridge = EngineBridge(PairEngine())
     bridge.start()
     order = []
-    bridge.resultReady.connect(lambda a: order.append(
-        ("partial" if a.result.partial else "full", a.result.framework, a.problem)))
+    bridge.resultReady.connect(
+        lambda a: order.append(
+            ("partial" if a.result.partial else "full", a.result.framework, a.problem)
+        )
+    )
     reqs = [RunRequest("/op.py", "RoundSTE", fw, RunSettings()) for fw in ("torch", "tf")]
     with qtbot.waitSignal(bridge.runFinished, timeout=RUN_TIMEOUT_MS):
         assert bridge.run(reqs)
-    assert bridge.close() == []                      # every thread it started has ended
-    assert not [t for t in threading.enumerate() if t.name.startswith(("gradviz-run", "gradviz-analyze"))]
+    assert bridge.close() == []  # every thread it started has ended
+    assert not [
+        t for t in threading.enumerate() if t.name.startswith(("gradviz-run", "gradviz-analyze"))
+    ]
     assert len(order) == 4 and all(problem == "" for _s, _fw, problem in order)
     for fw in ("torch", "tf"):
         assert order.index(("partial", fw, "")) < order.index(("full", fw, ""))
@@ -280,9 +312,12 @@ def test_parity_rows_in_sight_and_notes_whole_in_their_tooltips(qtbot, pair_wind
     p = win.numbers.parity
     assert p.rowCount() == 8
     qtbot.waitUntil(lambda: p.viewport().height() > 0)
-    in_sight = [r for r in range(p.rowCount())
-                if 0 <= p.rowViewportPosition(r) and p.rowViewportPosition(r) + p.rowHeight(r)
-                <= p.viewport().height()]
+    in_sight = [
+        r
+        for r in range(p.rowCount())
+        if 0 <= p.rowViewportPosition(r)
+        and p.rowViewportPosition(r) + p.rowHeight(r) <= p.viewport().height()
+    ]
     assert len(in_sight) >= 3, (len(in_sight), p.viewport().height())
     cells = [p.item(r, c) for r in range(p.rowCount()) for c in range(p.columnCount())]
     assert all(item.toolTip() == item.text() for item in cells)

@@ -2,6 +2,7 @@
 the verdicts their docstrings promise (the in-place trap is no green match; the detached forward
 is a match, custom being right, not broken), and File ▸ Export ▸ Whole run as JSON report… from a window whose
 ops ran under different settings gives each op its own and claims none of them at the top."""
+
 import pytest
 
 pytest.importorskip("pytestqt")
@@ -24,11 +25,14 @@ def _export_action(win, text):
 
 def _docstring(path, name):
     import ast
+
     tree = ast.parse(open(path, encoding="utf-8").read())
     return next(ast.get_docstring(n) for n in ast.walk(tree) if getattr(n, "name", "") == name)
 
 
-def test_trap_verdicts_in_the_window_are_what_their_docstrings_say(qtbot, make_window, examples_dir):
+def test_trap_verdicts_in_the_window_are_what_their_docstrings_say(
+    qtbot, make_window, examples_dir
+):
     traps = str(examples_dir / "traps_torch.py")
     win = make_window([traps], {"run/modes": "default,custom,numeric"})
     inplace = ("torch", traps, "InPlaceNoMarkDirty")
@@ -49,14 +53,15 @@ def test_trap_verdicts_in_the_window_are_what_their_docstrings_say(qtbot, make_w
     assert "broken" not in win.grid.rows["x"].verdicts.text()
 
 
-def test_whole_run_json_from_the_window_has_each_ops_own_settings(qtbot, make_window, examples_dir,
-                                                                   tmp_path, monkeypatch):
+def test_whole_run_json_from_the_window_has_each_ops_own_settings(
+    qtbot, make_window, examples_dir, tmp_path, monkeypatch
+):
     win = make_window([str(examples_dir / "tutorial_torch.py")], {"run/modes": "default,custom"})
-    run_keys(qtbot, win, keys_of(win, "mul_weights"))               # at 200 elements
+    run_keys(qtbot, win, keys_of(win, "mul_weights"))  # at 200 elements
     sp = win.settings_panel
     sp.shape.setText("20x30")
     sp.seed.setValue(5)
-    run_keys(qtbot, win, keys_of(win, "round_ste"))                 # then another op otherwise
+    run_keys(qtbot, win, keys_of(win, "round_ste"))  # then another op otherwise
     fake = FakeDialogs([str(tmp_path / "run.json")])
     monkeypatch.setattr(EA, "dialogs", fake)
     _export_action(win, "Whole run as JSON report…").trigger()
@@ -68,16 +73,21 @@ def test_whole_run_json_from_the_window_has_each_ops_own_settings(qtbot, make_wi
     top = data["settings"]
     assert {"shape", "seed"} <= set(top["varies_by_op"])
     assert "shape" not in top and "seed" not in top
-    assert top["modes"] == ["default", "custom"]                    # what both ran with
+    assert top["modes"] == ["default", "custom"]  # what both ran with
 
 
-def test_whole_run_json_from_the_window_is_what_gradviz_run_writes(qtbot, make_window, examples_dir,
-                                                                   corpus_dir, tmp_path, monkeypatch):
+def test_whole_run_json_from_the_window_is_what_gradviz_run_writes(
+    qtbot, make_window, examples_dir, corpus_dir, tmp_path, monkeypatch
+):
     """The window's JSON export had every op's "diagnostics": [] and no load_errors (issue 27):
     it now holds the findings the window shows and the files it could not load, as `gradviz run
     --json` writes them for the same files and settings."""
     from gradviz.cli import main
-    traps, broken = str(examples_dir / "traps_torch.py"), str(corpus_dir / "broken" / "syntax_error.py")
+
+    traps, broken = (
+        str(examples_dir / "traps_torch.py"),
+        str(corpus_dir / "broken" / "syntax_error.py"),
+    )
     win = make_window([traps, broken], {"run/modes": "default,custom,numeric"})
     run_keys(qtbot, win, [k for k in win.state.loaded.ops if k[0] == "torch"])
     fake = FakeDialogs([str(tmp_path / "window.json")])
@@ -85,20 +95,27 @@ def test_whole_run_json_from_the_window_is_what_gradviz_run_writes(qtbot, make_w
     _export_action(win, "Whole run as JSON report…").trigger()
     assert not fake.errors
     window = report.read_json(str(tmp_path / "window.json"))
-    assert main(["run", traps, broken, "--framework", "torch", "--json",
-                 str(tmp_path / "cli.json")]) == 2     # an op raised, a file did not load
+    assert (
+        main(["run", traps, broken, "--framework", "torch", "--json", str(tmp_path / "cli.json")])
+        == 2
+    )  # an op raised, a file did not load
     cli = report.read_json(str(tmp_path / "cli.json"))
 
     def by_op(data):
-        return {(op["framework"], op["name"]): (
-            {t["name"]: t["verdict"] for t in op["tensors"]},
-            sorted((d["code"], d.get("tensor", "")) for d in op["diagnostics"]))
-            for op in data["ops"]}
+        return {
+            (op["framework"], op["name"]): (
+                {t["name"]: t["verdict"] for t in op["tensors"]},
+                sorted((d["code"], d.get("tensor", "")) for d in op["diagnostics"]),
+            )
+            for op in data["ops"]
+        }
+
     assert by_op(window) == by_op(cli)
-    assert any(diags for _, diags in by_op(window).values())     # findings there to compare
+    assert any(diags for _, diags in by_op(window).values())  # findings there to compare
     assert [e["file"] for e in window["load_errors"]] == [broken]
     assert window["load_errors"][0]["error"]["type"] == cli["load_errors"][0]["error"]["type"]
     assert window["summary"]["error"] == cli["summary"]["error"]
     # the window's earlier runs under a key of their own, which one CLI run leaves out
-    assert "history" not in cli and {h["qualname"] for h in window["history"]} == \
-        {op["qualname"] for op in window["ops"]}
+    assert "history" not in cli and {h["qualname"] for h in window["history"]} == {
+        op["qualname"] for op in window["ops"]
+    }

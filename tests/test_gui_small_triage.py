@@ -2,6 +2,7 @@
 or the table's the focus is in), and a plot's menu has no pyqtgraph "Export…" (its "Matplotlib
 Window" is broken; File ▸ Export draws what the window shows), and File ▸ Open selects the new
 file's first op."""
+
 import numpy as np
 from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 from PySide6.QtCore import Qt
@@ -16,7 +17,7 @@ def test_ctrl_f_focuses_the_filter_in_front(qtbot, make_window, examples_dir):
     win.op_filter.setText("mul")
     qtbot.keyClick(win.tree, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: QApplication.focusWidget() is win.op_filter)
-    assert win.op_filter.selectedText() == "mul"        # typing replaces the old filter
+    assert win.op_filter.selectedText() == "mul"  # typing replaces the old filter
     win.tabs.setCurrentWidget(win.worst)
     win.worst.table.setFocus()
     qtbot.keyClick(win.worst.table, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
@@ -40,18 +41,20 @@ def test_a_plots_menu_has_no_pyqtgraph_export(qtbot, make_window, examples_dir):
             yield a.text()
             if a.menu() is not None:
                 yield from texts(a.menu())
+
     shown = list(texts(menu))
     menu.close()
-    assert "View All" in shown                      # the plot's own menu, still there
-    assert "Export…" not in shown and "Export..." not in shown, shown    # pyqtgraph's
-    assert "Export this plot…" in shown                 # gradviz's own, what File ▸ Export draws
+    assert "View All" in shown  # the plot's own menu, still there
+    assert "Export…" not in shown and "Export..." not in shown, shown  # pyqtgraph's
+    assert "Export this plot…" in shown  # gradviz's own, what File ▸ Export draws
 
 
-def test_file_open_selects_the_new_files_first_op(qtbot, make_window, examples_dir,
-                                                   write_module):
+def test_file_open_selects_the_new_files_first_op(qtbot, make_window, examples_dir, write_module):
     win = make_window([str(examples_dir / "tutorial_torch.py")])
     win.tree.select_pair("round_ste")
-    path = write_module("opened_torch.py", '''
+    path = write_module(
+        "opened_torch.py",
+        """
 import torch
 
 
@@ -67,14 +70,15 @@ class Second(torch.autograd.Function):
 
 class First(torch.autograd.Function):
     pass
-''')
+""",
+    )
     with qtbot.waitSignal(win.catalogsLoaded, timeout=RUN_TIMEOUT_MS):
-        win.open_files([path])                  # as File ▸ Open does
+        win.open_files([path])  # as File ▸ Open does
     assert win.tree.current_pair() == "Second"  # the file's only op (First has no backward)
-    assert "Second" in win.pair_label.text()    # the grid shows it, not round_ste any more
+    assert "Second" in win.pair_label.text()  # the grid shows it, not round_ste any more
 
 
-SCALAR_SRC = '''
+SCALAR_SRC = """
 import torch
 
 
@@ -85,13 +89,14 @@ class Scale(torch.nn.Module):
 
     def forward(self, x):
         return x * self.scale
-'''
+"""
 
 
 def test_a_scalar_gradient_reads_as_a_number(qtbot, make_window, write_module):
     """Issue 28 item 6: a shape () parameter's gradient is written out in its cells (it was a
     one-point plot to guess from); the difference view says the difference."""
     from gradviz.plots.panels import scalar_text
+
     path = write_module("scalar_torch.py", SCALAR_SRC)
     win = make_window([path], {"run/modes": "default,custom"})
     with qtbot.waitSignal(win.runDone, timeout=RUN_TIMEOUT_MS) as done:

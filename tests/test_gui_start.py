@@ -1,6 +1,7 @@
 """The window's start in a fresh process, as `gradviz` makes it (qt/app.py): its first frame is
 painted before pyqtgraph is imported and before any worker is spawned, and the run that follows
 still draws its plots, on the saved colour scheme's plot background."""
+
 import json
 import os
 import subprocess
@@ -62,15 +63,24 @@ print("SEEN " + json.dumps(seen))
 """
 
 
-def test_first_frame_before_pyqtgraph_and_workers_then_plots_on_the_saved_scheme(tmp_path, examples_dir):
+def test_first_frame_before_pyqtgraph_and_workers_then_plots_on_the_saved_scheme(
+    tmp_path, examples_dir
+):
     from gradviz.plots.palette import PLOT_SCHEMES
+
     ini = tmp_path / "settings.ini"
     ini.write_text("[view]\ntheme=dark\n")
     # a crash leaves its Python stack in stderr, which the assertion below shows
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", GRADVIZ_SETTINGS=str(ini),
-               PYTHONFAULTHANDLER="1")
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(examples_dir / "tutorial_torch.py")],
-                          capture_output=True, text=True, timeout=240, env=env)
+    env = dict(
+        os.environ, QT_QPA_PLATFORM="offscreen", GRADVIZ_SETTINGS=str(ini), PYTHONFAULTHANDLER="1"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(examples_dir / "tutorial_torch.py")],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = [ln for ln in proc.stdout.splitlines() if ln.startswith("SEEN ")]
     assert line, proc.stdout[-2000:] + proc.stderr[-2000:]

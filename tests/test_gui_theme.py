@@ -1,5 +1,6 @@
 """Dark mode: the plots follow the desktop's colour scheme (given as an input: offscreen cannot
 change it), a View > Theme override is saved, and exports stay on white."""
+
 import pyqtgraph as pg
 import pytest
 from gui_helpers import RUN_TIMEOUT_MS, keys_of, run_keys  # noqa: E402
@@ -16,15 +17,17 @@ def window(qtbot, make_window, examples_dir):
     run_keys(qtbot, win, keys_of(win, "mul_weights"))
     win.tree.select_pair("mul_weights")
     win.show_pair("mul_weights")
-    qtbot.waitUntil(lambda: any(c.has_data for r in win.grid.rows.values() for c in r.cells),
-                    timeout=RUN_TIMEOUT_MS)
+    qtbot.waitUntil(
+        lambda: any(c.has_data for r in win.grid.rows.values() for c in r.cells),
+        timeout=RUN_TIMEOUT_MS,
+    )
     yield win
-    win.set_theme("follow desktop")          # the pyqtgraph defaults are global: back to light
+    win.set_theme("follow desktop")  # the pyqtgraph defaults are global: back to light
     win.set_color_scheme(Qt.ColorScheme.Light)
 
 
 def hexname(color) -> str:
-    return color.name()                       # "#rrggbb"
+    return color.name()  # "#rrggbb"
 
 
 def plot_colors(win):
@@ -56,8 +59,12 @@ def test_plots_follow_the_desktop_scheme_live(qtbot, window):
     # axis titles drawn after the switch (another view relabels the axes) keep the dark text
     name = next(iter(window.grid.rows))
     window.grid.set_view(name, "histogram")
-    labels = [a for v in window.findChildren(pg.GraphicsView) for a in v.scene().items()
-              if isinstance(a, pg.AxisItem) and a.label.isVisible() and a.labelText]
+    labels = [
+        a
+        for v in window.findChildren(pg.GraphicsView)
+        for a in v.scene().items()
+        if isinstance(a, pg.AxisItem) and a.label.isVisible() and a.labelText
+    ]
     assert labels, "no axis title drawn"
     for axis in labels:
         color = axis.labelStyle.get("color", "#000000")
@@ -71,13 +78,13 @@ def test_plots_follow_the_desktop_scheme_live(qtbot, window):
 
 def test_theme_override_is_saved_and_beats_the_desktop(qtbot, window, engine):
     window.set_color_scheme(Qt.ColorScheme.Light)
-    window.theme_actions["dark"].trigger()    # View > Theme: dark
+    window.theme_actions["dark"].trigger()  # View > Theme: dark
     assert window.qs.value("view/theme") == "dark"
     assert plot_colors(window)[0] == {PLOT_SCHEMES["dark"]["background"]}
-    window.set_color_scheme(Qt.ColorScheme.Light)   # the desktop changes: the choice holds
+    window.set_color_scheme(Qt.ColorScheme.Light)  # the desktop changes: the choice holds
     assert plot_colors(window)[0] == {PLOT_SCHEMES["dark"]["background"]}
 
-    again = MainWindow([], engine=engine, qsettings=window.qs)   # the next launch
+    again = MainWindow([], engine=engine, qsettings=window.qs)  # the next launch
     qtbot.addWidget(again)
     assert again.theme_choice == "dark" and again.theme_actions["dark"].isChecked()
     assert again.plot_scheme == "dark"

@@ -1,5 +1,6 @@
 """The import contracts in pyproject.toml (run by `lint-imports`) name the parts they guard one by
 one: a new top-level module of gradviz that none of them names would slip past every check."""
+
 import pkgutil
 from pathlib import Path
 
@@ -19,13 +20,17 @@ def _contracts() -> dict:
 
 
 def _top_level() -> set[str]:
-    return {f"gradviz.{m.name}" for m in pkgutil.iter_modules(gradviz.__path__)} - {"gradviz.__main__"}
+    return {f"gradviz.{m.name}" for m in pkgutil.iter_modules(gradviz.__path__)} - {
+        "gradviz.__main__"
+    }
 
 
 def test_every_part_but_qt_is_kept_off_qt_and_every_part_but_the_backends_off_the_frameworks():
     contracts = _contracts()
     qt = contracts["Qt (PySide6, pyqtgraph) is imported only under gradviz.qt"]
-    frameworks = contracts["torch, tensorflow, keras and jax are imported only under gradviz.backends"]
+    frameworks = contracts[
+        "torch, tensorflow, keras and jax are imported only under gradviz.backends"
+    ]
     assert {"torch", "tensorflow", "jax", "flax", "equinox"} <= set(frameworks["forbidden_modules"])
     workers = contracts["The backends are imported only inside worker processes"]
     parts = _top_level()

@@ -2,6 +2,7 @@
 imports inside functions too (a lazy import still ties the two modules: neither can be read or
 moved without the other). A package's __init__ is only counted where a module imports a name
 from it, not for every import of one of its submodules."""
+
 import ast
 from pathlib import Path
 
@@ -30,7 +31,7 @@ def _imports(name: str, path: Path, modules: dict) -> set[str]:
             if node.level:
                 up = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(up + ([node.module] if node.module else []))
-            for a in node.names:        # `from pkg import mod` imports the submodule
+            for a in node.names:  # `from pkg import mod` imports the submodule
                 found.add(f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base)
     return {m for m in found if m in modules and m != name}
 

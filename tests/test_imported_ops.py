@@ -1,6 +1,7 @@
 """Ops imported into a file (DESIGN.md "Where ops come from"): imported Functions and
 custom_gradient functions are ops at their defining file:line; an imported Module / Layer runs
 when the file names it with gradviz.op(...)(Cls), without the library's class being modified."""
+
 import textwrap
 import uuid
 
@@ -62,7 +63,10 @@ def test_imported_function_is_an_op_at_its_defining_line(engine, tmp_path):
     assert set(ops) == {"SwishFn", "swish_tf"}
     lib_file = str(tmp_path / pkg / "layers.py")
     lines = textwrap.dedent(LIB).splitlines()
-    assert ops["SwishFn"].where == f"{lib_file}:{lines.index('class SwishFn(torch.autograd.Function):') + 1}"
+    assert (
+        ops["SwishFn"].where
+        == f"{lib_file}:{lines.index('class SwishFn(torch.autograd.Function):') + 1}"
+    )
     assert ops["swish_tf"].where == f"{lib_file}:{lines.index('def swish_tf(x):') + 1}"
     assert any(s.startswith("Swish: an imported nn.Module") for s in torch_cat.skipped)
     [res] = engine.run([RunRequest(str(path), "SwishFn", "torch", RunSettings())])
@@ -75,13 +79,15 @@ def test_imported_function_is_an_op_at_its_defining_line(engine, tmp_path):
 def test_gradviz_op_on_an_imported_module_registers_without_modifying_it(engine, tmp_path):
     pkg = write_package(tmp_path, {"layers.py": LIB})
     path = tmp_path / "names_lib.py"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(
+        textwrap.dedent(f"""\
         import gradviz
         from {pkg}.layers import Swish
 
         gradviz.op(name="swish", inputs={{"x": (8,)}})(Swish)
         assert "__gradviz_op__" not in vars(Swish)      # the library's class is left alone
-    """))
+    """)
+    )
     [cat] = [c for c in engine.load([str(path)]) if c.framework == "torch"]
     assert cat.error is None, cat.error
     [op] = [op for op in cat.ops if op.qualname == "Swish"]
@@ -93,14 +99,20 @@ def test_gradviz_op_on_an_imported_module_registers_without_modifying_it(engine,
 
 def test_list_and_run_agree_on_a_file_with_nothing_to_run(tmp_path, capsys):
     from gradviz.cli import main
-    pkg = write_package(tmp_path, {"mods.py": """\
+
+    pkg = write_package(
+        tmp_path,
+        {
+            "mods.py": """\
         import torch
 
 
         class Plain(torch.nn.Module):
             def forward(self, x):
                 return x * 2
-    """})
+    """
+        },
+    )
     path = tmp_path / "only_imports.py"
     path.write_text(f"import torch\nfrom {pkg}.mods import Plain\n")
     assert main(["list", str(path), "--framework", "torch"]) == 2

@@ -1,5 +1,6 @@
 """The light parts stay light at run time: no torch, tensorflow, jax or Qt in the calling process.
 Which module may import what is checked statically by `lint-imports` (pyproject.toml)."""
+
 import subprocess
 import sys
 
@@ -14,6 +15,7 @@ def test_op_decorator_needs_no_framework():
         pass
 
     from gradviz.api import meta_of
+
     assert meta_of(Thing)["name"] == "x" and meta_of(Thing)["consts"] == {"bits": 4}
 
 
@@ -29,7 +31,8 @@ def test_running_ops_imports_no_framework_in_the_caller():
         "                        RunSettings(modes=('custom', 'default')))\n"
         "    results = e.run(reqs)\n"
         "    print(len(results), all(r.status == 'ok' for r in results), e.devices() and 'dev')\n"
-        f"print(','.join(m for m in {HEAVY!r} if m in sys.modules) or 'clean')\n")
+        f"print(','.join(m for m in {HEAVY!r} if m in sys.modules) or 'clean')\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["6", "True", "dev", "clean"]

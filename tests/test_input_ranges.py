@@ -1,5 +1,6 @@
 """An integer input drawn past the end of the table it indexes (ranges include both ends): GV109
 says so and how to give the range; with the range fixed the op runs (real workers)."""
+
 import pytest
 from op_runs import run
 
@@ -7,7 +8,8 @@ from gradviz.app.analysis import analyze
 from gradviz.model import RunRequest, RunSettings
 
 EMB = {
-    "torch": ('''
+    "torch": (
+        """
 import torch
 
 import gradviz
@@ -21,8 +23,11 @@ class Lookup(torch.nn.Module):
 
     def forward(self, ids):
         return self.table(ids)
-''', "Lookup"),
-    "tf": ('''
+""",
+        "Lookup",
+    ),
+    "tf": (
+        """
 import keras
 
 import gradviz
@@ -35,7 +40,9 @@ class Lookup(keras.layers.Layer):
 
     def call(self, ids):
         return self.table(ids)
-''', "Lookup"),
+""",
+        "Lookup",
+    ),
 }
 
 

@@ -1,5 +1,6 @@
 """An op that cannot take the inputs gradviz made (a conv on a flat vector): GV107 says the shape
 was gradviz's choice and how to give another; with the shapes given, it runs (real workers)."""
+
 import pytest
 from op_runs import run, verdicts
 
@@ -7,7 +8,8 @@ from gradviz.app.analysis import analyze
 from gradviz.model import RunRequest, RunSettings
 
 CONV = {
-    "torch": ('''
+    "torch": (
+        """
 import torch
 
 import gradviz
@@ -22,8 +24,12 @@ class Conv(torch.nn.Module):
         return self.conv(x)
 
 {given}
-''', "Conv", 13),
-    "tf": ('''
+""",
+        "Conv",
+        13,
+    ),
+    "tf": (
+        """
 import tensorflow as tf
 
 import gradviz
@@ -37,10 +43,15 @@ def proj(x):
     return tf.matmul(x, w), grad
 
 {given}
-''', "proj", 12),
+""",
+        "proj",
+        12,
+    ),
 }
-GIVEN = {"torch": 'gradviz.op(inputs={"x": (1, 3, 8, 8)})(Conv)',
-         "tf": 'gradviz.op(inputs={"x": (4, 3)})(proj)'}
+GIVEN = {
+    "torch": 'gradviz.op(inputs={"x": (1, 3, 8, 8)})(Conv)',
+    "tf": 'gradviz.op(inputs={"x": (4, 3)})(proj)',
+}
 
 
 @pytest.mark.parametrize("fw", ["torch", "tf"])

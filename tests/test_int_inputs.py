@@ -1,5 +1,6 @@
 """Integer and bool inputs (issue 10 item 4; DESIGN.md "Op modules", inputs= dtype): seeded alike in
 torch and TF, passed as they are, never differentiated nor perturbed, recorded as values."""
+
 import numpy as np
 import pytest
 from op_runs import run, verdicts
@@ -9,7 +10,7 @@ from gradviz.model import RunRequest, RunSettings
 from gradviz.report import npz_arrays, read_npz, write_npz
 from gradviz.seeds import upstream_values
 
-ROWS, CLASSES = 20, 10     # 200 elements of x: the numeric reference takes every element
+ROWS, CLASSES = 20, 10  # 200 elements of x: the numeric reference takes every element
 INPUTS = f"""{{"x": ({ROWS}, {CLASSES}), "target": {{"shape": ({ROWS},), "dtype": "int64",
                                                      "range": (0, {CLASSES - 1})}},
            "mask": {{"shape": ({ROWS},), "dtype": "bool"}}}}"""
@@ -64,8 +65,10 @@ def nll_results(engine, tmp_path_factory):
     folder = tmp_path_factory.mktemp("int_inputs")
     (folder / "nll_torch.py").write_text(TORCH_NLL)
     (folder / "nll_tf.py").write_text(TF_NLL)
-    return {"torch": run(engine, folder / "nll_torch.py", "MaskedNLL", "torch", SETTINGS),
-            "tf": run(engine, folder / "nll_tf.py", "masked_nll", "tf", SETTINGS)}
+    return {
+        "torch": run(engine, folder / "nll_torch.py", "MaskedNLL", "torch", SETTINGS),
+        "tf": run(engine, folder / "nll_tf.py", "masked_nll", "tf", SETTINGS),
+    }
 
 
 @pytest.mark.parametrize("framework", ["torch", "tf"])
@@ -80,10 +83,15 @@ def test_masked_nll_gradients_are_exact(nll_results, framework):
     for mode in ("custom", "default"):
         np.testing.assert_allclose(x.grads[mode], want, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(x.grads["numeric"], want, rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(res.tensor("out").value,
-                               -x.value[np.arange(ROWS), target] * mask, rtol=1e-6)
-    assert verdicts(res) == {"x": "match", "target": "no-gradient", "mask": "no-gradient",
-                             "out": "match"}
+    np.testing.assert_allclose(
+        res.tensor("out").value, -x.value[np.arange(ROWS), target] * mask, rtol=1e-6
+    )
+    assert verdicts(res) == {
+        "x": "match",
+        "target": "no-gradient",
+        "mask": "no-gradient",
+        "out": "match",
+    }
 
 
 @pytest.mark.parametrize("framework", ["torch", "tf"])
@@ -116,13 +124,20 @@ def test_values_identical_in_both_frameworks_and_parity(nll_results, tmp_path):
     for fw in ("torch", "tf"):
         for name, dtype in (("target", np.int64), ("mask", np.bool_)):
             assert back[f"{fw}/masked_nll/value/{name}"].dtype == dtype
-            assert not [k for k in back if k.startswith(f"{fw}/masked_nll/")
-                        and k.endswith("/" + name) and "/value/" not in k]
+            assert not [
+                k
+                for k in back
+                if k.startswith(f"{fw}/masked_nll/")
+                and k.endswith("/" + name)
+                and "/value/" not in k
+            ]
         assert f"{fw}/masked_nll/numeric/x" in back
 
 
 def test_explicit_integer_and_bool_arrays_keep_their_dtype(engine, write_module):
-    path = write_module("explicit_idx.py", """\
+    path = write_module(
+        "explicit_idx.py",
+        """\
         import gradviz
         import numpy as np
         import torch
@@ -132,10 +147,13 @@ def test_explicit_integer_and_bool_arrays_keep_their_dtype(engine, write_module)
         class Pick(torch.nn.Module):
             def forward(self, x, idx, keep):
                 return x[idx] * keep
-    """)
+    """,
+    )
     res = run(engine, path, "Pick", "torch", RunSettings(checks=("double_backward", "vmap")))
-    assert [(c.name, c.status) for c in res.checks] == [("double_backward", "skip"),
-                                                        ("vmap", "skip")]
+    assert [(c.name, c.status) for c in res.checks] == [
+        ("double_backward", "skip"),
+        ("vmap", "skip"),
+    ]
     assert "int64 / bool inputs (idx, keep)" in res.checks[0].message
     assert res.tensor("idx").value.tolist() == [5, 0, 2]
     assert res.tensor("keep").value.tolist() == [True, False, True]
@@ -155,7 +173,9 @@ BAD_SPECS = [
 
 @pytest.mark.parametrize("spec, message", BAD_SPECS)
 def test_bad_dtype_specs_name_the_op_line(engine, write_module, spec, message):
-    path = write_module("bad_dtype.py", f"""\
+    path = write_module(
+        "bad_dtype.py",
+        f"""\
         import gradviz
         import torch
 
@@ -164,7 +184,8 @@ def test_bad_dtype_specs_name_the_op_line(engine, write_module, spec, message):
         class Shift(torch.nn.Module):
             def forward(self, x, k):
                 return x + k
-    """)
+    """,
+    )
     [res] = engine.run([RunRequest(path, "Shift", "torch", RunSettings())])
     assert res.status == "error"
     assert message in res.error.message and "inputs['k']" in res.error.message
@@ -173,7 +194,9 @@ def test_bad_dtype_specs_name_the_op_line(engine, write_module, spec, message):
 
 @pytest.mark.parametrize("graph", ["seed", "mlp", "stack"])
 def test_graphs_that_feed_the_first_argument_refuse_an_integer_one(engine, write_module, graph):
-    path = write_module("int_first.py", """\
+    path = write_module(
+        "int_first.py",
+        """\
         import gradviz
         import torch
 
@@ -182,7 +205,8 @@ def test_graphs_that_feed_the_first_argument_refuse_an_integer_one(engine, write
         class Lookup(torch.nn.Module):
             def forward(self, idx, x):
                 return x * idx
-    """)
+    """,
+    )
     [res] = engine.run([RunRequest(path, "Lookup", "torch", RunSettings(graph=graph))])
     assert res.status == "error"
     assert f"the {graph} graph feeds its own float tensor" in res.error.message
@@ -191,7 +215,9 @@ def test_graphs_that_feed_the_first_argument_refuse_an_integer_one(engine, write
 
 @pytest.mark.parametrize("graph", ["mlp", "stack"])
 def test_integer_inputs_pass_through_the_other_graphs(engine, write_module, graph):
-    path = write_module("gate.py", """\
+    path = write_module(
+        "gate.py",
+        """\
         import gradviz
         import torch
 
@@ -200,7 +226,8 @@ def test_integer_inputs_pass_through_the_other_graphs(engine, write_module, grap
         class Gate(torch.nn.Module):
             def forward(self, x, gate):
                 return x * gate
-    """)
+    """,
+    )
     res = run(engine, path, "Gate", "torch", RunSettings(graph=graph, depth=2))
     gate = res.tensor("gate").value
     v = verdicts(res)
@@ -208,8 +235,9 @@ def test_integer_inputs_pass_through_the_other_graphs(engine, write_module, grap
     assert set(v.values()) == {"match"}
     h = "h" if graph == "mlp" else "h2"
     out = "out" if graph == "mlp" else "o2"
-    np.testing.assert_allclose(res.tensor(h).grads["custom"],
-                               res.tensor(out).grads["custom"] * gate, rtol=1e-6)
+    np.testing.assert_allclose(
+        res.tensor(h).grads["custom"], res.tensor(out).grads["custom"] * gate, rtol=1e-6
+    )
 
 
 EMBED_INPUTS = '{"x": (30,), "idx": {"shape": (30,), "dtype": "int64", "range": (0, 4)}}'
@@ -247,21 +275,32 @@ class EmbedScale(keras.layers.Layer):
 def test_layer_parameter_gathered_by_an_integer_input(engine, write_module):
     """A Module / Keras Layer whose weight is indexed by an int64 input: the weight's gradient
     is a scatter-add over the indices, the same in both frameworks (TF's IndexedSlices too)."""
-    results = {"torch": run(engine, write_module("embed_torch.py", EMBED_TORCH), "EmbedScale",
-                            "torch"),
-               "tf": run(engine, write_module("embed_tf.py", EMBED_TF), "EmbedScale", "tf")}
+    results = {
+        "torch": run(engine, write_module("embed_torch.py", EMBED_TORCH), "EmbedScale", "torch"),
+        "tf": run(engine, write_module("embed_tf.py", EMBED_TF), "EmbedScale", "tf"),
+    }
     for fw, res in results.items():
         idx, x = res.tensor("idx").value, res.tensor("x").value.astype(np.float64)
         table = res.tensor("table").value.astype(np.float64)
         assert idx.dtype == np.int64 and set(idx) <= set(range(5))
         want_table = np.bincount(idx, weights=x, minlength=5)
         for mode in ("custom", "default", "numeric"):
-            np.testing.assert_allclose(res.tensor("x").grads[mode], table[idx], rtol=1e-5,
-                                       err_msg=f"{fw} {mode}")
-            np.testing.assert_allclose(res.tensor("table").grads[mode], want_table, rtol=1e-5,
-                                       atol=1e-6, err_msg=f"{fw} {mode}")
-        assert verdicts(res) == {"x": "match", "idx": "no-gradient", "table": "match",
-                                 "out": "match"}, fw
+            np.testing.assert_allclose(
+                res.tensor("x").grads[mode], table[idx], rtol=1e-5, err_msg=f"{fw} {mode}"
+            )
+            np.testing.assert_allclose(
+                res.tensor("table").grads[mode],
+                want_table,
+                rtol=1e-5,
+                atol=1e-6,
+                err_msg=f"{fw} {mode}",
+            )
+        assert verdicts(res) == {
+            "x": "match",
+            "idx": "no-gradient",
+            "table": "match",
+            "out": "match",
+        }, fw
     rows = {(r.tensor, r.mode): r.verdict for r in parity(results.values())}
     assert rows[("table", "custom")] == rows[("x", "custom")] == rows[("idx", "value")] == "match"
 
@@ -275,6 +314,7 @@ def test_no_gradient_inputs_never_hide_the_ops_worst_verdict(nll_results, framew
     from gradviz.app.analysis import analyze
     from gradviz.app.state import AppState
     from gradviz.model import FileCatalog
+
     res = nll_results[framework]
     key = (framework, res.op.file, res.op.qualname)
     state = AppState([res.op.file])
@@ -284,6 +324,7 @@ def test_no_gradient_inputs_never_hide_the_ops_worst_verdict(nll_results, framew
     assert state.op_mark(key) == "match"
     x = res.tensor("x")
     wrong = replace(x, grads={**x.grads, "custom": x.grads["custom"] * 2})
-    state.arrived(analyze(replace(res, tensors=tuple(wrong if t.name == "x" else t
-                                                     for t in res.tensors))))
+    state.arrived(
+        analyze(replace(res, tensors=tuple(wrong if t.name == "x" else t for t in res.tensors)))
+    )
     assert state.op_mark(key) == "differs"

@@ -1,13 +1,15 @@
 """A backward that returns an integer gradient (issue 26, minor): the verdict said "does not use
 its incoming gradient"; it says the gradient is an integer one that drops every fraction, and
 GV103 is an error saying the same, in both frameworks."""
+
 import pytest
 from op_runs import run
 
 from gradviz.compare import compare_result
 from gradviz.diagnostics import diagnose
 
-OPS = {"torch": """\
+OPS = {
+    "torch": """\
     import torch
 
 
@@ -19,7 +21,8 @@ OPS = {"torch": """\
         @staticmethod
         def backward(ctx, g):
             return (g * 2).to(torch.int64)
-""", "tf": """\
+""",
+    "tf": """\
     import tensorflow as tf
 
 
@@ -28,11 +31,13 @@ OPS = {"torch": """\
         def grad(g):
             return tf.cast(g * 2, tf.int32)
         return x * 2, grad
-"""}
+""",
+}
 
 
-@pytest.mark.parametrize("fw, qualname, dtype", [("torch", "IntGrad", "int64"),
-                                                 ("tf", "int_grad", "int32")])
+@pytest.mark.parametrize(
+    "fw, qualname, dtype", [("torch", "IntGrad", "int64"), ("tf", "int_grad", "int32")]
+)
 def test_an_integer_gradient_is_named_as_one(engine, write_module, fw, qualname, dtype):
     path = write_module(f"int_grad_{fw}.py", OPS[fw])
     res = run(engine, path, qualname, fw)

@@ -3,6 +3,7 @@
 The broken corpus runs through `gradviz run` in one invocation (one import of each framework);
 finer points (layer construction, reload, captured output, stack dumps) use the shared engine.
 """
+
 import json
 import os
 import re
@@ -56,8 +57,13 @@ def expected_where(name: str) -> set[str]:
 
 
 def gradviz_run(*args, timeout=400):
-    return subprocess.run([sys.executable, "-m", "gradviz", "run", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "gradviz", "run", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -132,8 +138,10 @@ def test_output_and_warnings_are_kept_per_op(engine):
     assert res.status == "ok"
     assert res.log.splitlines() == ["prints_torch: forward called", "prints_torch: backward called"]
     path = BROKEN / "prints_torch.py"
-    assert res.warnings == (f"{path}:15: UserWarning: prints_torch: warning from forward",
-                            f"{path}:21: UserWarning: prints_torch: warning from backward")
+    assert res.warnings == (
+        f"{path}:15: UserWarning: prints_torch: warning from forward",
+        f"{path}:21: UserWarning: prints_torch: warning from backward",
+    )
     other = run_op(engine, BROKEN / "good_and_bad_torch.py", "GoodRoundSTE", modes=("custom",))
     assert other.log == "" and other.warnings == ()
 
@@ -146,7 +154,9 @@ def test_repeated_warnings_are_counted_once(engine):
 
 
 def test_error_while_building_a_torch_module(engine, write_module):
-    path = write_module("bad_module.py", """\
+    path = write_module(
+        "bad_module.py",
+        """\
         import torch
 
 
@@ -157,7 +167,8 @@ def test_error_while_building_a_torch_module(engine, write_module):
 
             def forward(self, x):
                 return x * 2
-        """)
+        """,
+    )
     cats = engine.load([path])
     err = cats[0].error if cats[0].error else None
     if err is None:  # loading kept it; the run reports the construction error
@@ -169,7 +180,9 @@ def test_error_while_building_a_torch_module(engine, write_module):
 
 
 def test_error_while_building_a_keras_layer(engine, write_module):
-    path = write_module("bad_layer.py", """\
+    path = write_module(
+        "bad_layer.py",
+        """\
         import keras
         import tensorflow as tf
 
@@ -180,7 +193,8 @@ def test_error_while_building_a_keras_layer(engine, write_module):
 
             def call(self, x):
                 return x * 2.0
-        """)
+        """,
+    )
     res = run_op(engine, path, "Broken", framework="tf")
     assert res.status == "error"
     assert res.error.where == f"{path}:7"
@@ -215,7 +229,9 @@ def test_changed_file_is_reloaded_in_the_warm_worker(engine, write_module):
 def test_a_changed_helper_module_is_reloaded_too(engine, write_module):
     helper = "FACTOR = {k}\n"
     write_module("factor.py", helper.format(k="2.0"))
-    path = write_module("uses_helper.py", """\
+    path = write_module(
+        "uses_helper.py",
+        """\
         import torch
         from factor import FACTOR
 
@@ -228,7 +244,8 @@ def test_a_changed_helper_module_is_reloaded_too(engine, write_module):
             @staticmethod
             def backward(ctx, g):
                 return g * FACTOR
-        """)
+        """,
+    )
     first = run_op(engine, path, "Scale", modes=("custom",))
     write_module("factor.py", helper.format(k="5.0"))
     second = run_op(engine, path, "Scale", modes=("custom",))
@@ -260,19 +277,27 @@ def test_stack_dump_points_at_the_innermost_user_frame(tmp_path):
     import sysconfig
 
     import gradviz
+
     user = str(tmp_path / "ops.py")
     (tmp_path / "ops.py").write_text("\n" * 40)
-    text = DUMP.format(py=sysconfig.get_paths()["stdlib"], user=user,
-                       gv=os.path.dirname(gradviz.__file__), site=sysconfig.get_paths()["purelib"])
+    text = DUMP.format(
+        py=sysconfig.get_paths()["stdlib"],
+        user=user,
+        gv=os.path.dirname(gradviz.__file__),
+        site=sysconfig.get_paths()["purelib"],
+    )
     where, tb = locate_in_stack_dump(text)
     assert where == f"{user}:14"
     assert re.findall(r'File "(.+)", line (\d+), in (\w+)', tb) == [
-        (user, "30", "helper"), (user, "14", "backward")]
+        (user, "30", "helper"),
+        (user, "14", "backward"),
+    ]
 
 
 def test_stack_dump_without_user_frames_locates_nothing():
-    assert locate_in_stack_dump("Fatal Python error: Aborted\n\nStack:\n"
-                                '  File "<string>", line 1 in <module>\n') == ("", "")
+    assert locate_in_stack_dump(
+        'Fatal Python error: Aborted\n\nStack:\n  File "<string>", line 1 in <module>\n'
+    ) == ("", "")
 
 
 def test_stack_dump_prefers_the_thread_that_serves_requests(tmp_path):
@@ -281,16 +306,19 @@ def test_stack_dump_prefers_the_thread_that_serves_requests(tmp_path):
     import sysconfig
 
     import gradviz
+
     user = str(tmp_path / "ops.py")
     (tmp_path / "ops.py").write_text("\n" * 60)
     py, gv = sysconfig.get_paths()["stdlib"], os.path.dirname(gradviz.__file__)
-    text = (f'Thread 0x1 (most recent call first):\n'
-            f'  File "{user}", line 12 in <lambda>\n'
-            f'  File "{py}/threading.py", line 982 in run\n\n'
-            f'Current thread 0x2 (most recent call first):\n'
-            f'  File "{user}", line 53 in backward\n'
-            f'  File "{gv}/backends/runner.py", line 92 in _run\n'
-            f'  File "{gv}/engine/child.py", line 111 in main\n')
+    text = (
+        f"Thread 0x1 (most recent call first):\n"
+        f'  File "{user}", line 12 in <lambda>\n'
+        f'  File "{py}/threading.py", line 982 in run\n\n'
+        f"Current thread 0x2 (most recent call first):\n"
+        f'  File "{user}", line 53 in backward\n'
+        f'  File "{gv}/backends/runner.py", line 92 in _run\n'
+        f'  File "{gv}/engine/child.py", line 111 in main\n'
+    )
     assert locate_in_stack_dump(text)[0] == f"{user}:53"
 
 
@@ -344,12 +372,14 @@ def test_hostile_module_state_does_not_reach_the_next_op(engine, write_module):
     timed out); a hang is located in the serving thread, not in the user's sleeping thread."""
     path = write_module("hostile.py", HOSTILE_MODULE)
     lines = Path(path).read_text().splitlines()
-    line_of = {tag: i for i, text in enumerate(lines, 1) for tag in ("FAILS", "HANGS") if tag in text}
+    line_of = {
+        tag: i for i, text in enumerate(lines, 1) for tag in ("FAILS", "HANGS") if tag in text
+    }
     fast = RunSettings(modes=("custom", "default"), timeout=3.0)
     [kb] = engine.run([RunRequest(str(path), "KbInt", "torch", fast)])
     assert kb.status == "error" and kb.error.type == "KeyboardInterrupt"
     assert kb.error.where == f"{path}:{line_of['FAILS']}"
-    for _ in range(2):   # the second run finds the stdout the first one closed
+    for _ in range(2):  # the second run finds the stdout the first one closed
         [closed] = engine.run([RunRequest(str(path), "ClosesStdout", "torch", fast)])
         assert closed.status == "ok", closed.error
         assert closed.tensor("x").grads["custom"].tolist() == [3.0] * 200

@@ -1,6 +1,7 @@
 """JAX as a third framework (issue 31): custom_vjp / custom_jvp ops and flax / equinox Modules
 run in the JAX worker, each mode's gradient exact where the math is known; parity across the
 three frameworks; without JAX installed the rest works and `gradviz devices` says how to add it."""
+
 import json
 import os
 import subprocess
@@ -36,7 +37,7 @@ def test_list_names_each_rule_with_its_kind_and_leaves_jax_own_out(engine):
     assert cat.framework == "jax" and cat.error is None
     kinds = {op.qualname: op.kind for op in cat.ops}
     assert kinds["round_ste"] == "custom_vjp" and kinds["log1pexp"] == "custom_jvp"
-    assert "relu" not in kinds        # jax.nn.relu: JAX's own custom_jvp, imported
+    assert "relu" not in kinds  # jax.nn.relu: JAX's own custom_jvp, imported
     src = RULES.read_text().splitlines()
     line = {op.qualname: op.line for op in cat.ops}
     assert src[line["round_ste"] - 1].startswith("def round_ste(")
@@ -51,7 +52,7 @@ def test_straight_through_round_custom_ones_default_zeros(engine):
 
 def test_gradient_reversal_is_minus_the_upstream(engine):
     res = run(engine, RULES, "grad_reverse", "jax", RunSettings(upstream="random"))
-    up = _grad(res, "out", "custom")          # d loss / d out: the upstream itself
+    up = _grad(res, "out", "custom")  # d loss / d out: the upstream itself
     assert np.ptp(up) > 0.5
     np.testing.assert_allclose(_grad(res, "x", "custom"), -up, rtol=1e-6)
     np.testing.assert_allclose(_grad(res, "x", "default"), up, rtol=1e-6)
@@ -88,7 +89,7 @@ def test_numeric_is_float64_in_the_worker(engine):
 
 def test_nondiff_argnums_are_constants_or_refused_at_the_line(engine):
     res = run(engine, RULES, "scaled", "jax")
-    assert [t.name for t in res.tensors] == ["x", "out"]     # k is a constant, not an input
+    assert [t.name for t in res.tensors] == ["x", "out"]  # k is a constant, not an input
     np.testing.assert_array_equal(_grad(res, "x", "custom"), np.full(200, 3.0))
     np.testing.assert_array_equal(_grad(res, "x", "default"), np.full(200, 3.0))
     [bad] = engine.run([RunRequest(str(RULES), "needs_k", "jax", RunSettings())])
@@ -100,7 +101,7 @@ def test_nondiff_argnums_are_constants_or_refused_at_the_line(engine):
 def test_pytree_outputs_and_symbolic_zeros(engine):
     res = run(engine, RULES, "two_outputs", "jax")
     x = _x(res)
-    assert {t.name for t in res.tensors} == {"x", "out", "out1"}   # {"a", "b"} in key order
+    assert {t.name for t in res.tensors} == {"x", "out", "out1"}  # {"a", "b"} in key order
     np.testing.assert_allclose(_grad(res, "x", "custom"), 2.0 + np.cos(x), rtol=1e-5)
     sz = run(engine, RULES, "product_sz", "jax")
     np.testing.assert_allclose(_grad(sz, "x", "custom"), sz.tensor("y").value, rtol=1e-6)
@@ -118,23 +119,31 @@ def test_default_has_no_trace_of_any_rule_even_under_jit(engine):
 
 def test_twins_across_three_frameworks(engine, tmp_path):
     files = [str(JAX / f"twins_{fw}.py") for fw in ("torch", "tf", "jax")]
-    reqs = [RunRequest(cat.file, op.qualname, cat.framework, RunSettings())
-            for cat in engine.load(files) for op in cat.ops]
+    reqs = [
+        RunRequest(cat.file, op.qualname, cat.framework, RunSettings())
+        for cat in engine.load(files)
+        for op in cat.ops
+    ]
     results = engine.run(reqs)
     assert all(r.status == "ok" for r in results)
     rows = parity(results)
     pairs = {(r.op, tuple(r.frameworks)) for r in rows}
-    assert pairs == {("cube", ("torch", "tf")), ("cube", ("torch", "jax")),
-                     ("cube", ("tf", "jax")), ("cube_off", ("torch", "jax"))}
+    assert pairs == {
+        ("cube", ("torch", "tf")),
+        ("cube", ("torch", "jax")),
+        ("cube", ("tf", "jax")),
+        ("cube_off", ("torch", "jax")),
+    }
     assert all(r.verdict == "match" for r in rows if r.op == "cube")
     off = {(r.tensor, r.mode): r.verdict for r in rows if r.op == "cube_off"}
     assert off.pop(("x", "custom")) == "differs" and set(off.values()) == {"match"}
     [jx] = [r for r in results if r.name == "cube_off" and r.framework == "jax"]
     [tx] = [r for r in results if r.name == "cube_off" and r.framework == "torch"]
-    np.testing.assert_array_equal(_x(jx), _x(tx))         # identical seeded inputs
+    np.testing.assert_array_equal(_x(jx), _x(tx))  # identical seeded inputs
     np.testing.assert_allclose(_grad(jx, "x", "custom"), 2.0 * _x(tx) ** 2, rtol=1e-5)
     # the JSON: a torch-tf row as it always was, any other pair naming its two frameworks
     from gradviz.report import report_dict
+
     data = json.loads(json.dumps(report_dict(results, RunSettings()), default=str))
     keys = {tuple(p.get("frameworks", ("torch", "tf"))): set(p) for p in data["parity"]}
     assert keys[("torch", "tf")] == {"op", "tensor", "mode", "verdict", "max_abs_err", "note"}
@@ -143,9 +152,11 @@ def test_twins_across_three_frameworks(engine, tmp_path):
 
 def test_flax_and_equinox_modules_name_and_seed_their_parameters(engine):
     path = JAX / "modules_jax.py"
-    params = {"NnxScaled": {"scale", "inner.kernel", "inner.bias"},
-              "LinenScaled": {"scale", "Dense_0.kernel", "Dense_0.bias"},
-              "EqxScaled": {"scale", "inner.weight", "inner.bias"}}
+    params = {
+        "NnxScaled": {"scale", "inner.kernel", "inner.bias"},
+        "LinenScaled": {"scale", "Dense_0.kernel", "Dense_0.bias"},
+        "EqxScaled": {"scale", "inner.weight", "inner.bias"},
+    }
     scales = []
     for qualname, names in params.items():
         res = run(engine, path, qualname, "jax")
@@ -158,8 +169,7 @@ def test_flax_and_equinox_modules_name_and_seed_their_parameters(engine):
         assert v["x"] == "surrogate" and all(v[n] == "match" for n in names), v
         r = np.round(x)
         dy = _grad(res, "scale", "custom")[r != 0] / r[r != 0]
-        np.testing.assert_allclose(_grad(res, "x", "custom")[r != 0] / scale[r != 0], dy,
-                                   rtol=1e-4)
+        np.testing.assert_allclose(_grad(res, "x", "custom")[r != 0] / scale[r != 0], dy, rtol=1e-4)
         np.testing.assert_array_equal(_grad(res, "x", "default"), np.zeros(200))
     # one seeding by name and shape: every framework's `scale` of (200,) gets the same values
     np.testing.assert_array_equal(scales[0], scales[1])
@@ -170,18 +180,27 @@ def _hidden_jax(code: str) -> subprocess.CompletedProcess:
     """`code` in a process where jax cannot be found (as where it is not installed)."""
     prelude = "import sys; sys.modules['jax'] = None\n"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-c", prelude + code], capture_output=True,
-                          text=True, timeout=300, env=env, cwd=str(ROOT))
+    return subprocess.run(
+        [sys.executable, "-c", prelude + code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=str(ROOT),
+    )
 
 
 def test_without_jax_the_rest_works_and_devices_says_how_to_add_it():
-    out = _hidden_jax("from gradviz.cli import main\n"
-                      "from gradviz.model import FRAMEWORKS\n"
-                      "print('FRAMEWORKS', *FRAMEWORKS)\n"
-                      "sys.exit(main(['devices']))")
+    out = _hidden_jax(
+        "from gradviz.cli import main\n"
+        "from gradviz.model import FRAMEWORKS\n"
+        "print('FRAMEWORKS', *FRAMEWORKS)\n"
+        "sys.exit(main(['devices']))"
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "FRAMEWORKS torch tf\n" in out.stdout and "torch:" in out.stdout
     assert "jax:\n  not installed: add JAX with pip install 'gradviz[jax]'" in out.stdout
-    bad = _hidden_jax("from gradviz.cli import main\n"
-                      "sys.exit(main(['run', '--framework', 'jax', 'x.py']))")
+    bad = _hidden_jax(
+        "from gradviz.cli import main\nsys.exit(main(['run', '--framework', 'jax', 'x.py']))"
+    )
     assert bad.returncode == 2 and "pip install 'gradviz[jax]'" in bad.stderr

@@ -1,6 +1,7 @@
 """`@gradviz.op` metadata that does not fit the op's forward is an error at the line that gives it,
 listing what the forward has; metadata that fits is used, also where the forward takes it by
 keyword only or through **kwargs, and a Keras call's `training` (issue 24, item 6)."""
+
 import textwrap
 
 import numpy as np
@@ -140,7 +141,7 @@ def test_torch_metadata_naming_no_argument_stops_at_its_line(engine, files):
     assert "consts= names 'bitz'" in err.message and "its forward takes x, bits)" in err.message
     # a Function's ctx is no argument, in the setup_context style neither is anything else
     err = _error(engine, path, "Times", "torch")
-    assert err.where == _line(path, "# TIMES META")   # the file's own gradviz.op(...)(Times)
+    assert err.where == _line(path, "# TIMES META")  # the file's own gradviz.op(...)(Times)
     assert "consts= names 'ctx'" in err.message and "its forward takes x, k)" in err.message
     # a Module: inputs= may name a parameter, so the message lists those too
     err = _error(engine, path, "Scale", "torch")
@@ -153,17 +154,17 @@ def test_torch_load_lists_what_it_can_tell_without_running(engine, files):
     [cat] = [c for c in engine.load([files["torch_meta.py"]]) if c.framework == "torch"]
     assert cat.error is None
     unfit = sorted(n.split(" ")[0] for n in cat.notes)
-    assert unfit == ["Quant", "Times"]        # Scale's 'y' might be a parameter: the run decides
-    assert len(cat.ops) == 6                  # every op is still listed
+    assert unfit == ["Quant", "Times"]  # Scale's 'y' might be a parameter: the run decides
+    assert len(cat.ops) == 6  # every op is still listed
 
 
 def test_torch_metadata_that_fits_is_used(engine, files):
     path = files["torch_meta.py"]
     res = run(engine, path, "ScaleFits", "torch", CUSTOM)
     np.testing.assert_array_equal(res.tensor("x").grads["custom"], [2.0, 2.0, 2.0])
-    res = run(engine, path, "KeywordOnly", "torch", CUSTOM)     # k=3.0 passed by keyword
+    res = run(engine, path, "KeywordOnly", "torch", CUSTOM)  # k=3.0 passed by keyword
     np.testing.assert_array_equal(res.tensor("x").grads["custom"], np.full(200, 3.0))
-    res = run(engine, path, "TakesKwargs", "torch", CUSTOM)     # through **kw: any name fits
+    res = run(engine, path, "TakesKwargs", "torch", CUSTOM)  # through **kw: any name fits
     np.testing.assert_array_equal(res.tensor("x").grads["custom"], np.full(200, 5.0))
 
 
@@ -185,7 +186,7 @@ def test_tf_metadata_naming_no_argument_stops_at_its_line(engine, files):
 
 def test_tf_metadata_that_fits_is_used(engine, files):
     path = files["tf_meta.py"]
-    res = run(engine, path, "Doubles", "tf", CUSTOM)     # training=True reaches call
+    res = run(engine, path, "Doubles", "tf", CUSTOM)  # training=True reaches call
     np.testing.assert_array_equal(res.tensor("inputs").grads["custom"], np.full(200, 2.0))
     res = run(engine, path, "Lin", "tf", CUSTOM)
     np.testing.assert_array_equal(res.tensor("inputs").grads["custom"], [3.0, 3.0])
@@ -193,7 +194,8 @@ def test_tf_metadata_that_fits_is_used(engine, files):
 
 def test_reference_that_cannot_take_the_arguments_is_an_error(engine, tmp_path):
     path = tmp_path / "ref_meta.py"
-    path.write_text(textwrap.dedent("""\
+    path.write_text(
+        textwrap.dedent("""\
         import torch
 
         import gradviz
@@ -212,13 +214,16 @@ def test_reference_that_cannot_take_the_arguments_is_an_error(engine, tmp_path):
             @staticmethod
             def backward(ctx, g):
                 return g * 2
-        """))
+        """)
+    )
     err = _error(engine, str(path), "Twice", "torch")
     assert err.where == _line(str(path), "# REF META")
     assert "reference=ref" in err.message and "missing a required argument: 'y'" in err.message
     bad = tmp_path / "ref_not_callable.py"
-    bad.write_text("import torch\nimport gradviz\n\n\n@gradviz.op(reference=3)\n"
-                   "class T(torch.nn.Module):\n    def forward(self, x):\n        return x\n")
+    bad.write_text(
+        "import torch\nimport gradviz\n\n\n@gradviz.op(reference=3)\n"
+        "class T(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+    )
     [cat] = [c for c in engine.load([str(bad)]) if c.framework == "torch"]
     assert cat.error.type == "TypeError" and cat.error.where == f"{bad}:5"
     assert "reference=...) takes a function, not int" in cat.error.message

@@ -1,5 +1,6 @@
 """The numeric reference evaluated in batches where the op allows it, one at a time where not:
 exact gradients either way, and the probe's decision checked where it matters."""
+
 import numpy as np
 import pytest
 
@@ -71,11 +72,13 @@ def run(engine, path, qualname, fw, settings):
     return res
 
 
-@pytest.mark.parametrize("fw,source,qualname", [("torch", ELEMENTWISE_TORCH, "Poly"),
-                                                ("tf", ELEMENTWISE_TF, "poly")])
+@pytest.mark.parametrize(
+    "fw,source,qualname", [("torch", ELEMENTWISE_TORCH, "Poly"), ("tf", ELEMENTWISE_TF, "poly")]
+)
 @pytest.mark.parametrize("shape", [(200,), (4, 6)])
-def test_elementwise_op_numeric_is_the_exact_gradient(engine, write_module, fw, source, qualname,
-                                                      shape):
+def test_elementwise_op_numeric_is_the_exact_gradient(
+    engine, write_module, fw, source, qualname, shape
+):
     path = write_module(f"poly_{fw}.py", source)
     res = run(engine, path, qualname, fw, F64.with_(shape=shape))
     x, w = input_values(0, "x", shape), input_values(0, "w", shape)
@@ -84,38 +87,45 @@ def test_elementwise_op_numeric_is_the_exact_gradient(engine, write_module, fw, 
     np.testing.assert_allclose(res.tensor("out").grads["numeric"], np.ones(shape), atol=1e-6)
 
 
-@pytest.mark.parametrize("fw,source,qualname", [("torch", MIXING_TORCH, "TimesTotal"),
-                                                ("tf", MIXING_TF, "times_total")])
-def test_op_that_mixes_rows_still_gets_the_exact_gradient(engine, write_module, fw, source,
-                                                          qualname):
+@pytest.mark.parametrize(
+    "fw,source,qualname", [("torch", MIXING_TORCH, "TimesTotal"), ("tf", MIXING_TF, "times_total")]
+)
+def test_op_that_mixes_rows_still_gets_the_exact_gradient(
+    engine, write_module, fw, source, qualname
+):
     path = write_module(f"mixing_{fw}.py", source)
     res = run(engine, path, qualname, fw, F64.with_(shape=(50,)))
     x = input_values(0, "x", (50,))
     # loss = sum(x) * sum(x): every element's derivative is 2 * sum(x)
-    np.testing.assert_allclose(res.tensor("x").grads["numeric"], np.full(50, 2 * x.sum()),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        res.tensor("x").grads["numeric"], np.full(50, 2 * x.sum()), rtol=1e-6
+    )
 
 
 def test_op_writing_into_its_input_is_evaluated_on_fresh_copies(engine, write_module):
     path = write_module("in_place.py", IN_PLACE_TORCH)
     res = run(engine, path, "ScalesItsInput", "torch", F64.with_(shape=(30,)))
     # d/dx sum(x * w) = w as seeded, not w doubled by earlier forwards
-    np.testing.assert_allclose(res.tensor("x").grads["numeric"], input_values(0, "w", (30,)),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        res.tensor("x").grads["numeric"], input_values(0, "w", (30,)), atol=1e-6
+    )
 
 
 @pytest.mark.parametrize("graph,shape", [("mlp", (5, 8)), ("seed", (40,))])
-@pytest.mark.parametrize("fw,source,qualname", [("torch", ELEMENTWISE_TORCH, "Poly"),
-                                                ("tf", ELEMENTWISE_TF, "poly")])
-def test_batched_graphs_agree_with_autodiff(engine, write_module, fw, source, qualname, graph,
-                                            shape):
+@pytest.mark.parametrize(
+    "fw,source,qualname", [("torch", ELEMENTWISE_TORCH, "Poly"), ("tf", ELEMENTWISE_TF, "poly")]
+)
+def test_batched_graphs_agree_with_autodiff(
+    engine, write_module, fw, source, qualname, graph, shape
+):
     path = write_module(f"poly_{fw}.py", source)
     res = run(engine, path, qualname, fw, F64.with_(graph=graph, shape=shape))
     checked = 0
     for t in res.tensors:
         if "numeric" in t.grads:
-            np.testing.assert_allclose(t.grads["numeric"], t.grads["default"], atol=1e-6,
-                                       err_msg=f"{fw} {graph} {t.name}")
+            np.testing.assert_allclose(
+                t.grads["numeric"], t.grads["default"], atol=1e-6, err_msg=f"{fw} {graph} {t.name}"
+            )
             checked += 1
     assert checked >= 4
 
@@ -125,8 +135,10 @@ def in_fresh_process(code: str) -> None:
     import subprocess
     import sys
     import textwrap
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, timeout=600)
+
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
 
 
@@ -155,8 +167,7 @@ def test_probe_batches_elementwise_ops_and_refuses_mixing_ones(write_module):
     """)
 
 
-def test_only_the_apps_second_pass_runs_numeric_at_low_priority(engine, examples_dir,
-                                                                monkeypatch):
+def test_only_the_apps_second_pass_runs_numeric_at_low_priority(engine, examples_dir, monkeypatch):
     """On a machine busy with other work a lowered priority made the numeric pass ~3x slower:
     the command line (one pass) keeps its priority, the app's full pass lowers it."""
     req = RunRequest(str(examples_dir / "tutorial_torch.py"), "MulWeights", "torch", F64)
@@ -188,6 +199,7 @@ def test_only_the_apps_second_pass_runs_numeric_at_low_priority(engine, examples
     def call(kind, payload, timeout, *stop):
         kinds.append(kind)
         return real_call(kind, payload, timeout, *stop)
+
     monkeypatch.setattr(worker, "call", call)
     engine.run([req])
     assert kinds == ["run"]

@@ -1,5 +1,6 @@
 """The numeric reference's random directions (backends/numeric_dirs.py: seeded Rademacher ±1) and
 the buffers its forwards reuse. numpy-only parts here; torch and TF in processes of their own."""
+
 import subprocess
 import sys
 import textwrap
@@ -17,10 +18,18 @@ def by_hand(name: str, shape: tuple) -> np.ndarray:
     outputs of the PCG64 stream of [0, crc32("numeric:" + name)], bit i read as -1 where set."""
     n = int(np.prod(shape))
     words = -(-n // 64)
-    raw = [int(r) for r in np.random.default_rng(
-        [0, zlib.crc32(("numeric:" + name).encode())]).bit_generator.random_raw(DIRECTIONS * words)]
-    return np.array([[-1.0 if raw[k * words + i // 64] >> (i % 64) & 1 else 1.0 for i in range(n)]
-                     for k in range(DIRECTIONS)]).reshape((DIRECTIONS,) + tuple(shape))
+    raw = [
+        int(r)
+        for r in np.random.default_rng(
+            [0, zlib.crc32(("numeric:" + name).encode())]
+        ).bit_generator.random_raw(DIRECTIONS * words)
+    ]
+    return np.array(
+        [
+            [-1.0 if raw[k * words + i // 64] >> (i % 64) & 1 else 1.0 for i in range(n)]
+            for k in range(DIRECTIONS)
+        ]
+    ).reshape((DIRECTIONS,) + tuple(shape))
 
 
 def all_chunks(directions: _Directions, per: int):
@@ -35,14 +44,26 @@ def all_chunks(directions: _Directions, per: int):
 def test_directions_are_the_documented_signs_with_known_values():
     got = rademacher("x", (2, 5), DIRECTIONS)
     assert got.dtype == np.float64 and got.shape == (DIRECTIONS, 2, 5)
-    assert got[:3].tolist() == [[[-1, -1, -1, 1, -1], [1, 1, -1, 1, 1]],
-                                [[-1, -1, 1, -1, 1], [-1, -1, 1, 1, -1]],
-                                [[-1, -1, 1, 1, -1], [-1, 1, 1, 1, -1]]]
+    assert got[:3].tolist() == [
+        [[-1, -1, -1, 1, -1], [1, 1, -1, 1, 1]],
+        [[-1, -1, 1, -1, 1], [-1, -1, 1, 1, -1]],
+        [[-1, -1, 1, 1, -1], [-1, 1, 1, 1, -1]],
+    ]
     for name, shape in [("x", (2, 5)), ("weights", (70,)), ("out", (3, 64)), ("b", (1,))]:
         assert np.array_equal(rademacher(name, shape, DIRECTIONS), by_hand(name, shape)), name
     # a direction past the first 64 elements reads the next raw output
-    assert rademacher("x", (70,), DIRECTIONS)[1][60:70].tolist() == \
-        [1, -1, 1, -1, -1, 1, -1, 1, -1, 1]
+    assert rademacher("x", (70,), DIRECTIONS)[1][60:70].tolist() == [
+        1,
+        -1,
+        1,
+        -1,
+        -1,
+        1,
+        -1,
+        1,
+        -1,
+        1,
+    ]
 
 
 @pytest.mark.parametrize("per", [1, 3, 16])
@@ -52,9 +73,10 @@ def test_chunks_give_the_same_directions_whatever_their_size(per):
     first, norms = all_chunks(_Directions("x", shape, per), per)
     assert np.array_equal(first, want)
     assert np.array_equal(norms, np.full(DIRECTIONS, np.sqrt(35.0)))
-    np.testing.assert_allclose(norms, np.linalg.norm(want.reshape(DIRECTIONS, -1), axis=1),
-                               rtol=1e-15)
-    again, _ = all_chunks(_Directions("x", shape, per), per)     # a re-run draws the same
+    np.testing.assert_allclose(
+        norms, np.linalg.norm(want.reshape(DIRECTIONS, -1), axis=1), rtol=1e-15
+    )
+    again, _ = all_chunks(_Directions("x", shape, per), per)  # a re-run draws the same
     assert np.array_equal(again, want)
 
 
@@ -76,16 +98,18 @@ def test_the_two_buffers_are_reused_in_turn():
 
 def in_fresh_process(code: str) -> None:
     """Run `code` in a python of its own: the test process never imports a framework."""
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
 
 
 # 600000 elements: one direction per chunk and one perturbation per forward (too big to batch),
 # the path of the app's 10^6-element runs
 @pytest.mark.parametrize("fw,qualname", [("torch", "MulWeights"), ("tf", "mul_weights")])
-def test_projections_are_along_the_documented_directions_in_both_frameworks(examples_dir, fw,
-                                                                           qualname):
+def test_projections_are_along_the_documented_directions_in_both_frameworks(
+    examples_dir, fw, qualname
+):
     path = examples_dir / ("tutorial_torch.py" if fw == "torch" else "tutorial_tf.py")
     in_fresh_process(f"""
         import numpy as np

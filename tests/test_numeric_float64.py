@@ -1,5 +1,6 @@
 """A forward that pins float32 raises in the numeric reference's float64 evaluation: the run
 stands on custom vs default, and GV303 says why at the user's line (real workers)."""
+
 import numpy as np
 import pytest
 from op_runs import run, verdicts
@@ -8,7 +9,8 @@ from gradviz.app.analysis import analyze
 from gradviz.app.problems import problems
 
 PINNED = {
-    "torch": ('''
+    "torch": (
+        """
 import torch
 
 class Proj(torch.autograd.Function):
@@ -20,8 +22,12 @@ class Proj(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g @ torch.ones(3, 200, dtype=g.dtype)
-''', "Proj", 8),
-    "tf": ('''
+""",
+        "Proj",
+        8,
+    ),
+    "tf": (
+        """
 import tensorflow as tf
 
 @tf.custom_gradient
@@ -30,7 +36,10 @@ def scaled(x):
     def grad(g):
         return g * 2.0
     return x * k, grad
-''', "scaled", 9),
+""",
+        "scaled",
+        9,
+    ),
 }
 
 
@@ -40,9 +49,9 @@ def test_float32_pinned_forward_says_why_numeric_is_missing(engine, write_module
     path = write_module(f"pinned_{fw}.py", src)
     res = run(engine, path, qualname, fw)
     assert "numeric" in res.mode_errors
-    expected = 3.0 if fw == "torch" else 2.0        # upstream ones
+    expected = 3.0 if fw == "torch" else 2.0  # upstream ones
     np.testing.assert_allclose(res.tensor("x").grads["custom"], expected)
-    assert verdicts(res)["x"] == "match"             # custom vs default, both right
+    assert verdicts(res)["x"] == "match"  # custom vs default, both right
     a = analyze(res)
     [f] = [f for f in a.findings if f.code == "GV303-numeric-float64"]
     assert f.where == f"{path}:{line}" and "float64" in f.message and "x.dtype" in f.fix

@@ -1,6 +1,7 @@
 """A forward whose output stays below float64 whatever its inputs (a `.float()` inside, a Keras
 dtype policy: tests/test_tf_layer_state.py) has no numeric reference when its finite differences
 are rounding noise, and keeps it when they are not (a sign whose ±1 is exact)."""
+
 import numpy as np
 
 from tests.op_runs import run, verdicts

@@ -1,12 +1,13 @@
 """Where the finite difference is NaN/Inf (the loss is not finite at or next to an input) the
 numeric reference judges nothing: those elements are left out and counted (real torch worker)."""
+
 import numpy as np
 from op_runs import run
 
 from gradviz.compare import compare_result
 from gradviz.model import RunSettings
 
-EDGE_OPS = '''
+EDGE_OPS = """
 import torch
 
 import gradviz
@@ -37,7 +38,7 @@ class Log(torch.autograd.Function):
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         return g / x
-'''
+"""
 F64 = RunSettings(dtype="float64")
 
 
@@ -61,8 +62,10 @@ def test_a_nan_forward_is_no_numeric_reference_not_a_difference(engine, write_mo
     path = write_module("edge_ops.py", EDGE_OPS)
     res = run(engine, path, "Log", "torch", F64)
     np.testing.assert_allclose(res.tensor("x").grads["custom"], [-1.0, 1.0, 0.5, 0.25])
-    assert np.isnan(res.tensor("x").grads["numeric"]).all()     # the loss is NaN
+    assert np.isnan(res.tensor("x").grads["numeric"]).all()  # the loss is NaN
     tc = _x(res)
     assert tc.verdict == "match" and "no usable numeric reference" in tc.explanation
-    alone = run(engine, path, "Log", "torch", RunSettings(dtype="float64", modes=("custom", "numeric")))
+    alone = run(
+        engine, path, "Log", "torch", RunSettings(dtype="float64", modes=("custom", "numeric"))
+    )
     assert _x(alone).verdict == "unchecked"

@@ -3,6 +3,7 @@ run /dev/zero` read the whole "file" in the parent until memory ran out, and a F
 file blocked forever. Both, a file past the bound and a loop of links, are refused with a
 message that says what the path is, before anything reads it; the parent's scan of a file that
 the app was handed says the same instead of blocking."""
+
 import os
 import subprocess
 import sys
@@ -18,9 +19,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _gradviz(*args, timeout=60):
     """`gradviz ...` in a fresh process; a read that blocks or never ends fails by the timeout."""
-    return subprocess.run([sys.executable, "-m", "gradviz", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout,
-                          env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
+    return subprocess.run(
+        [sys.executable, "-m", "gradviz", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=dict(os.environ, QT_QPA_PLATFORM="offscreen"),
+    )
 
 
 @pytest.fixture
@@ -60,7 +66,7 @@ def test_the_parents_scan_never_blocks_or_reads_past_the_bound(fifo, tmp_path):
     assert frameworks == () and "a character device" in error.message
     big = tmp_path / "big.py"
     with open(big, "wb") as fh:
-        fh.truncate(OP_FILE_MAX + 1)                     # sparse: no disk used
+        fh.truncate(OP_FILE_MAX + 1)  # sparse: no disk used
     with pytest.raises(OpFileError, match="more than an op file may hold"):
         read_op_source(str(big))
     assert "more than an op file may hold" in frameworks_used(str(big))[1].message

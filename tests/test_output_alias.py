@@ -1,11 +1,14 @@
 """An output that is an input tensor itself (TF and torch): its gradient is the loss's through
 that output, not the input's whole gradient (a correct op read `differs` at `out`, 3 against 1)."""
+
 import numpy as np
 import pytest
 
 from tests.op_runs import run, verdicts
 
-ALIAS = {"tf": ("""
+ALIAS = {
+    "tf": (
+        """
 import tensorflow as tf
 import keras
 
@@ -20,7 +23,11 @@ def passes_x(x):
 class PassThrough(keras.layers.Layer):
     def call(self, x):
         return x, x * 3.0
-""", "passes_x"), "torch": ("""
+""",
+        "passes_x",
+    ),
+    "torch": (
+        """
 import torch
 
 
@@ -37,12 +44,16 @@ class PassesX(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g1, g2):
         return g1 + 2 * g2
-""", "PassesX")}
+""",
+        "PassesX",
+    ),
+}
 
 
 @pytest.mark.parametrize("fw", ["tf", "torch"])
 def test_an_input_returned_as_it_is_gets_the_gradient_of_its_output(engine, write_module, fw):
     from gradviz.model import RunSettings
+
     src, passes = ALIAS[fw]
     path = write_module(f"alias_ops_{fw}.py", src)
     for qualname, factor in ((passes, 2.0), ("PassThrough", 3.0)):
@@ -80,6 +91,7 @@ def test_a_weight_a_custom_gradient_captures_is_broken_and_says_why(engine, writ
     # it said "no gradient path (an op without a registered gradient such as tf.round ...)"
     from gradviz.compare import compare_result
     from gradviz.model import RunSettings
+
     path = write_module("captured_ops.py", CAPTURED)
     res = run(engine, path, "CapturedW", "tf", RunSettings(shape=(3, 4)))
     assert verdicts(res) == {"x": "match", "w": "broken", "out": "match"}
@@ -88,6 +100,8 @@ def test_a_weight_a_custom_gradient_captures_is_broken_and_says_why(engine, writ
     np.testing.assert_allclose(w.grads["default"], x.value.sum(axis=0), rtol=1e-6)
     np.testing.assert_array_equal(x.grads["custom"], np.broadcast_to(w.value, (3, 4)))
     why = w.absent["custom"]
-    assert "tf.convert_to_tensor(self.w)" in why and "variables= list" in why and "tf.round" not in why
+    assert (
+        "tf.convert_to_tensor(self.w)" in why and "variables= list" in why and "tf.round" not in why
+    )
     [cw] = [t for t in compare_result(res).tensors if t.name == "w"]
     assert "tf.convert_to_tensor(self.w)" in cw.explanation

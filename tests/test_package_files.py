@@ -1,5 +1,6 @@
 """Op files inside packages (DESIGN.md "Where ops come from"): imported as their package's module,
 so relative imports at any depth work; by path or by dotted module name; reloaded when changed."""
+
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ from op_runs import run, verdicts
 from gradviz.model import RunSettings
 
 ROOT = Path(__file__).resolve().parent.parent
+
 
 def _grads(res, mode):
     return {t.name: t.grads.get(mode) for t in res.tensors}
@@ -57,7 +59,7 @@ def test_changed_module_of_the_package_reloads(engine, tmp_path):
     op_file = pkg / "layers" / "quant_torch.py"
     res = run(engine, op_file, "RoundSTE", "torch", RunSettings(modes=("custom",)))
     np.testing.assert_array_equal(_grads(res, "custom")["x"], np.ones(200))
-    util = pkg / "util.py"       # two levels away from the op file, imported through helpers
+    util = pkg / "util.py"  # two levels away from the op file, imported through helpers
     util.write_text("def scale():\n    return 3.0\n")
     later = os.stat(util).st_mtime + 10
     os.utime(util, (later, later))
@@ -78,6 +80,7 @@ def test_package_named_like_an_imported_library_is_a_clear_error(engine, tmp_pat
 def test_library_module_by_name_runs_as_the_library_imports_it(engine):
     """A file of an installed package (site-packages) is imported under its own name, once."""
     from gradviz.module_files import ModuleNameError, resolve
+
     try:
         path = resolve("pytorch_revgrad.functional")
     except ModuleNameError:
@@ -93,8 +96,14 @@ def test_library_module_by_name_runs_as_the_library_imports_it(engine):
 
 def gradviz_in(cwd, *args, timeout=400):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "gradviz", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "gradviz", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.mark.timeout(900)
@@ -121,6 +130,7 @@ def test_dotted_module_names_on_the_command_line(tmp_path):
 @pytest.mark.parametrize("command", ["run", "list"])
 def test_unknown_module_name_exits_2_with_message(command, tmp_path, monkeypatch, capsys):
     from gradviz.cli import main
+
     write_package(tmp_path)
     monkeypatch.chdir(tmp_path)
     assert main([command, "qpkg.layers.nothere"]) == 2
@@ -133,6 +143,7 @@ def test_app_command_line_takes_module_names(tmp_path, monkeypatch, capsys):
     """`gradviz mypkg.mod` opens the module's file (the window itself: test_gui_open_module)."""
     import gradviz.qt.app
     from gradviz.cli import main
+
     pkg = write_package(tmp_path)
     monkeypatch.chdir(tmp_path)
     opened = []

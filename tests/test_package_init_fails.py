@@ -2,6 +2,7 @@
 the package): with no relative imports it loads as a plain file and says so; with one it is a
 clear error at the __init__'s failing import. Import errors name the chain of imports in the
 user's files, not line 1 of the file given (issue 24, item 7)."""
+
 import os
 import textwrap
 
@@ -57,8 +58,15 @@ def _by_fw(cats):
 
 
 def test_package_whose_init_fails_loads_its_plain_files_and_says_so(engine, tmp_path):
-    write_tree(tmp_path, {"optpkg/__init__.py": INIT, "optpkg/helpers.py": "X = 1\n",
-                          "optpkg/ops_torch.py": TORCH_OP, "optpkg/ops_tf.py": TF_OP})
+    write_tree(
+        tmp_path,
+        {
+            "optpkg/__init__.py": INIT,
+            "optpkg/helpers.py": "X = 1\n",
+            "optpkg/ops_torch.py": TORCH_OP,
+            "optpkg/ops_tf.py": TF_OP,
+        },
+    )
     init = str(tmp_path / "optpkg" / "__init__.py")
     for name, qualname, fw in (("ops_torch.py", "Cube", "torch"), ("ops_tf.py", "cube", "tf")):
         path = str(tmp_path / "optpkg" / name)
@@ -72,15 +80,16 @@ def test_package_whose_init_fails_loads_its_plain_files_and_says_so(engine, tmp_
         assert "No module named 'gradviz_missing_optional_dep'" in note
         res = run(engine, path, qualname, fw)
         x = res.tensor("x").value.astype(np.float64)
-        np.testing.assert_allclose(res.tensor("x").grads["custom"], 3 * x ** 2, rtol=1e-5)
-        np.testing.assert_allclose(res.tensor("x").grads["numeric"], 3 * x ** 2, rtol=1e-3)
-        assert res.warnings[0] == note           # the run says it too (JSON, the window)
+        np.testing.assert_allclose(res.tensor("x").grads["custom"], 3 * x**2, rtol=1e-5)
+        np.testing.assert_allclose(res.tensor("x").grads["numeric"], 3 * x**2, rtol=1e-3)
+        assert res.warnings[0] == note  # the run says it too (JSON, the window)
 
 
 def test_package_file_with_relative_imports_names_the_init_line(engine, tmp_path):
     op = "from .helpers import X\n" + textwrap.dedent(TORCH_OP)
-    write_tree(tmp_path, {"relpkg/__init__.py": INIT, "relpkg/helpers.py": "X = 1\n",
-                          "relpkg/ops.py": op})
+    write_tree(
+        tmp_path, {"relpkg/__init__.py": INIT, "relpkg/helpers.py": "X = 1\n", "relpkg/ops.py": op}
+    )
     path, init = str(tmp_path / "relpkg" / "ops.py"), str(tmp_path / "relpkg" / "__init__.py")
     for cat in engine.load([path]):
         err = cat.error
@@ -95,8 +104,10 @@ def test_package_file_with_relative_imports_names_the_init_line(engine, tmp_path
 
 
 def test_fixed_init_loads_the_file_as_its_package_module_again(engine, tmp_path):
-    write_tree(tmp_path, {"fixpkg/__init__.py": INIT, "fixpkg/helpers.py": "X = 1\n",
-                          "fixpkg/ops.py": TORCH_OP})
+    write_tree(
+        tmp_path,
+        {"fixpkg/__init__.py": INIT, "fixpkg/helpers.py": "X = 1\n", "fixpkg/ops.py": TORCH_OP},
+    )
     path = str(tmp_path / "fixpkg" / "ops.py")
     [cat] = [c for c in engine.load([path]) if c.framework == "torch"]
     assert cat.notes and cat.error is None
@@ -111,8 +122,13 @@ def test_fixed_init_loads_the_file_as_its_package_module_again(engine, tmp_path)
 
 
 def test_import_error_shows_the_chain_of_the_users_imports(engine, tmp_path):
-    write_tree(tmp_path, {"chain_helper.py": "import os\nimport gradviz_missing_dep_two\n",
-                          "chain_ops.py": "import torch\n\nimport chain_helper  # noqa\n"})
+    write_tree(
+        tmp_path,
+        {
+            "chain_helper.py": "import os\nimport gradviz_missing_dep_two\n",
+            "chain_ops.py": "import torch\n\nimport chain_helper  # noqa\n",
+        },
+    )
     path, helper = str(tmp_path / "chain_ops.py"), str(tmp_path / "chain_helper.py")
     [cat] = [c for c in engine.load([path]) if c.framework == "torch"]
     assert cat.error.where == f"{helper}:2"
@@ -122,8 +138,11 @@ def test_import_error_shows_the_chain_of_the_users_imports(engine, tmp_path):
 
 def test_list_and_run_say_the_file_loaded_as_a_plain_file(tmp_path, capsys):
     from gradviz.cli import main
-    write_tree(tmp_path, {"clipkg/__init__.py": INIT, "clipkg/helpers.py": "X = 1\n",
-                          "clipkg/ops.py": TORCH_OP})
+
+    write_tree(
+        tmp_path,
+        {"clipkg/__init__.py": INIT, "clipkg/helpers.py": "X = 1\n", "clipkg/ops.py": TORCH_OP},
+    )
     path = str(tmp_path / "clipkg" / "ops.py")
     assert main(["list", path, "--framework", "torch"]) == 0
     listed = capsys.readouterr().out
@@ -132,6 +151,7 @@ def test_list_and_run_say_the_file_loaded_as_a_plain_file(tmp_path, capsys):
     assert main(["run", path, "--framework", "torch", "--quiet", "--json", str(report)]) == 0
     assert "loaded as a plain file" in capsys.readouterr().err
     import json
+
     [op] = json.loads(report.read_text())["ops"]
     assert op["status"] == "ok" and op["warnings"][0].startswith("loaded as a plain file")
 
@@ -140,9 +160,14 @@ def test_import_error_of_a_library_module_shows_the_librarys_chain(engine, tmp_p
     """A library's own module (under site-packages: not the user's code) was reported at its
     line 1 with no traceback: now at the library's failing import, with its chain."""
     lib = tmp_path / "site-packages" / "gvfakelib"
-    write_tree(lib, {"__init__.py": "import os\nfrom . import util\n",
-                     "util.py": "import json\nimport gradviz_missing_dep_three\n",
-                     "mod.py": "import torch\n"})
+    write_tree(
+        lib,
+        {
+            "__init__.py": "import os\nfrom . import util\n",
+            "util.py": "import json\nimport gradviz_missing_dep_three\n",
+            "mod.py": "import torch\n",
+        },
+    )
     [cat] = [c for c in engine.load([str(lib / "mod.py")]) if c.framework == "torch"]
     assert cat.error.where == f"{lib / 'util.py'}:2"
     tb = cat.error.traceback

@@ -1,5 +1,6 @@
 """gradviz as users install it: resources found through importlib.resources, `--version`, the
 desktop entry, and a wheel built by `python -m build` that works from outside the checkout."""
+
 import importlib.resources
 import importlib.util
 import json
@@ -22,9 +23,12 @@ def test_resources_are_the_package_gradviz_resources(examples_dir):
     catalog finds the examples; no path guessed from the package's folder."""
     from gradviz.bundled import EXAMPLES_DIR
     from gradviz.catalog import builtin_examples, trap_examples
+
     if importlib.util.find_spec("gradviz.resources") is None:
-        pytest.skip("this environment's editable install predates gradviz.resources: "
-                    "run pip install -e . again")
+        pytest.skip(
+            "this environment's editable install predates gradviz.resources: "
+            "run pip install -e . again"
+        )
     found = Path(str(importlib.resources.files("gradviz.resources")))
     assert found.resolve() == (ROOT / "resources").resolve()
     assert EXAMPLES_DIR.resolve() == examples_dir.resolve()
@@ -33,8 +37,9 @@ def test_resources_are_the_package_gradviz_resources(examples_dir):
 
 
 def _gradviz(*args, env=None, cwd=None, exe=(sys.executable, "-m", "gradviz"), timeout=300):
-    return subprocess.run([*exe, *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, env=env, cwd=cwd)
+    return subprocess.run(
+        [*exe, *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd
+    )
 
 
 def test_version_is_the_package_version():
@@ -42,7 +47,8 @@ def test_version_is_the_package_version():
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == f"gradviz {gradviz.__version__}\n"
     from importlib.metadata import version
-    assert version("gradviz") == gradviz.__version__     # pyproject reads the same attribute
+
+    assert version("gradviz") == gradviz.__version__  # pyproject reads the same attribute
     both = _gradviz("--version", "--uninstall-desktop-entry")
     assert both.returncode == 2 and "not allowed with" in both.stderr
 
@@ -80,7 +86,7 @@ def _exec_argv(exec_value: str) -> list[str]:
 
 @pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="XDG desktop entries are Linux's")
 def test_desktop_entry_install_and_uninstall(tmp_path):
-    data = tmp_path / "xdg data"            # a space: the paths must survive quoting
+    data = tmp_path / "xdg data"  # a space: the paths must survive quoting
     env = dict(os.environ, XDG_DATA_HOME=str(data))
     proc = _gradviz("--install-desktop-entry", env=env)
     assert proc.returncode == 0, proc.stderr
@@ -92,14 +98,18 @@ def test_desktop_entry_install_and_uninstall(tmp_path):
     assert png.read_bytes() == (ROOT / "resources" / "gradviz.png").read_bytes()
     keys = _desktop_keys(desktop)
     assert (keys["Type"], keys["Name"], keys["Icon"], keys["Terminal"]) == (
-        "Application", "gradviz", "gradviz", "false")
+        "Application",
+        "gradviz",
+        "gradviz",
+        "false",
+    )
     assert keys["Exec"].endswith(" %F")
     # the launcher's command is this installation's gradviz, and it runs
     argv = _exec_argv(keys["Exec"])
     launched = _gradviz("--version", exe=argv, env=env)
     assert launched.stdout == f"gradviz {gradviz.__version__}\n", launched.stderr
     validate = shutil.which("desktop-file-validate")
-    if validate:                                   # Debian's desktop-file-utils, where installed
+    if validate:  # Debian's desktop-file-utils, where installed
         checked = subprocess.run([validate, str(desktop)], capture_output=True, text=True)
         assert checked.returncode == 0 and not checked.stdout.strip(), checked.stdout
 
@@ -113,17 +123,20 @@ def test_desktop_entry_install_and_uninstall(tmp_path):
 
 def test_exec_quoting_of_odd_paths():
     from gradviz.desktop_entry import desktop_file_text
+
     odd = ["/opt/my apps/$HOME/100%/gradviz", '/x/"q"/a\\b']
-    [exec_value] = [line[5:] for line in desktop_file_text(odd).splitlines()
-                    if line.startswith("Exec=")]
+    [exec_value] = [
+        line[5:] for line in desktop_file_text(odd).splitlines() if line.startswith("Exec=")
+    ]
     assert exec_value == r'"/opt/my apps/\\$HOME/100%%/gradviz" "/x/\\"q\\"/a\\\\b" %F'
     assert _exec_argv(exec_value) == odd
 
 
 def test_relative_xdg_data_home_is_ignored(monkeypatch, tmp_path):
     from gradviz.desktop_entry import data_home
+
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("XDG_DATA_HOME", "relative/share")    # invalid per the XDG spec
+    monkeypatch.setenv("XDG_DATA_HOME", "relative/share")  # invalid per the XDG spec
     assert data_home() == tmp_path / ".local" / "share"
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "d"))
     assert data_home() == tmp_path / "d"
@@ -135,12 +148,19 @@ def built(tmp_path_factory):
     """`python -m build`: the sdist, then the wheel built from that sdist (so the sdist is
     complete), with this environment's setuptools (nothing downloaded)."""
     import setuptools
+
     if tuple(int(x) for x in setuptools.__version__.split(".")[:2]) < (70, 1):
-        pytest.skip(f"setuptools {setuptools.__version__} here; the test extra asks for >=70.1: "
-                    "pip install -e '.[test]' again")
+        pytest.skip(
+            f"setuptools {setuptools.__version__} here; the test extra asks for >=70.1: "
+            "pip install -e '.[test]' again"
+        )
     out = tmp_path_factory.mktemp("dist")
-    proc = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out),
-                           str(ROOT)], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     [wheel] = out.glob("gradviz-*.whl")
     [sdist] = out.glob("gradviz-*.tar.gz")
@@ -153,18 +173,36 @@ def wheel_venv(built, tmp_path_factory):
     from this test environment's site-packages through a .pth file instead of a download."""
     wheel, _ = built
     venv = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
-                   timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300
+    )
     python = venv / "bin" / "python"
-    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    purelib = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     # only site-packages folders: not the checkout; .pth files in them (the editable install's
     # finder) stay unread, since only a venv's own site folder has its .pth files executed
     libs = [p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")]
     (Path(purelib) / "test_environment.pth").write_text("\n".join(libs) + "\n")
-    proc = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
-                           "--force-reinstall", str(wheel)],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            python,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            "--force-reinstall",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return venv
 
@@ -184,10 +222,16 @@ def test_wheel_and_sdist_carry_the_resources(built):
     assert {"gradviz/resources/gradviz.svg", "gradviz/resources/gradviz.png"} <= names
     assert not any(n.startswith(("tests/", "resources/")) for n in names)
     import tarfile
+
     with tarfile.open(sdist) as tar:
         members = {m.name.split("/", 1)[1] for m in tar.getmembers() if "/" in m.name}
-    assert {"resources/examples/tutorial_torch.py", "resources/gradviz.svg", "setup.py",
-            "constraints.txt", "tests/conftest.py"} <= members
+    assert {
+        "resources/examples/tutorial_torch.py",
+        "resources/gradviz.svg",
+        "setup.py",
+        "constraints.txt",
+        "tests/conftest.py",
+    } <= members
 
 
 @pytest.mark.timeout(900)
@@ -202,10 +246,18 @@ def test_installed_wheel_lists_and_runs_builtin_examples(wheel_venv, tmp_path):
     assert listed.returncode == 0, listed.stderr
     for op in ("mul_weights", "mul_layer", "round_ste"):
         assert op in listed.stdout
-    site_dir = subprocess.run([str(wheel_venv / "bin" / "python"), "-c",
-                               "import gradviz, os; print(os.path.dirname(gradviz.__file__))"],
-                              capture_output=True, text=True, env=env, cwd=tmp_path).stdout.strip()
-    assert site_dir.startswith(str(wheel_venv))      # the wheel's gradviz, not the checkout's
+    site_dir = subprocess.run(
+        [
+            str(wheel_venv / "bin" / "python"),
+            "-c",
+            "import gradviz, os; print(os.path.dirname(gradviz.__file__))",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    ).stdout.strip()
+    assert site_dir.startswith(str(wheel_venv))  # the wheel's gradviz, not the checkout's
 
     report = tmp_path / "run.json"
     ran = _gradviz("run", "--json", report, exe=exe, env=env, cwd=tmp_path)
@@ -218,9 +270,21 @@ def test_installed_wheel_lists_and_runs_builtin_examples(wheel_venv, tmp_path):
     # inside gradviz, the examples are still the user's frames)
     traps = Path(site_dir) / "resources" / "examples" / "traps_tf.py"
     trap_report = tmp_path / "traps.json"
-    ran = _gradviz("run", traps, "--op", "trap_assign_weights", "--framework", "tf",
-                   "--modes", "custom,default", "--json", trap_report,
-                   exe=exe, env=env, cwd=tmp_path)
+    ran = _gradviz(
+        "run",
+        traps,
+        "--op",
+        "trap_assign_weights",
+        "--framework",
+        "tf",
+        "--modes",
+        "custom,default",
+        "--json",
+        trap_report,
+        exe=exe,
+        env=env,
+        cwd=tmp_path,
+    )
     assert ran.returncode == 3, ran.stderr[-2000:]
     [op] = json.loads(trap_report.read_text())["ops"]
     where = op["error"]["where"]
@@ -234,10 +298,24 @@ def test_installed_wheel_registers_the_pytest_plugin(wheel_venv, tmp_path):
     (tmp_path / "ops.py").write_text(
         "import torch\n\n\nclass Double(torch.autograd.Function):\n"
         "    @staticmethod\n    def forward(ctx, x):\n        return 2 * x\n\n"
-        "    @staticmethod\n    def backward(ctx, g):\n        return 2 * g\n")
-    proc = subprocess.run([str(wheel_venv / "bin" / "python"), "-m", "pytest", "-p",
-                           "no:cacheprovider", "-rA", "--gradviz", "ops.py"],
-                          capture_output=True, text=True, env=_clean_env(), cwd=tmp_path,
-                          timeout=600)
+        "    @staticmethod\n    def backward(ctx, g):\n        return 2 * g\n"
+    )
+    proc = subprocess.run(
+        [
+            str(wheel_venv / "bin" / "python"),
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-rA",
+            "--gradviz",
+            "ops.py",
+        ],
+        capture_output=True,
+        text=True,
+        env=_clean_env(),
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "PASSED ops.py::Double[torch]" in proc.stdout

@@ -1,5 +1,6 @@
 """Layer parameters are named by attribute path in both frameworks (DESIGN.md), so an unnamed
 Keras weight is seeded and compared like its torch twin's `scale`."""
+
 import numpy as np
 from op_runs import run
 
@@ -10,9 +11,10 @@ from gradviz.model import RunSettings
 SEED = RunSettings(graph="seed")
 
 
-
 def test_unnamed_keras_weights_take_their_attribute_names(engine, write_module):
-    path = write_module("scale_twins.py", """\
+    path = write_module(
+        "scale_twins.py",
+        """\
         import tensorflow as tf
         import torch
         from tensorflow import keras
@@ -35,7 +37,8 @@ def test_unnamed_keras_weights_take_their_attribute_names(engine, write_module):
 
             def forward(self, x):
                 return x * self.scale
-    """)
+    """,
+    )
     tf_res = run(engine, path, "Scale", "tf", SEED)
     torch_res = run(engine, path, "ScaleTorch", "torch", SEED)
     scale = tf_res.tensor("scale")
@@ -51,7 +54,9 @@ def test_unnamed_keras_weights_take_their_attribute_names(engine, write_module):
 
 
 def test_nested_layer_weights_are_dotted_paths(engine, write_module):
-    path = write_module("nested_dense.py", """\
+    path = write_module(
+        "nested_dense.py",
+        """\
         from tensorflow import keras
 
 
@@ -63,7 +68,8 @@ def test_nested_layer_weights_are_dotted_paths(engine, write_module):
 
             def call(self, x):
                 return self.blocks[0](self.dense(x[None, :]))[0]
-    """)
+    """,
+    )
     res = run(engine, path, "Block", "tf", RunSettings(modes=("custom", "default")))
     names = {t.name for t in res.tensors if t.role == "param"}
     assert names == {"dense.kernel", "dense.bias", "blocks.0.kernel"}, names

@@ -12,11 +12,15 @@ def results():
     return [ste_result("torch", n=300, spike_at=50, nan_at=(120,)), broken_tf_result(300)]
 
 
-
 def test_grid_rows_columns_and_notes(results):
     fig = F.build_figure(results, "values", {("torch", "round_ste", "x"): "surrogate"})
-    assert [c.label for c in fig.columns] == ["torch · default", "torch · custom", "torch · numeric",
-                                              "tf · default", "tf · custom"]
+    assert [c.label for c in fig.columns] == [
+        "torch · default",
+        "torch · custom",
+        "torch · numeric",
+        "tf · default",
+        "tf · custom",
+    ]
     assert [r.tensor for r in fig.rows] == ["x", "out"]
     assert fig.rows[0].label == "x · input · (300,) float32"
     assert fig.rows[0].verdicts == {"torch": "surrogate"}
@@ -32,8 +36,8 @@ def test_row_shares_y_range_so_equal_things_look_equal(results):
     ranges = {p.y_range for p in fig.panels[0]}
     assert len(ranges) == 1
     lo, hi = ranges.pop()
-    assert hi > 50.0 and lo < 0.0                 # the spike and the zeros of default both fit
-    assert fig.panels[1][0].y_range == pytest.approx((0.9, 1.1))   # constant ones
+    assert hi > 50.0 and lo < 0.0  # the spike and the zeros of default both fit
+    assert fig.panels[1][0].y_range == pytest.approx((0.9, 1.1))  # constant ones
 
 
 def test_every_view_builds(results):
@@ -41,13 +45,16 @@ def test_every_view_builds(results):
         fig = F.build_figure(results, view)
         assert fig.view == view and fig.shape[0] == 2
     sc = F.build_figure(results, "scatter")
-    assert [c.label for c in sc.columns] == ["torch · custom vs default", "torch · custom vs numeric",
-                                             "tf · custom vs default"]
+    assert [c.label for c in sc.columns] == [
+        "torch · custom vs default",
+        "torch · custom vs numeric",
+        "tf · custom vs default",
+    ]
     assert sc.panels[0][2].note.startswith("no gradient")
     assert sc.panels[0][0].x_range == sc.panels[0][0].y_range
     hm = F.build_figure([ste_result("torch", shape=(20, 30))], "heatmap")
     assert hm.panels[0][1].heatmap.data.shape == (20, 30)
-    assert hm.panels[0][0].y_range == hm.panels[0][1].y_range   # shared colour range per row
+    assert hm.panels[0][0].y_range == hm.panels[0][1].y_range  # shared colour range per row
     assert F.build_figure(results, "heatmap").panels[0][0].note.startswith("heatmap needs a 2-D")
 
 
@@ -79,6 +86,7 @@ def test_row_views_and_selection(results):
 
 def test_verdicts_from_comparison_objects(results):
     from gradviz.compare import compare_result
+
     comps = [compare_result(r) for r in results]
     v = F.verdicts_from(comps)
     assert v[("torch", "round_ste", "x")] == comps[0].tensors[0].verdict
@@ -99,20 +107,22 @@ def test_log_scale_is_part_of_the_description(results):
     lin = F.build_figure(results, "values")
     fig = F.build_figure(results, "values", log_scale=True)
     x = fig.panels[0]
-    custom = x[1]                              # ones + noise, a spike of 50, one NaN
+    custom = x[1]  # ones + noise, a spike of 50, one NaN
     g = results[0].tensor("x").grads["custom"]
     finite = g[np.isfinite(g)]
     assert custom.log_y and custom.ylabel == "log10 |∂loss/∂x|"
-    np.testing.assert_allclose(np.sort(custom.series.y), np.sort(np.log10(np.abs(finite))), rtol=1e-6)
+    np.testing.assert_allclose(
+        np.sort(custom.series.y), np.sort(np.log10(np.abs(finite))), rtol=1e-6
+    )
     assert custom.nonfinite_text == "NaN 1" and custom.series.nonfinite.nan_x.size == 0
-    default = x[0]                             # all zero: a note, no curve
+    default = x[0]  # all zero: a note, no curve
     assert default.series is None and default.note == "all zero: nothing to draw on a log scale"
     numeric = x[2]
     assert numeric.series is None and numeric.ylabel == "log10 |∂loss/∂x|"
     assert {p.y_range for p in x if p.series is not None} == {custom.y_range}
     lo, hi = custom.y_range
     assert lo < np.log10(np.abs(finite).min()) and hi > np.log10(50.0)
-    out = fig.panels[1]                         # ones: log10 1 = 0 in every mode
+    out = fig.panels[1]  # ones: log10 1 = 0 in every mode
     assert all(np.all(p.series.y == 0) for p in out if p.series is not None)
     assert not any(p.log_y for row in lin.panels for p in row)
     assert all("log" not in p.ylabel + p.info for row in lin.panels for p in row)

@@ -1,4 +1,5 @@
 """Plot data reductions: exact values, spikes and non-finite positions survive."""
+
 import numpy as np
 import pytest
 
@@ -19,7 +20,7 @@ def test_small_series_is_kept_whole_and_nonfinite_become_markers():
 
 def test_minmax_keeps_min_and_max_of_each_bucket_in_element_order():
     y = np.array([0, 5, 1, 2, 9, 3, 4, -7, 8, 6, 0, 0], dtype=float)
-    s = S.minmax_decimate(y, buckets=3)          # buckets of 4: [0 5 1 2] [9 3 4 -7] [8 6 0 0]
+    s = S.minmax_decimate(y, buckets=3)  # buckets of 4: [0 5 1 2] [9 3 4 -7] [8 6 0 0]
     assert s.decimated
     assert s.x.tolist() == [0, 1, 4, 7, 8, 10]
     assert s.y.tolist() == [0, 5, 9, -7, 8, 0]
@@ -42,20 +43,20 @@ def test_single_spike_in_a_million_survives():
 
 def test_nan_positions_kept_and_thinned_one_per_bucket():
     y = np.ones(10_000)
-    y[[5, 6, 7, 5000]] = np.nan                  # buckets of 100: 5, 6, 7 share bucket 0
+    y[[5, 6, 7, 5000]] = np.nan  # buckets of 100: 5, 6, 7 share bucket 0
     s = S.minmax_decimate(y, buckets=100)
     assert s.nonfinite.nan == 4
-    assert s.nonfinite.nan_x.tolist() == [5, 6, 7, 5000]   # few enough: all kept
-    y[:300] = np.nan                             # 300 + 1 NaN, more than 100 buckets
+    assert s.nonfinite.nan_x.tolist() == [5, 6, 7, 5000]  # few enough: all kept
+    y[:300] = np.nan  # 300 + 1 NaN, more than 100 buckets
     s = S.minmax_decimate(y, buckets=100)
     assert s.nonfinite.nan == 301
-    assert s.nonfinite.nan_x.tolist() == [0, 100, 200, 5000]   # first in each bucket that has any
+    assert s.nonfinite.nan_x.tolist() == [0, 100, 200, 5000]  # first in each bucket that has any
     assert np.all(np.isfinite(s.y)) and 0 not in s.x
 
 
 def test_bucket_of_only_nan_draws_no_point():
     y = np.arange(20, dtype=float)
-    y[5:10] = np.nan                              # bucket 1 of 4 is all NaN
+    y[5:10] = np.nan  # bucket 1 of 4 is all NaN
     s = S.minmax_decimate(y, buckets=4)
     assert s.x.tolist() == [0, 4, 10, 14, 15, 19]
 
@@ -65,7 +66,7 @@ def test_vs_input_sorts_by_value_and_counts_unplaceable():
     g = np.array([30.0, -10.0, 99.0, np.nan])
     s = S.vs_input(v, g)
     assert s.x.tolist() == [-1.0, 3.0] and s.y.tolist() == [-10.0, 30.0]
-    assert s.nonfinite.nan_x.tolist() == [2.0]   # NaN gradient marked at its input value
+    assert s.nonfinite.nan_x.tolist() == [2.0]  # NaN gradient marked at its input value
     assert s.dropped == 1
 
 

@@ -1,5 +1,6 @@
 """The process boundary under attack: what a local attacker or a careless folder can plant, and
 what a killed gradviz leaves behind. Real processes, real files in temporary folders."""
+
 import glob
 import json
 import os
@@ -19,8 +20,14 @@ OK = Path(__file__).resolve().parent / "corpus" / "ok"
 
 def gradviz(*args, cwd, timeout=240):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "gradviz", *map(str, args)], capture_output=True,
-                          text=True, timeout=timeout, env=env, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "gradviz", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=cwd,
+    )
 
 
 # --- the import path ----------------------------------------------------------------------------
@@ -29,9 +36,16 @@ def test_modules_planted_in_the_current_folder_are_not_imported(tmp_path):
     for name in ("numpy", "torch", "tensorflow", "keras"):
         (tmp_path / f"{name}.py").write_text(
             f"open({str(marker)!r}, 'a').write({name!r} + '\\n')\n"
-            f"raise ImportError('the planted {name}.py was imported')\n")
-    proc = gradviz("run", OK / "layer_with_params_torch.py", OK / "layer_with_params_tf.py",
-                   "--json", tmp_path / "r.json", cwd=tmp_path)
+            f"raise ImportError('the planted {name}.py was imported')\n"
+        )
+    proc = gradviz(
+        "run",
+        OK / "layer_with_params_torch.py",
+        OK / "layer_with_params_tf.py",
+        "--json",
+        tmp_path / "r.json",
+        cwd=tmp_path,
+    )
     assert not marker.exists(), marker.read_text()
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads((tmp_path / "r.json").read_text())
@@ -64,7 +78,8 @@ def test_processes_an_op_starts_end_with_its_request(engine, tmp_path):
     # Unique sleep lengths name this test's processes among everything else on the machine.
     child, orphan = f"{4000 + os.getpid() % 1000}.25", f"{4000 + os.getpid() % 1000}.75"
     path = tmp_path / "spawns_torch.py"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(
+        textwrap.dedent(f"""\
         import subprocess
         import torch
 
@@ -78,7 +93,8 @@ def test_processes_an_op_starts_end_with_its_request(engine, tmp_path):
             @staticmethod
             def backward(ctx, grad_output):
                 return grad_output * 2
-        """))
+        """)
+    )
     res = engine.run_one(RunRequest(str(path), "Spawns", "torch", RunSettings(shape=(3,))))
     assert res.status == "ok", res.error
     assert res.tensor("x").grads["custom"].tolist() == [2.0, 2.0, 2.0]
@@ -101,7 +117,8 @@ def test_sigkill_of_everything_mid_run_leaves_nothing_after_the_next_start(tmp_p
     where the janitor is killed too (every process of the user), the next start sweeps them."""
     started = tmp_path / "op_started"
     path = tmp_path / "big_torch.py"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(
+        textwrap.dedent(f"""\
         import torch
 
         class Double(torch.autograd.Function):
@@ -114,12 +131,28 @@ def test_sigkill_of_everything_mid_run_leaves_nothing_after_the_next_start(tmp_p
             @staticmethod
             def backward(ctx, grad_output):
                 return grad_output * 2
-        """))
+        """)
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gradviz", "run", str(path), "--framework", "torch",
-         "--shape", "10000000", "--modes", "custom,default"],
-        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)), start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "gradviz",
+            "run",
+            str(path),
+            "--framework",
+            "torch",
+            "--shape",
+            "10000000",
+            "--modes",
+            "custom,default",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        start_new_session=True,
+    )
     try:
         mine = os.path.join(scratch.ROOT, f"gradviz-{proc.pid}-*")
         wait_for(lambda: started.exists() or proc.poll() is not None, 240, "the big op to start")
@@ -127,12 +160,16 @@ def test_sigkill_of_everything_mid_run_leaves_nothing_after_the_next_start(tmp_p
         # as when gradviz is killed while it reads them.
         os.kill(proc.pid, signal.SIGSTOP)
         [folder] = glob.glob(mine)
-        wait_for(lambda: len(glob.glob(os.path.join(folder, "*.npy"))) >= 2, 240,
-                 "the result's arrays in shared memory")
-        workers = [int(p) for p in os.listdir("/proc") if p.isdigit() and _parent(int(p)) ==
-                   proc.pid]
+        wait_for(
+            lambda: len(glob.glob(os.path.join(folder, "*.npy"))) >= 2,
+            240,
+            "the result's arrays in shared memory",
+        )
+        workers = [
+            int(p) for p in os.listdir("/proc") if p.isdigit() and _parent(int(p)) == proc.pid
+        ]
         assert workers
-        for p in workers:                    # the janitor first (its own session)
+        for p in workers:  # the janitor first (its own session)
             with open(f"/proc/{p}/cmdline", "rb") as fh:
                 if b"\0-S\0-c\0" in fh.read():
                     os.kill(p, signal.SIGKILL)
@@ -143,11 +180,16 @@ def test_sigkill_of_everything_mid_run_leaves_nothing_after_the_next_start(tmp_p
         proc.wait()
     wait_for(lambda: not any(_parent(p) for p in workers), 30, "the workers to die with it")
     left = sum(os.path.getsize(f) for f in glob.glob(os.path.join(folder, "*")))
-    assert left > 4 * 10 ** 7  # a whole 10^7 float32 array at least: for the next start to sweep
+    assert left > 4 * 10**7  # a whole 10^7 float32 array at least: for the next start to sweep
 
-    nxt = subprocess.run([sys.executable, "-m", "gradviz", "list", str(path), "--framework",
-                          "torch"], cwd=tmp_path, capture_output=True, text=True, timeout=240,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    nxt = subprocess.run(
+        [sys.executable, "-m", "gradviz", "list", str(path), "--framework", "torch"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
     assert nxt.returncode == 0, nxt.stderr[-2000:]
     assert glob.glob(mine) == []
     assert glob.glob(f"/tmp/gradviz-*{proc.pid}*") == []
@@ -193,8 +235,18 @@ def test_has_children_sees_every_kind_of_child_and_reaps_none():
         print(seen)
     """)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=60, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env
+    )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["[False,", "True,", "True,", "False,", "True,", "1,", "False,",
-                                   "True,", "1]"]
+    assert proc.stdout.split() == [
+        "[False,",
+        "True,",
+        "True,",
+        "False,",
+        "True,",
+        "1,",
+        "False,",
+        "True,",
+        "1]",
+    ]

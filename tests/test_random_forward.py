@@ -1,6 +1,7 @@
 """A forward that draws random numbers (a dropout mask) draws the same ones in every mode:
 custom and default are compared on one mask, not called a changed forward; the numeric reference
 says it cannot be taken (real workers)."""
+
 import numpy as np
 import pytest
 from op_runs import run, verdicts
@@ -8,7 +9,8 @@ from op_runs import run, verdicts
 from gradviz.app.analysis import analyze
 
 DROPOUT = {
-    "torch": ('''
+    "torch": (
+        """
 import torch
 
 class DropoutSTE(torch.autograd.Function):
@@ -22,8 +24,11 @@ class DropoutSTE(torch.autograd.Function):
     def backward(ctx, g):
         (mask,) = ctx.saved_tensors
         return g * mask * 2
-''', "DropoutSTE"),
-    "tf": ('''
+""",
+        "DropoutSTE",
+    ),
+    "tf": (
+        """
 import tensorflow as tf
 
 @tf.custom_gradient
@@ -32,7 +37,9 @@ def dropout_ste(x):
     def grad(g):
         return g * mask * 2.0
     return x * mask * 2.0, grad
-''', "dropout_ste"),
+""",
+        "dropout_ste",
+    ),
 }
 
 
@@ -43,10 +50,10 @@ def test_a_random_mask_is_the_same_in_custom_and_default(engine, write_module, f
     res = run(engine, path, qualname, fw)
     x = res.tensor("x")
     np.testing.assert_array_equal(x.grads["custom"], x.grads["default"])
-    assert set(np.unique(x.grads["custom"])) == {0.0, 2.0}          # one mask, upstream ones
+    assert set(np.unique(x.grads["custom"])) == {0.0, 2.0}  # one mask, upstream ones
     np.testing.assert_array_equal(res.outputs["custom"], res.outputs["default"])
     assert verdicts(res)["x"] == "match"
     assert res.mode_errors["numeric"].type == "ForwardNotRepeatable"
     assert "GV201-forward-changed" not in {f.code for f in analyze(res).findings}
-    again = run(engine, path, qualname, fw)                           # the same seed, the same mask
+    again = run(engine, path, qualname, fw)  # the same seed, the same mask
     np.testing.assert_array_equal(again.tensor("x").grads["custom"], x.grads["custom"])

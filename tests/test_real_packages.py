@@ -7,6 +7,7 @@ larq (Keras 2 through tf_keras): a binarised dense layer, ste_sign on inputs and
 entmax: sparsemax and 1.5-entmax, classmethod Functions whose outputs sum to 1.
 torchdiffeq: an ODE solved by the adjoint method (no default path, an exact custom gradient).
 """
+
 import importlib.util
 import os
 
@@ -20,38 +21,50 @@ from gradviz.model import RunSettings
 
 def test_pytorch_revgrad_reverses_and_default_does_not(engine, write_module):
     pytest.importorskip("pytorch_revgrad")
-    path = write_module("revgrad_ops.py", """\
+    path = write_module(
+        "revgrad_ops.py",
+        """\
         import gradviz
         from pytorch_revgrad import RevGrad
 
         gradviz.op(name="revgrad")(RevGrad)
-    """)
+    """,
+    )
     res = run(engine, path, "RevGrad", "torch")
     x = res.tensor("input_")
     np.testing.assert_array_equal(x.grads["custom"], -np.ones(200))
     np.testing.assert_array_equal(x.grads["default"], np.ones(200))
     np.testing.assert_allclose(x.grads["numeric"], np.ones(200), atol=1e-4)
-    np.testing.assert_array_equal(res.outputs["custom"], x.value)      # identity forward
+    np.testing.assert_array_equal(res.outputs["custom"], x.value)  # identity forward
     assert verdicts(res)["input_"] == "differs"
 
 
 def test_entmax_sparsemax_closed_form_and_the_ones_upstream_warning(engine, write_module):
     pytest.importorskip("entmax")
     from gradviz.app.analysis import analyze
-    path = write_module("entmax_ops.py", """\
+
+    path = write_module(
+        "entmax_ops.py",
+        """\
         from entmax.activations import Entmax15Function, SparsemaxFunction
-    """)
+    """,
+    )
     res = run(engine, path, "SparsemaxFunction", "torch", RunSettings(upstream="random"))
     x, p = res.tensor("X"), res.outputs["custom"].astype(np.float64)
     g = res.tensor("out").grads["custom"].astype(np.float64)
     support = p > 0
     assert 0 < support.sum() < p.size and p.sum() == pytest.approx(1.0, abs=1e-5)
     # sparsemax's Jacobian-vector product: on the support, g minus its mean there; 0 off it
-    np.testing.assert_allclose(x.grads["custom"], np.where(support, g - g[support].mean(), 0.0),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        x.grads["custom"], np.where(support, g - g[support].mean(), 0.0), atol=1e-6
+    )
     assert verdicts(res) == {"X": "match", "out": "match"}
-    assert verdicts(run(engine, path, "Entmax15Function", "torch",
-                        RunSettings(upstream="random")))["X"] == "match"
+    assert (
+        verdicts(run(engine, path, "Entmax15Function", "torch", RunSettings(upstream="random")))[
+            "X"
+        ]
+        == "match"
+    )
     ones = run(engine, path, "SparsemaxFunction", "torch")
     codes = {f.code for f in analyze(ones).findings}
     # outputs sum to 1: every gradient is 0 under ones; the upstream probe checked it under a
@@ -66,7 +79,9 @@ def test_torchdiffeq_adjoint_is_a_match_though_default_has_no_path(engine, write
     gradient from a second, backward solve: default has no path, custom is exact (issue 24,
     class 1: it read `surrogate` when custom was judged against default first)."""
     pytest.importorskip("torchdiffeq")
-    path = write_module("adjoint_ops.py", """\
+    path = write_module(
+        "adjoint_ops.py",
+        """\
         import torch
         from torchdiffeq import odeint_adjoint
 
@@ -88,7 +103,8 @@ def test_torchdiffeq_adjoint_is_a_match_though_default_has_no_path(engine, write
             def forward(self, y0):
                 t = torch.tensor([0.0, 1.0], dtype=y0.dtype)
                 return odeint_adjoint(self.func, y0, t, rtol=1e-7, atol=1e-9)[-1]
-    """)
+    """,
+    )
     res = run(engine, path, "AdjointDecay", "torch")
     y0, rate = res.tensor("y0"), res.tensor("func.rate")
     k, v = float(rate.value), y0.value.astype(np.float64)
@@ -97,15 +113,20 @@ def test_torchdiffeq_adjoint_is_a_match_though_default_has_no_path(engine, write
     np.testing.assert_allclose(rate.grads["custom"], -np.sum(v) * np.exp(-k), rtol=1e-4, atol=1e-5)
     assert "default" not in y0.grads and "default" not in rate.grads
     got = {t.name: t for t in compare_result(res).tensors}
-    assert {n: t.verdict for n, t in got.items()} == {"y0": "match", "func.rate": "match",
-                                                     "out": "match"}
+    assert {n: t.verdict for n, t in got.items()} == {
+        "y0": "match",
+        "func.rate": "match",
+        "out": "match",
+    }
     assert "default gives no gradient" in got["y0"].explanation
     assert "unreliable here" in got["y0"].explanation
 
 
 def test_magic_clamp_conditional_ste_closed_form(engine, write_module):
     pytest.importorskip("magic_clamp")
-    path = write_module("magic_ops.py", """\
+    path = write_module(
+        "magic_ops.py",
+        """\
         import torch
         from magic_clamp import magic_hardtanh
 
@@ -113,7 +134,8 @@ def test_magic_clamp_conditional_ste_closed_form(engine, write_module):
         class MagicHardTanh(torch.nn.Module):
             def forward(self, x):
                 return magic_hardtanh(x, preserve_norm=False)
-    """)
+    """,
+    )
     res = run(engine, path, "MagicHardTanh", "torch", RunSettings(upstream="random"))
     x, g = res.tensor("x"), res.tensor("out").grads["custom"]
     v = x.value.astype(np.float64)
@@ -123,7 +145,7 @@ def test_magic_clamp_conditional_ste_closed_form(engine, write_module):
     np.testing.assert_allclose(x.grads["custom"], np.where(blocked, 0.0, g), rtol=1e-6)
     np.testing.assert_allclose(x.grads["default"], g * (np.abs(v) < 1), rtol=1e-6)
     np.testing.assert_allclose(x.grads["numeric"], g * (np.abs(v) < 1), atol=1e-3)
-    assert verdicts(res)["x"] == "surrogate"       # differs only where clamp's gradient is 0
+    assert verdicts(res)["x"] == "surrogate"  # differs only where clamp's gradient is 0
 
 
 LARQ_OPS = """\
@@ -148,6 +170,7 @@ def keras2_engine():
         if importlib.util.find_spec(name) is None:
             pytest.skip(f"{name} is not installed (.ci/run installs it)")
     from gradviz.engine import Engine
+
     old = os.environ.get("TF_USE_LEGACY_KERAS")
     os.environ["TF_USE_LEGACY_KERAS"] = "1"
     try:

@@ -5,6 +5,7 @@ derivative (a gradient scaling) differs.
 optax: the unit-simplex projection (a custom_jvp; sparsemax's Jacobian), weighted_logsoftmax (a
 custom_jvp with two differentiable inputs) and scale_gradient's rule (a custom_vjp).
 jax itself: jax.nn.relu, a custom_jvp of JAX's own, run when the file names it."""
+
 import numpy as np
 import pytest
 
@@ -22,57 +23,74 @@ def _f64(a):
 
 def test_optax_simplex_projection_is_sparsemax_and_matches(engine, write_module):
     pytest.importorskip("optax")
-    path = write_module("optax_simplex.py", """\
+    path = write_module(
+        "optax_simplex.py",
+        """\
         from optax.projections._projections import _projection_unit_simplex
-    """)
+    """,
+    )
     res = run(engine, path, "_projection_unit_simplex", "jax", RANDOM)
     assert res.op.kind == "custom_jvp" and "optax" in res.op.defined_at
     p, g = _f64(res.outputs["custom"]), _f64(res.tensor("out").grads["custom"])
     support = p > 0
     assert 0 < support.sum() < p.size and p.sum() == pytest.approx(1.0, abs=1e-5)
-    np.testing.assert_allclose(res.tensor("values").grads["custom"],
-                               np.where(support, g - g[support].mean(), 0.0), atol=1e-6)
+    np.testing.assert_allclose(
+        res.tensor("values").grads["custom"],
+        np.where(support, g - g[support].mean(), 0.0),
+        atol=1e-6,
+    )
     assert verdicts(res) == {"values": "match", "out": "match"}
 
 
 def test_optax_weighted_logsoftmax_matches_in_both_inputs(engine, write_module):
     pytest.importorskip("optax")
-    path = write_module("optax_wls.py", """\
+    path = write_module(
+        "optax_wls.py",
+        """\
         from optax.losses._classification import weighted_logsoftmax
-    """)
+    """,
+    )
     res = run(engine, path, "weighted_logsoftmax", "jax", RANDOM)
     x, w = _f64(res.tensor("x").value), _f64(res.tensor("weights").value)
     g = _f64(res.tensor("out").grads["custom"])
     soft = np.exp(x - x.max()) / np.exp(x - x.max()).sum()
-    np.testing.assert_allclose(res.tensor("x").grads["custom"], w * g - soft * np.sum(w * g),
-                               rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(res.tensor("weights").grads["custom"], g * np.log(soft),
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        res.tensor("x").grads["custom"], w * g - soft * np.sum(w * g), rtol=1e-4, atol=1e-5
+    )
+    np.testing.assert_allclose(
+        res.tensor("weights").grads["custom"], g * np.log(soft), rtol=1e-4, atol=1e-5
+    )
     assert verdicts(res) == {"x": "match", "weights": "match", "out": "match"}
 
 
 def test_optax_scale_gradient_differs_by_its_factor(engine, write_module):
     pytest.importorskip("optax")
-    path = write_module("optax_scale.py", """\
+    path = write_module(
+        "optax_scale.py",
+        """\
         import gradviz
         from optax._src.utils import _scale_gradient
 
         gradviz.op(name="scale_gradient", consts={"scale": 0.5})(_scale_gradient)
-    """)
+    """,
+    )
     res = run(engine, path, "_scale_gradient", "jax", RANDOM)
     up = _f64(res.tensor("out").grads["custom"])
     np.testing.assert_allclose(res.tensor("inputs").grads["custom"], 0.5 * up, rtol=1e-6)
     np.testing.assert_allclose(res.tensor("inputs").grads["default"], up, rtol=1e-6)
-    assert verdicts(res)["inputs"] == "differs"     # a scaling is not the derivative
+    assert verdicts(res)["inputs"] == "differs"  # a scaling is not the derivative
 
 
 def test_jax_nn_relu_is_run_when_named_and_matches(engine, write_module):
-    path = write_module("jax_relu.py", """\
+    path = write_module(
+        "jax_relu.py",
+        """\
         import gradviz
         import jax
 
         gradviz.op(name="relu")(jax.nn.relu)
-    """)
+    """,
+    )
     [cat] = engine.load([path])
     assert [(op.name, op.kind) for op in cat.ops] == [("relu", "custom_jvp")]
     res = run(engine, path, "relu", "jax")

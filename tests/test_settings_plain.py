@@ -2,6 +2,7 @@
 pickled `@Variant(...)` value that another process planted in the settings file never runs when
 the app starts in a fresh process (QSettings unpickled it there, in `allKeys()` alone); values
 out of range fall back to their defaults, named once; the file gradviz writes is its own text."""
+
 import json
 import os
 import subprocess
@@ -56,8 +57,14 @@ print("SEEN " + json.dumps(seen))
 def _start_app(env) -> dict:
     """`gradviz` started in a fresh process on `env`: what its window showed."""
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", **env)
-    proc = subprocess.run([sys.executable, "-c", START], cwd=ROOT, capture_output=True,
-                          text=True, timeout=240, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", START],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     [line] = [ln for ln in proc.stdout.splitlines() if ln.startswith("SEEN ")]
     return json.loads(line[5:])
@@ -69,21 +76,25 @@ def test_a_planted_pickle_never_runs_in_a_fresh_app(tmp_path, where):
     if where == "GRADVIZ_SETTINGS":
         conf = tmp_path / "gradviz.ini"
         env = {"GRADVIZ_SETTINGS": str(conf)}
-    else:                                   # the user's own settings, where a plain gradviz looks
+    else:  # the user's own settings, where a plain gradviz looks
         conf = tmp_path / "config" / "gradviz" / "gradviz.conf"
         env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "GRADVIZ_SETTINGS": ""}
     conf.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-c", PLANT, str(conf), str(marker)], check=True,
-                   timeout=120, env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
+    subprocess.run(
+        [sys.executable, "-c", PLANT, str(conf), str(marker)],
+        check=True,
+        timeout=120,
+        env=dict(os.environ, QT_QPA_PLATFORM="offscreen"),
+    )
     assert "@Variant(" in conf.read_text() and not marker.exists()
 
     seen = _start_app(env)
     assert not marker.exists()
-    assert seen["seed"] == 0                         # the default
-    assert seen["shape"] == "4x50"                   # the plain value is kept
+    assert seen["seed"] == 0  # the default
+    assert seen["shape"] == "4x50"  # the plain value is kept
     assert "run/seed='@Variant(" in seen["summary"] and "defaults used" in seen["summary"]
-    assert seen["log"].count("run/seed=") == 1       # named once
-    written = conf.read_text()                       # closing saved gradviz's own format
+    assert seen["log"].count("run/seed=") == 1  # named once
+    written = conf.read_text()  # closing saved gradviz's own format
     assert "@Variant(" not in written and "run/shape = 4x50\n" in written
     assert "run/seed = 0\n" in written
 
@@ -93,8 +104,11 @@ def test_out_of_range_values_fall_back_instead_of_stopping_the_start(tmp_path):
     conf.write_text("[run]\ndepth=99999999999\nseed=-5\ntimeout=inf\nshape=3x7\n")
     seen = _start_app({"GRADVIZ_SETTINGS": str(conf)})
     assert (seen["depth"], seen["seed"], seen["shape"]) == (4, 0, "3x7")
-    for said in ("run/depth='99999999999' (not within 1..64)", "run/seed='-5'",
-                 "run/timeout='inf'"):
+    for said in (
+        "run/depth='99999999999' (not within 1..64)",
+        "run/seed='-5'",
+        "run/timeout='inf'",
+    ):
         assert said in seen["summary"], seen["summary"]
         assert seen["log"].count(said) == 1
 
@@ -103,15 +117,16 @@ def test_unusable_saved_values_fall_back_and_are_named_once(qtbot, engine, tmp_p
     ini = tmp_path / "gradviz.ini"
     ini.write_text("[run]\nseed=banana\ntimeout=abc\nshape=3x7\n\n[window]\ngeometry=garbage\n")
     from gradviz.qt.main_window import MainWindow
+
     win = MainWindow([], engine=engine, qsettings=SettingsFile(str(ini)))
     qtbot.addWidget(win)
     panel = win.settings_panel
-    assert panel.seed.value() == 0 and panel.timeout.value() == 120.0      # the defaults
-    assert panel.settings("torch").shape == (3, 7)                          # good values kept
+    assert panel.seed.value() == 0 and panel.timeout.value() == 120.0  # the defaults
+    assert panel.settings("torch").shape == (3, 7)  # good values kept
     said = win.summary.text()
     for key in ("run/seed='banana'", "run/timeout='abc'", "window/geometry='garbage'"):
         assert key in said, said
-    assert win.log.toPlainText().count("run/seed='banana'") == 1           # said once
+    assert win.log.toPlainText().count("run/seed='banana'") == 1  # said once
 
 
 def test_values_read_back_as_written(tmp_path):
@@ -123,7 +138,7 @@ def test_values_read_back_as_written(tmp_path):
     qs.setValue("run/timeout", 2.5)
     qs.setValue("view/log_scale", True)
     qs.setValue("window/geometry", b"\x00\x01\xff")
-    qs.setValue("run/shape", "4x0")             # refused as the panel would: the old value stays
+    qs.setValue("run/shape", "4x0")  # refused as the panel would: the old value stays
     qs.setValue("run/depth", 10**9)
     qs.setValue("no/such/key", "x")
     again = SettingsFile(str(path))
@@ -135,7 +150,7 @@ def test_values_read_back_as_written(tmp_path):
     assert again.value("run/shape") == "200" and not again.contains("run/shape")
     assert again.value("run/depth") == 4 and not again.contains("no/such/key")
     assert os.stat(path).st_mode & 0o777 == 0o600
-    again.setValue("files/open", [])            # an empty list is kept as one, not as absent
+    again.setValue("files/open", [])  # an empty list is kept as one, not as absent
     assert SettingsFile(str(path)).contains("files/open")
     assert SettingsFile(str(path)).value("files/open") == []
 
@@ -143,8 +158,8 @@ def test_values_read_back_as_written(tmp_path):
 def test_a_settings_path_that_is_not_a_regular_file_is_not_read(tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    qs = SettingsFile(str(fifo))                # would block forever if opened for a read
+    qs = SettingsFile(str(fifo))  # would block forever if opened for a read
     assert qs.allKeys() == [] and qs.value("run/seed") == 0
     big = tmp_path / "big.conf"
     big.write_text("run/seed = 3\n" + "# padding\n" * 200_000)
-    assert SettingsFile(str(big)).value("run/seed") == 3       # read up to its bound only
+    assert SettingsFile(str(big)).value("run/seed") == 3  # read up to its bound only

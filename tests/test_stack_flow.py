@@ -1,5 +1,6 @@
 """The `stack` graph in both frameworks: ops whose flow through depth is known whatever the
 weights (tests/corpus/flow/), the per-layer `flow` norms, and an op that cannot be stacked."""
+
 import numpy as np
 import pytest
 
@@ -9,18 +10,25 @@ from gradviz.model import RunRequest, RunSettings
 DEPTH = 3
 STACK = RunSettings(graph="stack", depth=DEPTH, shape=(16,))
 FILES = {"torch": "flow_torch.py", "tf": "flow_tf.py"}
-QUALNAMES = {("torch", "reverse_grad"): "ReverseGrad", ("tf", "reverse_grad"): "reverse_grad",
-             ("torch", "sign_ste"): "SignSTE", ("tf", "sign_ste"): "sign_ste",
-             ("torch", "smooth_tanh"): "SmoothTanh", ("tf", "smooth_tanh"): "smooth_tanh"}
-LAMBDA = 0.5                                   # as in the corpus files
+QUALNAMES = {
+    ("torch", "reverse_grad"): "ReverseGrad",
+    ("tf", "reverse_grad"): "reverse_grad",
+    ("torch", "sign_ste"): "SignSTE",
+    ("tf", "sign_ste"): "sign_ste",
+    ("torch", "smooth_tanh"): "SmoothTanh",
+    ("tf", "smooth_tanh"): "smooth_tanh",
+}
+LAMBDA = 0.5  # as in the corpus files
 
 
 @pytest.fixture(scope="module")
 def runs(engine, corpus_dir):
     """Every flow op in both frameworks, one batch: {(framework, op): RunResult}."""
     keys = list(QUALNAMES)
-    reqs = [RunRequest(str(corpus_dir / "flow" / FILES[fw]), QUALNAMES[(fw, op)], fw, STACK)
-            for fw, op in keys]
+    reqs = [
+        RunRequest(str(corpus_dir / "flow" / FILES[fw]), QUALNAMES[(fw, op)], fw, STACK)
+        for fw, op in keys
+    ]
     results = engine.run(reqs)
     for r in results:
         assert r.status == "ok", r.error
@@ -35,8 +43,11 @@ def grad(res, name, mode):
 def test_stack_records_every_tensor_with_seeded_weights(runs, fw):
     res = runs[(fw, "smooth_tanh")]
     names = [t.name for t in res.tensors]
-    expected = ["x"] + [f"{p}{i}" for i in range(1, DEPTH + 1) for p in "wb"] + \
-        [f"{p}{i}" for i in range(1, DEPTH + 1) for p in "ho"]
+    expected = (
+        ["x"]
+        + [f"{p}{i}" for i in range(1, DEPTH + 1) for p in "wb"]
+        + [f"{p}{i}" for i in range(1, DEPTH + 1) for p in "ho"]
+    )
     assert names == expected
     assert res.tensor(f"o{DEPTH}").role == "output" and res.tensor("h1").role == "intermediate"
     assert res.tensor("w2").shape == (16, 16) and res.tensor("b2").shape == (16,)
@@ -69,7 +80,7 @@ def test_gradient_reversal_scales_by_minus_lambda_per_layer(runs, fw):
     flow = flow_of(res)
     for row in flow:
         k = DEPTH - row.layer + 1
-        assert row.norm["custom"] == pytest.approx(LAMBDA ** k * row.norm["default"], rel=1e-6)
+        assert row.norm["custom"] == pytest.approx(LAMBDA**k * row.norm["default"], rel=1e-6)
     assert dies_at(flow, "custom") is None and dies_at(flow, "default") is None
 
 
@@ -86,7 +97,7 @@ def test_sign_ste_keeps_gradient_alive_where_autodiff_kills_it(runs, fw):
     top = grad(res, f"h{DEPTH}", "custom")
     np.testing.assert_array_equal(top == 0, np.abs(h_top) > 1)
     np.testing.assert_array_equal(top[np.abs(h_top) <= 1], 1.0)
-    g = np.ones(16)                               # upstream ones at o_N
+    g = np.ones(16)  # upstream ones at o_N
     for i in range(DEPTH, 0, -1):
         h = res.tensor(f"h{i}").value.astype(np.float64)
         g_h = g * (np.abs(h) <= 1)
@@ -112,8 +123,16 @@ def test_correct_smooth_op_flows_like_default_and_numeric(runs, fw):
 
 
 def test_an_op_that_changes_the_shape_cannot_be_stacked(engine, corpus_dir):
-    [res] = engine.run([RunRequest(str(corpus_dir / "flow" / "flow_torch.py"), "Total", "torch",
-                                   STACK.with_(shape=(8,), modes=("custom", "default")))])
+    [res] = engine.run(
+        [
+            RunRequest(
+                str(corpus_dir / "flow" / "flow_torch.py"),
+                "Total",
+                "torch",
+                STACK.with_(shape=(8,), modes=("custom", "default")),
+            )
+        ]
+    )
     assert res.status == "error" and res.error.type == "GraphMismatch"
     assert "stack graph needs an op that keeps the shape" in res.error.message
     assert res.error.where.endswith("flow_torch.py:54")
@@ -123,8 +142,9 @@ def test_large_tensors_give_no_numeric_norm_and_no_false_death(engine, corpus_di
     """Above 256 elements the numeric reference is a projection: its flow norm is absent and
     that absence is not a dead gradient."""
     s = STACK.with_(shape=(300,), depth=2)
-    [res] = engine.run([RunRequest(str(corpus_dir / "flow" / "flow_torch.py"), "SmoothTanh",
-                                   "torch", s)])
+    [res] = engine.run(
+        [RunRequest(str(corpus_dir / "flow" / "flow_torch.py"), "SmoothTanh", "torch", s)]
+    )
     flow = flow_of(res)
     assert [row.norm["numeric"] for row in flow] == [None, None]
     assert flow[0].absent["numeric"].startswith("not computed")
@@ -133,6 +153,7 @@ def test_large_tensors_give_no_numeric_norm_and_no_false_death(engine, corpus_di
 
 def test_cli_refuses_a_depth_out_of_range(capsys):
     from gradviz.cli import main
+
     for depth in ("0", "65", "-3"):
         assert main(["run", "--graph", "stack", "--depth", depth]) == 2
         assert "--depth" in capsys.readouterr().err
@@ -140,21 +161,42 @@ def test_cli_refuses_a_depth_out_of_range(capsys):
 
 def test_cli_stack_run_prints_flow_and_writes_it_to_json(tmp_path, corpus_dir):
     from cli_runs import gradviz
+
     path = corpus_dir / "flow" / "flow_torch.py"
-    proc = gradviz("run", path, "--framework", "torch", "--op", "sign_ste", "--graph", "stack",
-                   "--depth", "2", "--shape", "8", "--json", tmp_path / "r.json",
-                   "--npz", tmp_path / "r.npz", "--plot", tmp_path / "grid.svg")
+    proc = gradviz(
+        "run",
+        path,
+        "--framework",
+        "torch",
+        "--op",
+        "sign_ste",
+        "--graph",
+        "stack",
+        "--depth",
+        "2",
+        "--shape",
+        "8",
+        "--json",
+        tmp_path / "r.json",
+        "--npz",
+        tmp_path / "r.npz",
+        "--plot",
+        tmp_path / "grid.svg",
+    )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     head = next(i for i, t in enumerate(lines) if t.startswith("gradient flow"))
     assert lines[head + 1].split() == ["op", "fw", "layer", "default", "custom", "numeric"]
-    assert [t.split()[:4] for t in lines[head + 3:head + 5]] == [
-        ["sign_ste", "torch", "1", "0"], ["sign_ste", "torch", "2", "0"]]
+    assert [t.split()[:4] for t in lines[head + 3 : head + 5]] == [
+        ["sign_ste", "torch", "1", "0"],
+        ["sign_ste", "torch", "2", "0"],
+    ]
     assert "the default and numeric gradient dies at layer 2" in proc.stdout
     flow_svg = (tmp_path / "grid.flow-sign_ste.svg").read_text()
     assert "PyTorch · sign_ste" in flow_svg and "gradient dies" in flow_svg
     assert (tmp_path / "grid.svg").stat().st_size > 0
     import json
+
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["settings"]["graph"] == "stack" and report["settings"]["depth"] == 2
     [op] = report["ops"]
@@ -164,9 +206,13 @@ def test_cli_stack_run_prints_flow_and_writes_it_to_json(tmp_path, corpus_dir):
         for i, row in enumerate(op["flow"], 1):
             assert row["norm"]["default"] == 0.0
             assert row["norm"]["custom"] == pytest.approx(
-                float(np.linalg.norm(npz[f"torch/sign_ste/custom/h{i}"].astype(np.float64))))
-    assert {f"torch/sign_ste/{m}/{n}" for m in ("default", "custom", "numeric")
-            for n in ("x", "w1", "b1", "h1", "o1", "w2", "b2", "h2", "o2")} <= keys
+                float(np.linalg.norm(npz[f"torch/sign_ste/custom/h{i}"].astype(np.float64)))
+            )
+    assert {
+        f"torch/sign_ste/{m}/{n}"
+        for m in ("default", "custom", "numeric")
+        for n in ("x", "w1", "b1", "h1", "o1", "w2", "b2", "h2", "o2")
+    } <= keys
 
 
 def test_numeric_reference_does_the_flow_tensors_first(monkeypatch):
@@ -179,6 +225,7 @@ def test_numeric_reference_does_the_flow_tensors_first(monkeypatch):
 
     def op(x):
         return x
+
     plans = plan_args(list(inspect.signature(op).parameters.values()), {}, STACK)
     assert stack_graph(STACK, plans).numeric_first == ("h3", "h2", "h1")
 
@@ -190,14 +237,15 @@ def test_numeric_reference_does_the_flow_tensors_first(monkeypatch):
         def param_names(self):
             return []
 
-    class Clock:                              # every reading is 20 s later than the last
+    class Clock:  # every reading is 20 s later than the last
         now = 0.0
 
         def perf_counter(self):
             Clock.now += 20.0
             return Clock.now
+
     monkeypatch.setattr(numeric, "time", Clock())
-    monkeypatch.setattr(numeric, "TIME_BUDGET_S", 90.0)   # start at 20 s: deadline at 110 s
+    monkeypatch.setattr(numeric, "TIME_BUDGET_S", 90.0)  # start at 20 s: deadline at 110 s
     graph = Graph([Leaf("a", "input", np.ones(2))], None, numeric_first=("c",))
     tensors = {n: {"value": np.ones(2), "grads": {}} for n in ("a", "c")}
     out = numeric.compute(Adapter(), graph, Built(), "cpu", tensors)

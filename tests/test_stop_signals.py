@@ -4,6 +4,7 @@ SIGHUP (what `timeout`, CI cancellation and a closed terminal send) left the scr
 traceback and the window stayed, and after a SIGKILL of gradviz its folders stayed until the
 next start. Each test starts gradviz in a process of its own and waits for the event it
 asserts (a marker file the op writes, the window's first load), never for a fixed time."""
+
 import os
 import re
 import signal
@@ -19,7 +20,7 @@ from gradviz.engine import scratch
 ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONFAULTHANDLER="1")
 
-SLOW = '''
+SLOW = """
 import os, time
 import torch
 
@@ -35,7 +36,7 @@ class Slow(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g
-'''
+"""
 
 
 def _ours(pid: int) -> list[str]:
@@ -63,9 +64,25 @@ def _start_slow_run(tmp_path, *extra):
     marker = tmp_path / "started"
     op = tmp_path / "slow.py"
     op.write_text(SLOW.format(marker=str(marker)))
-    proc = subprocess.Popen([sys.executable, "-m", "gradviz", "run", str(op), "--framework", "torch",
-                             "--modes", "custom", *extra], cwd=ROOT, env=ENV, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gradviz",
+            "run",
+            str(op),
+            "--framework",
+            "torch",
+            "--modes",
+            "custom",
+            *extra,
+        ],
+        cwd=ROOT,
+        env=ENV,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     _until(lambda: marker.exists() or proc.poll() is not None, "the op started")
     assert proc.poll() is None, proc.communicate()
     return proc, int(marker.read_text())
@@ -74,15 +91,17 @@ def _start_slow_run(tmp_path, *extra):
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_the_command_line_cleans_up_on_every_stop_signal(tmp_path, sig):
     proc, worker = _start_slow_run(tmp_path, "--json", str(tmp_path / "out.json"))
-    assert _ours(proc.pid)                        # its scratch folders, while it runs
+    assert _ours(proc.pid)  # its scratch folders, while it runs
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + sig, err[-2000:]
     assert "Traceback" not in err
-    assert ("interrupted" if sig == signal.SIGINT else f"stopped by {signal.Signals(sig).name}") in err
+    assert (
+        "interrupted" if sig == signal.SIGINT else f"stopped by {signal.Signals(sig).name}"
+    ) in err
     assert not _alive(worker)
     assert _ours(proc.pid) == []
-    assert sorted(os.listdir(tmp_path)) == ["slow.py", "started"]   # no report, no temp file
+    assert sorted(os.listdir(tmp_path)) == ["slow.py", "started"]  # no report, no temp file
 
 
 def _children(pid: int) -> list[int]:
@@ -96,7 +115,7 @@ def _children(pid: int) -> list[int]:
 def test_after_a_sigkill_nothing_of_gradviz_stays_in_dev_shm(tmp_path):
     proc, worker = _start_slow_run(tmp_path)
     assert _ours(proc.pid)
-    children = _children(proc.pid)                # the worker, and what cleans up after gradviz
+    children = _children(proc.pid)  # the worker, and what cleans up after gradviz
     assert worker in children
     proc.kill()
     proc.wait()
@@ -125,8 +144,14 @@ sys.exit(commands.main(["devices"]))
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_a_report_cut_short_by_a_signal_leaves_no_temp_file(tmp_path, sig):
     target = tmp_path / "report.json"
-    proc = subprocess.Popen([sys.executable, "-c", WRITE_AND_WAIT, str(target)], cwd=ROOT,
-                            env=ENV, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITE_AND_WAIT, str(target)],
+        cwd=ROOT,
+        env=ENV,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout.readline() == "WRITING\n"
     proc.send_signal(sig)
     proc.communicate(timeout=60)
@@ -150,24 +175,30 @@ sys.exit(app.main([sys.argv[1]]))
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_the_app_closes_its_window_on_a_stop_signal(tmp_path, examples_dir, sig):
     conf = tmp_path / "gradviz.conf"
-    conf.write_text("run/modes = custom\n")        # not a first launch: nothing runs by itself
-    proc = subprocess.Popen([sys.executable, "-c", APP, str(examples_dir / "tutorial_torch.py")],
-                            cwd=ROOT, env=dict(ENV, GRADVIZ_SETTINGS=str(conf)), text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    conf.write_text("run/modes = custom\n")  # not a first launch: nothing runs by itself
+    proc = subprocess.Popen(
+        [sys.executable, "-c", APP, str(examples_dir / "tutorial_torch.py")],
+        cwd=ROOT,
+        env=dict(ENV, GRADVIZ_SETTINGS=str(conf)),
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout.readline() == "LOADED\n", proc.communicate()
-    assert _ours(proc.pid)                          # its workers' folders
+    assert _ours(proc.pid)  # its workers' folders
     proc.send_signal(sig)
     _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 128 + sig, err[-2000:]
     assert "Traceback" not in err
     assert _ours(proc.pid) == []
-    assert "run/modes = custom\n" in conf.read_text()   # closed as its close button does
+    assert "run/modes = custom\n" in conf.read_text()  # closed as its close button does
 
 
 def test_no_room_for_scratch_folders_is_said_in_words(tmp_path, capsys, monkeypatch):
     """/dev/shm out of inodes gave a traceback (issue 26, minor): now exit 3 and a sentence."""
     from gradviz.cli import main
-    full = tmp_path / "full"              # a root where no folder can be made, even by root
+
+    full = tmp_path / "full"  # a root where no folder can be made, even by root
     monkeypatch.setattr(scratch, "ROOT", str(full / "missing"))
     op = tmp_path / "ops.py"
     op.write_text(SLOW.format(marker=str(tmp_path / "m")))

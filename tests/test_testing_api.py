@@ -1,5 +1,6 @@
 """gradviz.testing inside a plain pytest test: check() and assert_gradients() on ops a test
 imports, with the test's own tensors, through the session's warm workers (issue 30)."""
+
 import importlib.util
 import subprocess
 import sys
@@ -96,6 +97,7 @@ def tf_ops(write_module):
 
 def test_check_uses_the_tests_tensor_as_it_is(engine, torch_ops):
     import torch
+
     x = torch.tensor([[1.0, -2.0, 0.5], [3.0, 0.25, -1.5]], dtype=torch.float64)
     a = check(torch_ops.Square, inputs={"x": x}, upstream="ones", engine=engine)
     s = a.result.request.settings
@@ -111,6 +113,7 @@ def test_check_uses_the_tests_tensor_as_it_is(engine, torch_ops):
 
 def test_float32_values_survive_exactly(engine, torch_ops):
     import torch
+
     x = torch.tensor([0.1, 1.0 / 3.0, -7.77], dtype=torch.float32)
     a = check(torch_ops.Square, inputs={"x": x}, upstream="ones", engine=engine)
     assert a.result.request.settings.dtype == "float32"
@@ -122,6 +125,7 @@ def test_float32_values_survive_exactly(engine, torch_ops):
 
 def test_assert_gradients_fails_with_the_report(engine, torch_ops, tmp_path):
     import torch
+
     x = torch.tensor([1.0, -2.0, 0.5, 3.0], dtype=torch.float64)
     with pytest.raises(AssertionError) as info:
         assert_gradients(torch_ops.HalfSquare, inputs={"x": x}, upstream="ones", engine=engine)
@@ -135,9 +139,15 @@ def test_assert_gradients_fails_with_the_report(engine, torch_ops, tmp_path):
     assert "GV301" in text and "fix: " in text
     # repro=: the given tensor is the script's input, and the script says what the report says
     from repro_scripts import printed_rows, run_script
+
     with pytest.raises(AssertionError) as info:
-        assert_gradients(torch_ops.HalfSquare, inputs={"x": x}, upstream="ones", engine=engine,
-                         repro=tmp_path / "scripts")
+        assert_gradients(
+            torch_ops.HalfSquare,
+            inputs={"x": x},
+            upstream="ones",
+            engine=engine,
+            repro=tmp_path / "scripts",
+        )
     script = tmp_path / "scripts" / "repro_HalfSquare_torch.py"
     assert str(info.value).endswith(f"needs only torch and numpy): python {script}")
     assert "'x': np.array([1.0, -2.0, 0.5, 3.0], dtype='float64')" in script.read_text()
@@ -146,6 +156,7 @@ def test_assert_gradients_fails_with_the_report(engine, torch_ops, tmp_path):
 
 def test_surrogate_passes_and_expect_is_honoured(engine, torch_ops):
     import torch
+
     x = torch.linspace(-2.2, 2.2, 12, dtype=torch.float64)
     a = assert_gradients(torch_ops.RoundSTE, inputs={"x": x}, engine=engine)
     assert verdicts_of(a)["x"] == "surrogate"
@@ -156,18 +167,26 @@ def test_surrogate_passes_and_expect_is_honoured(engine, torch_ops):
 
 def test_op_expect_from_gradviz_op_and_consts(engine, torch_ops):
     import torch
+
     x = torch.tensor([1.0, 2.0, -3.0], dtype=torch.float64)
-    a = assert_gradients(torch_ops.Reversal, inputs={"x": x}, consts={"scale": 0.5},
-                         upstream="ones", engine=engine)
+    a = assert_gradients(
+        torch_ops.Reversal, inputs={"x": x}, consts={"scale": 0.5}, upstream="ones", engine=engine
+    )
     assert a.result.op.expect == ("differs",)
     np.testing.assert_array_equal(a.result.tensor("x").grads["custom"], [-0.5, -0.5, -0.5])
     with pytest.raises(AssertionError, match="expected match, got differs"):
-        assert_gradients(torch_ops.Reversal, inputs={"x": x}, consts={"scale": 0.5},
-                         expect="match", engine=engine)
+        assert_gradients(
+            torch_ops.Reversal,
+            inputs={"x": x},
+            consts={"scale": 0.5},
+            expect="match",
+            engine=engine,
+        )
 
 
 def test_tensorflow_custom_gradient(engine, tf_ops):
     import tensorflow as tf
+
     x = tf.constant([1.0, -2.0, 0.5], dtype=tf.float64)
     a = assert_gradients(tf_ops.cube, inputs={"x": x}, upstream="ones", engine=engine)
     s = a.result.request.settings
@@ -195,28 +214,40 @@ def test_what_cannot_be_run_is_said(engine, torch_ops):
     with pytest.raises(OpNotFound, match="defined inside a function"):
         check(Local, engine=engine)
     with pytest.raises(ValueError, match="different dtypes"):
-        check(torch_ops.Reversal, inputs={"x": torch.ones(3), "scale": torch.ones(3).double()},
-              engine=engine)
+        check(
+            torch_ops.Reversal,
+            inputs={"x": torch.ones(3), "scale": torch.ones(3).double()},
+            engine=engine,
+        )
     with pytest.raises(ValueError, match="dtype='float32', but the inputs are x float64"):
-        check(torch_ops.Square, inputs={"x": torch.ones(3).double()}, dtype="float32",
-              engine=engine)
+        check(
+            torch_ops.Square, inputs={"x": torch.ones(3).double()}, dtype="float32", engine=engine
+        )
 
 
 def test_expect_names_a_verdict():
     import gradviz
     from gradviz.api import VERDICT_NAMES
     from gradviz.compare.verdicts import VERDICTS
+
     assert set(VERDICT_NAMES) == set(VERDICTS)
     with pytest.raises(TypeError, match="surrogat"):
         gradviz.op(expect="surrogat")
 
 
 def test_importing_gradviz_testing_loads_no_qt_nor_framework():
-    code = ("import sys, gradviz.testing, gradviz.testing.plugin; "
-            "print(sorted(m for m in ('PySide6', 'pyqtgraph', 'torch', 'tensorflow', 'jax') "
-            "if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=str(__import__("pathlib").Path(__file__).parent.parent))
+    code = (
+        "import sys, gradviz.testing, gradviz.testing.plugin; "
+        "print(sorted(m for m in ('PySide6', 'pyqtgraph', 'torch', 'tensorflow', 'jax') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=str(__import__("pathlib").Path(__file__).parent.parent),
+    )
     assert out.stdout.strip() == "[]"
 
 
@@ -225,6 +256,7 @@ def test_the_shared_engine_stays_warm(torch_ops):
     import torch
 
     from gradviz.testing import session
+
     try:
         check(torch_ops.Square, inputs={"x": torch.ones(3)}, modes=("custom",))
         first = session.shared_engine()
@@ -232,13 +264,16 @@ def test_the_shared_engine_stays_warm(torch_ops):
         check(torch_ops.Square, inputs={"x": torch.ones(4)}, modes=("custom",))
         assert session.shared_engine() is first
         assert pid and first.workers["torch"].pid() == pid
-        assert first.workers["tf"].pid() == 0      # no TF op was checked: never started
+        assert first.workers["tf"].pid() == 0  # no TF op was checked: never started
     finally:
         session.close()
 
 
 def test_an_op_that_raises_fails_with_its_line(engine, write_module):
-    ops = _import(write_module("raising_ops.py", """
+    ops = _import(
+        write_module(
+            "raising_ops.py",
+            """
         import torch
 
         class Raises(torch.autograd.Function):
@@ -249,8 +284,11 @@ def test_an_op_that_raises_fails_with_its_line(engine, write_module):
             @staticmethod
             def backward(ctx, g):
                 raise ValueError("backward broke")
-        """))
+        """,
+        )
+    )
     import torch
+
     a = check(ops.Raises, inputs={"x": torch.ones(3)}, engine=engine)
     assert a.result.status == "error" and verdicts_of(a) == {"x": "error", "out": "error"}
     with pytest.raises(AssertionError) as info:

@@ -1,5 +1,6 @@
 """Big arrays into TensorFlow and back without copies (backends/tf_arrays.py): the values and
 gradients stay exactly what the copies gave, and the shared buffers are what they claim."""
+
 import subprocess
 import sys
 import textwrap
@@ -18,10 +19,12 @@ BIG = (300_000,)
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_big_tf_run_gives_the_exact_values(engine, examples_dir, dtype):
-    settings = RunSettings(shape=BIG, dtype=dtype, modes=("default", "custom"),
-                           upstream="random", seed=7, timeout=300)
-    [res] = engine.run([RunRequest(str(examples_dir / "tutorial_tf.py"), "mul_weights", "tf",
-                                   settings)])
+    settings = RunSettings(
+        shape=BIG, dtype=dtype, modes=("default", "custom"), upstream="random", seed=7, timeout=300
+    )
+    [res] = engine.run(
+        [RunRequest(str(examples_dir / "tutorial_tf.py"), "mul_weights", "tf", settings)]
+    )
     assert res.status == "ok", res.error
     x = input_values(7, "x", BIG).astype(dtype)
     w = input_values(7, "weights", BIG).astype(dtype)
@@ -32,7 +35,7 @@ def test_big_tf_run_gives_the_exact_values(engine, examples_dir, dtype):
     assert got["x"].value.tobytes() == x.tobytes()
     assert got["weights"].value.tobytes() == w.tobytes()
     assert got["out"].value.tobytes() == (x * w).tobytes()
-    for mode in ("custom", "default"):   # d(sum(up * x * w)) / dx = up * w, exactly in IEEE
+    for mode in ("custom", "default"):  # d(sum(up * x * w)) / dx = up * w, exactly in IEEE
         assert got["x"].grads[mode].tobytes() == (up * w).tobytes(), mode
         assert got["weights"].grads[mode].tobytes() == (up * x).tobytes(), mode
         assert got["out"].grads[mode].tobytes() == up.tobytes(), mode
@@ -51,7 +54,7 @@ def test_big_tf_two_passes_give_the_one_pass_result(engine, examples_dir):
     for a, b in zip(two.tensors, one.tensors):
         assert a.value.tobytes() == b.value.tobytes(), a.name
         assert sorted(a.grads) == sorted(b.grads) == ["custom", "default"], a.name  # numeric:
-        for mode in a.grads:                                                    # projections
+        for mode in a.grads:  # projections
             assert a.grads[mode].tobytes() == b.grads[mode].tobytes(), (a.name, mode)
         assert a.numeric.projections.keys() == b.numeric.projections.keys()
         for k in a.numeric.projections:
@@ -93,7 +96,7 @@ def test_big_layer_parameter_values_and_gradients_are_exact(engine, write_module
     assert got["scale"].role == "param"
     assert got["scale"].value.tobytes() == scale.tobytes()
     assert got["out"].value.tobytes() == (x * scale).tobytes()
-    for mode in ("custom", "default"):   # upstream ones
+    for mode in ("custom", "default"):  # upstream ones
         assert got["scale"].grads[mode].tobytes() == x.tobytes(), mode
         assert got["x"].grads[mode].tobytes() == scale.tobytes(), mode
 
@@ -145,6 +148,5 @@ def test_host_arrays_share_aligned_buffers_and_cast_like_tf_constant():
         assert before.tobytes() == big.tobytes()
         print("OK")
     """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0 and "OK" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-4000:]

@@ -1,6 +1,7 @@
 """An op returning a tf.RaggedTensor or tf.SparseTensor is a clear OpOutputError at the op (it
 failed in gradviz with "int() argument must be ... not 'NoneType'"); a ragged tensor inside an
 op with a dense output runs."""
+
 import numpy as np
 
 from tests.op_runs import run, verdicts
@@ -37,6 +38,7 @@ def ragged_inside(x):
 
 def _failed(engine, path, qualname):
     from gradviz.model import RunRequest, RunSettings
+
     [res] = engine.run([RunRequest(path, qualname, "tf", RunSettings(shape=(5,)))])
     assert res.status == "error"
     return res.error
@@ -47,7 +49,7 @@ def test_ragged_and_sparse_outputs_say_so_at_the_op(engine, write_module):
     err = _failed(engine, path, "ragged_out")
     assert err.type == "OpOutputError", err
     assert "tf.RaggedTensor" in err.message and "to_tensor()" in err.message
-    assert err.where.endswith("composite_ops.py:9"), err.where   # its def line
+    assert err.where.endswith("composite_ops.py:9"), err.where  # its def line
     err = _failed(engine, path, "SparseOut")
     assert err.type == "OpOutputError" and "tf.sparse.to_dense" in err.message, err
     assert "NoneType" not in err.message

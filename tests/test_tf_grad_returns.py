@@ -1,10 +1,11 @@
 """Issue 11 item 11: a TF custom_gradient `grad` returning a Python float, a numpy array or another
 non-tensor is named ("grad returned float; return a tensor") at the user's `return` line."""
+
 import numpy as np
 
 from gradviz.model import RunRequest, RunSettings
 
-SRC = '''
+SRC = """
 import numpy as np
 import tensorflow as tf
 
@@ -47,7 +48,7 @@ def fine(x):
     def grad(dy):
         return dy * 3.0
     return x * 3.0, grad
-'''
+"""
 
 
 def _line(path, marker):
@@ -63,10 +64,12 @@ def _run(engine, path, name):
 
 def test_non_tensor_grad_is_named_at_the_users_return(engine, write_module):
     path = write_module("tf_bad_grads.py", SRC)
-    cases = {"returns_float": ("float", "returns_float"),
-             "returns_numpy": ("ndarray", "returns_numpy"),
-             "second_is_a_list": ("float", "second_is_a_list"),
-             "via_helper": ("ndarray", "via_helper")}
+    cases = {
+        "returns_float": ("float", "returns_float"),
+        "returns_numpy": ("ndarray", "returns_numpy"),
+        "second_is_a_list": ("float", "second_is_a_list"),
+        "via_helper": ("ndarray", "via_helper"),
+    }
     for name, (type_name, marker) in cases.items():
         res = _run(engine, path, name)
         err = res.mode_errors.get("custom") or res.error

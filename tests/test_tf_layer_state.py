@@ -2,6 +2,7 @@
 non-trainable weight from a random initializer, a Dropout in training mode, a tf.random op.
 Every mode must run the same forward; a forward that is random call after call has no numeric
 reference, and says so (it read `differs` with errors of 1e7, GV201 blamed an override)."""
+
 import numpy as np
 
 from gradviz.diagnostics import diagnose
@@ -60,6 +61,7 @@ class Noisy(keras.layers.Layer):
 
 def _settings():
     from gradviz.model import RunSettings
+
     return RunSettings(shape=(3, 5))
 
 
@@ -77,7 +79,7 @@ def test_non_trainable_random_weight_is_the_same_in_every_mode(engine, write_mod
     np.testing.assert_array_equal(c.grads["custom"], c.grads["default"])
     np.testing.assert_allclose(c.grads["numeric"], c.grads["custom"], rtol=1e-5, atol=1e-7)
     d = c.grads["custom"] / 3.0
-    assert np.all(np.abs(d) > 0) and len(set(np.round(d, 6))) == 5   # drawn, not a constant
+    assert np.all(np.abs(d) > 0) and len(set(np.round(d, 6))) == 5  # drawn, not a constant
     assert "GV201-forward-changed" not in [f.code for f in diagnose(res)]
 
 
@@ -86,7 +88,7 @@ def test_dropout_in_training_has_one_mask_and_no_numeric_reference(engine, write
     res = run(engine, path, "Dropping", "tf", _settings())
     x = res.tensor("x")
     out = res.outputs["custom"]
-    np.testing.assert_array_equal(out, res.outputs["default"])     # the same mask in both
+    np.testing.assert_array_equal(out, res.outputs["default"])  # the same mask in both
     kept = out != 0
     assert 0 < kept.sum() < kept.size
     # out = 2 * x * mask / (1 - 0.5): the gradient is 4 where kept, 0 where dropped
@@ -114,8 +116,9 @@ def test_global_random_op_draws_the_same_in_custom_and_default(engine, write_mod
     assert "GV201-forward-changed" not in [f.code for f in diagnose(res)]
 
 
-def test_mixed_bfloat16_layer_has_no_numeric_reference_and_its_output_a_gradient(engine,
-                                                                                 write_module):
+def test_mixed_bfloat16_layer_has_no_numeric_reference_and_its_output_a_gradient(
+    engine, write_module
+):
     # the numeric build computes in bfloat16 too (the policy is the layer's): a 1e-6 step was
     # lost in rounding, the numeric gradient read 0 and a correct layer `differs`; its
     # bfloat16 output was taken for an int tensor ("neither custom nor default was run")
@@ -129,8 +132,8 @@ def test_mixed_bfloat16_layer_has_no_numeric_reference_and_its_output_a_gradient
     np.testing.assert_array_equal(out.grads["custom"], np.ones((3, 5)))
     np.testing.assert_array_equal(out.grads["default"], np.ones((3, 5)))
     # d(sum(x * s))/dx = s, /ds = column sums of x, in bfloat16 (8 bits of mantissa)
-    np.testing.assert_allclose(x.grads["custom"], np.broadcast_to(s.value, (3, 5)), rtol=2 ** -8)
-    np.testing.assert_allclose(s.grads["custom"], x.value.sum(axis=0), rtol=2 ** -6, atol=2 ** -6)
+    np.testing.assert_allclose(x.grads["custom"], np.broadcast_to(s.value, (3, 5)), rtol=2**-8)
+    np.testing.assert_allclose(s.grads["custom"], x.value.sum(axis=0), rtol=2**-6, atol=2**-6)
     np.testing.assert_array_equal(x.grads["custom"], x.grads["default"])
 
 
@@ -138,6 +141,7 @@ def test_checks_of_a_random_or_low_precision_forward_are_skipped_with_why(engine
     # a Dropout's double_backward read a 'numeric second derivative' of 8e5 (GV702), the
     # bfloat16 layer's precision check raised NumericLowPrecision (GV751 "precision bug")
     from gradviz.model import RunSettings
+
     path = write_module("state_ops.py", STATE_OPS)
     checks = ("double_backward", "compiled", "precision")
     res = run(engine, path, "Dropping", "tf", RunSettings(shape=(3, 5), checks=checks))

@@ -1,6 +1,7 @@
 """What a file marks with gradviz.op: `@gradviz.op` without parentheses is the op (it was replaced
 by gradviz's inner function and vanished), and a marked function that is no op is named in the
 skipped notes with why (it was left out in silence)."""
+
 import numpy as np
 
 from tests.op_runs import run, verdicts
@@ -47,7 +48,7 @@ def test_bare_decorator_keeps_the_op_and_a_marked_plain_function_is_named(engine
     assert cat.error is None, cat.error
     assert sorted(op.qualname for op in cat.ops) == ["_clip_ste", "triple"]
     notes = {note.split(":", 1)[0]: note for note in cat.skipped}
-    assert sorted(notes) == ["jit_ste", "ste_round"]     # helper is not marked: no note
+    assert sorted(notes) == ["jit_ste", "ste_round"]  # helper is not marked: no note
     assert "without a @tf.custom_gradient under it is not an op" in notes["jit_ste"]
     assert "Layer's call()" in notes["ste_round"]
     res = run(engine, path, "triple", "tf")
@@ -57,6 +58,7 @@ def test_bare_decorator_keeps_the_op_and_a_marked_plain_function_is_named(engine
 
 def test_gradviz_op_refuses_a_name_that_is_not_a_str():
     import gradviz
+
     try:
         gradviz.op(3)
     except TypeError as exc:

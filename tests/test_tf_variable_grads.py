@@ -1,6 +1,7 @@
 """A Layer's weights through a @tf.custom_gradient's variables= list: a None entry is `broken`
 with a reason that names the list; a list of the wrong length is GV101 in plain words (TF says
 only "Must return gradient for each variable")."""
+
 import numpy as np
 
 from gradviz.diagnostics import diagnose
@@ -43,6 +44,7 @@ class VarCount(keras.layers.Layer):
 
 def _run(engine, path, qualname):
     from gradviz.model import RunRequest, RunSettings
+
     [res] = engine.run([RunRequest(path, qualname, "tf", RunSettings(shape=(3, 4)))])
     return res
 

@@ -1,5 +1,6 @@
 """A crash from a thread one op started, while another op runs (issue 26, minor): it was blamed
 on the op running then. The error says a thread of the user's crashed, and points at its line."""
+
 from gradviz.model import RunRequest, RunSettings
 
 OPS = """\
@@ -43,8 +44,12 @@ OPS = """\
 
 def test_a_crash_in_a_thread_of_another_op_names_the_thread(engine, write_module):
     path = write_module("thread_ops.py", OPS)
-    first, second = engine.run([RunRequest(path, q, "torch", RunSettings(modes=("custom",)))
-                                for q in ("StartsAThread", "Innocent")])
+    first, second = engine.run(
+        [
+            RunRequest(path, q, "torch", RunSettings(modes=("custom",)))
+            for q in ("StartsAThread", "Innocent")
+        ]
+    )
     assert first.status == "ok"
     err = second.error
     assert second.status == "error" and err.kind == "crashed", err
@@ -52,5 +57,7 @@ def test_a_crash_in_a_thread_of_another_op_names_the_thread(engine, write_module
     assert err.where == f"{path}:12"
     assert "in _later" in err.traceback
     # the worker was replaced and runs the next op
-    [again] = engine.run([RunRequest(path, "StartsAThread", "torch", RunSettings(modes=("custom",)))])
+    [again] = engine.run(
+        [RunRequest(path, "StartsAThread", "torch", RunSettings(modes=("custom",)))]
+    )
     assert again.status == "ok"

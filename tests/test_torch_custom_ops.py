@@ -1,5 +1,6 @@
 """torch.library.custom_op with register_autograd is an op: custom calls the op (its registered
 backward), default differentiates its Python body (real torch worker)."""
+
 import uuid
 
 import numpy as np
@@ -7,7 +8,7 @@ from op_runs import run, verdicts
 
 from gradviz.model import RunSettings
 
-OPS = '''
+OPS = """
 import torch
 
 
@@ -31,7 +32,7 @@ scaled_sin.register_autograd(_backward, setup_context=_setup)
 @torch.library.custom_op("{ns}::no_autograd", mutates_args=())
 def no_autograd(x: torch.Tensor) -> torch.Tensor:
     return x * 2
-'''
+"""
 BOTH = RunSettings(modes=("custom", "default"))
 
 
@@ -51,12 +52,12 @@ def test_a_custom_op_is_found_and_its_default_is_its_body(engine, write_module):
     assert verdicts(run(engine, path, "scaled_sin", "torch", BOTH))["x"] == "match"
 
 
-FAKE = '''
+FAKE = """
 
 @scaled_sin.register_fake
 def _fake(x):
     return torch.empty_like(x)
-'''
+"""
 
 
 def test_contract_checks_of_a_custom_op_give_custom_op_advice(engine, write_module):

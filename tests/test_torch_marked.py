@@ -1,5 +1,6 @@
 """torch twin of test_tf_marked: a plain function marked with gradviz.op in a torch-only file is
 named in the skipped notes with why (it was left out in silence); the file's real op still runs."""
+
 MARKED = """
 import torch
 

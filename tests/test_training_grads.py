@@ -8,6 +8,7 @@
 - frozen parameters and buffers keep the values the module built, read "no gradient: frozen",
   and the report says which parameters were seeded.
 Ops: tests/corpus/ok/training_grads_{torch,tf}.py (expected gradients in their docstrings)."""
+
 import json
 
 import numpy as np
@@ -19,8 +20,8 @@ from tests.conftest import CORPUS
 from tests.op_runs import run
 
 FILES = {fw: CORPUS / "ok" / f"training_grads_{fw}.py" for fw in ("torch", "tf")}
-F32 = {"rtol": 1e-5, "atol": 1e-5}        # float32 arithmetic of a closed form
-NUMERIC = {"rtol": 2e-3, "atol": 1e-3}    # central differences of a float32 forward
+F32 = {"rtol": 1e-5, "atol": 1e-5}  # float32 arithmetic of a closed form
+NUMERIC = {"rtol": 2e-3, "atol": 1e-3}  # central differences of a float32 forward
 
 
 def _grads(res, name):
@@ -32,9 +33,15 @@ def _value(res, name):
     return np.asarray(res.tensor(name).value, dtype=np.float64)
 
 
-@pytest.mark.parametrize("fw,qualname,w", [("torch", "Checkpointed", "inner.w"),
-                                           ("torch", "CheckpointedWithGraph", "inner.w"),
-                                           ("tf", "Recomputed", "w"), ("tf", "VarGrad", "w")])
+@pytest.mark.parametrize(
+    "fw,qualname,w",
+    [
+        ("torch", "Checkpointed", "inner.w"),
+        ("torch", "CheckpointedWithGraph", "inner.w"),
+        ("tf", "Recomputed", "w"),
+        ("tf", "VarGrad", "w"),
+    ],
+)
 def test_a_gradient_a_backward_writes_into_grad_itself_counts(engine, fw, qualname, w):
     res = run(engine, FILES[fw], qualname, fw)
     x, wv = _value(res, "x"), float(_value(res, w))
@@ -54,12 +61,15 @@ def test_a_gradient_a_backward_writes_into_grad_itself_counts(engine, fw, qualna
         assert res.probe_skipped == ""
 
 
-@pytest.mark.parametrize("fw,qualname,factor,error", [
-    ("torch", "GraphOnce", None, "RuntimeError"),
-    ("torch", "DropsState", 6.0, "AttributeError"),
-    ("tf", "once", 6.0, "KeyError")])
-def test_a_backward_that_runs_once_is_not_crashed_by_the_probe(engine, fw, qualname, factor,
-                                                               error):
+@pytest.mark.parametrize(
+    "fw,qualname,factor,error",
+    [
+        ("torch", "GraphOnce", None, "RuntimeError"),
+        ("torch", "DropsState", 6.0, "AttributeError"),
+        ("tf", "once", 6.0, "KeyError"),
+    ],
+)
+def test_a_backward_that_runs_once_is_not_crashed_by_the_probe(engine, fw, qualname, factor, error):
     res = run(engine, FILES[fw], qualname, fw)
     assert not res.mode_errors
     x = _value(res, "x")
@@ -70,7 +80,7 @@ def test_a_backward_that_runs_once_is_not_crashed_by_the_probe(engine, fw, qualn
     assert t.probe is None
     why = res.probe_skipped
     assert "upstream probe" in why and "skipped" in why and error in why, why
-    assert f"{FILES[fw]}:" in why        # the user's line that raised the second time
+    assert f"{FILES[fw]}:" in why  # the user's line that raised the second time
     if qualname == "GraphOnce":
         assert "second time" in why
 
@@ -83,7 +93,7 @@ def test_an_output_other_outputs_are_computed_from_gets_their_paths(engine, fw):
     np.testing.assert_allclose(_value(res, "out1"), y * y, **F32)
     g_out, t_out = _grads(res, "out")
     for mode in ("custom", "default"):
-        np.testing.assert_allclose(g_out[mode], 1 + 2 * y, **F32)   # u_y + (dz/dy)^T u_z
+        np.testing.assert_allclose(g_out[mode], 1 + 2 * y, **F32)  # u_y + (dz/dy)^T u_z
     # numeric cannot move out1 with a perturbation of out made after the op: no reference,
     # never one that holds out1 fixed and contradicts autograd
     assert "numeric" not in g_out
@@ -112,16 +122,16 @@ def test_frozen_parameters_and_buffers_keep_their_values(engine, tmp_path, fw, f
     res = run(engine, FILES[fw], "FrozenScale", fw)
     t = res.tensor(frozen)
     assert t.frozen and t.role == "param"
-    assert float(t.value) == 5.0                      # as the module built it, not seeded
+    assert float(t.value) == 5.0  # as the module built it, not seeded
     assert set(t.absent) == {"custom", "default", "numeric"} and not t.grads
     for why in t.absent.values():
         assert why.startswith(FROZEN) and "cuts the graph" not in why, why
     assert res.seeded_params == ("w",)
     x, out, w = _value(res, "x"), _value(res, "out"), float(_value(res, "w"))
-    assert w != 1.0                                   # the trainable one was seeded
-    noise = (out - 5.0 * w * x) / x                   # the random buffer, as the module drew it
+    assert w != 1.0  # the trainable one was seeded
+    noise = (out - 5.0 * w * x) / x  # the random buffer, as the module drew it
     np.testing.assert_allclose(noise, noise[0], rtol=1e-4, atol=1e-5)
-    assert 0.0 <= noise[0] < 1.0 or fw == "tf"        # keras random_uniform: [-0.05, 0.05)
+    assert 0.0 <= noise[0] < 1.0 or fw == "tf"  # keras random_uniform: [-0.05, 0.05)
     gx, _ = _grads(res, "x")
     for mode, tol in (("custom", F32), ("default", F32), ("numeric", NUMERIC)):
         # numeric's float64 build ran the same buffer and frozen value as the modes

@@ -3,6 +3,7 @@
 The files sit in a private scratch folder (engine.scratch); the attacks below are the ones that
 worked on the old `/dev/shm/gradviz-{pid}-{n}.npy` names, tried as another user where the tests
 run as root."""
+
 import os
 import socket
 import stat
@@ -55,24 +56,32 @@ def as_other_user(fn) -> str:
 def test_round_trip_small_big_and_shared_objects():
     left, right = pair()
     big = np.arange(transport.BIG // 8 * 3, dtype=np.float64)
-    msg = ("ok", {"small": np.ones(3), "big": big, "again": big, "nan": np.array([np.nan] * 300000),
-                  "fortran": np.asfortranarray(np.arange(400 * 400.0).reshape(400, 400))})
+    msg = (
+        "ok",
+        {
+            "small": np.ones(3),
+            "big": big,
+            "again": big,
+            "nan": np.array([np.nan] * 300000),
+            "fortran": np.asfortranarray(np.arange(400 * 400.0).reshape(400, 400)),
+        },
+    )
     transport.send(left, msg)
     status, value = transport.recv(right)
     assert status == "ok"
     np.testing.assert_array_equal(value["small"], np.ones(3))
     np.testing.assert_array_equal(value["big"], big)
     np.testing.assert_array_equal(value["fortran"], np.arange(400 * 400.0).reshape(400, 400))
-    assert value["again"] is value["big"]                # one file for one array object
+    assert value["again"] is value["big"]  # one file for one array object
     assert np.isnan(value["nan"]).all()
-    value["big"][0] = -1.0                                # copy-on-write: writable, file untouched
+    value["big"][0] = -1.0  # copy-on-write: writable, file untouched
     assert value["big"][0] == -1.0 and big[0] == 0.0
     assert leftovers() == []
 
 
 def test_arrays_sit_in_a_private_folder_as_private_files():
     left, _ = pair()
-    transport.send(left, np.zeros(transport.BIG))        # never received
+    transport.send(left, np.zeros(transport.BIG))  # never received
     folder = transport.own_folder()
     assert os.path.dirname(folder) == scratch.ROOT
     assert not os.path.basename(folder).endswith(f"gradviz-{os.getpid()}-")  # a random part
@@ -83,8 +92,10 @@ def test_arrays_sit_in_a_private_folder_as_private_files():
     assert stat.S_IMODE(os.stat(os.path.join(folder, name)).st_mode) == 0o600
     # Nobody else may look inside, let alone plant a file there.
     assert as_other_user(lambda: os.listdir(folder)) == "PermissionError"
-    assert as_other_user(lambda: os.symlink("/etc/passwd", os.path.join(folder, "9.npy"))) == \
-        "PermissionError"
+    assert (
+        as_other_user(lambda: os.symlink("/etc/passwd", os.path.join(folder, "9.npy")))
+        == "PermissionError"
+    )
     for n in leftovers():
         os.unlink(os.path.join(folder, n))
 
@@ -173,7 +184,7 @@ def test_stale_folders_of_dead_gradviz_processes_are_swept(tmp_path):
     stale = os.path.join(scratch.ROOT, f"gradviz-{dead.pid}-tf-stale")
     os.mkdir(stale, 0o700)
     open(os.path.join(stale, "crash.log"), "w").close()
-    alive = scratch.new_folder("torch")                   # this process's own
+    alive = scratch.new_folder("torch")  # this process's own
     target = tmp_path / "not-a-scratch-folder"
     target.mkdir(mode=0o700)
     link = os.path.join(scratch.ROOT, f"gradviz-{dead.pid}-link-x")
@@ -185,10 +196,10 @@ def test_stale_folders_of_dead_gradviz_processes_are_swept(tmp_path):
         scratch._swept.clear()
         removed = scratch.sweep_stale()
         assert stale in removed and not os.path.exists(stale)
-        assert os.path.isdir(alive)                         # this process is alive
-        assert os.path.islink(link) and target.is_dir()     # a symlink is not ours to follow
-        assert os.geteuid() != 0 or os.path.isdir(theirs)   # another user's is not ours to judge
-        assert scratch.sweep_stale() == []                  # once per process
+        assert os.path.isdir(alive)  # this process is alive
+        assert os.path.islink(link) and target.is_dir()  # a symlink is not ours to follow
+        assert os.geteuid() != 0 or os.path.isdir(theirs)  # another user's is not ours to judge
+        assert scratch.sweep_stale() == []  # once per process
     finally:
         scratch.remove(alive)
         scratch.remove(stale)

@@ -3,6 +3,7 @@ that autograd and Keras never call. Real workers, both frameworks: the error GV6
 method's line; where nothing else overrides the gradient, the verdict says the custom gradient
 was not found (broken), not match; where a Function / custom_gradient of the op's runs, its own
 verdict stands. Corpus: tests/corpus/diag/uncalled_backward_{torch,tf}.py."""
+
 import json
 from pathlib import Path
 
@@ -15,9 +16,10 @@ from gradviz.model import RunRequest
 from gradviz.report import report_dict
 
 DIAG = Path(__file__).resolve().parent / "corpus" / "diag"
-OPS = {"torch": ("Double", "WithFunction", "IgnoresUpstream", "Hooked", "CallsItsGrad",
-                 "Utilities"),
-       "tf": ("Double", "WithCustomGradient", "CallsItsGrad", "TapeHelper")}
+OPS = {
+    "torch": ("Double", "WithFunction", "IgnoresUpstream", "Hooked", "CallsItsGrad", "Utilities"),
+    "tf": ("Double", "WithCustomGradient", "CallsItsGrad", "TapeHelper"),
+}
 
 
 def path_of(framework: str) -> Path:
@@ -58,8 +60,9 @@ def test_a_backward_nothing_calls_is_an_error_and_the_custom_gradient_not_found(
     verdicts = {t.name: t for t in compare_result(res).tensors}
     assert verdicts["x"].verdict == "broken"
     assert verdicts["x"].explanation.startswith(
-        f"custom gradient not found: Double.backward at {where} is never called")
-    assert verdicts["out"].verdict == "match"     # the upstream itself: no backward makes it
+        f"custom gradient not found: Double.backward at {where} is never called"
+    )
+    assert verdicts["out"].verdict == "match"  # the upstream itself: no backward makes it
     [f] = found(res)
     assert (f.severity, f.where) == ("error", where)
     assert "never called" in f.message and "custom gradient not found" in f.message
@@ -70,22 +73,28 @@ def test_a_backward_nothing_calls_is_an_error_and_the_custom_gradient_not_found(
         assert "@tf.custom_gradient" in f.fix and "inside Double.call" in f.fix
     ops = report_dict([res], res.request.settings)["ops"]
     assert json.loads(json.dumps(ops))[0]["uncalled_backward"] == {
-        "methods": [f"Double.backward at {where}"], "no_own_gradient": True}
+        "methods": [f"Double.backward at {where}"],
+        "no_own_gradient": True,
+    }
 
 
-@pytest.mark.parametrize("framework, qualname, method",
-                         [("torch", "WithFunction", "backward"),
-                          ("tf", "WithCustomGradient", "custom_grad")])
+@pytest.mark.parametrize(
+    "framework, qualname, method",
+    [("torch", "WithFunction", "backward"), ("tf", "WithCustomGradient", "custom_grad")],
+)
 def test_with_a_custom_gradient_that_runs_the_leftover_method_is_flagged_the_verdict_kept(
-        runs, framework, qualname, method):
+    runs, framework, qualname, method
+):
     res = runs[(framework, qualname)]
     where = marked(framework, qualname)
     assert res.uncalled_backward == (f"{qualname}.{method} at {where}",)
     assert not res.no_own_gradient
     x = res.tensor("x")
     np.testing.assert_array_equal(x.grads["custom"], 2 * x.value)
-    assert {t.name: t.verdict for t in compare_result(res).tensors} == {"x": "match",
-                                                                        "out": "match"}
+    assert {t.name: t.verdict for t in compare_result(res).tensors} == {
+        "x": "match",
+        "out": "match",
+    }
     [f] = found(res)
     assert (f.severity, f.where) == ("error", where)
     assert "custom gradient its forward applies" in f.message
@@ -109,8 +118,15 @@ def test_a_hook_that_changes_the_gradient_is_not_called_custom_gradient_not_foun
     assert not compare_result(res).tensors[0].explanation.startswith("custom gradient not found")
 
 
-@pytest.mark.parametrize("framework, qualname", [("torch", "CallsItsGrad"), ("torch", "Utilities"),
-                                                 ("tf", "CallsItsGrad"), ("tf", "TapeHelper")])
+@pytest.mark.parametrize(
+    "framework, qualname",
+    [
+        ("torch", "CallsItsGrad"),
+        ("torch", "Utilities"),
+        ("tf", "CallsItsGrad"),
+        ("tf", "TapeHelper"),
+    ],
+)
 def test_methods_that_are_called_or_are_no_gradient_formula_say_nothing(runs, framework, qualname):
     res = runs[(framework, qualname)]
     assert res.uncalled_backward == () and not res.no_own_gradient

@@ -1,5 +1,6 @@
 """A softmax whose backward is wrong in a way upstream ones cannot see: with ones every gradient
 is 0 and GV304 says the match checks nothing; a random upstream shows it differs (real workers)."""
+
 import numpy as np
 import pytest
 from op_runs import run, verdicts
@@ -8,7 +9,8 @@ from gradviz.app.analysis import analyze
 from gradviz.model import RunSettings
 
 SOFTMAX = {
-    "torch": ('''
+    "torch": (
+        """
 import torch
 
 class Softmax(torch.autograd.Function):
@@ -22,8 +24,11 @@ class Softmax(torch.autograd.Function):
     def backward(ctx, g):
         (s,) = ctx.saved_tensors
         return s * (g - g.mean())       # should be s * (g - (g * s).sum())
-''', "Softmax"),
-    "tf": ('''
+""",
+        "Softmax",
+    ),
+    "tf": (
+        """
 import tensorflow as tf
 
 @tf.custom_gradient
@@ -32,7 +37,9 @@ def softmax(x):
     def grad(g):
         return s * (g - tf.reduce_mean(g))
     return s, grad
-''', "softmax"),
+""",
+        "softmax",
+    ),
 }
 
 
@@ -45,7 +52,7 @@ def test_ones_upstream_hides_a_wrong_softmax_backward_and_says_so(engine, write_
     path = write_module(f"softmax_{fw}.py", src)
     ones = run(engine, path, qualname, fw)
     np.testing.assert_allclose(ones.tensor("x").grads["custom"], 0.0, atol=1e-7)
-    assert verdicts(ones)["x"] == "differs"                       # the probe saw it
+    assert verdicts(ones)["x"] == "differs"  # the probe saw it
     assert not [f for f in analyze(ones).findings if f.code == "GV304-upstream-blind"]
     seed = run(engine, path, qualname, fw, RunSettings(graph="seed"))
     assert seed.tensor("a").probe is None and verdicts(seed)["a"] == "match"

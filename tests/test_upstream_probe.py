@@ -1,6 +1,7 @@
 """A backward that misuses its incoming gradient (g.mean(), g.abs()) equals the true gradient of
 x * 2 under upstream ones: the probe's second, random upstream shows custom and default apart,
 so the verdict is differs, not match; a right backward stays match (real workers)."""
+
 import numpy as np
 import pytest
 from op_runs import run, verdicts
@@ -9,7 +10,8 @@ from gradviz.compare import compare_result
 from gradviz.model import RunSettings
 
 OPS = {
-    "torch": ('''
+    "torch": (
+        """
 import torch
 
 class MeanG(torch.autograd.Function):
@@ -38,8 +40,11 @@ class Right(torch.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         return g * 2
-''', ("MeanG", "AbsG", "Right")),
-    "tf": ('''
+""",
+        ("MeanG", "AbsG", "Right"),
+    ),
+    "tf": (
+        """
 import tensorflow as tf
 
 @tf.custom_gradient
@@ -53,7 +58,9 @@ def abs_g(x):
 @tf.custom_gradient
 def right(x):
     return x * 2.0, lambda dy: dy * 2.0
-''', ("mean_g", "abs_g", "right")),
+""",
+        ("mean_g", "abs_g", "right"),
+    ),
 }
 
 
@@ -64,7 +71,7 @@ def test_a_backward_that_misuses_its_upstream_is_not_a_match(engine, write_modul
     for qualname in (mean, absolute):
         res = run(engine, path, qualname, fw)
         x = res.tensor("x")
-        np.testing.assert_array_equal(x.grads["custom"], x.grads["default"])   # 2 under ones
+        np.testing.assert_array_equal(x.grads["custom"], x.grads["default"])  # 2 under ones
         [tc] = [t for t in compare_result(res).tensors if t.name == "x"]
         assert tc.verdict == "differs", qualname
         assert "under a random one they differ" in tc.explanation

@@ -1,6 +1,7 @@
 """One file cannot break another in the shared warm workers: sys.path, the current folder, the
 environment and users' helper modules are each file's own; TF devices cannot be hidden from the
 others; a compiled library's frame is never blamed as the user's."""
+
 import os
 import textwrap
 
@@ -81,7 +82,10 @@ def test_a_file_that_rewrites_the_interpreter_state_breaks_no_other(engine, tmp_
 
 
 def test_a_tf_file_hiding_every_device_is_named_and_spares_the_others(engine, tmp_path):
-    hides = write(tmp_path, "hides_devices_tf.py", """\
+    hides = write(
+        tmp_path,
+        "hides_devices_tf.py",
+        """\
         import tensorflow as tf
 
         tf.config.set_visible_devices([], "CPU")
@@ -92,8 +96,12 @@ def test_a_tf_file_hiding_every_device_is_named_and_spares_the_others(engine, tm
             def grad(upstream):
                 return upstream
             return x, grad
-        """)
-    good = write(tmp_path, "scale_tf.py", """\
+        """,
+    )
+    good = write(
+        tmp_path,
+        "scale_tf.py",
+        """\
         import tensorflow as tf
 
 
@@ -102,7 +110,8 @@ def test_a_tf_file_hiding_every_device_is_named_and_spares_the_others(engine, tm
             def grad(upstream):
                 return upstream * 3.0
             return x * 3.0, grad
-        """)
+        """,
+    )
     cats = {c.file: c for c in engine.load([hides, good])}
     err = cats[hides].error
     assert err is not None and err.kind == "load" and err.where == f"{hides}:3"
@@ -122,7 +131,10 @@ def test_compiled_and_library_frames_are_never_the_users():
 
 
 def test_framework_settings_changed_at_import_stay_with_their_file(engine, tmp_path):
-    changes = write(tmp_path, "float64_no_grad_torch.py", """\
+    changes = write(
+        tmp_path,
+        "float64_no_grad_torch.py",
+        """\
         import torch
 
         torch.set_default_dtype(torch.float64)
@@ -138,8 +150,12 @@ def test_framework_settings_changed_at_import_stay_with_their_file(engine, tmp_p
             @staticmethod
             def backward(ctx, grad_output):
                 return grad_output * 2
-        """)
-    innocent = write(tmp_path, "innocent_dtype_torch.py", """\
+        """,
+    )
+    innocent = write(
+        tmp_path,
+        "innocent_dtype_torch.py",
+        """\
         import torch
 
 
@@ -152,7 +168,8 @@ def test_framework_settings_changed_at_import_stay_with_their_file(engine, tmp_p
             @staticmethod
             def backward(ctx, grad_output):
                 return grad_output * 3
-        """)
+        """,
+    )
     assert [c.error for c in engine.load([changes, innocent])] == [None, None]
     for path, name, factor in ((changes, "Doubles", 2.0), (innocent, "Triples", 3.0)):
         res = engine.run_one(RunRequest(path, name, "torch", RunSettings(shape=(4,))))
@@ -161,7 +178,8 @@ def test_framework_settings_changed_at_import_stay_with_their_file(engine, tmp_p
 
 
 def test_the_users_modules_found_after_the_marker_are_those_the_full_comparison_finds(
-        tmp_path, monkeypatch):
+    tmp_path, monkeypatch
+):
     # user_state reads only the names added to sys.modules since its marker; at every step the
     # names it takes must be sys.modules.keys() - _base_modules, read in full
     import sys
@@ -171,8 +189,9 @@ def test_the_users_modules_found_after_the_marker_are_those_the_full_comparison_
 
     def module(name, user):
         mod = types.ModuleType(name)
-        mod.__file__ = str(tmp_path / f"{name}.py") if user else \
-            f"/usr/lib/python3/site-packages/{name}.py"
+        mod.__file__ = (
+            str(tmp_path / f"{name}.py") if user else f"/usr/lib/python3/site-packages/{name}.py"
+        )
         return mod
 
     tag = os.urandom(4).hex()
@@ -194,20 +213,20 @@ def test_the_users_modules_found_after_the_marker_are_those_the_full_comparison_
         return users
 
     try:
-        sys.modules[names[0]] = module(names[0], False)     # a library a file imported
-        sys.modules[names[1]] = module(names[1], True)      # the file's helper
-        assert capture() == {names[1]}                      # the first look reads all names
+        sys.modules[names[0]] = module(names[0], False)  # a library a file imported
+        sys.modules[names[1]] = module(names[1], True)  # the file's helper
+        assert capture() == {names[1]}  # the first look reads all names
         sys.modules[names[2]] = module(names[2], True)
-        sys.modules[names[1]] = module(names[1], True)      # imported again after its removal
+        sys.modules[names[1]] = module(names[1], True)  # imported again after its removal
         assert capture() == {names[1], names[2]}
-        sys.modules[names[0]] = module(names[0], True)      # replaced in place, before the marker
+        sys.modules[names[0]] = module(names[0], True)  # replaced in place, before the marker
         assert capture() == {names[0]}
         sys.modules[names[3]] = module(names[3], False)
-        del sys.modules[base_name]                          # a base name gone and back: not new
+        del sys.modules[base_name]  # a base name gone and back: not new
         sys.modules[base_name] = module(base_name, True)
         assert capture() == set()
         sys.modules[names[4]] = module(names[4], True)
-        del sys.modules[us._MARK]                           # user code removed the marker
+        del sys.modules[us._MARK]  # user code removed the marker
         sys.modules[names[5]] = module(names[5], True)
         assert capture() == {names[4], names[5]}
         del sys.modules[names[3]]

@@ -1,6 +1,7 @@
 """The shared words (issue 27, item 1): frameworks, modes, error kinds and check statuses as
 StrEnums (gradviz/vocab.py) that read as the strings they replaced, and the op key made in one
 place (model.OpKey), a relative and an absolute path giving the same key."""
+
 import json
 import os
 import subprocess
@@ -52,21 +53,39 @@ def test_enums_read_as_the_strings_they_replaced():
     assert {"numeric": 1}[Mode.NUMERIC] == 1 and f"{CheckStatus.NOT_RUN}" == "not run"
     # the settings' JSON is the same bytes as with plain strings
     assert json.dumps(RunSettings().as_dict()) == json.dumps(
-        {"graph": "op", "shape": [200], "dtype": "float32", "seed": 0, "upstream": "ones",
-         "device": "auto", "modes": ["default", "custom", "numeric"], "timeout": 120.0,
-         "depth": 4, "checks": [], "range": [-3.0, 3.0]})
+        {
+            "graph": "op",
+            "shape": [200],
+            "dtype": "float32",
+            "seed": 0,
+            "upstream": "ones",
+            "device": "auto",
+            "modes": ["default", "custom", "numeric"],
+            "timeout": 120.0,
+            "depth": 4,
+            "checks": [],
+            "range": [-3.0, 3.0],
+        }
+    )
 
 
 def test_a_framework_carries_its_label_package_imports_and_backend(tmp_path):
     assert [(fw.label, fw.package, fw.extra) for fw in Framework] == [
-        ("PyTorch", "torch", ""), ("TensorFlow", "tensorflow", ""), ("JAX", "jax", "jax")]
+        ("PyTorch", "torch", ""),
+        ("TensorFlow", "tensorflow", ""),
+        ("JAX", "jax", "jax"),
+    ]
     assert framework_of_import("flax") is framework_of_import("equinox") is Framework.JAX
     assert framework_of_import("keras") is Framework.TF
     assert framework_of_import("tf_keras") is Framework.TF
     assert framework_of_import("numpy") is None
-    for fw in Framework:     # the backend module a worker of it loads is there (not imported)
-        path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                            *fw.backend.split(".")) + ".py"
+    for fw in Framework:  # the backend module a worker of it loads is there (not imported)
+        path = (
+            os.path.join(
+                os.path.dirname(os.path.dirname(os.path.abspath(__file__))), *fw.backend.split(".")
+            )
+            + ".py"
+        )
         assert os.path.isfile(path), path
     keras_file = tmp_path / "k.py"
     keras_file.write_text("import keras\n")
@@ -77,20 +96,27 @@ def test_a_framework_carries_its_label_package_imports_and_backend(tmp_path):
 
 
 def test_a_wrong_framework_is_named_with_plain_choices():
-    out = subprocess.run([sys.executable, "-m", "gradviz", "run", "--framework", "mxnet"],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "gradviz", "run", "--framework", "mxnet"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode != 0
     assert "(choose from 'torch', 'tf', 'jax', 'all')" in out.stderr
 
 
-@pytest.mark.parametrize("exc, kind", [
-    (WorkerTimeout("no answer"), "timeout"),
-    (Cancelled(), "cancelled"),
-    (WorkerOutOfMemory("used 2 GB", 1 << 30), "crashed"),
-    (WorkerCrashed("died", -11), "crashed"),
-    (WorkerUnavailable("No module named 'torch'"), "unavailable"),
-    (RuntimeError("bug"), "internal"),
-])
+@pytest.mark.parametrize(
+    "exc, kind",
+    [
+        (WorkerTimeout("no answer"), "timeout"),
+        (Cancelled(), "cancelled"),
+        (WorkerOutOfMemory("used 2 GB", 1 << 30), "crashed"),
+        (WorkerCrashed("died", -11), "crashed"),
+        (WorkerUnavailable("No module named 'torch'"), "unavailable"),
+        (RuntimeError("bug"), "internal"),
+    ],
+)
 def test_a_worker_failure_has_its_error_kind(exc, kind):
     info = failure_info(exc, "running Round", "torch", 5.0)
     assert info.kind == kind and info.kind is ErrorKind(kind)
@@ -99,6 +125,12 @@ def test_a_worker_failure_has_its_error_kind(exc, kind):
 
 def test_check_statuses_keep_the_matrix_icons_and_count_only_fail():
     assert {s: CHECK_STYLES[s][0] for s in CheckStatus} == {
-        "pass": "✓", "fail": "✗", "skip": "–", "pending": "…", "not run": "○", "cancelled": "⊘"}
+        "pass": "✓",
+        "fail": "✗",
+        "skip": "–",
+        "pending": "…",
+        "not run": "○",
+        "cancelled": "⊘",
+    }
     assert [s for s in CheckStatus if s.fails] == ["fail"]
     assert [s for s in CheckStatus if s.passes] == ["pass"]

@@ -4,6 +4,7 @@ Ctrl-C on `gradviz run`).
 
 Tests that kill workers use their own torch-only Engine (each replacement costs a torch import).
 """
+
 import os
 import signal
 import subprocess
@@ -56,7 +57,8 @@ def signalling_hang(folder: Path) -> tuple[Path, Path]:
         "    def backward(ctx, grad_output):\n"
         f"        open({str(marker)!r}, 'w').close()\n"
         "        while True:  # FAILS HERE\n"
-        "            pass\n")
+        "            pass\n"
+    )
     return path, marker
 
 
@@ -116,15 +118,25 @@ def wait_for(condition, timeout: float = 60.0, what: str = "condition"):
 
 # --- pure helpers -----------------------------------------------------------------------------
 def test_describe_exit_names_the_signal():
-    assert describe_exit(-signal.SIGSEGV) == ("the worker was killed by SIGSEGV "
-                                              "(segmentation fault)")
+    assert describe_exit(-signal.SIGSEGV) == (
+        "the worker was killed by SIGSEGV (segmentation fault)"
+    )
     assert describe_exit(-signal.SIGABRT) == "the worker was killed by SIGABRT (abort)"
     assert describe_exit(7).startswith("the worker process exited with code 7")
 
 
-@pytest.mark.parametrize("value, expected", [
-    ("2", 2 * GIB), ("1.5", int(1.5 * GIB)), ("512M", 512 * 1024 ** 2), ("3g", 3 * GIB),
-    ("2GB", 2 * GIB), ("0", 0), ("off", 0)])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("2", 2 * GIB),
+        ("1.5", int(1.5 * GIB)),
+        ("512M", 512 * 1024**2),
+        ("3g", 3 * GIB),
+        ("2GB", 2 * GIB),
+        ("0", 0),
+        ("off", 0),
+    ],
+)
 def test_memory_limit_from_env(monkeypatch, value, expected):
     monkeypatch.setenv("GRADVIZ_WORKER_MEMORY", value)
     assert memory_limit_from_env() == expected
@@ -205,8 +217,10 @@ def test_cancel_stops_the_running_op_keeps_its_worker_and_skips_the_rest(torch_e
     worker.wait_ready(180)
     old_pid, starts = worker.pid(), worker.status.starts
     hang, in_the_loop = signalling_hang(tmp_path)
-    reqs = [RunRequest(str(hang), "HangBackward", "torch", RunSettings(timeout=120)),
-            request("good_and_bad_torch.py", "GoodRoundSTE")]
+    reqs = [
+        RunRequest(str(hang), "HangBackward", "torch", RunSettings(timeout=120)),
+        request("good_and_bad_torch.py", "GoodRoundSTE"),
+    ]
     out = []
     runner = threading.Thread(target=lambda: out.extend(torch_engine.run(reqs)))
     runner.start()
@@ -215,7 +229,7 @@ def test_cancel_stops_the_running_op_keeps_its_worker_and_skips_the_rest(torch_e
     runner.join(60)
     assert not runner.is_alive()
     assert [r.error.kind for r in out] == ["cancelled", "cancelled"]
-    assert out[0].error.where in hang_lines(hang)       # the user's line, from its own stack
+    assert out[0].error.where in hang_lines(hang)  # the user's line, from its own stack
     assert out[0].error.message.endswith("its torch worker was kept")
     assert alive(old_pid) and worker.pid() == old_pid and worker.status.starts == starts
     assert worker.status.state == "ready"
@@ -244,10 +258,14 @@ def test_a_worker_that_does_not_answer_a_cancel_is_replaced(torch_engine, tmp_pa
         "            try:\n"
         "                time.sleep(0.01)\n"
         "            except BaseException:\n"
-        "                pass\n")
+        "                pass\n"
+    )
     out = []
-    runner = threading.Thread(target=lambda: out.extend(torch_engine.run(
-        [RunRequest(str(path), "Swallows", "torch", RunSettings(timeout=120))])))
+    runner = threading.Thread(
+        target=lambda: out.extend(
+            torch_engine.run([RunRequest(str(path), "Swallows", "torch", RunSettings(timeout=120))])
+        )
+    )
     runner.start()
     wait_for(marker.exists, what="the op to enter its loop")
     torch_engine.cancel()
@@ -288,10 +306,16 @@ def test_processes_of_a_cancelled_op_die_with_its_worker(torch_engine, tmp_path)
         "            pass\n\n"
         "    @staticmethod\n"
         "    def backward(ctx, grad_output):\n"
-        "        return grad_output\n")
+        "        return grad_output\n"
+    )
     out = []
-    runner = threading.Thread(target=lambda: out.append(torch_engine.run_one(
-        RunRequest(str(path), "SpawnsThenHangs", "torch", RunSettings(timeout=120)))))
+    runner = threading.Thread(
+        target=lambda: out.append(
+            torch_engine.run_one(
+                RunRequest(str(path), "SpawnsThenHangs", "torch", RunSettings(timeout=120))
+            )
+        )
+    )
     runner.start()
     wait_for(marker.exists, what="the op to start its process")
     assert len(processes_with_argv(sleep)) == 1
@@ -353,8 +377,11 @@ def test_close_during_a_run_cancels_it_and_leaves_no_worker_process(tmp_path):
     pid = worker.pid()
     hang, in_the_loop = signalling_hang(tmp_path)
     out = []
-    runner = threading.Thread(target=lambda: out.append(
-        eng.run_one(RunRequest(str(hang), "HangBackward", "torch", RunSettings(timeout=120)))))
+    runner = threading.Thread(
+        target=lambda: out.append(
+            eng.run_one(RunRequest(str(hang), "HangBackward", "torch", RunSettings(timeout=120)))
+        )
+    )
     runner.start()
     wait_for(in_the_loop.exists, what="the op to enter its endless loop")
     eng.close()
@@ -367,9 +394,23 @@ def test_close_during_a_run_cancels_it_and_leaves_no_worker_process(tmp_path):
 def test_ctrl_c_on_gradviz_run_leaves_no_worker_process():
     files = [str(CORPUS / "good_and_bad_torch.py"), str(CORPUS / "hang_torch.py")]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gradviz", "run", *files, "--framework", "torch",
-         "--timeout", "120"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        text=True, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "gradviz",
+            "run",
+            *files,
+            "--framework",
+            "torch",
+            "--timeout",
+            "120",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         seen = []
         # Progress lines come as each op ends: after the two ops of good_and_bad, the hang runs.
@@ -393,12 +434,15 @@ def test_ctrl_c_on_gradviz_run_leaves_no_worker_process():
 
 
 def test_workers_exit_when_their_parent_is_killed(tmp_path):
-    script = ("from gradviz.engine import Engine\n"
-              "e = Engine(frameworks=('torch',)); e.workers['torch'].wait_ready(180)\n"
-              "print(e.workers['torch'].pid(), flush=True)\n"
-              "import time; time.sleep(600)\n")
-    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE,
-                            text=True)
+    script = (
+        "from gradviz.engine import Engine\n"
+        "e = Engine(frameworks=('torch',)); e.workers['torch'].wait_ready(180)\n"
+        "print(e.workers['torch'].pid(), flush=True)\n"
+        "import time; time.sleep(600)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
     try:
         child = int(proc.stdout.readline())
         assert alive(child)
@@ -411,21 +455,32 @@ def test_workers_exit_when_their_parent_is_killed(tmp_path):
     wait_for(lambda: not alive(child), 30, "the orphaned worker to exit")
     # Killed with its parent (PR_SET_PDEATHSIG), it left its scratch folder: the next start
     # sweeps it.
-    subprocess.run([sys.executable, "-c", "from gradviz.engine import Engine\n"
-                    "Engine(frameworks=('torch',)).close()"], cwd=ROOT, check=True, timeout=120)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from gradviz.engine import Engine\nEngine(frameworks=('torch',)).close()",
+        ],
+        cwd=ROOT,
+        check=True,
+        timeout=120,
+    )
     assert not os.path.exists(folder)
 
 
 def test_results_reach_the_parent_without_importing_the_framework():
     # Anything torch-typed in a reply (torch.__version__ is a TorchVersion) would import torch
     # in the parent when unpickled.
-    script = ("import sys\nfrom gradviz.engine import Engine\nfrom gradviz.model import *\n"
-              "with Engine(frameworks=('torch',)) as e:\n"
-              f"    r = e.run_one(RunRequest({str(CORPUS / 'good_and_bad_torch.py')!r}, "
-              "'GoodRoundSTE', 'torch'))\n"
-              "print(r.status, type(r.framework_version).__name__, 'torch' in sys.modules)\n")
-    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
-                          text=True, timeout=240)
+    script = (
+        "import sys\nfrom gradviz.engine import Engine\nfrom gradviz.model import *\n"
+        "with Engine(frameworks=('torch',)) as e:\n"
+        f"    r = e.run_one(RunRequest({str(CORPUS / 'good_and_bad_torch.py')!r}, "
+        "'GoodRoundSTE', 'torch'))\n"
+        "print(r.status, type(r.framework_version).__name__, 'torch' in sys.modules)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=240
+    )
     assert proc.stdout.split() == ["ok", "str", "False"], proc.stderr[-2000:]
 
 
@@ -445,10 +500,14 @@ def test_a_cancel_keeps_the_tf_worker_too(engine, tmp_path):
         f"        open({str(marker)!r}, 'w').close()\n"
         "        while True:  # FAILS HERE\n"
         "            pass\n"
-        "    return x * 2, grad\n")
+        "    return x * 2, grad\n"
+    )
     out = []
-    runner = threading.Thread(target=lambda: out.extend(engine.run(
-        [RunRequest(str(path), "hangs", "tf", RunSettings(timeout=120))])))
+    runner = threading.Thread(
+        target=lambda: out.extend(
+            engine.run([RunRequest(str(path), "hangs", "tf", RunSettings(timeout=120))])
+        )
+    )
     runner.start()
     wait_for(marker.exists, what="the gradient to enter its endless loop")
     engine.cancel()
@@ -458,6 +517,12 @@ def test_a_cancel_keeps_the_tf_worker_too(engine, tmp_path):
     assert out[0].error.message.endswith("its tf worker was kept")
     assert out[0].error.where in hang_lines(path)
     assert worker.pid() == pid and worker.status.starts == starts
-    res = engine.run_one(RunRequest(str(ROOT / "resources" / "examples" / "tutorial_tf.py"),
-                                    "round_ste", "tf", RunSettings()))
+    res = engine.run_one(
+        RunRequest(
+            str(ROOT / "resources" / "examples" / "tutorial_tf.py"),
+            "round_ste",
+            "tf",
+            RunSettings(),
+        )
+    )
     assert res.status == "ok" and worker.pid() == pid

@@ -7,15 +7,16 @@ aside); doing that on the thread that paints would still hold up the window, so 
 task calls analyze() off the GUI thread; the command line calls it for the same verdicts and
 diagnostics.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from gradviz.model import MODES, RunResult
 from gradviz.plots import series as ps
 
-if TYPE_CHECKING:       # compare and diagnostics are imported where an analysis is made
+if TYPE_CHECKING:  # compare and diagnostics are imported where an analysis is made
     from gradviz.compare import OpComparison
     from gradviz.diagnostics import Finding
 
@@ -25,11 +26,12 @@ class Analysis:
     """What the CLI's output and reports, the window's grid, Numbers, Diagnostics and exports
     take for one op run: its result, its comparison (verdicts and numbers), and its findings,
     the contract checks' (GV7xx) among them once the checks are in (with_checks)."""
+
     result: RunResult
-    comparison: Optional[OpComparison] = None
+    comparison: OpComparison | None = None
     # (tensor name, mode) -> the values-by-index curve of that gradient
     series: dict = field(default_factory=dict)
-    problem: str = ""                           # why the comparison could not be made
+    problem: str = ""  # why the comparison could not be made
     findings: tuple[Finding, ...] = ()
 
     def with_checks(self, result: RunResult) -> Analysis:
@@ -37,11 +39,15 @@ class Analysis:
         plain result, its `checks` filled in): their findings (GV7xx) join the others, so the
         op tree's mark, Diagnostics and the JSON export see them as the command line does."""
         base = replace(self.result, checks=result.checks)
-        if base.partial or self.comparison is None:   # as analyze(): no findings (yet)
+        if base.partial or self.comparison is None:  # as analyze(): no findings (yet)
             return replace(self, result=base)
         from gradviz.diagnostics import with_check_findings
-        return replace(self, result=base, findings=tuple(
-            with_check_findings(self.findings, base, self.comparison)))
+
+        return replace(
+            self,
+            result=base,
+            findings=tuple(with_check_findings(self.findings, base, self.comparison)),
+        )
 
 
 def result_as_pair(result: RunResult, pair: str) -> RunResult:
@@ -60,7 +66,7 @@ def comparison_as_pair(comparison: OpComparison, pair: str) -> OpComparison:
     return comparison if comparison.name == pair else replace(comparison, name=pair)
 
 
-def values_series(result: RunResult, earlier: Optional[Analysis] = None) -> dict:
+def values_series(result: RunResult, earlier: Analysis | None = None) -> dict:
     """The decimated values-by-index curve of every gradient of `result`; a curve `earlier`
     made from the very same array is taken as it is."""
     old = {}
@@ -80,7 +86,7 @@ def values_series(result: RunResult, earlier: Optional[Analysis] = None) -> dict
     return out
 
 
-def analyze(result: RunResult, curves: bool = True, earlier: Optional[Analysis] = None) -> Analysis:
+def analyze(result: RunResult, curves: bool = True, earlier: Analysis | None = None) -> Analysis:
     """Verdicts, diagnostics and (with `curves`) plot curves of one result; a comparison that
     fails is reported, never raised (the result itself must still be shown). A partial result
     (numeric still running) gets no diagnostics yet: several of them need the numeric reference.
@@ -89,12 +95,15 @@ def analyze(result: RunResult, curves: bool = True, earlier: Optional[Analysis] 
     findings: tuple = ()
     try:
         from gradviz.compare import compare_result
+
         before = (earlier.result, earlier.comparison) if earlier is not None else None
         comp, problem = compare_result(result, before), ""
         if not result.partial:
             from gradviz.diagnostics import diagnose
+
             findings = tuple(diagnose(result, comp))
     except Exception as exc:  # noqa: BLE001 - a bug in compare must not lose the result
         comp, problem = None, f"{type(exc).__name__}: {exc}"
-    return Analysis(result, comp, values_series(result, earlier) if curves else {}, problem,
-                    findings)
+    return Analysis(
+        result, comp, values_series(result, earlier) if curves else {}, problem, findings
+    )

@@ -1,11 +1,12 @@
 """The loaded op files: their ops per framework, load errors, which ops are checked (what Run
 runs), and the torch<->tf pairs, made by catalog.pair_ops (one pairing for the CLI and the app)
 with the user's hand-made pairs applied first."""
+
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Iterable, Mapping, Optional
 
 from gradviz.catalog import pair_ops
 from gradviz.model import ErrorInfo, FileCatalog, OpInfo, OpKey
@@ -16,22 +17,23 @@ def op_key(op: OpInfo) -> OpKey:
 
 
 class LoadedFiles:
-    def __init__(self, files: Iterable[str] = (), module_names: Optional[Mapping[str, str]] = None
-                 ) -> None:
+    def __init__(
+        self, files: Iterable[str] = (), module_names: Mapping[str, str] | None = None
+    ) -> None:
         self.files: list[str] = []
-        self.module_names: dict[str, str] = {}      # file -> the dotted name it was opened by
+        self.module_names: dict[str, str] = {}  # file -> the dotted name it was opened by
         self.ops: dict[OpKey, OpInfo] = {}
-        self.errors: dict[str, ErrorInfo] = {}       # file -> why it could not be loaded
-        self.overrides: dict[OpKey, str] = {}        # op -> pair name chosen by hand
+        self.errors: dict[str, ErrorInfo] = {}  # file -> why it could not be loaded
+        self.overrides: dict[OpKey, str] = {}  # op -> pair name chosen by hand
         # ops whose tick box in the op tree is off: Run leaves them out ("checked" here is the
         # tick box, not a verdict nor a contract check)
         self._unticked: set[OpKey] = set()
-        self._pairs: Optional[dict] = None            # cache: pair name -> {framework: OpInfo}
+        self._pairs: dict | None = None  # cache: pair name -> {framework: OpInfo}
         self._pair_of: dict[OpKey, str] = {}
         self.add(files, module_names)
 
     # --- files ---------------------------------------------------------------------------------
-    def add(self, files: Iterable[str], module_names: Optional[Mapping[str, str]] = None) -> list[str]:
+    def add(self, files: Iterable[str], module_names: Mapping[str, str] | None = None) -> list[str]:
         """Add files not loaded yet (in order); returns the ones that are new. `module_names`
         ({file: dotted name}) records the files opened by name (File > Open module…), so the
         saved list of open files names them as the user did (app.open_list)."""
@@ -57,7 +59,9 @@ class LoadedFiles:
     def set_catalogs(self, catalogs: list[FileCatalog], files: Iterable[str] = ()) -> None:
         """Replace what is known about `files` (and the catalogs' own files): a file reloaded
         with fewer ops loses the others."""
-        touched = list(dict.fromkeys([os.path.abspath(f) for f in files] + [c.file for c in catalogs]))
+        touched = list(
+            dict.fromkeys([os.path.abspath(f) for f in files] + [c.file for c in catalogs])
+        )
         self.add(touched)
         self.ops = {k: v for k, v in self.ops.items() if k[1] not in touched}
         for f in touched:
@@ -78,7 +82,7 @@ class LoadedFiles:
         """pair name -> {framework: OpInfo} (the OpInfo as loaded, its own name)."""
         if self._pairs is None:
             self._pair_up()
-        assert self._pairs is not None     # _pair_up fills it
+        assert self._pairs is not None  # _pair_up fills it
         return self._pairs
 
     def pair_name(self, key: OpKey) -> str:

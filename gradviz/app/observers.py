@@ -1,8 +1,9 @@
 """Plain-callback observers: the app state tells whoever listens (the window, a test) what
 changed, without knowing who they are or importing Qt."""
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 class Observers:

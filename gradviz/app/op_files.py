@@ -1,18 +1,23 @@
 """What a dropped or opened path means: a .py file is itself; a folder is the .py files under it
 (sorted, sub-folders too), without hidden folders, caches, virtual environments and installed
 packages (a project folder dropped whole should not drag its .venv in)."""
+
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
-MAX_FILES = 200          # a folder with more is not what the user meant: the first ones, and a note
+MAX_FILES = 200  # a folder with more is not what the user meant: the first ones, and a note
 SKIP_DIRS = {"__pycache__", "site-packages", "node_modules", "build", "dist"}
 
 
 def _skipped(dirpath: str, name: str) -> bool:
-    return (name.startswith(".") or name in SKIP_DIRS or name.endswith(".egg-info")
-            or os.path.exists(os.path.join(dirpath, name, "pyvenv.cfg")))
+    return (
+        name.startswith(".")
+        or name in SKIP_DIRS
+        or name.endswith(".egg-info")
+        or os.path.exists(os.path.join(dirpath, name, "pyvenv.cfg"))
+    )
 
 
 def op_files(paths: Iterable[str]) -> tuple[list[str], str]:

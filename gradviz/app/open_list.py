@@ -4,11 +4,12 @@ or the dotted module name a file was opened by (File > Open module…), found ag
 `python -m` would find it. Qt-free: the window hands in the setting's value and writes back
 what `entries_of` returns.
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
 
 from gradviz.app.loaded import LoadedFiles
 from gradviz.module_files import ModuleNameError, is_module_name, resolve
@@ -19,16 +20,17 @@ SETTING = "files/open"
 @dataclass(frozen=True)
 class Restored:
     """What a launch opens from the saved list."""
+
     files: tuple[str, ...] = ()
-    module_names: Mapping[str, str] = field(default_factory=dict)   # file -> the name it came by
-    missing: tuple[tuple[str, str], ...] = ()   # entries left out: (entry, why; "" when gone)
+    module_names: Mapping[str, str] = field(default_factory=dict)  # file -> the name it came by
+    missing: tuple[tuple[str, str], ...] = ()  # entries left out: (entry, why; "" when gone)
 
     def missing_lines(self) -> list[str]:
-        """"missing: /home/me/ops.py", "missing: mypkg.ops (no module named 'mypkg' ...)"."""
+        """ "missing: /home/me/ops.py", "missing: mypkg.ops (no module named 'mypkg' ...)"."""
         return [f"missing: {e}" + (f" ({why})" if why else "") for e, why in self.missing]
 
 
-def saved_entries(value) -> Optional[list[str]]:
+def saved_entries(value) -> list[str] | None:
     """The setting's value as a list of entries; None when there is none (never saved, or not
     a list of strings). Qt's INI format reads a one-item list back as a plain string."""
     if isinstance(value, str):

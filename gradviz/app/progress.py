@@ -1,9 +1,9 @@
 """Progress of the running batch: each op's state (queued, running, ok, error, cancelled), when
 it started, how many are done."""
+
 from __future__ import annotations
 
 import time
-from typing import Optional
 
 from gradviz.model import OpKey
 from gradviz.vocab import ErrorKind
@@ -27,12 +27,12 @@ def final_state(result) -> str:
 
 class RunProgress:
     def __init__(self) -> None:
-        self.keys: list[OpKey] = []                  # ops of the running (or last) batch
-        self.states: dict[tuple, str] = {}           # every op ever run: its latest state
-        self.started_at: dict[tuple, float] = {}     # time.monotonic() its run began
-        self.in_flight: dict[str, OpKey] = {}        # framework -> the op its worker runs now
-        self.stage: dict[tuple, str] = {}            # "partial" / "final": what came back in this batch
-        self._passes: dict[tuple, int] = {}          # passes its worker took in this batch
+        self.keys: list[OpKey] = []  # ops of the running (or last) batch
+        self.states: dict[tuple, str] = {}  # every op ever run: its latest state
+        self.started_at: dict[tuple, float] = {}  # time.monotonic() its run began
+        self.in_flight: dict[str, OpKey] = {}  # framework -> the op its worker runs now
+        self.stage: dict[tuple, str] = {}  # "partial" / "final": what came back in this batch
+        self._passes: dict[tuple, int] = {}  # passes its worker took in this batch
         self._done: set = set()
 
     def begin(self, keys) -> None:
@@ -75,7 +75,7 @@ class RunProgress:
     def done(self) -> int:
         return len(self._done)
 
-    def elapsed(self, key) -> Optional[float]:
+    def elapsed(self, key) -> float | None:
         t = self.started_at.get(key)
         return None if t is None else time.monotonic() - t
 

@@ -1,13 +1,14 @@
 """Results by op: the newest analysis of each (framework, file, qualname), partial (custom and
 default in, numeric still running) or final, and the request each was asked with."""
+
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from gradviz.model import OpKey, RunRequest, RunResult
 
-if TYPE_CHECKING:    # analysis (numpy curves) is imported by whoever analyses, not at start
+if TYPE_CHECKING:  # analysis (numpy curves) is imported by whoever analyses, not at start
     from gradviz.app.analysis import Analysis
 
 PARTIAL, FINAL = "partial", "final"
@@ -28,7 +29,7 @@ class Results:
         says "computing…" rather than vanishing)."""
         self._asked.update((request_key(r), r) for r in requests)
 
-    def asked_for(self, key) -> Optional[RunRequest]:
+    def asked_for(self, key) -> RunRequest | None:
         return self._asked.get(key)
 
     def put(self, analysis: Analysis) -> OpKey:
@@ -46,7 +47,7 @@ class Results:
         self._by_key[key] = analysis
         self._asked[key] = analysis.result.request
 
-    def add_checks(self, result: RunResult) -> Optional[tuple]:
+    def add_checks(self, result: RunResult) -> tuple | None:
         """An op's contract checks, which arrive after its result, and their findings."""
         key = request_key(result.request)
         held = self._by_key.get(key)
@@ -55,14 +56,14 @@ class Results:
         self._by_key[key] = held.with_checks(result)
         return key
 
-    def get(self, key) -> Optional[Analysis]:
+    def get(self, key) -> Analysis | None:
         return self._by_key.get(key)
 
-    def result(self, key) -> Optional[RunResult]:
+    def result(self, key) -> RunResult | None:
         a = self._by_key.get(key)
         return a.result if a is not None else None
 
-    def stage(self, key) -> Optional[str]:
+    def stage(self, key) -> str | None:
         a = self._by_key.get(key)
         return None if a is None else (PARTIAL if a.result.partial else FINAL)
 

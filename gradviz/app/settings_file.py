@@ -13,18 +13,19 @@ atomically, readable by its owner only.
 
 The API is the part of QSettings the window used (value, setValue, contains, remove, allKeys,
 sync, clear, fileName), so widgets take either a SettingsFile or nothing."""
+
 from __future__ import annotations
 
 import os
 import stat
-from typing import Any, Optional
+from typing import Any
 
 from gradviz.app.settings_schema import SCHEMA, parse, text_of
 
-READ_MAX = 1 << 20          # bytes: a settings file is a few KiB; more is not one
+READ_MAX = 1 << 20  # bytes: a settings file is a few KiB; more is not one
 _ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _UNESCAPES = {"\\": "\\", "n": "\n", "r": "\r", "t": "\t", "s": " "}
-_SCHEMA = object()          # value()'s default: the schema's
+_SCHEMA = object()  # value()'s default: the schema's
 HEADER = "# gradviz settings: `key = value`, one a line; gradviz reads this file itself\n"
 
 
@@ -37,9 +38,9 @@ def default_path() -> str:
 
 
 class SettingsFile:
-    def __init__(self, path: Optional[str] = None) -> None:
+    def __init__(self, path: str | None = None) -> None:
         self.path = os.path.abspath(path or default_path())
-        self.fallbacks: list[str] = []          # "key='raw'": unusable values, defaults used
+        self.fallbacks: list[str] = []  # "key='raw'": unusable values, defaults used
         self._values: dict[str, Any] = {}
         self._read()
 
@@ -54,7 +55,9 @@ class SettingsFile:
         if default is not _SCHEMA:
             return default
         spec = SCHEMA.get(key)
-        return list(spec.default) if spec and spec.kind == "list" else (spec.default if spec else None)
+        return (
+            list(spec.default) if spec and spec.kind == "list" else (spec.default if spec else None)
+        )
 
     def setValue(self, key: str, value: Any) -> None:  # noqa: N802
         """Keep `value` (checked as a read value is: one the schema refuses is not saved)."""
@@ -90,6 +93,7 @@ class SettingsFile:
         """Write the file now (atomically; a folder that cannot be made leaves it unwritten:
         settings are a convenience, never a reason to fail)."""
         from gradviz.atomic_file import atomic_path
+
         lines = [HEADER]
         for key in sorted(self._values):
             text = text_of(key, self._values[key])
@@ -136,7 +140,7 @@ class SettingsFile:
                 self.fallbacks.append(f"{key}={_short(value)} ({exc})")
 
 
-def _bounded_text(path: str) -> Optional[str]:
+def _bounded_text(path: str) -> str | None:
     """The file's text, or None when there is none to read. Only a regular file is read (a
     FIFO would block, a device never end), and only its first READ_MAX bytes."""
     try:
@@ -156,7 +160,7 @@ def _bounded_text(path: str) -> Optional[str]:
 
 def _escape(text: str) -> str:
     out = "".join(_ESCAPES.get(c, c) for c in text)
-    if out[-1:] == " ":                                    # survives the reader's strip()
+    if out[-1:] == " ":  # survives the reader's strip()
         out = out[:-1] + "\\s"
     if out[:1] == " ":
         out = "\\s" + out[1:]
@@ -164,7 +168,7 @@ def _escape(text: str) -> str:
 
 
 def _unescape(text: str) -> str:
-    if len(text) >= 2 and text[0] == text[-1] == '"':    # a quoted value Qt wrote (`"-3,3"`)
+    if len(text) >= 2 and text[0] == text[-1] == '"':  # a quoted value Qt wrote (`"-3,3"`)
         text = text[1:-1].replace('\\"', '"')
     out, i = [], 0
     while i < len(text):

@@ -3,11 +3,13 @@ default. The settings file (app/settings_file.py) checks each value it reads her
 parsers and limits the CLI's flags use (model.parse_*, DEPTH_RANGE, cli-equivalent bounds), so a
 value the command line would refuse never reaches a widget: it falls back to its default and is
 named. Qt-free: the window's widgets take what this hands them."""
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any
 
 from gradviz.model import (
     CHECKS,
@@ -23,25 +25,26 @@ from gradviz.model import (
 )
 from gradviz.vocab import Framework
 
-THEMES = ("follow desktop", "light", "dark")     # View > Theme (qt.theme.THEME_CHOICES)
-SEED_RANGE = (0, 2**31 - 1)                      # what the panel's spin box shows
-TIMEOUT_RANGE = (1.0, 3600.0)                    # seconds, as the panel's spin box
-LIST_MAX = 1000                                  # entries of a list setting (open / recent files)
-TEXT_MAX = 4096                                  # characters of one text value (a path, a name)
-RUN = settings_texts(RunSettings())              # the run settings' defaults: RunSettings' own
+THEMES = ("follow desktop", "light", "dark")  # View > Theme (qt.theme.THEME_CHOICES)
+SEED_RANGE = (0, 2**31 - 1)  # what the panel's spin box shows
+TIMEOUT_RANGE = (1.0, 3600.0)  # seconds, as the panel's spin box
+LIST_MAX = 1000  # entries of a list setting (open / recent files)
+TEXT_MAX = 4096  # characters of one text value (a path, a name)
+RUN = settings_texts(RunSettings())  # the run settings' defaults: RunSettings' own
 
 
 @dataclass(frozen=True)
 class Setting:
-    kind: str                                    # "int" | "float" | "bool" | "text" | "list" | "bytes"
+    kind: str  # "int" | "float" | "bool" | "text" | "list" | "bytes"
     default: Any
-    check: Optional[Callable[[Any], Any]] = None  # raises ValueError on a value out of range
+    check: Callable[[Any], Any] | None = None  # raises ValueError on a value out of range
 
 
 def _within(lo, hi):
     def check(v):
         if not (math.isfinite(v) and lo <= v <= hi):
             raise ValueError(f"not within {lo}..{hi}")
+
     return check
 
 
@@ -49,6 +52,7 @@ def _one_of(choices):
     def check(v):
         if v not in choices:
             raise ValueError(f"not one of {', '.join(choices)}")
+
     return check
 
 
@@ -58,6 +62,7 @@ def _subset_of(choices, allow_empty=True):
         bad = [p for p in items if p not in choices]
         if bad or (not items and not allow_empty):
             raise ValueError(f"not a comma-separated subset of {','.join(choices)}")
+
     return check
 
 
@@ -87,7 +92,7 @@ SCHEMA: dict[str, Setting] = {
     "files/last_module": Setting("text", ""),
     "files/recent": Setting("list", ()),
     "files/open": Setting("list", ()),
-    "numbers/hidden_columns": Setting("text", None),   # None: the default columns
+    "numbers/hidden_columns": Setting("text", None),  # None: the default columns
 }
 
 
@@ -119,7 +124,7 @@ def _typed(kind: str, raw: str) -> Any:
             raise ValueError("not an integer")
         return int(raw)
     if kind == "float":
-        value = float(raw)                       # ValueError for text; inf/nan caught by checks
+        value = float(raw)  # ValueError for text; inf/nan caught by checks
         if not math.isfinite(value):
             raise ValueError("not a finite number")
         return value
@@ -138,8 +143,11 @@ def text_of(key: str, value: Any):
     (parse(key, text_of(key, value)) == value)."""
     kind = SCHEMA[key].kind if key in SCHEMA else "text"
     if kind == "bool":
-        return "true" if (value if isinstance(value, bool) else str(value).lower() == "true") \
+        return (
+            "true"
+            if (value if isinstance(value, bool) else str(value).lower() == "true")
             else "false"
+        )
     if kind == "bytes":
         return bytes(value).hex()
     if kind == "list":

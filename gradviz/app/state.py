@@ -13,11 +13,13 @@ it reports to its observers:
 
 Each op's last few final results stay in self.history (gradviz.app.history), for before/after.
 """
+
 from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Callable, Iterable, Optional
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from gradviz.app.history import PastRun, RunHistory, source_sha1
 from gradviz.app.loaded import LoadedFiles
@@ -29,7 +31,7 @@ from gradviz.model import OpKey, RunRequest, RunResult, RunSettings
 from gradviz.verdict import PASSING, Verdict
 from gradviz.vocab import CheckStatus, ErrorKind
 
-if TYPE_CHECKING:    # analysis (numpy curves) is imported by whoever analyses, not at start
+if TYPE_CHECKING:  # analysis (numpy curves) is imported by whoever analyses, not at start
     from gradviz.app.analysis import Analysis
 
 # the op tree's marks, least to most worrying: the verdicts in compare's order, a failed run last
@@ -45,16 +47,18 @@ class AppState:
         self.results = Results()
         self.progress = RunProgress()
         self.events = Observers()
-        self.loading = 0                      # file loads under way
+        self.loading = 0  # file loads under way
         self.running = False
-        self.run_when_loaded = False          # run every checked op once the files are in
-        self.pending: Optional[list] = None   # keys asked for while a batch ran (latest wins)
-        self.rerun_files: set[str] = set()    # changed on disk: re-run their ops once reloaded
+        self.run_when_loaded = False  # run every checked op once the files are in
+        self.pending: list | None = None  # keys asked for while a batch ran (latest wins)
+        self.rerun_files: set[str] = set()  # changed on disk: re-run their ops once reloaded
         self.last_batch: list[RunResult] = []
-        self.settings: dict[str, RunSettings] = {}   # the settings a run would use now, per framework
+        self.settings: dict[
+            str, RunSettings
+        ] = {}  # the settings a run would use now, per framework
         self.history = RunHistory()
-        self.run_number = 0                   # of the batch going on or last run
-        self._started_source: dict[tuple, str] = {}   # sha1 of each op's file as its run started
+        self.run_number = 0  # of the batch going on or last run
+        self._started_source: dict[tuple, str] = {}  # sha1 of each op's file as its run started
 
     def subscribe(self, event: str, listener: Callable) -> Callable[[], None]:
         return self.events.subscribe(event, listener)
@@ -72,7 +76,7 @@ class AppState:
     def loading_started(self) -> None:
         self.loading += 1
 
-    def catalogs_arrived(self, catalogs, files) -> tuple[Optional[list], bool]:
+    def catalogs_arrived(self, catalogs, files) -> tuple[list | None, bool]:
         """The answer of a load. Returns (keys to run now or None, whether that is the first
         run asked for at start)."""
         self.loading = max(0, self.loading - 1)
@@ -131,8 +135,13 @@ class AppState:
         res = analysis.result
         key = request_key(res.request)
         earlier = self.results.get(key)
-        if earlier is not None and not res.partial and not res.tensors \
-                and final_state(res) == CANCELLED and self.progress.states.get(key) == QUEUED:
+        if (
+            earlier is not None
+            and not res.partial
+            and not res.tensors
+            and final_state(res) == CANCELLED
+            and self.progress.states.get(key) == QUEUED
+        ):
             self.results.keep(key, earlier)
             self.progress.returned(key, FINAL)
             self.progress.finished(key, final_state(earlier.result))
@@ -155,18 +164,27 @@ class AppState:
         a = self.results.get(key)
         if a is None or final_state(a.result) == CANCELLED:
             return
-        self.history.add(key, PastRun(self.run_number, time.time(), a.result.request.settings,
-                                      self._started_source.get(key, ""), a, self.op_mark(key)))
+        self.history.add(
+            key,
+            PastRun(
+                self.run_number,
+                time.time(),
+                a.result.request.settings,
+                self._started_source.get(key, ""),
+                a,
+                self.op_mark(key),
+            ),
+        )
 
     def checks_arrived(self, result: RunResult) -> None:
         key = self.results.add_checks(result) or request_key(result.request)
         runs = self.history.runs(key)
         if runs and runs[0].number == self.run_number:
-            self.history.remark(key, self.op_mark(key))   # a failed check changes the mark
+            self.history.remark(key, self.op_mark(key))  # a failed check changes the mark
         self.events.emit("checks", key, result)
-        self.events.emit("progress", key)     # a failed check changes the op's mark
+        self.events.emit("progress", key)  # a failed check changes the op's mark
 
-    def run_finished(self, results: list[RunResult]) -> Optional[list]:
+    def run_finished(self, results: list[RunResult]) -> list | None:
         """The batch ended; returns the keys of a run asked for meanwhile, to start now."""
         self.running = False
         self.last_batch = list(results)
@@ -196,8 +214,8 @@ class AppState:
         a = self.results.get(key)
         if a is None or a.result.partial:
             return state
-        if a.comparison is None or a.result.numeric_failed:   # the comparison itself failed,
-            return ERROR                          # or numeric did: custom was not checked
+        if a.comparison is None or a.result.numeric_failed:  # the comparison itself failed,
+            return ERROR  # or numeric did: custom was not checked
         verdicts = [t.verdict for t in a.comparison.tensors]
         if a.result.status != "ok":
             return ERROR
@@ -213,7 +231,9 @@ class AppState:
     def failed_checks(self, key) -> list[str]:
         """The contract checks the op's last result failed, by name."""
         res = self.results.result(key)
-        return [c.name for c in res.checks if c.status == CheckStatus.FAIL] if res is not None else []
+        return (
+            [c.name for c in res.checks if c.status == CheckStatus.FAIL] if res is not None else []
+        )
 
     def op_warning(self, key) -> tuple[str, tuple]:
         """The most severe error or warning finding of the op's last final result, and the codes
@@ -256,17 +276,24 @@ class AppState:
             return False
         was = asked.settings
         result = self.results.result(key)
-        timed_out = result is not None and result.error is not None and result.error.kind == ErrorKind.TIMEOUT
+        timed_out = (
+            result is not None
+            and result.error is not None
+            and result.error.kind == ErrorKind.TIMEOUT
+        )
         if not timed_out:
             now = now.with_(timeout=was.timeout)
         if was.graph != "stack" and now.graph != "stack":
             now = now.with_(depth=was.depth)
         return was != now
 
-    def in_flight(self, pair: Optional[str] = None) -> list:
+    def in_flight(self, pair: str | None = None) -> list:
         """Ops a worker runs now (one per framework at most), of `pair` only when given."""
-        return [k for k in self.progress.in_flight.values()
-                if pair is None or self.loaded.pair_name(k) == pair]
+        return [
+            k
+            for k in self.progress.in_flight.values()
+            if pair is None or self.loaded.pair_name(k) == pair
+        ]
 
     def pair_in_step(self, pair: str) -> bool:
         """Whether every op of `pair` in the running batch has a result of this batch at the
@@ -279,25 +306,31 @@ class AppState:
     def summary(self, results: list[RunResult]) -> str:
         """One line for the status bar: tensors per verdict, failed and cancelled runs apart."""
         from gradviz.compare import summary_counts
+
         states = [final_state(r) for r in results]
         # a cancelled run is counted as cancelled, not as the "error" verdict of a failed one;
         # one whose numeric mode failed as failed, its tensors (not checked) not as match
-        kept = [self.results.get(request_key(r.request))
-                for r, st in zip(results, states) if st != CANCELLED and not r.numeric_failed]
+        kept = [
+            self.results.get(request_key(r.request))
+            for r, st in zip(results, states)
+            if st != CANCELLED and not r.numeric_failed
+        ]
         comps = [a.comparison for a in kept if a is not None and a.comparison is not None]
         counts = {k: v for k, v in summary_counts(comps).items() if v}
         # ops and tensors said apart: "2 run(s): 2 match, 32 surrogate" read as a contradiction
         n = len(results)
         text = f"{n} op{'s' if n != 1 else ''} run"
         failed, cancelled = states.count(ERROR), states.count(CANCELLED)
-        apart = ([f"{failed} failed"] if failed else []) + \
-            ([f"{cancelled} cancelled"] if cancelled else [])
+        apart = ([f"{failed} failed"] if failed else []) + (
+            [f"{cancelled} cancelled"] if cancelled else []
+        )
         text += "".join(", " + a for a in apart)
         if counts:
             tensors = sum(counts.values())
             # short enough for the status bar of a 1000 px window
-            text += (f" — {tensors} tensor{'s' if tensors != 1 else ''}: "
-                     + ", ".join(f"{v} {k}" for k, v in counts.items()))
+            text += f" — {tensors} tensor{'s' if tensors != 1 else ''}: " + ", ".join(
+                f"{v} {k}" for k, v in counts.items()
+            )
         return text
 
 

@@ -7,6 +7,7 @@ def load_backend(framework: str, memory_limit: int = 0):
 
     from gradviz.backends.runner import Backend
     from gradviz.vocab import Framework
+
     if framework not in tuple(Framework):
         raise ValueError(f"unknown framework {framework!r}: use {' or '.join(Framework)}")
     # the framework's backend module, as vocab.Framework names it

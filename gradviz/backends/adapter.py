@@ -6,11 +6,13 @@
 modules supply only what differs: which objects are ops, how a mode is built, how a gradient is
 taken. Worker-only, like every module of gradviz.backends.
 """
+
 from __future__ import annotations
 
 import contextlib
 import inspect
-from typing import Any, Callable, ClassVar, ContextManager, Optional, Protocol
+from collections.abc import Callable
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -26,6 +28,7 @@ from gradviz.model import OpInfo
 
 class TensorOps(Protocol):
     """The few tensor functions the graphs use (`Adapter.F`, `NumericKit.F`)."""
+
     sum: Callable
     mean: Callable
 
@@ -33,7 +36,7 @@ class TensorOps(Protocol):
     def dense(x, w, b): ...
 
     @staticmethod
-    def weighted_sum(w, t): ...   # sum(w * t): the op graphs' loss
+    def weighted_sum(w, t): ...  # sum(w * t): the op graphs' loss
 
     @staticmethod
     def const(arr, like): ...
@@ -42,11 +45,12 @@ class TensorOps(Protocol):
     def shape(t) -> tuple: ...
 
     @staticmethod
-    def non_differentiable(outs) -> Optional[set]: ...
+    def non_differentiable(outs) -> set | None: ...
 
 
 class Built(Protocol):
     """One op ready to call in one mode: call_op(args) -> its output tensors, and its parameters."""
+
     def call_op(self, args, kwargs) -> list: ...
     def param_names(self) -> list[str]: ...
     def param_shape(self, name: str) -> tuple: ...
@@ -57,13 +61,15 @@ class Built(Protocol):
 
 class NumericKit(Protocol):
     """What numeric_eval needs of a framework: float64 tensors on one device, a few functions."""
+
     F: ClassVar[Any]
-    def scope(self) -> ContextManager: ...
+
+    def scope(self) -> contextlib.AbstractContextManager: ...
     def tensor(self, arr, copy: bool = True): ...
     def numbers(self, t) -> np.ndarray: ...
     def version(self, t) -> int: ...
-    def step(self, delta: np.ndarray, scale: float): ...   # (delta as a tensor, scale for axpy)
-    def axpy(self, a, b, scale, out=None): ...   # a + scale * b; into `out` where the kit can
+    def step(self, delta: np.ndarray, scale: float): ...  # (delta as a tensor, scale for axpy)
+    def axpy(self, a, b, scale, out=None): ...  # a + scale * b; into `out` where the kit can
     # optional: mul(a, b, out=None), a * b into `out` where it can (the loss's product)
     def reduce(self, t, mean: bool): ...
     def matmul(self, a, b): ...
@@ -75,8 +81,10 @@ class NumericKit(Protocol):
 
 class Adapter(Protocol):
     """One framework as backends.runner.Backend drives it."""
+
     name: str
     F: ClassVar[Any]
+
     def settings(self) -> tuple: ...
     def apply_settings(self, settings: tuple) -> None: ...
     def seed_random(self, seed: int) -> None: ...
@@ -86,10 +94,12 @@ class Adapter(Protocol):
     def find_ops(self, module, path: str) -> tuple[list[tuple[OpInfo, object]], list[str]]: ...
     def forward_params(self, obj, info_or_kind) -> list[inspect.Parameter]: ...
     def declared_params(self, obj, info_or_kind) -> list[inspect.Parameter]: ...
-    def build(self, obj, info: OpInfo, mode: str, dtype: str, device: str, module, meta: dict,
-              plans) -> Built: ...
-    def differentiate(self, graph, built: Built, dtype: str, device: str,
-                      probe=None) -> dict: ...   # probe: upstream_probe.probe_upstream
+    def build(
+        self, obj, info: OpInfo, mode: str, dtype: str, device: str, module, meta: dict, plans
+    ) -> Built: ...
+    def differentiate(
+        self, graph, built: Built, dtype: str, device: str, probe=None
+    ) -> dict: ...  # probe: upstream_probe.probe_upstream
     def numeric_kit(self, device: str) -> NumericKit: ...
     def evaluate(self, graph, built: Built, leaves: dict, inject: dict, device: str) -> float: ...
 
@@ -97,9 +107,10 @@ class Adapter(Protocol):
 class BuiltBase:
     """Calling a built op (under its mode's patch) and naming its parameters; a framework's Built
     adds how a parameter is read and written."""
+
     is_tensor: ClassVar[Callable[[Any], bool]]
 
-    def __init__(self, call, params: dict, patch=None, frozen: Optional[dict] = None):
+    def __init__(self, call, params: dict, patch=None, frozen: dict | None = None):
         self._call = call
         self._patch = patch or contextlib.nullcontext
         self._params = params
@@ -149,9 +160,10 @@ def _renamed(params: dict, owns, renamed: dict) -> dict:
 
 class AdapterBase:
     """Finding ops, the same walk for both frameworks; a framework says which objects are ops."""
+
     name: str
 
-    def classify(self, obj, own: bool, named: bool, qualname: str) -> tuple[Optional[str], str]:
+    def classify(self, obj, own: bool, named: bool, qualname: str) -> tuple[str | None, str]:
         """(kind, why not): kind is None for an object that is not an op; `why` says why an
         object that looks like one was left out ("" when there is nothing to say)."""
         raise NotImplementedError
@@ -172,6 +184,7 @@ class AdapterBase:
     def find_ops(self, module, path: str) -> tuple[list[tuple[OpInfo, object]], list[str]]:
         """Ops (OpInfo, object) of the file, and "Name: why not" for what was left out."""
         from gradviz.api import meta_of, registered
+
         out, skipped = [], []
         for qualname, obj, named in candidates(module, registered(module)):
             kind, why = self.classify(obj, obj_is_own(obj, module), named, qualname)
@@ -181,10 +194,17 @@ class AdapterBase:
                 continue
             target = self.defining(obj, kind)
             meta = meta_of(obj, module)
-            info = OpInfo(name=meta["name"] or qualname, framework=self.name, kind=kind,
-                          qualname=qualname, file=path, line=definition_line(target),
-                          args=tuple(p.name for p in self.forward_params(obj, kind)),
-                          doc=inspect.getdoc(target) or "", defined_at=defined_at(obj, module),
-                          expect=tuple(meta.get("expect") or ()))
+            info = OpInfo(
+                name=meta["name"] or qualname,
+                framework=self.name,
+                kind=kind,
+                qualname=qualname,
+                file=path,
+                line=definition_line(target),
+                args=tuple(p.name for p in self.forward_params(obj, kind)),
+                doc=inspect.getdoc(target) or "",
+                defined_at=defined_at(obj, module),
+                expect=tuple(meta.get("expect") or ()),
+            )
             out.append((info, obj))
         return out, skipped

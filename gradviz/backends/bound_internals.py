@@ -11,24 +11,61 @@ and its methods), the constructors (`torch.tensor`, `from_numpy`, `tf.constant`,
 MRO is watched, so a patch on any of them counts. After every import of and call into a user's
 file, whatever differs from the record is put back and named, for that file's result to say so:
 no file's patch reaches another file's run, nor its own later ones."""
+
 from __future__ import annotations
 
 import sys
-from typing import Optional
 
 _MISSING = object()
 
-_TENSOR_ATTRS = ("numpy", "__array__", "detach", "cpu", "to", "double", "float", "clone",
-                 "backward", "grad", "requires_grad_", "tolist", "item", "__float__", "contiguous")
-_TORCH = {"": ("tensor", "as_tensor", "from_numpy", "zeros_like", "ones_like", "enable_grad",
-               "no_grad", "set_grad_enabled", "is_grad_enabled"),
-          "autograd": ("grad", "backward")}
-_TF = {"": ("GradientTape", "constant", "convert_to_tensor", "cast", "Variable", "stop_gradient",
-            "identity", "zeros_like", "ones_like")}
+_TENSOR_ATTRS = (
+    "numpy",
+    "__array__",
+    "detach",
+    "cpu",
+    "to",
+    "double",
+    "float",
+    "clone",
+    "backward",
+    "grad",
+    "requires_grad_",
+    "tolist",
+    "item",
+    "__float__",
+    "contiguous",
+)
+_TORCH = {
+    "": (
+        "tensor",
+        "as_tensor",
+        "from_numpy",
+        "zeros_like",
+        "ones_like",
+        "enable_grad",
+        "no_grad",
+        "set_grad_enabled",
+        "is_grad_enabled",
+    ),
+    "autograd": ("grad", "backward"),
+}
+_TF = {
+    "": (
+        "GradientTape",
+        "constant",
+        "convert_to_tensor",
+        "cast",
+        "Variable",
+        "stop_gradient",
+        "identity",
+        "zeros_like",
+        "ones_like",
+    )
+}
 _TAPE_ATTRS = ("gradient", "watch", "__enter__", "__exit__", "jacobian")
 _NUMPY = ("asarray", "array", "ascontiguousarray", "copy", "allclose", "isfinite")
 
-_record: Optional[dict[tuple[int, str], tuple[object, str, object]]] = None
+_record: dict[tuple[int, str], tuple[object, str, object]] | None = None
 
 
 def _owners() -> list[tuple[object, tuple[str, ...]]]:
@@ -60,9 +97,11 @@ def _held(owner, name: str):
 
 
 def _label(owner, name: str) -> str:
-    if isinstance(owner, type):       # torch._tensor.Tensor -> torch.Tensor, as users name it
+    if isinstance(owner, type):  # torch._tensor.Tensor -> torch.Tensor, as users name it
         parts = owner.__module__.split(".")
-        public = [p for i, p in enumerate(parts) if not any(q.startswith("_") for q in parts[:i + 1])]
+        public = [
+            p for i, p in enumerate(parts) if not any(q.startswith("_") for q in parts[: i + 1])
+        ]
         return f"{'.'.join(public or parts)}.{owner.__qualname__}.{name}"
     return f"{owner.__name__}.{name}"
 

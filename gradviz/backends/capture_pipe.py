@@ -8,14 +8,14 @@ One pipe and one thread per worker, made on first use. A capture ends with an en
 worker writes through the pipe itself after restoring the streams: when the thread reads it,
 every byte the call wrote is counted. Bytes that arrive outside a capture (a process the op
 started, writing late) are dropped."""
+
 from __future__ import annotations
 
 import os
 import threading
-from typing import Optional
 
 LOG_HEAD, LOG_TAIL = 48_000, 16_000  # bytes of captured output kept per op (the numeric reference
-                                     # may call a printing forward hundreds of times)
+# may call a printing forward hundreds of times)
 
 
 class _Sink:
@@ -51,7 +51,7 @@ class _Sink:
             return _text(bytes(self.head), bytes(self.tail), self.total)
 
     def _drain(self) -> None:
-        carry = b""                          # the end of the last read: a mark split in two
+        carry = b""  # the end of the last read: a mark split in two
         keep = len(self._mark) - 1
         while True:
             try:
@@ -64,7 +64,7 @@ class _Sink:
             at = data.find(self._mark)
             if at >= 0:
                 self._take(data[:at])
-                carry = data[at + len(self._mark):]
+                carry = data[at + len(self._mark) :]
                 self._ended.set()
                 continue
             self._take(data[:-keep] if len(data) > keep else b"")
@@ -84,13 +84,13 @@ class _Sink:
             if data:
                 self.tail += data
                 if len(self.tail) > LOG_TAIL:
-                    del self.tail[:len(self.tail) - LOG_TAIL]
+                    del self.tail[: len(self.tail) - LOG_TAIL]
 
 
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _text(head: bytes, tail: bytes, total: int) -> str:
@@ -101,7 +101,7 @@ def _text(head: bytes, tail: bytes, total: int) -> str:
     return text + tail.decode("utf-8", "replace")
 
 
-_sink: Optional[_Sink] = None
+_sink: _Sink | None = None
 
 
 def sink() -> _Sink:

@@ -7,10 +7,11 @@ initializer, so the modes, numeric in float64 and the checks ran different forwa
 correct op read `differs` (or numeric "not the run's forward"). The first build of a request
 keeps them; every later build of it (the same `plans` object) takes them. Framework-free.
 """
+
 from __future__ import annotations
 
 import collections
-from typing import Callable, Optional
+from collections.abc import Callable
 
 KEPT_REQUESTS = 8
 
@@ -19,7 +20,7 @@ class FirstBuild:
     def __init__(self):
         self._kept: collections.OrderedDict = collections.OrderedDict()
 
-    def values(self, plans, shapes: list[tuple], copies: Callable[[], list]) -> Optional[list]:
+    def values(self, plans, shapes: list[tuple], copies: Callable[[], list]) -> list | None:
         """The first build's values (arrays or tensors) for the request of `plans`, when their
         shapes are `shapes`; None on the first build (whose `copies()` are kept) or where the
         shapes do not fit."""

@@ -5,12 +5,14 @@ A graph is a list of leaves (seeded numpy values) and a forward function
 (the backends record it for gradients, or add a finite-difference perturbation to it), and `F`
 holds the few framework functions the graphs need (sum, mean, dense, weighted_sum).
 """
+
 from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 import numpy as np
 
@@ -28,21 +30,22 @@ class GraphMismatch(GradvizError, ValueError):
 @dataclass
 class ArgPlan:
     name: str
-    kind: str                       # "tensor" | "const" | "default" (left to the signature)
-    values: Optional[np.ndarray] = None
+    kind: str  # "tensor" | "const" | "default" (left to the signature)
+    values: np.ndarray | None = None
     const: Any = None
-    keyword: bool = False           # passed by name: keyword-only, or through **kwargs
+    keyword: bool = False  # passed by name: keyword-only, or through **kwargs
 
 
 @dataclass
 class Leaf:
     name: str
-    role: str                       # "input" | "param"
+    role: str  # "input" | "param"
     values: np.ndarray
 
 
-def input_values(seed: int, name: str, shape: tuple[int, ...],
-                 bounds: tuple[float, float] = (-3.0, 3.0)) -> np.ndarray:
+def input_values(
+    seed: int, name: str, shape: tuple[int, ...], bounds: tuple[float, float] = (-3.0, 3.0)
+) -> np.ndarray:
     key = (int(seed), name, tuple(int(n) for n in shape), float(bounds[0]), float(bounds[1]))
     kept = _drawn.get(key)
     if kept is None:
@@ -52,7 +55,7 @@ def input_values(seed: int, name: str, shape: tuple[int, ...],
         if len(_drawn) >= _DRAWN_COUNT:
             del _drawn[next(iter(_drawn))]
         _drawn[key] = kept
-    return kept.copy()   # the caller's own: nothing it does reaches the kept draw
+    return kept.copy()  # the caller's own: nothing it does reaches the kept draw
 
 
 # Seeding a generator for each input of each request took ~20 us per input in a hot loop and
@@ -69,8 +72,12 @@ def is_shape(spec) -> bool:
     return isinstance(spec, tuple) and all(isinstance(s, (int, np.integer)) for s in spec)
 
 
-def plan_args(params: list[inspect.Parameter], meta: dict, settings: RunSettings,
-              declared: Optional[list[inspect.Parameter]] = None) -> list[ArgPlan]:
+def plan_args(
+    params: list[inspect.Parameter],
+    meta: dict,
+    settings: RunSettings,
+    declared: list[inspect.Parameter] | None = None,
+) -> list[ArgPlan]:
     """Every forward argument: a const (metadata or signature default) or a seeded tensor.
     `params`: the arguments gradviz feeds; `declared`: every argument of the forward as written
     (a Keras call's `training` too, fed only when metadata names it). A forward taking **kwargs
@@ -88,18 +95,33 @@ def plan_args(params: list[inspect.Parameter], meta: dict, settings: RunSettings
         if p.name in consts:
             plans.append(ArgPlan(p.name, "const", const=consts[p.name], keyword=keyword))
         elif p.name in inputs:
-            plans.append(ArgPlan(p.name, "tensor", values=_spec_values(p.name, inputs[p.name],
-                                                                       settings), keyword=keyword))
+            plans.append(
+                ArgPlan(
+                    p.name,
+                    "tensor",
+                    values=_spec_values(p.name, inputs[p.name], settings),
+                    keyword=keyword,
+                )
+            )
         elif p.default is not p.empty:
             plans.append(ArgPlan(p.name, "default"))  # not passed: the signature default applies
         elif is_constant_annotation(p.annotation):
             raise ValueError(
                 f"argument {p.name!r} is a constant (annotated {_annotation_text(p.annotation)}) "
                 f"without a default: give its value with consts={{{p.name!r}: ...}} in "
-                "@gradviz.op (or gradviz.op(consts=...)(Op) for an imported op)")
+                "@gradviz.op (or gradviz.op(consts=...)(Op) for an imported op)"
+            )
         else:
-            plans.append(ArgPlan(p.name, "tensor", values=input_values(
-                settings.seed, p.name, settings.shape, settings.input_range), keyword=keyword))
+            plans.append(
+                ArgPlan(
+                    p.name,
+                    "tensor",
+                    values=input_values(
+                        settings.seed, p.name, settings.shape, settings.input_range
+                    ),
+                    keyword=keyword,
+                )
+            )
     if any(p.kind == p.VAR_KEYWORD for p in declared):
         plans += _through_kwargs(declared, consts, inputs, settings)
     var = next((p for p in declared if p.kind == p.VAR_POSITIONAL), None)
@@ -108,7 +130,8 @@ def plan_args(params: list[inspect.Parameter], meta: dict, settings: RunSettings
             f"forward takes *{var.name}: gradviz cannot tell how many tensors to pass, so it "
             f"would call it with none; give the op named tensor arguments, or run it through a "
             f"Module or function whose forward names them (def forward(self, a, b): return "
-            f"Op.apply(a, b))")
+            f"Op.apply(a, b))"
+        )
     return plans
 
 
@@ -116,8 +139,11 @@ def _through_kwargs(declared, consts: dict, inputs: dict, settings: RunSettings)
     """Metadata names the signature does not list, passed through the forward's **kwargs."""
     named = {p.name for p in declared}
     out = [ArgPlan(n, "const", const=v, keyword=True) for n, v in consts.items() if n not in named]
-    out += [ArgPlan(n, "tensor", values=_spec_values(n, spec, settings), keyword=True)
-            for n, spec in inputs.items() if n not in named and n not in consts]
+    out += [
+        ArgPlan(n, "tensor", values=_spec_values(n, spec, settings), keyword=True)
+        for n, spec in inputs.items()
+        if n not in named and n not in consts
+    ]
     return out
 
 
@@ -125,8 +151,11 @@ _CONSTANT_WORDS = {"int", "float", "bool", "str", "None", "Optional", "Union", "
 
 
 def _annotation_text(annotation) -> str:
-    return annotation if isinstance(annotation, str) else getattr(
-        annotation, "__name__", None) or str(annotation)
+    return (
+        annotation
+        if isinstance(annotation, str)
+        else getattr(annotation, "__name__", None) or str(annotation)
+    )
 
 
 def is_constant_annotation(annotation) -> bool:
@@ -136,11 +165,13 @@ def is_constant_annotation(annotation) -> bool:
     if annotation in (int, float, bool, str):
         return True
     words = set(re.findall(r"[A-Za-z_]\w*", _annotation_text(annotation).replace(".", " ")))
-    return bool(words) and words <= _CONSTANT_WORDS and bool(words & {"int", "float", "bool", "str"})
+    return (
+        bool(words) and words <= _CONSTANT_WORDS and bool(words & {"int", "float", "bool", "str"})
+    )
 
 
-FLOAT_DTYPES = ("float", "float32", "float64")     # the run's --dtype applies
-FIXED_DTYPES = ("int64", "bool")                   # inputs without a gradient
+FLOAT_DTYPES = ("float", "float32", "float64")  # the run's --dtype applies
+FIXED_DTYPES = ("int64", "bool")  # inputs without a gradient
 
 
 def differentiable(values) -> bool:
@@ -168,9 +199,11 @@ def _explicit_values(name: str, spec) -> np.ndarray:
     """Explicit values: bools stay bool; integers stay int64 when they come as an array with a
     dtype (numpy, torch, tf); a plain list of numbers is float ([0, 1, 2] is usually meant as x)."""
     arr = np.asarray(spec)
-    if arr.dtype.kind == "c":   # astype(float64) dropped the imaginary part without a word
-        raise ValueError(f"inputs[{name!r}]: complex values; gradviz feeds real tensors only: "
-                         "pass the real and imaginary parts as two inputs")
+    if arr.dtype.kind == "c":  # astype(float64) dropped the imaginary part without a word
+        raise ValueError(
+            f"inputs[{name!r}]: complex values; gradviz feeds real tensors only: "
+            "pass the real and imaginary parts as two inputs"
+        )
     if arr.dtype.kind == "b":
         return arr
     if arr.dtype.kind in "iu" and hasattr(spec, "dtype"):
@@ -181,12 +214,14 @@ def _explicit_values(name: str, spec) -> np.ndarray:
 def _dict_values(name: str, spec: dict, settings: RunSettings) -> np.ndarray:
     unknown = set(spec) - {"shape", "range", "dtype"}
     if unknown:
-        raise ValueError(f"inputs[{name!r}]: unknown keys {sorted(unknown)}; use shape, range, "
-                         "dtype")
+        raise ValueError(
+            f"inputs[{name!r}]: unknown keys {sorted(unknown)}; use shape, range, dtype"
+        )
     dtype = spec.get("dtype", "float")
     if dtype not in FLOAT_DTYPES + FIXED_DTYPES:
-        raise ValueError(f"inputs[{name!r}]: unknown dtype {dtype!r}; use \"float\", \"int64\" "
-                         "or \"bool\"")
+        raise ValueError(
+            f'inputs[{name!r}]: unknown dtype {dtype!r}; use "float", "int64" or "bool"'
+        )
     shape = tuple(spec.get("shape", settings.shape))
     rng = rng_for(settings.seed, "input:" + name)
     if dtype == "bool":
@@ -203,16 +238,20 @@ def _dict_values(name: str, spec: dict, settings: RunSettings) -> np.ndarray:
 def _int_range(name: str, spec: dict) -> tuple[int, int]:
     """An int64 input needs its range: no default fits both class indices and offsets."""
     if "range" not in spec:
-        raise ValueError(f"inputs[{name!r}]: an int64 input needs a range (LO, HI), both "
-                         "included, e.g. {\"dtype\": \"int64\", \"range\": (0, 9)}")
+        raise ValueError(
+            f"inputs[{name!r}]: an int64 input needs a range (LO, HI), both "
+            'included, e.g. {"dtype": "int64", "range": (0, 9)}'
+        )
     try:
         lo, hi = spec["range"]
         ok = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (lo, hi))
     except (TypeError, ValueError):
         ok = False
     if not ok or lo > hi:
-        raise ValueError(f"inputs[{name!r}]: the range of an int64 input is two integers "
-                         f"LO <= HI, got {spec['range']!r}")
+        raise ValueError(
+            f"inputs[{name!r}]: the range of an int64 input is two integers "
+            f"LO <= HI, got {spec['range']!r}"
+        )
     return int(lo), int(hi)
 
 
@@ -223,13 +262,14 @@ def require_float_first(settings: RunSettings, first: ArgPlan) -> None:
         raise ValueError(
             f"the {settings.graph} graph feeds its own float tensor to the op's first tensor "
             f"argument, but {first.name!r} has dtype {dtype}; use the op graph for this op (or "
-            "put a float argument first)")
+            "put a float argument first)"
+        )
 
 
 @dataclass
 class Graph:
     leaves: list[Leaf]
-    forward: Callable          # forward(leaves: dict, call_op, rec, F) -> loss
+    forward: Callable  # forward(leaves: dict, call_op, rec, F) -> loss
     # tensors the numeric reference does first, before its time budget can run out (stack: h{i})
     numeric_first: tuple[str, ...] = ()
     # what an adapter made of the graph's arrays, kept for this graph's run and shared by its
@@ -249,8 +289,10 @@ class Graph:
     loss_weights: dict = field(default_factory=dict)
 
     def owns(self, name: str) -> bool:
-        return any(leaf.name == name for leaf in self.leaves) or \
-            re.fullmatch(self.recorded, name) is not None
+        return (
+            any(leaf.name == name for leaf in self.leaves)
+            or re.fullmatch(self.recorded, name) is not None
+        )
 
 
 def _args_from(plans, tensors: dict, first_from=None) -> tuple[list, dict]:

@@ -1,10 +1,10 @@
 """Reading user objects the same way in both backends: definition lines, constructors, outputs."""
+
 from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Mapping
-from typing import Callable
+from collections.abc import Callable, Mapping
 
 from gradviz.errors import GradvizError
 
@@ -54,8 +54,10 @@ def no_arg_constructible(cls) -> bool:
         sig = inspect.signature(cls.__init__)
     except (TypeError, ValueError):
         return True
-    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-               for p in list(sig.parameters.values())[1:])
+    return all(
+        p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        for p in list(sig.parameters.values())[1:]
+    )
 
 
 def tensors_of(out, is_tensor: Callable[[object], bool]) -> list:
@@ -70,14 +72,16 @@ def tensors_of(out, is_tensor: Callable[[object], bool]) -> list:
         tensors = [o for o in out if is_tensor(o)]
         if tensors:
             return tensors
-    raise OpOutputError(f"the op returned {type(out).__name__}, not a tensor (or a tuple, list "
-                        "or dict of tensors)")
+    raise OpOutputError(
+        f"the op returned {type(out).__name__}, not a tensor (or a tuple, list or dict of tensors)"
+    )
 
 
 def function_apply(fn):
     """fn.apply, refusing a dict: autograd.Function tracks the tensors its forward returns
     directly or in a tuple, not those in a dict, whose tensors are then cut from backward (the
     run read GV105 'gives None' for every input)."""
+
     def call(*args, **kwargs):
         out = fn.apply(*args, **kwargs)
         if isinstance(out, Mapping):
@@ -85,8 +89,10 @@ def function_apply(fn):
                 f"{fn.__name__}.forward returned a dict: an autograd.Function tracks only the "
                 "tensors its forward returns directly or in a tuple, so those in the dict are cut "
                 "from backward and no gradient reaches the inputs; return a tuple, and build the "
-                "dict outside the Function (in a Module's forward)")
+                "dict outside the Function (in a Module's forward)"
+            )
         return out
+
     return call
 
 

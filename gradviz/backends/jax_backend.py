@@ -6,6 +6,7 @@ rule removed (jax_rules.rules_as_default); numeric: numeric_eval through Numeric
 (jax_enable_x64 on there: x64_for).
 An intermediate's gradient is read through a zero "tap" added to it (d loss / d tap), so the
 recorded tensors need no framework hook."""
+
 from __future__ import annotations
 
 import contextlib
@@ -36,24 +37,28 @@ from gradviz.backends.upstream_probe import probe_skipped_reason
 from gradviz.model import FROZEN
 
 _DTYPES = {"float32": jnp.float32, "float64": jnp.float64}
-_FROZEN = (f"{FROZEN} (state that is not a trainable parameter): kept at the value the module "
-           "built, not seeded, not perturbed by the numeric reference")
-_NO_RULE = ("a {kind} without its rule ({what} was never called), so it has no custom "
-            "gradient to check")
+_FROZEN = (
+    f"{FROZEN} (state that is not a trainable parameter): kept at the value the module "
+    "built, not seeded, not perturbed by the numeric reference"
+)
+_NO_RULE = (
+    "a {kind} without its rule ({what} was never called), so it has no custom gradient to check"
+)
 
 
 class Built(BuiltBase):
     """One op ready to call in one mode. A function is called as it is; a Module as
     call(params, *args), its trainable parameters by attribute path (jax_modules), so a
     differentiation can hand it traced values (`live`)."""
+
     is_tensor = staticmethod(is_array)
 
     def __init__(self, call, params=None, frozen=None, patch=None):
         super().__init__(call, dict(params or {}), patch, frozen=dict(frozen or {}))
         self.takes_params = params is not None
         self.check_overrides = patch is rules_as_default
-        self.live = None          # {name: array} during a differentiation
-        self._attr: dict = {}     # shown name -> the module's own (avoid_names)
+        self.live = None  # {name: array} during a differentiation
+        self._attr: dict = {}  # shown name -> the module's own (avoid_names)
 
     def avoid_names(self, owns) -> dict:
         renamed = super().avoid_names(owns)
@@ -64,14 +69,16 @@ class Built(BuiltBase):
         with self._patch():
             if self.takes_params:
                 params = self.live if self.live is not None else self._params
-                out = self._call({self._attr.get(n, n): v for n, v in params.items()},
-                                 *args, **kwargs)
+                out = self._call(
+                    {self._attr.get(n, n): v for n, v in params.items()}, *args, **kwargs
+                )
             else:
                 out = self._call(*args, **kwargs)
         leaves = [x for x in jax.tree_util.tree_leaves(out) if is_array(x)]
         if not leaves:
-            raise OpOutputError(f"the op returned {type(out).__name__}, not a JAX array (or a "
-                                "pytree of them)")
+            raise OpOutputError(
+                f"the op returned {type(out).__name__}, not a JAX array (or a pytree of them)"
+            )
         return leaves
 
     def param_shape(self, name):
@@ -115,7 +122,7 @@ class JaxAdapter(AdapterBase):
         kind = rule_kind(obj)
         if kind is not None:
             if not own and not named and is_jax_own(obj):
-                return None, ""     # jax.nn.relu imported into the file: JAX's, not the user's
+                return None, ""  # jax.nn.relu imported into the file: JAX's, not the user's
             if not has_rule(obj):
                 what = "defvjp" if kind == "custom_vjp" else "defjvp / defjvps"
                 return None, _NO_RULE.format(kind=kind, what=what)
@@ -126,11 +133,15 @@ class JaxAdapter(AdapterBase):
         if not own and not named:
             if jax_modules.is_library_class(obj):
                 return None, ""
-            return None, (f"an imported {module_kind}; write gradviz.op()({qualname}) at module "
-                          "level to run it")
+            return None, (
+                f"an imported {module_kind}; write gradviz.op()({qualname}) at module "
+                "level to run it"
+            )
         if not no_arg_constructible(obj):
-            return None, ("its constructor needs arguments; give them defaults or subclass it "
-                          "with an __init__ that passes them")
+            return None, (
+                "its constructor needs arguments; give them defaults or subclass it "
+                "with an __init__ that passes them"
+            )
         return "module", ""
 
     def defining(self, obj, kind: str):
@@ -165,8 +176,9 @@ class JaxAdapter(AdapterBase):
         if mode == "custom":
             return Built(made.call, made.params, made.frozen)
         if reference is not None:
-            return Built(lambda p, *a, **k: reference(made.bound(p), *a, **k), made.params,
-                         made.frozen)
+            return Built(
+                lambda p, *a, **k: reference(made.bound(p), *a, **k), made.params, made.frozen
+            )
         return Built(made.call, made.params, made.frozen, patch=rules_as_default)
 
     def differentiate(self, graph, built, dtype, device, probe=None) -> dict:
@@ -176,8 +188,12 @@ class JaxAdapter(AdapterBase):
             return self._differentiate(graph, built, jdtype, fixed, probe)
 
     def _differentiate(self, graph, built, jdtype, fixed, probe) -> dict:
-        leaves = {leaf.name: jnp.asarray(leaf.values) if leaf.name in fixed else
-                  jnp.asarray(leaf.values, dtype=jdtype) for leaf in graph.leaves}
+        leaves = {
+            leaf.name: jnp.asarray(leaf.values)
+            if leaf.name in fixed
+            else jnp.asarray(leaf.values, dtype=jdtype)
+            for leaf in graph.leaves
+        }
         xs = {n: t for n, t in leaves.items() if n not in fixed}
         params = dict(built.params())
         roles: dict[str, str] = {}
@@ -194,6 +210,7 @@ class JaxAdapter(AdapterBase):
                 if role == "output" and name in taps:
                     outs[name] = t
                 return t
+
             built.live = ps
             try:
                 loss = graph.forward({**leaves, **xs}, built.call_op, rec, F)
@@ -206,16 +223,20 @@ class JaxAdapter(AdapterBase):
         closed, (_, recorded) = shapes
         if built.check_overrides:
             raise_if_kept(closed)
-        taps = {n: jnp.zeros(s.shape, s.dtype) for n, s in recorded.items()
-                if jnp.issubdtype(s.dtype, jnp.inexact)}
+        taps = {
+            n: jnp.zeros(s.shape, s.dtype)
+            for n, s in recorded.items()
+            if jnp.issubdtype(s.dtype, jnp.inexact)
+        }
         (loss, outs), pull, values = jax.vjp(forward, xs, params, taps, has_aux=True)
         zeros = {n: jnp.zeros_like(o) for n, o in outs.items()}
         gx, gp, gt = pull((jnp.ones_like(loss), zeros))
         probes, skipped = {}, ""
         if probe is not None and outs:
             try:
-                ups = {n: jnp.asarray(probe(n, tuple(o.shape)), dtype=o.dtype)
-                       for n, o in outs.items()}
+                ups = {
+                    n: jnp.asarray(probe(n, tuple(o.shape)), dtype=o.dtype) for n, o in outs.items()
+                }
                 px, pp, _ = pull((jnp.zeros_like(loss), ups))
                 probes = {**px, **pp}
             except Exception as exc:  # noqa: BLE001 - a rule that runs once: the probe alone goes
@@ -227,19 +248,33 @@ class JaxAdapter(AdapterBase):
         targets += [(n, values[n], roles.get(n, "intermediate")) for n in taps]
         for name, value, role in targets:
             g = grads.get(name)
-            got[name] = {"role": role, "value": _np(value), "grad": None if g is None else _np(g),
-                         "why": "", "inplace": False,
-                         "probe": _np(probes[name]) if name in probes else None,
-                         "grad_dtype": None}
+            got[name] = {
+                "role": role,
+                "value": _np(value),
+                "grad": None if g is None else _np(g),
+                "why": "",
+                "inplace": False,
+                "probe": _np(probes[name]) if name in probes else None,
+                "grad_dtype": None,
+            }
             if skipped and role in ("input", "param"):
                 got[name]["probe_skipped"] = skipped
-        for name, value in values.items():    # integer outputs: their values, no gradient
+        for name, value in values.items():  # integer outputs: their values, no gradient
             if name not in got:
-                got[name] = {"role": roles.get(name, "output"), "value": _np(value),
-                             "grad": None, "why": ""}
+                got[name] = {
+                    "role": roles.get(name, "output"),
+                    "value": _np(value),
+                    "grad": None,
+                    "why": "",
+                }
         for name, v in built.frozen.items():
-            got[name] = {"role": "param", "value": _np(v), "grad": None, "why": _FROZEN,
-                         "frozen": True}
+            got[name] = {
+                "role": "param",
+                "value": _np(v),
+                "grad": None,
+                "why": _FROZEN,
+                "frozen": True,
+            }
         for name in fixed:
             got[name] = {"role": "input", "value": _np(leaves[name]), "grad": None, "why": ""}
         return got

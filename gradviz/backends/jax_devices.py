@@ -1,4 +1,5 @@
 """JAX's devices: which there are, and what a --device spec names. Worker-only."""
+
 from __future__ import annotations
 
 import jax
@@ -7,7 +8,7 @@ import jax
 def _gpus() -> list:
     try:
         return jax.devices("gpu")
-    except RuntimeError:          # no GPU backend in this jaxlib (jax[cpu])
+    except RuntimeError:  # no GPU backend in this jaxlib (jax[cpu])
         return []
 
 
@@ -15,12 +16,26 @@ def devices() -> list[dict]:
     out = [{"name": "cpu", "kind": "cpu", "available": True, "reason": "", "label": "CPU"}]
     gpus = _gpus()
     for i, d in enumerate(gpus):
-        out.append({"name": f"cuda:{i}", "kind": "gpu", "available": True, "reason": "",
-                    "label": getattr(d, "device_kind", f"GPU {i}")})
+        out.append(
+            {
+                "name": f"cuda:{i}",
+                "kind": "gpu",
+                "available": True,
+                "reason": "",
+                "label": getattr(d, "device_kind", f"GPU {i}"),
+            }
+        )
     if not gpus:
-        out.append({"name": "cuda:0", "kind": "gpu", "available": False,
-                    "reason": "this jaxlib has no GPU backend (jax[cpu]); pip install "
-                              "'jax[cuda12]' for one", "label": "GPU"})
+        out.append(
+            {
+                "name": "cuda:0",
+                "kind": "gpu",
+                "available": False,
+                "reason": "this jaxlib has no GPU backend (jax[cpu]); pip install "
+                "'jax[cuda12]' for one",
+                "label": "GPU",
+            }
+        )
     return out
 
 
@@ -40,8 +55,11 @@ def resolve_device(spec: str) -> str:
     if low.startswith("cuda:"):
         index = int(low.split(":", 1)[1])
         if index >= len(gpus):
-            why = "this jaxlib has no GPU backend (jax[cpu])" if not gpus else \
-                f"only {len(gpus)} GPU(s)"
+            why = (
+                "this jaxlib has no GPU backend (jax[cpu])"
+                if not gpus
+                else f"only {len(gpus)} GPU(s)"
+            )
             raise ValueError(f"device {spec} is not available in jax: {why}")
         return low
     raise ValueError(f"unknown device {spec!r}: use auto, cpu, cuda:N or /GPU:N")

@@ -2,20 +2,24 @@
 and called with given parameters, its trainable parameters named by attribute path
 (`lin.kernel`, `Dense_0.bias`) and its other state kept as built. Worker-only; flax and equinox
 are imported only when a file has imported them."""
+
 from __future__ import annotations
 
 import inspect
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import jax
 import jax.numpy as jnp
 
 from gradviz.backends.graphs import differentiable
 
-_KINDS = (("flax.nnx", "Module", "flax.nnx.Module"), ("flax.linen", "Module", "flax.linen.Module"),
-          ("equinox", "Module", "equinox.Module"))
+_KINDS = (
+    ("flax.nnx", "Module", "flax.nnx.Module"),
+    ("flax.linen", "Module", "flax.linen.Module"),
+    ("equinox", "Module", "equinox.Module"),
+)
 _LIBRARIES = ("flax", "equinox", "jax", "optax")
 _INIT_SEED = 0
 
@@ -44,6 +48,7 @@ def call_params(cls) -> list[inspect.Parameter]:
 class Made:
     """A built Module: call(params, *args, **kwargs), its trainable parameters and its other
     state by name, and bound(params), the Module object holding given parameters (reference=)."""
+
     call: Callable
     params: dict
     frozen: dict
@@ -63,7 +68,7 @@ def _named(tree, is_param=lambda x: True):
     named, index = {}, {}
     for i, (path, leaf) in enumerate(flat):
         keys = [_key_name(k) for k in path]
-        if len(keys) > 1 and keys[-1] == "value":      # an nnx Variable's array
+        if len(keys) > 1 and keys[-1] == "value":  # an nnx Variable's array
             keys = keys[:-1]
         if isinstance(leaf, jax.Array) and is_param(leaf):
             name = ".".join(keys)
@@ -72,8 +77,9 @@ def _named(tree, is_param=lambda x: True):
 
 
 def _cast(named: dict, dtype) -> dict:
-    return {n: v.astype(dtype) if jnp.issubdtype(v.dtype, jnp.floating) else v
-            for n, v in named.items()}
+    return {
+        n: v.astype(dtype) if jnp.issubdtype(v.dtype, jnp.floating) else v for n, v in named.items()
+    }
 
 
 def _rebuilder(leaves, treedef, index):
@@ -82,6 +88,7 @@ def _rebuilder(leaves, treedef, index):
         for name, value in params.items():
             new[index[name]] = value
         return jax.tree_util.tree_unflatten(treedef, new)
+
     return rebuild
 
 
@@ -96,6 +103,7 @@ def build(cls, plans, dtype) -> Made:
 
 def _nnx(module, dtype) -> Made:
     from flax import nnx
+
     graphdef, state, rest = nnx.split(module, nnx.Param, ...)
     params, leaves, treedef, index = _named(state)
     frozen, _, _, _ = _named(rest)
@@ -106,14 +114,18 @@ def _nnx(module, dtype) -> Made:
 
     def call(p, *args, **kwargs):
         return bound(p)(*args, **kwargs)
+
     return Made(call, _cast(params, dtype), frozen, bound)
 
 
 def _linen(module, plans, dtype) -> Made:
     """A linen Module's parameters come from init on inputs of the run's shape, as a Keras
     Layer's come from its first call."""
-    args = [jnp.asarray(p.values, dtype=dtype) if differentiable(p.values) else
-            jnp.asarray(p.values) for p in plans if p.kind == "tensor"]
+    args = [
+        jnp.asarray(p.values, dtype=dtype) if differentiable(p.values) else jnp.asarray(p.values)
+        for p in plans
+        if p.kind == "tensor"
+    ]
     kwargs = {p.name: p.const for p in plans if p.kind == "const"}
     variables = module.init(jax.random.PRNGKey(_INIT_SEED), *args, **kwargs)
     rest = {k: v for k, v in variables.items() if k != "params"}
@@ -126,14 +138,17 @@ def _linen(module, plans, dtype) -> Made:
 
     def call(p, *args, **kwargs):
         return module.apply({"params": rebuild(p), **rest}, *args, **kwargs)
+
     return Made(call, _cast(params, dtype), frozen, bound)
 
 
 def _equinox(module, dtype) -> Made:
     import equinox as eqx
+
     params, leaves, treedef, index = _named(module, eqx.is_inexact_array)
     rebuild = _rebuilder(leaves, treedef, index)
 
     def call(p, *args, **kwargs):
         return rebuild(p)(*args, **kwargs)
+
     return Made(call, _cast(params, dtype), {}, rebuild)

@@ -1,5 +1,6 @@
 """What the JAX graphs and numeric_eval compute with: the few array functions of a graph (F)
 and float64 arrays on one device (NumericKit, with jax_enable_x64 on in its scope). Worker-only."""
+
 from __future__ import annotations
 
 import contextlib
@@ -18,6 +19,7 @@ def is_array(x) -> bool:
 
 class F:
     """The few array functions the graphs use."""
+
     sum = staticmethod(jnp.sum)
     mean = staticmethod(jnp.mean)
 
@@ -45,6 +47,7 @@ class F:
 
 class NumericKit:
     """What numeric_eval needs of JAX: float64 arrays on one device, a few functions."""
+
     F = F
 
     def __init__(self, device):
@@ -56,13 +59,13 @@ class NumericKit:
             yield
 
     def tensor(self, arr, copy=True):
-        return jnp.asarray(leaf_array(arr))   # float64; int64 / bool inputs as they are
+        return jnp.asarray(leaf_array(arr))  # float64; int64 / bool inputs as they are
 
     def numbers(self, t) -> np.ndarray:
         return np.asarray(t, dtype=np.float64).reshape(-1)
 
     def version(self, t) -> int:
-        return 0   # JAX arrays are immutable
+        return 0  # JAX arrays are immutable
 
     def step(self, delta, scale):
         return jnp.asarray(delta) * scale, 1.0

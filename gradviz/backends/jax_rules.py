@@ -1,6 +1,7 @@
 """JAX's custom rules: which objects are `jax.custom_vjp` / `jax.custom_jvp` functions, their
 primal, their non-differentiable arguments, and the default mode's removal of every rule (with
 the check that none was left in the traced graph). Worker-only."""
+
 from __future__ import annotations
 
 import contextlib
@@ -49,8 +50,9 @@ def signature_params(obj) -> list[inspect.Parameter]:
 def nondiff_names(obj) -> tuple[str, ...]:
     """The argument names at the rule's nondiff_argnums: constants, never inputs."""
     params = signature_params(obj)
-    return tuple(params[i].name for i in (getattr(obj, "nondiff_argnums", ()) or ())
-                 if i < len(params))
+    return tuple(
+        params[i].name for i in (getattr(obj, "nondiff_argnums", ()) or ()) if i < len(params)
+    )
 
 
 def check_nondiff(obj, where: str, plans) -> None:
@@ -64,12 +66,14 @@ def check_nondiff(obj, where: str, plans) -> None:
             raise ValueError(
                 f"{where}: argument {name!r} is in nondiff_argnums, so JAX takes it as a constant, "
                 f"not an array it differentiates: give its value with consts={{{name!r}: ...}} "
-                "in @gradviz.op rather than inputs=")
+                "in @gradviz.op rather than inputs="
+            )
         if p is None and name not in defaults:
             raise ValueError(
                 f"{where}: argument {name!r} is in nondiff_argnums (a constant) and has no "
                 f"default: give its value with consts={{{name!r}: ...}} in @gradviz.op "
-                "(or gradviz.op(consts=...)(fn) for an imported function)")
+                "(or gradviz.op(consts=...)(fn) for an imported function)"
+            )
 
 
 def rule_where(obj, fallback: str) -> str:
@@ -106,10 +110,11 @@ def kept_rules(closed) -> list[str]:
             if eqn.primitive.name in _RULE_PRIMITIVES:
                 found.append(str(eqn.params.get("name", eqn.primitive.name)))
             for v in eqn.params.values():
-                for sub in (v if isinstance(v, (tuple, list)) else (v,)):
+                for sub in v if isinstance(v, (tuple, list)) else (v,):
                     inner = getattr(sub, "jaxpr", sub)
                     if hasattr(inner, "eqns"):
                         walk(inner)
+
     walk(closed.jaxpr)
     return found
 
@@ -121,4 +126,5 @@ def raise_if_kept(closed) -> None:
             f"{OVERRIDE_KEPT}: the custom rule of {', '.join(sorted(set(kept)))} stayed in the "
             "default mode's traced graph (gradviz calls every custom_vjp / custom_jvp as its "
             "primal there, with jit off; a rule reached another way, such as a jaxpr made "
-            "ahead, is not removed), so JAX's own derivative is not known")
+            "ahead, is not removed), so JAX's own derivative is not known"
+        )

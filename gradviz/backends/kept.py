@@ -7,22 +7,23 @@ built, its graph, the tensors and their gradients) and the second pass only adds
 reference. What is kept is bounded (the oldest goes first) and taken once; a request the store
 no longer holds, or whose file changed since, runs in full as before.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import Optional
 
 import numpy as np
 
 from gradviz.model import RunRequest
 
-KEEP_MAX_BYTES = 512 << 20   # a batch of big ops keeps what fits; the rest runs again in full
+KEEP_MAX_BYTES = 512 << 20  # a batch of big ops keeps what fits; the rest runs again in full
 
 
 @dataclass
 class QuickRun:
     """What the quick pass of one request made, as the numeric pass needs it."""
+
     module: object
     info: object
     obj: object
@@ -30,7 +31,7 @@ class QuickRun:
     plans: list
     graph: object
     device: str
-    tensors: dict          # runner's working dict: name -> {"role", "value", "grads", "absent"}
+    tensors: dict  # runner's working dict: name -> {"role", "value", "grads", "absent"}
     nbytes: int = 0
 
 
@@ -52,7 +53,7 @@ def keep_bound(memory_limit: int) -> int:
 class KeptRuns:
     def __init__(self, max_bytes: int = KEEP_MAX_BYTES):
         self.max_bytes = max_bytes
-        self._runs: "OrderedDict[RunRequest, QuickRun]" = OrderedDict()
+        self._runs: OrderedDict[RunRequest, QuickRun] = OrderedDict()
 
     def put(self, req: RunRequest, run: QuickRun) -> bool:
         """Keep `run` under its (quick) request, dropping the oldest to stay under the bound."""
@@ -65,7 +66,7 @@ class KeptRuns:
         self._runs[req] = run
         return True
 
-    def take(self, req: RunRequest) -> Optional[QuickRun]:
+    def take(self, req: RunRequest) -> QuickRun | None:
         return self._runs.pop(req, None)
 
     def clear(self) -> None:

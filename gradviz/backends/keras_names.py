@@ -1,5 +1,6 @@
 """A Keras layer's trainable variables named by attribute path, as torch names a Module's
 parameters, so both modes and both frameworks seed and compare the same values. Worker-only."""
+
 from __future__ import annotations
 
 import re
@@ -24,8 +25,10 @@ def named_frozen(layer) -> dict:
     (Keras 2 leaves the variables' flag as it was)."""
     trainable = {id(v) for v in layer.trainable_variables}
     made = {id(v): v for v in _made_trainable(layer)}
-    return _named(layer, [v for v in layer.non_trainable_variables
-                          if id(v) in made and id(v) not in trainable])
+    return _named(
+        layer,
+        [v for v in layer.non_trainable_variables if id(v) in made and id(v) not in trainable],
+    )
 
 
 def _made_trainable(layer) -> list:
@@ -34,9 +37,9 @@ def _made_trainable(layer) -> list:
         return [v for v in layer.non_trainable_variables if getattr(v, "trainable", False)]
     out = []
     for sub in flatten(include_self=True, recursive=True):
-        own = getattr(sub, "_trainable_variables", None)     # Keras 3
+        own = getattr(sub, "_trainable_variables", None)  # Keras 3
         if own is None:
-            own = getattr(sub, "_trainable_weights", [])     # Keras 2 (tf_keras)
+            own = getattr(sub, "_trainable_weights", [])  # Keras 2 (tf_keras)
         out += list(own)
     return out
 

@@ -5,6 +5,7 @@ intermediate through an additive injection in the forward (numeric_eval does the
 inside the framework and in batches where the op allows it). Small tensors get every element;
 large ones get random-direction projections (g . v), compared against each mode's g . v.
 """
+
 from __future__ import annotations
 
 import time
@@ -19,11 +20,11 @@ from gradviz.compare.metrics import close_mask, tolerances
 from gradviz.errors import GradvizError
 from gradviz.model import FROZEN, NumericInfo
 
-FULL_MAX = 256          # elements: above this, random-direction projections
+FULL_MAX = 256  # elements: above this, random-direction projections
 DIRECTIONS = 16
 REL_EPS = 1e-6
-TIME_BUDGET_S = 30.0    # per op: tensors left when it runs out are reported as skipped
-REPEAT_RTOL = 1e-12     # two forwards at the same point must agree this closely (float64)
+TIME_BUDGET_S = 30.0  # per op: tensors left when it runs out are reported as skipped
+REPEAT_RTOL = 1e-12  # two forwards at the same point must agree this closely (float64)
 
 
 _LOW_FLOATS = ("float32", "float16", "bfloat16", "half")
@@ -52,7 +53,7 @@ def compute(ad, graph, built, device, tensors: dict) -> dict:
     for name in first + [n for n in tensors if n not in first]:
         t = tensors[name]
         if not differentiable(t["value"]):
-            continue   # int64 / bool inputs: no gradient, nothing to perturb
+            continue  # int64 / bool inputs: no gradient, nothing to perturb
         if t.get("frozen"):
             out[name] = {"grad": None, "why": FROZEN_NUMERIC, "info": NumericInfo("skipped")}
             continue
@@ -65,8 +66,11 @@ def compute(ad, graph, built, device, tensors: dict) -> dict:
             continue
         base = ev.values.get(name)
         if base is None:
-            base = built.get_param(name) if name in ev.params else \
-                np.asarray(t["value"], dtype=np.float64)
+            base = (
+                built.get_param(name)
+                if name in ev.params
+                else np.asarray(t["value"], dtype=np.float64)
+            )
         if base.size <= FULL_MAX:
             out[name] = _full(name, base, ev, batched, deadline=t0 + TIME_BUDGET_S)
         else:
@@ -74,8 +78,10 @@ def compute(ad, graph, built, device, tensors: dict) -> dict:
     return out
 
 
-FROZEN_NUMERIC = (f"{FROZEN}: a frozen parameter keeps the value the module built; the numeric "
-                  "reference does not perturb it")
+FROZEN_NUMERIC = (
+    f"{FROZEN}: a frozen parameter keeps the value the module built; the numeric "
+    "reference does not perturb it"
+)
 
 
 def _through_other_outputs(name: str, t: dict, graph) -> str:
@@ -96,11 +102,13 @@ def _through_other_outputs(name: str, t: dict, graph) -> str:
     if not off:
         return ""
     others = ", ".join(n for n in graph.loss_weights if n != name) or "another output"
-    return (f"no numeric reference for {name}: other outputs of the op ({others}) are computed "
-            f"from it inside the op, so its gradient includes the paths through them (at {off} "
-            f"of {g64.size} elements it is more than {name}'s own weight in the loss), and a "
-            f"perturbation added to {name} after the op returned cannot move them; the inputs' "
-            "numeric gradients include those paths")
+    return (
+        f"no numeric reference for {name}: other outputs of the op ({others}) are computed "
+        f"from it inside the op, so its gradient includes the paths through them (at {off} "
+        f"of {g64.size} elements it is more than {name}'s own weight in the loss), and a "
+        f"perturbation added to {name} after the op returned cannot move them; the inputs' "
+        "numeric gradients include those paths"
+    )
 
 
 def _repeatable(ev, tensors: dict) -> None:
@@ -110,14 +118,16 @@ def _repeatable(ev, tensors: dict) -> None:
     no numeric reference, and the error says why. So too for a forward whose output stays below
     float64 (a dtype policy, a cast inside), where a 1e-6 step is lost in rounding."""
     (first, dtypes, outs), (second, _, _) = ev.base_loss(), ev.base_loss()
-    if abs(first - second) > REPEAT_RTOL * (abs(first) + abs(second)) or \
-            np.isfinite(first) != np.isfinite(second):
+    if abs(first - second) > REPEAT_RTOL * (abs(first) + abs(second)) or np.isfinite(
+        first
+    ) != np.isfinite(second):
         raise ForwardNotRepeatable(
             f"the forward is not repeatable: two calls at the same inputs gave losses {first:.6g} "
             f"and {second:.6g} (a random op such as Dropout in training mode, tf.random or "
             "torch.rand), so finite differences of it are noise and there is no numeric "
             "reference; fix the randomness (training=False, or a seeded, stateless random op) "
-            "to check the gradient numerically")
+            "to check the gradient numerically"
+        )
     low = sorted({d for d in dtypes if d in _LOW_FLOATS})
     # 16-bit floats resolve 1e-3 at best: a 1e-6 step is always lost (the numeric gradient read
     # 0). A float32 output is noise only where its values move under the step (x * w is; a
@@ -127,7 +137,8 @@ def _repeatable(ev, tensors: dict) -> None:
             f"the op's output is {' and '.join(low)} when its inputs are float64 (a dtype policy "
             "such as mixed_bfloat16, or a cast inside the forward), so finite differences of it "
             "are rounding noise and there is no numeric reference; custom is compared with "
-            "default only")
+            "default only"
+        )
     _same_forward(outs, tensors)
 
 
@@ -140,7 +151,12 @@ def _same_forward(outs: dict, tensors: dict) -> None:
     rounding."""
     for name, got in outs.items():
         ref = tensors.get(name, {}).get("value")
-        if ref is None or not differentiable(ref) or np.size(ref) != np.size(got) or not np.size(got):
+        if (
+            ref is None
+            or not differentiable(ref)
+            or np.size(ref) != np.size(got)
+            or not np.size(got)
+        ):
             continue
         ref = np.asarray(ref, dtype=np.float64).reshape(-1)
         scale = float(np.max(np.abs(ref[np.isfinite(ref)]), initial=0.0)) + 1e-30
@@ -152,7 +168,8 @@ def _same_forward(outs: dict, tensors: dict) -> None:
                 f"elements (max {np.max(np.abs(got - ref)):.3g}), as a random draw that depends "
                 "on the dtype does (tf.random.stateless_uniform(..., dtype=x.dtype)); finite "
                 "differences of it are no reference for this op, so custom is compared with "
-                "default only")
+                "default only"
+            )
 
 
 def _rounding_noise(ev) -> bool:
@@ -179,8 +196,11 @@ def _batched(ad, graph, built, device, base_leaves, tensors):
     make = getattr(ad, "batch_evaluator", None)
     if make is None:
         return None
-    shapes = {n: tuple(np.shape(t["value"])) for n, t in tensors.items()
-              if np.size(t["value"]) <= FULL_MAX and differentiable(t["value"])}
+    shapes = {
+        n: tuple(np.shape(t["value"]))
+        for n, t in tensors.items()
+        if np.size(t["value"]) <= FULL_MAX and differentiable(t["value"])
+    }
     if not shapes:
         return None
     try:
@@ -190,8 +210,11 @@ def _batched(ad, graph, built, device, base_leaves, tensors):
 
 
 def _skipped() -> dict:
-    return {"grad": None, "why": f"skipped: numeric time budget ({TIME_BUDGET_S:g} s) used up",
-            "info": NumericInfo("skipped")}
+    return {
+        "grad": None,
+        "why": f"skipped: numeric time budget ({TIME_BUDGET_S:g} s) used up",
+        "info": NumericInfo("skipped"),
+    }
 
 
 def _full(name, base, ev, batched=None, deadline=float("inf")) -> dict:
@@ -203,28 +226,32 @@ def _full(name, base, ev, batched=None, deadline=float("inf")) -> dict:
         deltas = np.diag(steps).reshape((flat.size,) + base.shape)
         try:
             losses = batched["losses"](name, np.concatenate([deltas, -deltas]))
-            grad = (losses[:flat.size] - losses[flat.size:]) / (2 * steps)
+            grad = (losses[: flat.size] - losses[flat.size :]) / (2 * steps)
         except Exception:  # noqa: BLE001 - the forward cannot run compiled: go one by one
             batched["names"].clear()
     if grad is None:
         # a deep graph's forward is slow, so the budget holds inside a tensor too
         try:
-            plus, minus = ev.pm_losses(name, dirs, steps, base, deadline=deadline,
-                                       now=lambda: time.perf_counter())
+            plus, minus = ev.pm_losses(
+                name, dirs, steps, base, deadline=deadline, now=lambda: time.perf_counter()
+            )
         except BudgetUsed:
             return _skipped()
         grad = (plus - minus) / (2 * steps)
-    return {"grad": grad.reshape(base.shape), "why": "",
-            "info": NumericInfo("full", eps=REL_EPS)}
+    return {"grad": grad.reshape(base.shape), "why": "", "info": NumericInfo("full", eps=REL_EPS)}
 
 
 def _projected(name, base, ev, grads: dict) -> dict:
-    eps = REL_EPS * max(1.0, float(np.sqrt(np.mean(np.square(base[np.isfinite(base)])))) if
-                        np.isfinite(base).any() else 1.0)
+    eps = REL_EPS * max(
+        1.0,
+        float(np.sqrt(np.mean(np.square(base[np.isfinite(base)]))))
+        if np.isfinite(base).any()
+        else 1.0,
+    )
     numeric = np.empty(DIRECTIONS)
     flat_grads = {mode: np.asarray(g, dtype=np.float64).reshape(-1) for mode, g in grads.items()}
     dots = {mode: np.empty(DIRECTIONS) for mode in grads}
-    per = max(1, min(DIRECTIONS, CHUNK // base.size))   # directions drawn at once: bounded memory
+    per = max(1, min(DIRECTIONS, CHUNK // base.size))  # directions drawn at once: bounded memory
     chunks = [(k0, min(per, DIRECTIONS - k0)) for k0 in range(0, DIRECTIONS, per)]
     directions = _Directions(name, base.shape, per)
 
@@ -234,8 +261,11 @@ def _projected(name, base, ev, grads: dict) -> dict:
         # busy machine.
         v, norms = directions.chunk(k0, k)
         rows = v.reshape(k, -1)
-        return v, norms, {mode: np.einsum("ij,j->i", rows, g) / norms
-                          for mode, g in flat_grads.items()}
+        return (
+            v,
+            norms,
+            {mode: np.einsum("ij,j->i", rows, g) / norms for mode, g in flat_grads.items()},
+        )
 
     # The next direction and its dots are made in a thread (numpy lets go of the GIL) while the
     # forwards of this one run.
@@ -246,14 +276,19 @@ def _projected(name, base, ev, grads: dict) -> dict:
             if i + 1 < len(chunks):
                 ahead = pool.submit(draw, *chunks[i + 1])
             for mode, d in chunk_dots.items():
-                dots[mode][k0:k0 + k] = d
+                dots[mode][k0 : k0 + k] = d
             plus, minus = ev.pm_losses(name, v, eps / norms, base)
-            numeric[k0:k0 + k] = (plus - minus) / (2 * eps)
-    why = (f"{base.size} elements: checked along {DIRECTIONS} random directions instead of "
-           "per element")
-    return {"grad": None, "why": why,
-            "info": NumericInfo("projection", eps=eps, directions=DIRECTIONS,
-                                projections={"numeric": numeric, **dots})}
+            numeric[k0 : k0 + k] = (plus - minus) / (2 * eps)
+    why = (
+        f"{base.size} elements: checked along {DIRECTIONS} random directions instead of per element"
+    )
+    return {
+        "grad": None,
+        "why": why,
+        "info": NumericInfo(
+            "projection", eps=eps, directions=DIRECTIONS, projections={"numeric": numeric, **dots}
+        ),
+    }
 
 
 class _Directions:

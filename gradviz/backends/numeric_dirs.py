@@ -12,6 +12,7 @@ norm is sqrt(n). Drawing them is ~5 ms per 10^6-element tensor (a Gaussian's sta
 is expanded to float64 (<1 ns per element) into a buffer the pass reuses, so no fresh memory is
 faulted in per direction and nothing needs keeping between runs.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -9,6 +9,7 @@ at a time). Parameters are always perturbed one at a time: a module has one copy
 
 The framework part is a small "kit" from the adapter (tensor, scope, reduce, matmul, ...).
 """
+
 from __future__ import annotations
 
 import time
@@ -19,8 +20,8 @@ from gradviz.backends.graphs import leaf_array, rng_for
 from gradviz.backends.user_code import USER_FAILURES
 from gradviz.errors import GradvizError
 
-CHUNK = 1 << 20         # elements of one batched tensor: bounds a batch's memory
-PROBE_RTOL = 1e-9       # batched vs one-at-a-time losses of the probe must agree this closely
+CHUNK = 1 << 20  # elements of one batched tensor: bounds a batch's memory
+PROBE_RTOL = 1e-9  # batched vs one-at-a-time losses of the probe must agree this closely
 
 
 def dtype_name(t) -> str:
@@ -49,7 +50,7 @@ class CachedConsts:
     def __init__(self, F, kit=None):
         self._F = F
         self._cache: dict = {}
-        self._ones: set = set()      # ids of cached constants that hold only ones
+        self._ones: set = set()  # ids of cached constants that hold only ones
         self._mul = getattr(kit, "mul", None)
         self._same_layout = getattr(kit, "same_layout", None)
         self._product = None
@@ -72,7 +73,7 @@ class CachedConsts:
             return self._F.sum(t)
         if self._mul is None:
             return self._F.weighted_sum(w, t)
-        self._product = self._mul(w, t, out=self._product)   # the last forward is over
+        self._product = self._mul(w, t, out=self._product)  # the last forward is over
         return self._F.sum(self._product)
 
 
@@ -95,10 +96,10 @@ class BatchedF:
         return tuple(int(s) for s in t.shape[1:])
 
     def const(self, arr, like):
-        return self._consts.const(arr, like)   # unbatched: broadcasts over the batch
+        return self._consts.const(arr, like)  # unbatched: broadcasts over the batch
 
     def non_differentiable(self, outs):
-        return self._consts.non_differentiable(outs)   # dtypes and autograd flags: no shapes
+        return self._consts.non_differentiable(outs)  # dtypes and autograd flags: no shapes
 
     def dense(self, x, w, b):
         # x (B, ..., d) @ w (B|1, d, e) + b (B|1, e): the batch dimension of w and b must line up
@@ -107,7 +108,9 @@ class BatchedF:
         middle = len(x.shape) - 2
         if middle == 0:
             return kit.matmul(x[:, None, :], w)[:, 0, :] + b
-        w = kit.reshape(w, (int(w.shape[0]),) + (1,) * (middle - 1) + tuple(int(s) for s in w.shape[1:]))
+        w = kit.reshape(
+            w, (int(w.shape[0]),) + (1,) * (middle - 1) + tuple(int(s) for s in w.shape[1:])
+        )
         b = kit.reshape(b, (int(b.shape[0]),) + (1,) * middle + (int(b.shape[-1]),))
         return kit.matmul(x, w) + b
 
@@ -122,13 +125,20 @@ class Evaluator:
             self.base = {n: kit.tensor(v) for n, v in self.values.items()}
             self.params = {n: kit.param(built, n) for n in built.param_names()}
         self.versions = {n: kit.version(t) for n, t in self.base.items()}
-        self.fresh_inputs = False   # the op changes its inputs in place: new copies every time
+        self.fresh_inputs = False  # the op changes its inputs in place: new copies every time
         self.batch_ok: dict[str, bool] = {}
         self.dims = {int(s) for v in self.values.values() for s in np.shape(v)}
-        self._buffers: dict = {}    # name -> its last moved tensor, reused by the next (_moved)
+        self._buffers: dict = {}  # name -> its last moved tensor, reused by the next (_moved)
 
-    def pm_losses(self, name: str, dirs: np.ndarray, scales: np.ndarray, base: np.ndarray,
-                  deadline: float = float("inf"), now=time.perf_counter):
+    def pm_losses(
+        self,
+        name: str,
+        dirs: np.ndarray,
+        scales: np.ndarray,
+        base: np.ndarray,
+        deadline: float = float("inf"),
+        now=time.perf_counter,
+    ):
         """The loss with `name` moved by +scales[i]*dirs[i] and by -scales[i]*dirs[i], for every
         i. Returns (plus, minus), float64 numpy arrays. `base` is the tensor's value (for the
         probe)."""
@@ -164,6 +174,7 @@ class Evaluator:
             outs = self.built.call_op(args, kwargs)
             dtypes.extend(dtype_name(o) for o in outs)
             return outs
+
         with self.kit.scope():
             loss = self._forward(self._leaves(), None, self.F, call_op, seen=seen)
             self._inputs_unchanged()
@@ -206,6 +217,7 @@ class Evaluator:
             if moved is not None:
                 return moved(n, t, inject[1], inject[2])
             return self.kit.axpy(t, inject[1], inject[2])
+
         return self.graph.forward(leaves, call_op, rec, F)
 
     def _inputs_unchanged(self) -> bool:
@@ -223,10 +235,12 @@ class Evaluator:
         k = dirs.shape[0]
         plus, minus = np.empty(k), np.empty(k)
         for i0 in range(0, k, half):
-            rows = dirs[i0:i0 + half] * scales[i0:i0 + half].reshape((-1,) + (1,) * (dirs.ndim - 1))
+            rows = dirs[i0 : i0 + half] * scales[i0 : i0 + half].reshape(
+                (-1,) + (1,) * (dirs.ndim - 1)
+            )
             n = rows.shape[0]
             got = self._batched(name, self.kit.tensor(np.concatenate([rows, -rows]), copy=False))
-            plus[i0:i0 + n], minus[i0:i0 + n] = got[:n], got[n:]
+            plus[i0 : i0 + n], minus[i0 : i0 + n] = got[:n], got[n:]
         return plus, minus
 
     def _batched(self, name, rows) -> np.ndarray:
@@ -244,7 +258,9 @@ class Evaluator:
             outs = self.built.call_op(args, kwargs)
             for o in outs:
                 if len(o.shape) == 0 or int(o.shape[0]) not in (1, n):
-                    raise BatchRefused(f"an output of shape {tuple(o.shape)} has no batch dimension")
+                    raise BatchRefused(
+                        f"an output of shape {tuple(o.shape)} has no batch dimension"
+                    )
             return outs
 
         try:
@@ -290,7 +306,9 @@ class Evaluator:
         if not (np.all(np.isfinite(alone)) and np.all(np.isfinite(together))):
             return False
         scale = np.max(np.abs(alone)) + np.max(np.abs(alone - alone[0]))
-        return bool(np.all(np.abs(together - alone) <= PROBE_RTOL * scale)) and not self.fresh_inputs
+        return (
+            bool(np.all(np.abs(together - alone) <= PROBE_RTOL * scale)) and not self.fresh_inputs
+        )
 
 
 class ViaEvaluate:
@@ -300,8 +318,9 @@ class ViaEvaluate:
     def __init__(self, ad, graph, built, device):
         self.ad, self.graph, self.built, self.device = ad, graph, built, device
         self.values = {leaf.name: leaf_array(leaf.values) for leaf in graph.leaves}
-        self.params = {n: np.asarray(built.get_param(n), dtype=np.float64)
-                       for n in built.param_names()}
+        self.params = {
+            n: np.asarray(built.get_param(n), dtype=np.float64) for n in built.param_names()
+        }
 
     def batches(self, name, base) -> bool:
         return False
@@ -329,5 +348,6 @@ class ViaEvaluate:
                 return float(self.ad.evaluate(self.graph, self.built, self.values, {}, self.device))
             finally:
                 self.built.set_param(name, self.params[name])
-        return float(self.ad.evaluate(self.graph, self.built, self.values, {name: delta},
-                                      self.device))
+        return float(
+            self.ad.evaluate(self.graph, self.built, self.values, {name: delta}, self.device)
+        )

@@ -7,14 +7,15 @@ the metadata (the `@gradviz.op(...)` decorator, or `gradviz.op(...)(Imported)`),
 forward has. Decided at load where the forward's signature alone decides it (listed as a note),
 and at the run (an error) once the built op's parameters are known too.
 """
+
 from __future__ import annotations
 
 import inspect
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 from gradviz.errors import GradvizError
 
-LAYER_KINDS = ("module", "layer")     # ops built as objects: inputs= may name their parameters
+LAYER_KINDS = ("module", "layer")  # ops built as objects: inputs= may name their parameters
 
 
 class MetadataMismatch(GradvizError, ValueError):
@@ -53,14 +54,18 @@ def _named(params) -> list[str]:
 
 
 def _has(names: list[str], params) -> str:
-    extra = [f"*{p.name}" if p.kind == p.VAR_POSITIONAL else f"**{p.name}"
-             for p in params if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    extra = [
+        f"*{p.name}" if p.kind == p.VAR_POSITIONAL else f"**{p.name}"
+        for p in params
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
     shown = ", ".join(names + extra)
     return f"its forward takes {shown}" if shown else "its forward takes no arguments"
 
 
-def unknown_names(meta: dict, params: list[inspect.Parameter], kind: str,
-                  param_names: Optional[Iterable[str]] = None) -> Optional[str]:
+def unknown_names(
+    meta: dict, params: list[inspect.Parameter], kind: str, param_names: Iterable[str] | None = None
+) -> str | None:
     """The message for metadata naming no argument of the forward (`params`, as declared:
     without ctx / self), or None when it fits. For a Module / Layer, inputs= may name a
     parameter too: decided only when `param_names` (every parameter of the built op) is given,
@@ -73,13 +78,15 @@ def unknown_names(meta: dict, params: list[inspect.Parameter], kind: str,
         if n in args:
             continue
         if kind in LAYER_KINDS and param_names is None:
-            continue                        # maybe a parameter: the run decides
+            continue  # maybe a parameter: the run decides
         if kind not in LAYER_KINDS or n not in set(param_names or ()):
             wrong.append(("inputs", n))
     if not wrong:
         return None
-    what = "; ".join(f"{key}= names {', '.join(repr(n) for k, n in wrong if k == key)}"
-                     for key in dict.fromkeys(k for k, _ in wrong))
+    what = "; ".join(
+        f"{key}= names {', '.join(repr(n) for k, n in wrong if k == key)}"
+        for key in dict.fromkeys(k for k, _ in wrong)
+    )
     has = _has(args, params)
     if kind in LAYER_KINDS and any(k == "inputs" for k, _ in wrong):
         shown = ", ".join(param_names or ()) or "none"
@@ -87,25 +94,27 @@ def unknown_names(meta: dict, params: list[inspect.Parameter], kind: str,
     return f"gradviz.op metadata does not fit the op: {what}, which it does not have ({has})"
 
 
-def unfit_parameters(inputs: dict, args: Iterable[str], param_names: Iterable[str]
-                     ) -> Optional[str]:
+def unfit_parameters(inputs: dict, args: Iterable[str], param_names: Iterable[str]) -> str | None:
     """For a built Module / Layer: the message for inputs= naming neither an argument gradviz
     passes (`args`) nor a parameter of the built op (`param_names`), or None."""
     args, params = list(args), list(param_names)
     wrong = [n for n in inputs if n not in args and n not in params]
     if not wrong:
         return None
-    return (f"gradviz.op metadata does not fit the op: inputs= names "
-            f"{', '.join(repr(n) for n in wrong)}, which it does not have (its forward takes "
-            f"{', '.join(args) or 'no arguments'}, and its parameters are "
-            f"{', '.join(params) or 'none'})")
+    return (
+        f"gradviz.op metadata does not fit the op: inputs= names "
+        f"{', '.join(repr(n) for n in wrong)}, which it does not have (its forward takes "
+        f"{', '.join(args) or 'no arguments'}, and its parameters are "
+        f"{', '.join(params) or 'none'})"
+    )
 
 
-def check_reference(meta: dict, plans, kind: str) -> Optional[str]:
+def check_reference(meta: dict, plans, kind: str) -> str | None:
     """The message for a reference= that cannot be called as the op is (graphs.ArgPlan
     `plans`: tensors by position, constants by keyword), or None. A reference of a Module /
     Layer takes the built object first, as the forward takes self."""
     from gradviz.backends.graphs import _args_from
+
     reference = meta.get("reference")
     if reference is None:
         return None
@@ -114,7 +123,7 @@ def check_reference(meta: dict, plans, kind: str) -> Optional[str]:
     try:
         sig = inspect.signature(reference)
     except (TypeError, ValueError):
-        return None                         # a builtin or C function: nothing to read
+        return None  # a builtin or C function: nothing to read
     args, kwargs = _args_from(plans, {})
     first = ["self"] if kind in LAYER_KINDS else []
     try:
@@ -123,15 +132,18 @@ def check_reference(meta: dict, plans, kind: str) -> Optional[str]:
         name = getattr(reference, "__qualname__", repr(reference))
         passed = [p.name for p in plans if p.kind != "default"]
         self_too = "the built object, then " if first else ""
-        return (f"gradviz.op(reference={name}) cannot be called as the op is ({self_too}"
-                f"{', '.join(passed) or 'no arguments'}): {exc}")
+        return (
+            f"gradviz.op(reference={name}) cannot be called as the op is ({self_too}"
+            f"{', '.join(passed) or 'no arguments'}): {exc}"
+        )
     return None
 
 
 def unfit_at_load(adapter, found, module) -> list[str]:
-    """"Name will not run: why (where)" for each op (OpInfo, object) of a file whose metadata
+    """ "Name will not run: why (where)" for each op (OpInfo, object) of a file whose metadata
     its forward's signature alone shows not to fit (`gradviz list`, the window's problems)."""
     from gradviz.api import meta_of
+
     out = []
     for info, obj in found:
         meta = meta_of(obj, module)
@@ -139,7 +151,7 @@ def unfit_at_load(adapter, found, module) -> list[str]:
             continue
         try:
             why = unknown_names(meta, adapter.declared_params(obj, info), info.kind)
-        except (TypeError, ValueError):     # no signature to read: the run says what fails
+        except (TypeError, ValueError):  # no signature to read: the run says what fails
             continue
         if why:
             out.append(f"{info.qualname} will not run: {why} (at {meta_where(meta, info.where)})")

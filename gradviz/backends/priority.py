@@ -7,6 +7,7 @@ And it ranks a thread only within its scheduling group: under autogroup scheduli
 session of its own (engine/worker.py), is a group of its own, and this lowers it against the
 window not at all (ARCHITECTURE.md, "Progressive results").
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -42,7 +43,7 @@ def background_priority():
                     olds[tid] = os.getpriority(os.PRIO_PROCESS, tid)
                     if olds[tid] < LOW:
                         os.setpriority(os.PRIO_PROCESS, tid, LOW)
-                except OSError:       # the thread has ended meanwhile
+                except OSError:  # the thread has ended meanwhile
                     olds.pop(tid, None)
     except (OSError, AttributeError, ValueError):
         lowered = False

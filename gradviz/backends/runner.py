@@ -3,12 +3,12 @@
 The framework adapter (torch_backend / tf_backend) supplies finding ops, building the op per mode,
 differentiation and plain evaluation; this module assembles the RunResult.
 """
+
 from __future__ import annotations
 
 import contextlib
 import os
 import time
-from typing import Optional
 
 import numpy as np
 
@@ -55,7 +55,7 @@ class Backend:
 
     def __init__(self, adapter: Adapter, memory_limit: int = 0):
         self.adapter = adapter
-        self._ops_by_path: dict[str, tuple] = {}   # path -> (module, {qualname: (info, obj)})
+        self._ops_by_path: dict[str, tuple] = {}  # path -> (module, {qualname: (info, obj)})
         self.kept = KeptRuns(keep_bound(memory_limit))  # the app's quick passes, for numeric
 
     def version(self) -> str:
@@ -69,7 +69,7 @@ class Backend:
         if kind == "load":
             return [self.load(path) for path in payload]
         if kind == "run":
-            self.kept.clear()       # one pass (the command line): nothing will come back for it
+            self.kept.clear()  # one pass (the command line): nothing will come back for it
             return self.run(payload)
         if kind in ("run:background", "run:keep"):
             return self.run(payload, background=kind == "run:background", keep=kind == "run:keep")
@@ -89,8 +89,13 @@ class Backend:
             except USER_FAILURES as exc:  # noqa: BLE001 - the user's file failed to import: a catalog error
                 return FileCatalog(path, fw, (), load_error(exc, path))
             notes = [load_note(path)] + unfit_at_load(self.adapter, found, module)
-        return FileCatalog(path, fw, tuple(info for info, _ in found), skipped=tuple(skipped),
-                           notes=tuple(n for n in notes if n))
+        return FileCatalog(
+            path,
+            fw,
+            tuple(info for info, _ in found),
+            skipped=tuple(skipped),
+            notes=tuple(n for n in notes if n),
+        )
 
     # --- runs ----------------------------------------------------------------------------------
     def _found(self, module, path: str) -> dict:
@@ -99,7 +104,9 @@ class Backend:
         cached = self._ops_by_path.get(path)
         if cached is not None and cached[0] is module:
             return cached[1]
-        found = dict((info.qualname, (info, obj)) for info, obj in self.adapter.find_ops(module, path)[0])
+        found = dict(
+            (info.qualname, (info, obj)) for info, obj in self.adapter.find_ops(module, path)[0]
+        )
         self._ops_by_path[path] = (module, found)
         return found
 
@@ -113,11 +120,15 @@ class Backend:
         return self._finished(result, cap, t0)
 
     def _finished(self, result: RunResult, cap, t0: float) -> RunResult:
-        note = load_note(result.request.file)   # loaded otherwise than asked: said in the run too
+        note = load_note(result.request.file)  # loaded otherwise than asked: said in the run too
         patched = patch_note(os.path.abspath(result.request.file))
         notes = tuple(n for n in (note, patched) if n)
-        extra = {"log": cap.log, "warnings": notes + tuple(cap.warnings),
-                 "elapsed": time.perf_counter() - t0, "framework_version": self.version()}
+        extra = {
+            "log": cap.log,
+            "warnings": notes + tuple(cap.warnings),
+            "elapsed": time.perf_counter() - t0,
+            "framework_version": self.version(),
+        }
         return RunResult(**{**vars(result), **extra})
 
     def run_numeric(self, req: RunRequest) -> NumericReply:
@@ -134,7 +145,7 @@ class Backend:
                 return NumericReply(self._finished(result, cap, t0), whole=False)
         return NumericReply(self.run(req, background=True), whole=True)
 
-    def _numeric_only(self, req: RunRequest, q: QuickRun) -> Optional[RunResult]:
+    def _numeric_only(self, req: RunRequest, q: QuickRun) -> RunResult | None:
         """The numeric reference of a kept quick pass; None when the op's file changed since
         (a new module object) or no longer imports: the full run then says what happened."""
         path = os.path.abspath(req.file)
@@ -146,14 +157,43 @@ class Backend:
         if module is not q.module or found.get(req.qualname, (None, None))[1] is not q.obj:
             return None
         mode_errors: dict = {}
-        infos = self._numeric(req.settings, q.obj, q.info, q.module, q.meta, q.plans, q.graph,
-                              q.device, q.tensors, True, mode_errors)
+        infos = self._numeric(
+            req.settings,
+            q.obj,
+            q.info,
+            q.module,
+            q.meta,
+            q.plans,
+            q.graph,
+            q.device,
+            q.tensors,
+            True,
+            mode_errors,
+        )
         tensors = _tensor_results(q.tensors, infos, req.settings.dtype)
-        return RunResult(request=req, op=q.info, device=q.device, status="ok",
-                         tensors=tuple(_numeric_part(t) for t in tensors), mode_errors=mode_errors)
+        return RunResult(
+            request=req,
+            op=q.info,
+            device=q.device,
+            status="ok",
+            tensors=tuple(_numeric_part(t) for t in tensors),
+            mode_errors=mode_errors,
+        )
 
-    def _numeric(self, s, obj, info, module, meta, plans, graph, device, tensors: dict,
-                 background: bool, mode_errors: dict) -> dict:
+    def _numeric(
+        self,
+        s,
+        obj,
+        info,
+        module,
+        meta,
+        plans,
+        graph,
+        device,
+        tensors: dict,
+        background: bool,
+        mode_errors: dict,
+    ) -> dict:
         """numeric.compute on the op built in float64; its failure goes into `mode_errors`."""
         ad = self.adapter
         try:
@@ -175,47 +215,61 @@ class Backend:
             return _error(req, None, load_error(exc, path))
         if req.qualname not in found:
             names = ", ".join(sorted(found)) or "none"
-            return _error(req, None, ErrorInfo(
-                "OpNotFound", f"no {ad.name} op named {req.qualname!r} in {path} (found: {names})",
-                f"{path}:1", kind=ErrorKind.LOAD))
+            return _error(
+                req,
+                None,
+                ErrorInfo(
+                    "OpNotFound",
+                    f"no {ad.name} op named {req.qualname!r} in {path} (found: {names})",
+                    f"{path}:1",
+                    kind=ErrorKind.LOAD,
+                ),
+            )
         info, obj = found[req.qualname]
         try:
             device = ad.resolve_device(s.device)
         except ValueError as exc:
-            return _error(req, info, ErrorInfo("DeviceUnavailable", str(exc), kind=ErrorKind.DEVICE))
+            return _error(
+                req, info, ErrorInfo("DeviceUnavailable", str(exc), kind=ErrorKind.DEVICE)
+            )
         meta = with_given(meta_of(obj, module), req.given)
         try:
             declared = ad.declared_params(obj, info)
             unfit_meta = unknown_names(meta, declared, info.kind)
-            plans = [] if unfit_meta else plan_args(ad.forward_params(obj, info), meta, s,
-                                                   declared)
+            plans = [] if unfit_meta else plan_args(ad.forward_params(obj, info), meta, s, declared)
             unfit_meta = unfit_meta or check_reference(meta, plans, info.kind)
             if unfit_meta:
                 return _error(req, info, _metadata_error(unfit_meta, meta, info))
             graph = build_graph(s, plans)
-            graph.args = tuple(p.name for p in plans)   # what inputs= may name besides parameters
+            graph.args = tuple(p.name for p in plans)  # what inputs= may name besides parameters
             graph.check_params = info.kind in LAYER_KINDS and not takes_any_keyword(declared)
         except USER_FAILURES as exc:  # noqa: BLE001 - the op's arguments or graph failed: a run error
             return _error(req, info, error_info(exc, ErrorKind.ERROR, info.where))
 
-        tensors: dict[str, dict] = {}      # name -> {"role", "value", "grads", "absent", "dtype"}
+        tensors: dict[str, dict] = {}  # name -> {"role", "value", "grads", "absent", "dtype"}
         outputs, mode_errors, kept, inplace = {}, {}, "", []
         probe = probe_upstream(s, plans)
-        skipped: dict[str, str] = {}      # mode -> why its upstream probe was skipped
+        skipped: dict[str, str] = {}  # mode -> why its upstream probe was skipped
         seeded: tuple = ()
         watch = Watch()
         for mode in ("custom", "default"):
             if mode not in s.modes:
                 continue
             try:
-                with watching(obj, info.kind, ad.name) if mode == "custom" else \
-                        contextlib.nullcontext(watch) as watch:
-                    got, names = self._differentiated(obj, info, mode, s, device, module, meta,
-                                                      plans, graph, probe)
+                with (
+                    watching(obj, info.kind, ad.name)
+                    if mode == "custom"
+                    else contextlib.nullcontext(watch) as watch
+                ):
+                    got, names = self._differentiated(
+                        obj, info, mode, s, device, module, meta, plans, graph, probe
+                    )
             except MetadataMismatch as exc:  # inputs= naming no argument nor parameter
                 return _error(req, info, _metadata_error(str(exc), meta, info))
             except GraphMismatch as exc:  # gradviz's graph, not the user's code: no user line
-                mode_errors[mode] = ErrorInfo("GraphMismatch", str(exc), info.where, kind=ErrorKind.ERROR)
+                mode_errors[mode] = ErrorInfo(
+                    "GraphMismatch", str(exc), info.where, kind=ErrorKind.ERROR
+                )
                 continue
             except OpOutputError as exc:
                 mode_errors[mode] = error_info(exc, ErrorKind.ERROR, _forward_where(obj, info))
@@ -233,14 +287,15 @@ class Backend:
             if why:
                 skipped[mode] = why
             for name, t in got.items():
-                entry = tensors.setdefault(name, {"role": t["role"], "value": t["value"],
-                                                  "grads": {}, "absent": {}})
+                entry = tensors.setdefault(
+                    name, {"role": t["role"], "value": t["value"], "grads": {}, "absent": {}}
+                )
                 if t.get("frozen"):
                     entry["frozen"] = True
                 if mode == "custom" or entry["value"] is None:
                     entry["value"] = t["value"]
                 if not differentiable(entry["value"]):
-                    continue   # int64 / bool input: a value, no gradient columns at all
+                    continue  # int64 / bool input: a value, no gradient columns at all
                 if t["grad"] is not None:
                     entry["grads"][mode] = t["grad"]
                     if t.get("grad_dtype"):
@@ -255,47 +310,85 @@ class Backend:
         # results use stay alive through them, the rest (an upstream gradient's) goes now
         graph.prepared.clear()
         compare_probes(tensors, s.dtype)
-        run_facts = {"probe_skipped": _probe_skipped(skipped), "seeded_params": tuple(seeded),
-                     "uncalled_backward": watch.uncalled, "no_own_gradient": watch.no_own_gradient,
-                     "call": tuple((p.name, p.kind, p.keyword, repr(p.const) if p.kind == "const"
-                                    else "") for p in plans),
-                     "has_reference": meta.get("reference") is not None}
+        run_facts = {
+            "probe_skipped": _probe_skipped(skipped),
+            "seeded_params": tuple(seeded),
+            "uncalled_backward": watch.uncalled,
+            "no_own_gradient": watch.no_own_gradient,
+            "call": tuple(
+                (p.name, p.kind, p.keyword, repr(p.const) if p.kind == "const" else "")
+                for p in plans
+            ),
+            "has_reference": meta.get("reference") is not None,
+        }
 
         if kept:
             for entry in tensors.values():
                 if differentiable(entry["value"]):
                     entry["absent"]["default"] = kept
         if "custom" in mode_errors:
-            return _error(req, info, mode_errors["custom"], device=device, mode_errors=mode_errors,
-                          tensors=_tensor_results(tensors, {}, s.dtype),
-                          inplace_inputs=tuple(inplace), **run_facts,
-                          checks=skipped_all(s.checks, "the custom mode raised (see the error)"))
+            return _error(
+                req,
+                info,
+                mode_errors["custom"],
+                device=device,
+                mode_errors=mode_errors,
+                tensors=_tensor_results(tensors, {}, s.dtype),
+                inplace_inputs=tuple(inplace),
+                **run_facts,
+                checks=skipped_all(s.checks, "the custom mode raised (see the error)"),
+            )
         numeric_infos = {}
         if "numeric" in s.modes and tensors:
-            numeric_infos = self._numeric(s, obj, info, module, meta, plans, graph, device,
-                                          tensors, background, mode_errors)
+            numeric_infos = self._numeric(
+                s, obj, info, module, meta, plans, graph, device, tensors, background, mode_errors
+            )
         elif keep and not s.checks:
             self.kept.put(req, QuickRun(module, info, obj, meta, plans, graph, device, tensors))
         checks = ()
         fixed = [p.name for p in plans if p.kind == "tensor" and not differentiable(p.values)]
         if s.checks and fixed:
-            checks = skipped_all(s.checks, f"the op takes int64 / bool inputs ({', '.join(fixed)}); "
-                                 "the contract checks feed float inputs only")
+            checks = skipped_all(
+                s.checks,
+                f"the op takes int64 / bool inputs ({', '.join(fixed)}); "
+                "the contract checks feed float inputs only",
+            )
         elif s.checks:
             # The plain gradients reach the caller first (the app's quick pass); checks come after
             # and reuse them, so only what a check adds is paid for.
-            ctx = CheckContext(ad, obj, info, module, meta, plans, graph, s, device,
-                               lambda built: _seed_params(built, s.seed, meta, graph), tensors,
-                               numeric_infos)
-            checks = run_checks(ctx, s.checks, unfit(mode_errors.get("numeric")) or
-                                random_backward.unfit(ctx))
-        return RunResult(request=req, op=info, device=device, status="ok",
-                         tensors=_tensor_results(tensors, numeric_infos, s.dtype),
-                         mode_errors=mode_errors, outputs=outputs, inplace_inputs=tuple(inplace),
-                         checks=checks, **run_facts)
+            ctx = CheckContext(
+                ad,
+                obj,
+                info,
+                module,
+                meta,
+                plans,
+                graph,
+                s,
+                device,
+                lambda built: _seed_params(built, s.seed, meta, graph),
+                tensors,
+                numeric_infos,
+            )
+            checks = run_checks(
+                ctx, s.checks, unfit(mode_errors.get("numeric")) or random_backward.unfit(ctx)
+            )
+        return RunResult(
+            request=req,
+            op=info,
+            device=device,
+            status="ok",
+            tensors=_tensor_results(tensors, numeric_infos, s.dtype),
+            mode_errors=mode_errors,
+            outputs=outputs,
+            inplace_inputs=tuple(inplace),
+            checks=checks,
+            **run_facts,
+        )
 
-    def _differentiated(self, obj, info, mode, s, device, module, meta, plans, graph,
-                        probe=None) -> tuple[dict, tuple]:
+    def _differentiated(
+        self, obj, info, mode, s, device, module, meta, plans, graph, probe=None
+    ) -> tuple[dict, tuple]:
         """One mode built, seeded and differentiated, and the names of the parameters seeded;
         once more, from a fresh build, when the default mode kept a custom backward through an
         alias its swap missed (OverrideKept.again: bound since the module was last read), as a
@@ -303,11 +396,12 @@ class Backend:
         ad = self.adapter
 
         def once() -> tuple[dict, tuple]:
-            ad.seed_random(s.seed)    # before the build: a layer may draw its seeds there
+            ad.seed_random(s.seed)  # before the build: a layer may draw its seeds there
             built = ad.build(obj, info, mode, s.dtype, device, module, meta, plans)
             _seed_params(built, s.seed, meta, graph)
             got = ad.differentiate(graph, built, s.dtype, device, probe=probe)
             return got, tuple(built.param_names())
+
         try:
             return once()
         except OverrideKept as exc:
@@ -341,8 +435,11 @@ def _metadata_error(message: str, meta: dict, info: OpInfo) -> ErrorInfo:
 
 
 def _forward_where(obj, info: OpInfo) -> str:
-    fn = getattr(obj, "forward", None) or getattr(obj, "call", None) or \
-        getattr(obj, "__wrapped__", None)
+    fn = (
+        getattr(obj, "forward", None)
+        or getattr(obj, "call", None)
+        or getattr(obj, "__wrapped__", None)
+    )
     return where_of(fn, info.where) if fn is not None else info.where
 
 
@@ -367,13 +464,26 @@ def _tensor_results(tensors: dict, numeric_infos: dict, dtype: str) -> tuple[Ten
             absent["numeric"] = info["why"]
         value = t["value"]
         shape = tuple(value.shape) if value is not None else ()
-        own = str(np.asarray(value).dtype) if value is not None and not differentiable(value) \
-            else dtype   # int64 / bool inputs keep theirs
-        out.append(TensorResult(name=name, role=t["role"], shape=shape, dtype=own, value=value,
-                                grads=grads, absent=absent,
-                                numeric=info["info"] if info is not None else None,
-                                probe=t.get("probe"), frozen=bool(t.get("frozen")),
-                                grad_dtypes=dict(t.get("grad_dtypes", {}))))
+        own = (
+            str(np.asarray(value).dtype)
+            if value is not None and not differentiable(value)
+            else dtype
+        )  # int64 / bool inputs keep theirs
+        out.append(
+            TensorResult(
+                name=name,
+                role=t["role"],
+                shape=shape,
+                dtype=own,
+                value=value,
+                grads=grads,
+                absent=absent,
+                numeric=info["info"] if info is not None else None,
+                probe=t.get("probe"),
+                frozen=bool(t.get("frozen")),
+                grad_dtypes=dict(t.get("grad_dtypes", {})),
+            )
+        )
     return tuple(out)
 
 
@@ -389,8 +499,16 @@ def _numeric_part(t: TensorResult) -> TensorResult:
     """Only the numeric mode of a tensor: the quick pass already sent the value and the rest."""
     grads = {m: g for m, g in t.grads.items() if m == "numeric"}
     absent = {m: why for m, why in t.absent.items() if m == "numeric"}
-    return TensorResult(name=t.name, role=t.role, shape=t.shape, dtype=t.dtype, value=None,
-                        grads=grads, absent=absent, numeric=t.numeric)
+    return TensorResult(
+        name=t.name,
+        role=t.role,
+        shape=t.shape,
+        dtype=t.dtype,
+        value=None,
+        grads=grads,
+        absent=absent,
+        numeric=t.numeric,
+    )
 
 
 def _error(req, info, err: ErrorInfo, **kw) -> RunResult:

@@ -7,6 +7,7 @@ frameworks. The op is one instance called at every layer: a Module's / Layer's o
 shared by the layers (their gradient sums over the layers), as when one activation module is
 reused through a network.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -55,12 +56,17 @@ def stack_graph(settings, plans) -> Graph:
             if F.shape(o) != F.shape(h):
                 raise GraphMismatch(
                     f"the stack graph needs an op that keeps the shape of its input: it gets "
-                    f"{shape} and returns {F.shape(o)}; use the op or seed graph for this op")
+                    f"{shape} and returns {F.shape(o)}; use the op or seed graph for this op"
+                )
             o = rec(f"o{i}", o, "output" if i == depth else "intermediate")
         if not upstream:
             upstream.append(upstream_values(settings, "out", shape))
         return F.weighted_sum(F.const(upstream[0], o), o)
 
     # the flow is read at h{i}: its numeric reference comes before the weights' and biases'
-    return Graph(leaves, forward, numeric_first=tuple(f"h{i}" for i in range(depth, 0, -1)),
-                 recorded=r"[ho]\d+")
+    return Graph(
+        leaves,
+        forward,
+        numeric_first=tuple(f"h{i}" for i in range(depth, 0, -1)),
+        recorded=r"[ho]\d+",
+    )

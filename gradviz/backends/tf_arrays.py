@@ -17,6 +17,7 @@ reporting), so touching it again cost ~10x a warm memcpy and dominated the run (
 - `host_array`: an eager tensor's values as numpy without a copy (what `.numpy()` returns before
   it copies); variables, whose buffers later assigns may reuse, are still copied.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,14 +25,14 @@ import tensorflow as tf
 from tensorflow.python.framework.ops import EagerTensor
 
 ZERO_COPY_BYTES = 1 << 20  # below this a copy costs less than the calls that avoid it
-ALIGN = 64                 # EIGEN_MAX_ALIGN_BYTES of TensorFlow's CPU kernels
-_CAST_TO = (tf.float32, tf.float64)   # the run's dtypes; numpy casts to these as TF would
+ALIGN = 64  # EIGEN_MAX_ALIGN_BYTES of TensorFlow's CPU kernels
+_CAST_TO = (tf.float32, tf.float64)  # the run's dtypes; numpy casts to these as TF would
 
 
 def host_array(t) -> np.ndarray:
     """The values of a tensor (or variable) as numpy; an eager tensor's without a copy."""
     if isinstance(t, EagerTensor):
-        return np.asarray(t._numpy())   # .numpy() is this plus a copy
+        return np.asarray(t._numpy())  # .numpy() is this plus a copy
     return np.asarray(t.numpy())
 
 
@@ -41,7 +42,7 @@ def aligned_empty(shape: tuple, dtype) -> np.ndarray:
     size = int(np.prod(shape))
     raw = np.empty(size * dtype.itemsize + ALIGN, dtype=np.uint8)
     start = -raw.ctypes.data % ALIGN
-    return raw[start:start + size * dtype.itemsize].view(dtype).reshape(shape)
+    return raw[start : start + size * dtype.itemsize].view(dtype).reshape(shape)
 
 
 def aligned_cast(values: np.ndarray, dtype) -> np.ndarray:
@@ -66,8 +67,12 @@ class HostArrays:
 
     def tensor(self, values, dtype: tf.DType, device: str) -> tf.Tensor:
         arr = np.asarray(values)
-        if arr.nbytes < ZERO_COPY_BYTES or arr.dtype.kind != "f" or dtype not in _CAST_TO \
-                or not on_cpu(device):
+        if (
+            arr.nbytes < ZERO_COPY_BYTES
+            or arr.dtype.kind != "f"
+            or dtype not in _CAST_TO
+            or not on_cpu(device)
+        ):
             return tf.constant(arr, dtype=dtype)
         key = (id(values), dtype.name)
         hit = self._casts.get(key)

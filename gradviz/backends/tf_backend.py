@@ -1,5 +1,6 @@
 """TensorFlow / Keras 3: find custom_gradient functions and Layers, build per mode,
 differentiate with a GradientTape. Worker-only."""
+
 from __future__ import annotations
 
 import contextlib
@@ -33,20 +34,26 @@ from gradviz.backends.tf_overrides import (
 from gradviz.backends.upstream_probe import probe_skipped_reason
 from gradviz.model import FROZEN
 
-_NO_PATH = ("TensorFlow returned None: no gradient path (an op without a registered gradient such "
-            "as tf.round, tf.stop_gradient, or a detour through numpy)")
+_NO_PATH = (
+    "TensorFlow returned None: no gradient path (an op without a registered gradient such "
+    "as tf.round, tf.stop_gradient, or a detour through numpy)"
+)
 # a weight with no gradient in a Layer's custom run: the usual cause is a custom_gradient that
 # cuts it (the weight went in as a tensor, not an argument or a variable read inside)
-_NO_PATH_WEIGHT = ("TensorFlow returned None: no gradient reaches this weight. Through a "
-                   "@tf.custom_gradient a weight gets only what grad returns for it: its entry "
-                   "in the variables= list (None there gives none), or its input gradient when "
-                   "it is passed as an argument; one captured as a tensor "
-                   "(tf.convert_to_tensor(self.w) outside the function) gets none")
-_FROZEN = (f"{FROZEN} (its layer is trainable=False): kept at the value the layer built, not "
-           "seeded, not perturbed by the numeric reference")
+_NO_PATH_WEIGHT = (
+    "TensorFlow returned None: no gradient reaches this weight. Through a "
+    "@tf.custom_gradient a weight gets only what grad returns for it: its entry "
+    "in the variables= list (None there gives none), or its input gradient when "
+    "it is passed as an argument; one captured as a tensor "
+    "(tf.convert_to_tensor(self.w) outside the function) gets none"
+)
+_FROZEN = (
+    f"{FROZEN} (its layer is trainable=False): kept at the value the layer built, not "
+    "seeded, not perturbed by the numeric reference"
+)
 _LAYER_DEFAULT_ARGS = ("training", "mask")
 _RANDOM_SEED = 20240601
-_RESET: dict = {"state": None}    # TF's op-seed stream right after gradviz last reset it
+_RESET: dict = {"state": None}  # TF's op-seed stream right after gradviz last reset it
 
 
 def _probe_grads(tape, recorded: dict, targets: list, probe) -> tuple[dict, str]:
@@ -54,15 +61,15 @@ def _probe_grads(tape, recorded: dict, targets: list, probe) -> tuple[dict, str]
     the run's persistent tape after the run's own gradient; ({}, why) when the op's grad
     function raises when called a second time (it frees its state: it runs once in training),
     ({}, "") when there is nothing to probe."""
-    outs = [(n, t) for n, (t, role) in recorded.items()
-            if role == "output" and t.dtype.is_floating]
+    outs = [(n, t) for n, (t, role) in recorded.items() if role == "output" and t.dtype.is_floating]
     wrt = [(n, t) for n, t, role in targets if role in ("input", "param")]
     if not outs or not wrt:
         return {}, ""
     ups = [tf.constant(probe(n, tuple(t.shape)), dtype=t.dtype) for n, t in outs]
     try:
-        gs = tape.gradient([t for _, t in outs], [_watchable(t) for _, t in wrt],
-                           output_gradients=ups)
+        gs = tape.gradient(
+            [t for _, t in outs], [_watchable(t) for _, t in wrt], output_gradients=ups
+        )
     except Exception as exc:  # noqa: BLE001 - a grad that runs once: the probe alone goes
         return {}, probe_skipped_reason(exc)
     out = {}
@@ -82,9 +89,12 @@ def _same_random_draws() -> None:
     code set the seed), which a random forward always does. Random ops given an op seed of their
     own continue their stream across calls, in plain TF too, and are not reset."""
     ctx = tf_context.context()
-    rng = getattr(ctx, "_rng", None)          # TF's op-seed stream (TF internals; else reset)
-    if rng is None or getattr(ctx, "_seed", None) != _RANDOM_SEED or \
-            rng.getstate() != _RESET["state"]:
+    rng = getattr(ctx, "_rng", None)  # TF's op-seed stream (TF internals; else reset)
+    if (
+        rng is None
+        or getattr(ctx, "_seed", None) != _RANDOM_SEED
+        or rng.getstate() != _RESET["state"]
+    ):
         tf.random.set_seed(_RANDOM_SEED)
         rng = getattr(ctx, "_rng", None)
         _RESET["state"] = rng.getstate() if rng is not None else None
@@ -96,24 +106,33 @@ def _dense_tensor(t) -> bool:
     the user's code ("int() argument must be ... not 'NoneType'")."""
     if isinstance(t, (tf.RaggedTensor, tf.SparseTensor, tf.IndexedSlices)):
         kind = type(t).__name__
-        dense = {"RaggedTensor": "out.to_tensor() or out.flat_values",
-                 "SparseTensor": "tf.sparse.to_dense(out)"}.get(kind, "tf.convert_to_tensor(out)")
-        raise OpOutputError(f"the op returned a tf.{kind}; gradviz differentiates dense tensors "
-                            f"only: return {dense} instead (or also, from a wrapper op)")
+        dense = {
+            "RaggedTensor": "out.to_tensor() or out.flat_values",
+            "SparseTensor": "tf.sparse.to_dense(out)",
+        }.get(kind, "tf.convert_to_tensor(out)")
+        raise OpOutputError(
+            f"the op returned a tf.{kind}; gradviz differentiates dense tensors "
+            f"only: return {dense} instead (or also, from a wrapper op)"
+        )
     return tf.is_tensor(t)
 
 
 class Built(BuiltBase):
     """One op ready to call in one mode; a Layer's variables by attribute path (keras_names)."""
+
     is_tensor = staticmethod(_dense_tensor)
 
     def __init__(self, call, layer=None, patch=None, custom=False):
         # only trainable weights are seeded, differentiated and perturbed; a frozen layer's
         # are shown with "no gradient: frozen" (DESIGN.md "Parameters")
-        super().__init__(call, named_variables(layer) if layer is not None else {}, patch,
-                         frozen=named_frozen(layer) if layer is not None else {})
+        super().__init__(
+            call,
+            named_variables(layer) if layer is not None else {},
+            patch,
+            frozen=named_frozen(layer) if layer is not None else {},
+        )
         self.layer = layer
-        self.custom = custom     # the custom mode (no patch, no reference)
+        self.custom = custom  # the custom mode (no patch, no reference)
         # the default mode without a user reference: no custom gradient may remain in its graph
         self.check_overrides = patch is custom_gradients_as_default
 
@@ -138,8 +157,11 @@ class TfAdapter(AdapterBase):
     # Process-wide settings a file may change at import; each file keeps its own (user_state):
     # floatx and dtype policy of each keras loaded (Keras 3 and/or Keras 2), TF's eager switch.
     def settings(self) -> tuple:
-        kerases = tuple((name, tuple(g() for g in keras_switches(sys.modules[name])[0]))
-                        for name in ("keras", "tf_keras") if name in sys.modules)
+        kerases = tuple(
+            (name, tuple(g() for g in keras_switches(sys.modules[name])[0]))
+            for name in ("keras", "tf_keras")
+            if name in sys.modules
+        )
         return (kerases, tf.config.functions_run_eagerly())
 
     def apply_settings(self, settings: tuple) -> None:
@@ -172,7 +194,9 @@ class TfAdapter(AdapterBase):
         params = self.declared_params(obj, info_or_kind)
         if getattr(info_or_kind, "kind", info_or_kind) == "custom_gradient":
             return params
-        return [p for p in params if not (p.name in _LAYER_DEFAULT_ARGS and p.default is not p.empty)]
+        return [
+            p for p in params if not (p.name in _LAYER_DEFAULT_ARGS and p.default is not p.empty)
+        ]
 
     def declared_params(self, obj, info_or_kind) -> list[inspect.Parameter]:
         """Every argument of the forward as written (a call's `training` too), without self."""
@@ -191,7 +215,7 @@ class TfAdapter(AdapterBase):
             return Built(obj, patch=custom_gradients_as_default)
         with tf.device(device), floatx(dtype, keras_of(obj)):
             layer = obj()
-        plain = mode != "custom" and reference is None   # the default mode, overrides removed
+        plain = mode != "custom" and reference is None  # the default mode, overrides removed
         if not layer.built:
             # a default build calls what the default run will (tf.function twins): a Layer whose
             # call is a tf.function is then traced once per default run, not twice
@@ -209,8 +233,11 @@ class TfAdapter(AdapterBase):
         sublayer's moving statistics, a Dropout's seed state) keep what the request's first
         build made of them (first_build): custom, default and numeric run one forward."""
         variables = list(layer.non_trainable_variables)
-        kept = self._fixed.values(plans, [tuple(v.shape) for v in variables],
-                                  lambda: [np.array(v.numpy()) for v in variables])
+        kept = self._fixed.values(
+            plans,
+            [tuple(v.shape) for v in variables],
+            lambda: [np.array(v.numpy()) for v in variables],
+        )
         for v, a in zip(variables, kept or ()):
             v.assign(a.astype(v.dtype if isinstance(v.dtype, str) else v.dtype.name))
 
@@ -234,8 +261,12 @@ class TfAdapter(AdapterBase):
         with tf.device(device):
             fixed = [leaf.name for leaf in graph.leaves if not differentiable(leaf.values)]
             # int64 / bool inputs keep their dtype and are not watched (DESIGN.md "Op modules")
-            leaves = {leaf.name: tf.constant(leaf.values) if leaf.name in fixed else
-                      arrays.tensor(leaf.values, tdtype, device) for leaf in graph.leaves}
+            leaves = {
+                leaf.name: tf.constant(leaf.values)
+                if leaf.name in fixed
+                else arrays.tensor(leaf.values, tdtype, device)
+                for leaf in graph.leaves
+            }
             inputs.update(id(t) for t in leaves.values())
             take_kept()
             # the same draws of TF's global random ops (tf.random.uniform, no op seed) in every
@@ -252,21 +283,28 @@ class TfAdapter(AdapterBase):
                             tape.watch(t)
                     loss = graph.forward(leaves, built.call_op, rec, RunF(arrays))
                 kept = take_kept() if built.check_overrides else []
-                targets = [(n, t, leaf.role) for leaf, (n, t) in zip(graph.leaves, leaves.items())
-                           if n not in fixed]
+                targets = [
+                    (n, t, leaf.role)
+                    for leaf, (n, t) in zip(graph.leaves, leaves.items())
+                    if n not in fixed
+                ]
                 targets += [(n, v, "param") for n, v in built.params().items()]
                 targets += [(n, t, role) for n, (t, role) in recorded.items()]
                 if not kept:
                     # no user grad runs in a default run (its forward ran plain or its graph was
                     # reported kept above), so the profile hook that checks their returns (~0.25
                     # ms a gradient) has nothing to find there
-                    checked = (contextlib.nullcontext() if built.check_overrides
-                               else grad_returns_checked())
+                    checked = (
+                        contextlib.nullcontext()
+                        if built.check_overrides
+                        else grad_returns_checked()
+                    )
                     with checked:
                         grads = tape.gradient(loss, [_watchable(t) for _, t, _ in targets])
                     kept = take_kept() if built.check_overrides else []
-                probes, skipped = _probe_grads(tape, recorded, targets, probe) \
-                    if probe and not kept else ({}, "")
+                probes, skipped = (
+                    _probe_grads(tape, recorded, targets, probe) if probe and not kept else ({}, "")
+                )
             del tape
             if kept:
                 raise OverrideKept(kept_message(kept))
@@ -275,17 +313,31 @@ class TfAdapter(AdapterBase):
             why = _NO_PATH_WEIGHT if role == "param" and built.custom else _NO_PATH
             if isinstance(g, tf.IndexedSlices):
                 g = tf.convert_to_tensor(g)
-            got[name] = {"role": role, "value": _host_float(t), "grad": None if g is None
-                         else _host_float(g), "why": "" if g is not None else why,
-                         "probe": probes.get(name), "grad_dtype": _own_dtype(g, t)}
+            got[name] = {
+                "role": role,
+                "value": _host_float(t),
+                "grad": None if g is None else _host_float(g),
+                "why": "" if g is not None else why,
+                "probe": probes.get(name),
+                "grad_dtype": _own_dtype(g, t),
+            }
             if skipped and role in ("input", "param"):
                 got[name]["probe_skipped"] = skipped
         for name, v in built.frozen.items():
-            got[name] = {"role": "param", "value": _host_float(v), "grad": None, "why": _FROZEN,
-                         "frozen": True}
+            got[name] = {
+                "role": "param",
+                "value": _host_float(v),
+                "grad": None,
+                "why": _FROZEN,
+                "frozen": True,
+            }
         for name in fixed:
-            got[name] = {"role": "input", "value": host_array(leaves[name]), "grad": None,
-                         "why": ""}
+            got[name] = {
+                "role": "input",
+                "value": host_array(leaves[name]),
+                "grad": None,
+                "why": "",
+            }
         return got
 
     def numeric_kit(self, device) -> NumericKit:
@@ -300,7 +352,6 @@ class TfAdapter(AdapterBase):
         with tf.device(device):
             tensors = {n: tf.constant(leaf_array(v)) for n, v in leaves.items()}
             return float(graph.forward(tensors, built.call_op, rec, F))
-
 
     def batch_evaluator(self, graph, built, device, base_leaves: dict, shapes: dict):
         """losses(name, deltas[k, ...]): the loss for k perturbations of one leaf, parameter or
@@ -319,12 +370,17 @@ class TfAdapter(AdapterBase):
 
                 def rec(name, t, role):
                     return t + row[name] if name in row else t
+
                 return tf.cast(graph.forward(leaves, built.call_op, rec, F), tf.float64)
 
         @tf.function(autograph=False, reduce_retracing=True)
         def many(rows):
-            out = tf.map_fn(one, rows, fn_output_signature=tf.float64,
-                            parallel_iterations=1 if variables else 16)
+            out = tf.map_fn(
+                one,
+                rows,
+                fn_output_signature=tf.float64,
+                parallel_iterations=1 if variables else 16,
+            )
             with tf.control_dependencies([out]):
                 restores = [v.assign(base_vars[n]) for n, v in variables.items()]
             with tf.control_dependencies(restores):
@@ -337,9 +393,14 @@ class TfAdapter(AdapterBase):
         def losses(name: str, deltas: np.ndarray) -> np.ndarray:
             k = deltas.shape[0]
             with tf.device(device):
-                rows = {n: tf.constant(deltas if n == name else np.zeros((k,) + shapes[n]),
-                                       dtype=tf.float64) for n in names}
+                rows = {
+                    n: tf.constant(
+                        deltas if n == name else np.zeros((k,) + shapes[n]), dtype=tf.float64
+                    )
+                    for n in names
+                }
                 return many(rows).numpy()
+
         return losses
 
 

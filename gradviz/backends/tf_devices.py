@@ -1,4 +1,5 @@
 """TensorFlow's devices: which there are, and what a --device spec names. Worker-only."""
+
 from __future__ import annotations
 
 import tensorflow as tf
@@ -8,14 +9,26 @@ def devices() -> list[dict]:
     out = [{"name": "/CPU:0", "kind": "cpu", "available": True, "reason": "", "label": "CPU"}]
     gpus = tf.config.list_logical_devices("GPU")
     for i, _ in enumerate(gpus):
-        out.append({"name": f"/GPU:{i}", "kind": "gpu", "available": True, "reason": "",
-                    "label": f"GPU {i}"})
+        out.append(
+            {
+                "name": f"/GPU:{i}",
+                "kind": "gpu",
+                "available": True,
+                "reason": "",
+                "label": f"GPU {i}",
+            }
+        )
     if not gpus:
-        why = ("this TensorFlow is built without CUDA (tensorflow-cpu)"
-               if not tf.test.is_built_with_cuda() else "no GPU visible to TensorFlow")
-        out.append({"name": "/GPU:0", "kind": "gpu", "available": False, "reason": why,
-                    "label": "GPU"})
+        why = (
+            "this TensorFlow is built without CUDA (tensorflow-cpu)"
+            if not tf.test.is_built_with_cuda()
+            else "no GPU visible to TensorFlow"
+        )
+        out.append(
+            {"name": "/GPU:0", "kind": "gpu", "available": False, "reason": why, "label": "GPU"}
+        )
     return out
+
 
 def resolve_device(spec: str) -> str:
     spec = (spec or "auto").strip()
@@ -30,8 +43,11 @@ def resolve_device(spec: str) -> str:
     if low.startswith("/gpu:"):
         index = int(low.split(":", 1)[1])
         if index >= len(gpus):
-            why = ("this TensorFlow is built without CUDA (tensorflow-cpu)"
-                   if not tf.test.is_built_with_cuda() else f"{len(gpus)} GPU(s) visible")
+            why = (
+                "this TensorFlow is built without CUDA (tensorflow-cpu)"
+                if not tf.test.is_built_with_cuda()
+                else f"{len(gpus)} GPU(s) visible"
+            )
             raise ValueError(f"device {spec} is not available in tf: {why}")
         return f"/GPU:{index}"
     raise ValueError(f"unknown device {spec!r}: use auto, cpu, cuda:N or /GPU:N")

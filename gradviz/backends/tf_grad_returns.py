@@ -6,6 +6,7 @@ at the decorator line. While a gradient is taken, a profile hook (this thread on
 functions that TF's custom_gradient wrapper calls; the first one that returns something other
 than tensors (and None) is named, with the user's `return` line, instead of what follows.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -53,7 +54,7 @@ def grad_returns_checked():
     def is_tensor(x) -> bool:
         return tf.is_tensor(x) or isinstance(x, (tf.IndexedSlices, tf.Variable))
 
-    found: list = []                  # (type name, where, function) of the first bad return
+    found: list = []  # (type name, where, function) of the first bad return
     last_user: list = [None, "", ""]  # the value, file:line and name of the last user return
 
     def hook(frame, event, arg):
@@ -66,8 +67,11 @@ def grad_returns_checked():
         if user:
             last_user[:] = [arg, f"{code.co_filename}:{frame.f_lineno}", code.co_name]
         caller = frame.f_back
-        if caller is None or caller.f_code.co_name not in _CALLERS or \
-                not caller.f_code.co_filename.endswith(_CALLER_FILE):
+        if (
+            caller is None
+            or caller.f_code.co_name not in _CALLERS
+            or not caller.f_code.co_filename.endswith(_CALLER_FILE)
+        ):
             return
         bad = _first_non_tensor(arg, is_tensor)
         if bad is None:
@@ -100,4 +104,7 @@ def _contains(value, leaf) -> bool:
 def _error(type_name: str, where: str, function: str) -> GradReturnedNonTensor:
     return GradReturnedNonTensor(
         f"grad returned {type_name}; return a tensor (a tf op's result, or "
-        f"tf.convert_to_tensor(...)) for each input", where, function)
+        f"tf.convert_to_tensor(...)) for each input",
+        where,
+        function,
+    )

@@ -8,6 +8,7 @@ registered under that name; for a custom_gradient that is TensorFlow's wrapper, 
 hold the user's `grad_fn`. The graph is read as a GraphDef, whose library holds every function
 it calls, nested ones included.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -66,13 +67,13 @@ def overrides_in(cf, is_framework_own) -> list[str]:
         name = node.attr["_gradient_op_type"].s.decode()
         try:
             registered = _ops._gradient_registry.lookup(name)
-        except LookupError:   # TensorFlow raises for it when differentiating
+        except LookupError:  # TensorFlow raises for it when differentiating
             continue
         owner = _grad_owner(registered)
         if _from_saved_model(owner):
             found.append("a custom gradient loaded with a SavedModel")
         elif not name.startswith("CustomGradient-"):
             found.append(f"gradient_override_map {name!r} ({_describe(owner)})")
-        elif not is_framework_own(owner):   # TensorFlow's / Keras's own are their autodiff
+        elif not is_framework_own(owner):  # TensorFlow's / Keras's own are their autodiff
             found.append(f"the custom gradient {_describe(owner)}")
     return found

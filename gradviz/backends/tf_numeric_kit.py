@@ -1,6 +1,7 @@
 """What the TensorFlow graphs and numeric_eval are given to compute with: the few tensor
 functions of a graph (F, and RunF for one differentiate call) and float64 tensors on one device
 (NumericKit). Worker-only."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,6 +18,7 @@ def _watchable(t):
 
 class F:
     """The few tensor functions the graphs use (`RunF` in differentiate)."""
+
     sum = staticmethod(tf.reduce_sum)
     mean = staticmethod(tf.reduce_mean)
 
@@ -55,23 +57,24 @@ class RunF(F):
 
 class NumericKit:
     """What numeric_eval needs of TensorFlow: float64 tensors on one device, a few functions."""
+
     F = F
 
     def __init__(self, device):
         self.device = device
-        self._steps: dict = {}   # shape -> the buffer of the direction being evaluated
+        self._steps: dict = {}  # shape -> the buffer of the direction being evaluated
 
     def scope(self):
         return tf.device(self.device)
 
     def tensor(self, arr, copy=True):
-        return tf.constant(leaf_array(arr))   # float64; int64 / bool inputs as they are
+        return tf.constant(leaf_array(arr))  # float64; int64 / bool inputs as they are
 
     def numbers(self, t) -> np.ndarray:
         return np.asarray(t.numpy() if tf.is_tensor(t) else t, dtype=np.float64).reshape(-1)
 
     def version(self, t) -> int:
-        return 0   # tensors cannot be changed in place
+        return 0  # tensors cannot be changed in place
 
     def step(self, delta, scale):
         # Scaled once for both signs: TF has no fused a + s * b. A big direction is scaled by
@@ -90,7 +93,7 @@ class NumericKit:
         """a and b alike in shape and dtype (TF tensors are dense, row-major)."""
         return a.shape == b.shape and a.dtype == b.dtype
 
-    def axpy(self, a, b, scale, out=None):   # TF writes no tensor in place: `out` is not used
+    def axpy(self, a, b, scale, out=None):  # TF writes no tensor in place: `out` is not used
         if scale in (1.0, -1.0):
             return a + b if scale > 0 else a - b
         return a + scale * b

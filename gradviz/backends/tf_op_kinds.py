@@ -1,6 +1,7 @@
 """Which TensorFlow objects of a user's file are ops: custom_gradient functions (and a
 tf.function around one) and Keras Layers, Keras 3's or Keras 2's, each read from the object
 itself. Worker-only."""
+
 from __future__ import annotations
 
 import inspect
@@ -36,18 +37,23 @@ def _classify(obj, own: bool, named: bool, qualname: str) -> tuple[str | None, s
     if not own and not named:
         if obj.__module__.split(".")[0] in ("keras", "tf_keras", "tensorflow"):
             return None, ""
-        return None, (f"an imported Keras Layer; write gradviz.op()({qualname}) at module level "
-                      "to run it")
+        return None, (
+            f"an imported Keras Layer; write gradviz.op()({qualname}) at module level to run it"
+        )
     if not no_arg_constructible(obj):
-        return None, ("its constructor needs arguments; give them defaults or subclass it with "
-                      "an __init__ that passes them")
+        return None, (
+            "its constructor needs arguments; give them defaults or subclass it with "
+            "an __init__ that passes them"
+        )
     return "layer", ""
 
 
-_NOT_AN_OP = ("marked with gradviz.op, but a plain function or tf.function without a "
-              "@tf.custom_gradient under it is not an op (gradviz runs custom_gradient "
-              "functions, Keras Layers, torch Functions and Modules); call it from a Layer's "
-              "call() to check its gradient there")
+_NOT_AN_OP = (
+    "marked with gradviz.op, but a plain function or tf.function without a "
+    "@tf.custom_gradient under it is not an op (gradviz runs custom_gradient "
+    "functions, Keras Layers, torch Functions and Modules); call it from a Layer's "
+    "call() to check its gradient there"
+)
 
 
 def _marked_function(obj, own: bool, named: bool) -> bool:

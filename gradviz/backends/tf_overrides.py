@@ -21,6 +21,7 @@ not the framework's own, and the backend reports them (`take_kept`, model.OVERRI
 of a default column that repeats custom. Custom gradients inside TensorFlow and Keras
 themselves are part of the framework's autodiff and stay.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -39,8 +40,11 @@ from tensorflow.python.ops import custom_gradient as _cg
 from gradviz.backends.tf_graph_overrides import overrides_in
 from gradviz.model import OVERRIDE_KEPT
 
-_FRAMEWORK_DIRS = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep
-                        for m in (tf, _cg) if getattr(m, "__file__", None))
+_FRAMEWORK_DIRS = tuple(
+    os.path.dirname(os.path.abspath(m.__file__)) + os.sep
+    for m in (tf, _cg)
+    if getattr(m, "__file__", None)
+)
 
 
 def _framework_dirs() -> tuple[str, ...]:
@@ -61,11 +65,11 @@ def is_framework_own(f) -> bool:
 # thread id -> how many default runs are on in it (0 while gradviz traces a user's
 # get_concrete_function: that trace keeps the user's gradients)
 _ACTIVE: dict[int, int] = {}
-_OPEN = [0]                       # windows open in any thread: the patches stay while > 0
-_TWINS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # Function -> its twin
-_IS_TWIN: "weakref.WeakSet" = weakref.WeakSet()
-_SCANNED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # ConcreteFunction -> kept
-_KEPT: list[str] = []             # overrides found since the last take_kept()
+_OPEN = [0]  # windows open in any thread: the patches stay while > 0
+_TWINS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Function -> its twin
+_IS_TWIN: weakref.WeakSet = weakref.WeakSet()
+_SCANNED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # ConcreteFunction -> kept
+_KEPT: list[str] = []  # overrides found since the last take_kept()
 
 
 def _on() -> bool:
@@ -76,7 +80,7 @@ def _on() -> bool:
 _SEEN: dict[int, list] = {}
 
 
-def _seen() -> "list | None":
+def _seen() -> list | None:
     return _SEEN.get(get_ident()) if _SEEN else None
 
 
@@ -88,9 +92,11 @@ def take_kept() -> list[str]:
 
 
 def kept_message(names: list[str]) -> str:
-    return (f"{OVERRIDE_KEPT} for the default mode: {', '.join(names)} still ran its custom "
-            "gradient (in a graph TensorFlow had already traced: a ConcreteFunction from "
-            "get_concrete_function, a loaded SavedModel, or a gradient_override_map)")
+    return (
+        f"{OVERRIDE_KEPT} for the default mode: {', '.join(names)} still ran its custom "
+        "gradient (in a graph TensorFlow had already traced: a ConcreteFunction from "
+        "get_concrete_function, a loaded SavedModel, or a gradient_override_map)"
+    )
 
 
 def _twin(fn):
@@ -136,6 +142,7 @@ def _patches():
             if not _on() or own:
                 return original(f, args, kwargs)
             return f(*args, **kwargs)[0]
+
         return decorator
 
     def twin_call(self, *args, **kwargs):
@@ -162,24 +169,29 @@ def _patches():
                 kept = _SCANNED.get(self)
                 if kept is None:
                     kept = _SCANNED[self] = overrides_in(self, is_framework_own)
-            except TypeError:   # not weakly referenceable: read it each time
+            except TypeError:  # not weakly referenceable: read it each time
                 kept = overrides_in(self, is_framework_own)
             (_KEPT if _on() else seen).extend(kept)
         return call_flat(self, *args, **kwargs)
 
-    put = ((_cg, "_eager_mode_decorator", as_default(eager)),
-           (_cg, "_graph_mode_decorator", as_default(graph)),
-           (_poly.Function, "__call__", twin_call),
-           (_poly.Function, "get_concrete_function", user_concrete),
-           (_concrete.ConcreteFunction, "_call_flat", scanned_call_flat))
-    old = ((_cg, "_eager_mode_decorator", eager), (_cg, "_graph_mode_decorator", graph),
-           (_poly.Function, "__call__", call),
-           (_poly.Function, "get_concrete_function", concrete),
-           (_concrete.ConcreteFunction, "_call_flat", call_flat))
+    put = (
+        (_cg, "_eager_mode_decorator", as_default(eager)),
+        (_cg, "_graph_mode_decorator", as_default(graph)),
+        (_poly.Function, "__call__", twin_call),
+        (_poly.Function, "get_concrete_function", user_concrete),
+        (_concrete.ConcreteFunction, "_call_flat", scanned_call_flat),
+    )
+    old = (
+        (_cg, "_eager_mode_decorator", eager),
+        (_cg, "_graph_mode_decorator", graph),
+        (_poly.Function, "__call__", call),
+        (_poly.Function, "get_concrete_function", concrete),
+        (_concrete.ConcreteFunction, "_call_flat", call_flat),
+    )
     return put, old
 
 
-_PATCHES: list = []   # (put, old), made once: the patches only read _ACTIVE
+_PATCHES: list = []  # (put, old), made once: the patches only read _ACTIVE
 
 
 @contextlib.contextmanager

@@ -14,17 +14,19 @@ another with sys.modules' length and last entry unchanged) still shows in the de
 (overrides_in_graph); `missed` then reads everything afresh, and the runner builds the mode
 again when that finds an alias the swap did not have (introspect.OverrideKept.again).
 """
+
 from __future__ import annotations
 
 import sys
 import types
-from typing import Callable
+from collections.abc import Callable
 
 from gradviz.user_frames import is_user_frame
 
 
 class _Module:
     """One module as last read: the aliases in it."""
+
     __slots__ = ("module", "namespace", "always", "found")
 
     def __init__(self, module, namespace: dict):
@@ -32,7 +34,8 @@ class _Module:
         f = getattr(module, "__file__", None)
         # a user's module, or another kind of object (it may get another namespace)
         self.always = type(module) is not types.ModuleType or (
-            isinstance(f, str) and is_user_frame(f))
+            isinstance(f, str) and is_user_frame(f)
+        )
         self.found: list[tuple[str, object]] = []
 
 
@@ -44,12 +47,12 @@ class AliasIndex:
         self._is_alias = is_alias
         self._skip = skip
         self._key: tuple = ()
-        self._modules: list[_Module] = []   # the modules kept, in sys.modules' order
-        self._namespaces: list[dict] = []   # theirs, for the one-pass size comparison
-        self._sizes: list[int] = []         # their sizes when last read (-1: never)
-        self._always: list[_Module] = []    # read every time: the users' and other objects
-        self._holding: dict[int, _Module] = {}   # id -> module with aliases found in it
-        self.last: list[tuple] = []         # what the last find() returned
+        self._modules: list[_Module] = []  # the modules kept, in sys.modules' order
+        self._namespaces: list[dict] = []  # theirs, for the one-pass size comparison
+        self._sizes: list[int] = []  # their sizes when last read (-1: never)
+        self._always: list[_Module] = []  # read every time: the users' and other objects
+        self._holding: dict[int, _Module] = {}  # id -> module with aliases found in it
+        self.last: list[tuple] = []  # what the last find() returned
 
     def find(self) -> list[tuple]:
         if _modules_key() != self._key:
@@ -84,7 +87,7 @@ class AliasIndex:
             if mod is None or id(mod) in taken or name.partition(".")[0] in self._skip:
                 continue
             namespace = _namespace(mod)
-            if namespace is None:   # nothing to hold an alias
+            if namespace is None:  # nothing to hold an alias
                 continue
             taken.add(id(mod))
             m = known.get(id(mod))

@@ -1,4 +1,5 @@
 """PyTorch: find Functions and Modules, build them per mode, differentiate. Worker-only."""
+
 from __future__ import annotations
 
 import contextlib
@@ -28,14 +29,19 @@ from gradviz.backends.torch_overrides import (
 from gradviz.model import FROZEN
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
-_FROZEN = (f"{FROZEN} (requires_grad=False): kept at the value the module built, not seeded, "
-           "not perturbed by the numeric reference")
-_NO_PATH = ("no gradient path: the forward cuts the graph (.detach(), .data, numpy, or an op "
-            "without a derivative), so autograd never reaches this tensor")
+_FROZEN = (
+    f"{FROZEN} (requires_grad=False): kept at the value the module built, not seeded, "
+    "not perturbed by the numeric reference"
+)
+_NO_PATH = (
+    "no gradient path: the forward cuts the graph (.detach(), .data, numpy, or an op "
+    "without a derivative), so autograd never reaches this tensor"
+)
 
 
 class F:
     """The few tensor functions the graphs use."""
+
     sum = staticmethod(torch.sum)
     mean = staticmethod(torch.mean)
 
@@ -66,25 +72,36 @@ class F:
 
 
 def _is_function(obj) -> bool:
-    return (isinstance(obj, type) and issubclass(obj, torch.autograd.Function)
-            and obj is not torch.autograd.Function and "backward" in own_attrs(obj))
+    return (
+        isinstance(obj, type)
+        and issubclass(obj, torch.autograd.Function)
+        and obj is not torch.autograd.Function
+        and "backward" in own_attrs(obj)
+    )
 
 
-_NOT_AN_OP = ("marked with gradviz.op, but a plain function is not an op (gradviz runs torch "
-              "Functions, Modules and torch.library custom ops); call it from a Module's "
-              "forward to check its gradient there")
+_NOT_AN_OP = (
+    "marked with gradviz.op, but a plain function is not an op (gradviz runs torch "
+    "Functions, Modules and torch.library custom ops); call it from a Module's "
+    "forward to check its gradient there"
+)
 
 
 def _marked_function(obj, own: bool, named: bool) -> bool:
     """A plain function the file marked with gradviz.op: it was left out in silence. In a file
     that imports TensorFlow too, the TF worker says so (a tf.function may be its op)."""
-    return inspect.isfunction(obj) and not _imports_tensorflow(obj.__globals__) and \
-        marked(obj, own, named)
+    return (
+        inspect.isfunction(obj)
+        and not _imports_tensorflow(obj.__globals__)
+        and marked(obj, own, named)
+    )
 
 
 def _imports_tensorflow(namespace: dict) -> bool:
-    return any(inspect.ismodule(v) and v.__name__.split(".")[0] in ("tensorflow", "keras", "tf_keras")
-               for v in namespace.values())
+    return any(
+        inspect.ismodule(v) and v.__name__.split(".")[0] in ("tensorflow", "keras", "tf_keras")
+        for v in namespace.values()
+    )
 
 
 def _custom_op_body(obj):
@@ -93,7 +110,7 @@ def _custom_op_body(obj):
     the default mode; calling the op itself runs the registered backward."""
     try:
         from torch._library.custom_ops import CustomOpDef
-    except ImportError:           # a torch without torch.library.custom_op
+    except ImportError:  # a torch without torch.library.custom_op
         return None
     if not isinstance(obj, CustomOpDef) or getattr(obj, "_backward_fn", None) is None:
         return None
@@ -103,14 +120,19 @@ def _custom_op_body(obj):
 
 class Built(BuiltBase):
     """One op ready to call in one mode; a Module's parameters by named_parameters() name."""
+
     is_tensor = staticmethod(torch.is_tensor)
 
     def __init__(self, call, module=None, patch=None):
         named = dict(module.named_parameters()) if module is not None else {}
         # only trainable parameters are seeded, differentiated and perturbed; frozen ones
         # (requires_grad=False) are shown with "no gradient: frozen" (DESIGN.md "Parameters")
-        super().__init__(call, {n: p for n, p in named.items() if p.requires_grad}, patch,
-                         frozen={n: p for n, p in named.items() if not p.requires_grad})
+        super().__init__(
+            call,
+            {n: p for n, p in named.items() if p.requires_grad},
+            patch,
+            frozen={n: p for n, p in named.items() if not p.requires_grad},
+        )
         self.module = module
         # the default mode without a user reference: no custom backward may remain in its graph
         self.check_overrides = patch is functions_as_default
@@ -131,14 +153,19 @@ def _fits(out, a, b) -> bool:
     """`out` can take an elementwise result of a and b with the values and layout a fresh one
     would have: same shape and strides all three (no broadcast, no reordered reduction later),
     the result's dtype and device, and no memory shared with a or b."""
-    return (out is not None and a.shape == b.shape == out.shape
-            and a.stride() == b.stride() == out.stride()
-            and out.dtype == torch.result_type(a, b) and out.device == a.device == b.device
-            and out.data_ptr() not in (a.data_ptr(), b.data_ptr()))
+    return (
+        out is not None
+        and a.shape == b.shape == out.shape
+        and a.stride() == b.stride() == out.stride()
+        and out.dtype == torch.result_type(a, b)
+        and out.device == a.device == b.device
+        and out.data_ptr() not in (a.data_ptr(), b.data_ptr())
+    )
 
 
 class NumericKit:
     """What numeric_eval needs of torch: float64 tensors on one device, a few tensor functions."""
+
     F = F
 
     def __init__(self, device):
@@ -158,7 +185,7 @@ class NumericKit:
             torch.set_num_threads(threads)
 
     def tensor(self, arr, copy=True):
-        arr = leaf_array(arr)   # float64; int64 / bool inputs as they are
+        arr = leaf_array(arr)  # float64; int64 / bool inputs as they are
         return (torch.tensor if copy else torch.as_tensor)(arr, device=self.device)
 
     def numbers(self, t) -> np.ndarray:
@@ -166,10 +193,10 @@ class NumericKit:
         return np.asarray(t, dtype=np.float64).reshape(-1)
 
     def version(self, t) -> int:
-        return t._version   # bumped by every in-place change, views included
+        return t._version  # bumped by every in-place change, views included
 
     def step(self, delta, scale):
-        return torch.as_tensor(delta, device=self.device), scale   # axpy scales it on the fly
+        return torch.as_tensor(delta, device=self.device), scale  # axpy scales it on the fly
 
     def axpy(self, a, b, scale, out=None):
         """a + scale * b in one pass; into `out` (an earlier result) where it fits (_fits)."""
@@ -177,8 +204,12 @@ class NumericKit:
             return torch.add(a, b, alpha=scale, out=out)
         return torch.add(a, b, alpha=scale)
 
-    def same_layout(self, a, b) -> bool:   # shape, strides, dtype, device: 1.0 * b is then b
-        return a.shape == b.shape and a.stride() == b.stride() and (a.dtype, a.device) == (b.dtype, b.device)
+    def same_layout(self, a, b) -> bool:  # shape, strides, dtype, device: 1.0 * b is then b
+        return (
+            a.shape == b.shape
+            and a.stride() == b.stride()
+            and (a.dtype, a.device) == (b.dtype, b.device)
+        )
 
     def mul(self, a, b, out=None):
         """a * b; into `out` (an earlier result) where it fits (_fits)."""
@@ -243,7 +274,7 @@ class TorchAdapter(AdapterBase):
     # --- finding ops (the walk is AdapterBase.find_ops) --------------------------------------
     def classify(self, obj, own: bool, named: bool, qualname: str) -> tuple[str | None, str]:
         body = _custom_op_body(obj)
-        if body is not None:   # the op object is torch's; its body tells whose op it is
+        if body is not None:  # the op object is torch's; its body tells whose op it is
             return ("custom_op", "") if not body.__module__.startswith("torch.") else (None, "")
         if not isinstance(obj, type):
             return None, (_NOT_AN_OP if _marked_function(obj, own, named) else "")
@@ -255,11 +286,14 @@ class TorchAdapter(AdapterBase):
         if not own and not named:
             if obj.__module__.split(".")[0] == "torch":
                 return None, ""
-            return None, (f"an imported nn.Module; write gradviz.op()({qualname}) at module "
-                          "level to run it")
+            return None, (
+                f"an imported nn.Module; write gradviz.op()({qualname}) at module level to run it"
+            )
         if not no_arg_constructible(obj):
-            return None, ("its constructor needs arguments; give them defaults or subclass it "
-                          "with an __init__ that passes them")
+            return None, (
+                "its constructor needs arguments; give them defaults or subclass it "
+                "with an __init__ that passes them"
+            )
         return "module", ""
 
     def defining(self, obj, kind: str):
@@ -303,8 +337,9 @@ class TorchAdapter(AdapterBase):
         """Frozen parameters and buffers keep what the request's first build made of them
         (first_build): a random one drawn at each build made each mode another forward."""
         state = [p for p in module.parameters() if not p.requires_grad] + list(module.buffers())
-        kept = self._fixed.values(plans, [tuple(t.shape) for t in state],
-                                  lambda: [t.detach().clone() for t in state])
+        kept = self._fixed.values(
+            plans, [tuple(t.shape) for t in state], lambda: [t.detach().clone() for t in state]
+        )
         with torch.no_grad():
             for t, k in zip(state, kept or ()):
                 t.copy_(k.to(device=t.device, dtype=t.dtype))
@@ -313,9 +348,12 @@ class TorchAdapter(AdapterBase):
         tdtype = _DTYPES[dtype]
         fixed = [leaf.name for leaf in graph.leaves if not differentiable(leaf.values)]
         # int64 / bool inputs keep their dtype and need no gradient (DESIGN.md "Op modules")
-        leaves = {leaf.name: torch.tensor(leaf.values, device=device) if leaf.name in fixed else
-                  torch.tensor(leaf.values, dtype=tdtype, device=device, requires_grad=True)
-                  for leaf in graph.leaves}
+        leaves = {
+            leaf.name: torch.tensor(leaf.values, device=device)
+            if leaf.name in fixed
+            else torch.tensor(leaf.values, dtype=tdtype, device=device, requires_grad=True)
+            for leaf in graph.leaves
+        }
         recorded: dict[str, tuple] = {}
         # Values as they were before the op ran: an in-place forward would otherwise show its
         # result as the input while numeric was taken at the original (DESIGN.md, GV605).
@@ -343,28 +381,46 @@ class TorchAdapter(AdapterBase):
         kept = overrides_in_graph([loss]) if built.check_overrides else []
         if kept:
             raise OverrideKept(kept_message(kept), again=aliases_missed())
-        targets = [(n, t, "input" if leaf.role == "input" else "param")
-                   for leaf, (n, t) in zip(graph.leaves, leaves.items()) if n not in fixed]
+        targets = [
+            (n, t, "input" if leaf.role == "input" else "param")
+            for leaf, (n, t) in zip(graph.leaves, leaves.items())
+            if n not in fixed
+        ]
         targets += [(n, p, "param") for n, p in built.params().items()]
         targets += [(n, t, role) for n, (t, role) in recorded.items()]
-        returned = torch_grad_dtypes.watch(loss, targets)   # filled by the backward below
+        returned = torch_grad_dtypes.watch(loss, targets)  # filled by the backward below
         grads, probes, skipped = training_grads(loss, targets, probe)
         got = {}
         for name, t, role in targets:
             g = grads[name]
-            got[name] = {"role": role, "value": before.get(name, _np(t)),
-                         "grad": None if g is None else _np(g),
-                         "why": "" if g is not None else _NO_PATH, "inplace": name in written,
-                         "probe": _np(probes[name]) if name in probes else None,
-                         "grad_dtype": returned.get(name)}
+            got[name] = {
+                "role": role,
+                "value": before.get(name, _np(t)),
+                "grad": None if g is None else _np(g),
+                "why": "" if g is not None else _NO_PATH,
+                "inplace": name in written,
+                "probe": _np(probes[name]) if name in probes else None,
+                "grad_dtype": returned.get(name),
+            }
             if skipped and role in ("input", "param"):
                 got[name]["probe_skipped"] = skipped
         for name in built.frozen:
-            got[name] = {"role": "param", "value": before[name], "grad": None, "why": _FROZEN,
-                         "frozen": True, "inplace": name in written}
+            got[name] = {
+                "role": "param",
+                "value": before[name],
+                "grad": None,
+                "why": _FROZEN,
+                "frozen": True,
+                "inplace": name in written,
+            }
         for name in fixed:
-            got[name] = {"role": "input", "value": before[name], "grad": None, "why": "",
-                         "inplace": name in written}
+            got[name] = {
+                "role": "input",
+                "value": before[name],
+                "grad": None,
+                "why": "",
+                "inplace": name in written,
+            }
         return got
 
     def numeric_kit(self, device) -> NumericKit:

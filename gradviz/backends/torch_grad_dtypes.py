@@ -7,12 +7,13 @@ float32, and the report cannot say why. The engine calls each custom node throug
 attribute, so a pass-through wrapper set on the node (not on the class: other graphs are not
 touched) sees the returned tensors themselves. Only gradients that go straight to a tensor the
 run reports are named (a leaf's AccumulateGrad, or a recorded tensor's own grad_fn)."""
+
 from __future__ import annotations
 
 import torch
 from torch.autograd.function import BackwardCFunction
 
-_GRAPH_MAX = 100_000      # nodes walked at most: a deep user graph is not walked without bound
+_GRAPH_MAX = 100_000  # nodes walked at most: a deep user graph is not walked without bound
 
 
 def watch(loss, targets: list) -> dict:
@@ -22,8 +23,11 @@ def watch(loss, targets: list) -> dict:
     if not torch.is_tensor(loss) or loss.grad_fn is None:
         return found
     by_leaf = {id(t): (n, t.dtype) for n, t, _ in targets if t.is_leaf}
-    by_edge = {(id(t.grad_fn), t.output_nr): (n, t.dtype) for n, t, _ in targets
-               if not t.is_leaf and t.grad_fn is not None}
+    by_edge = {
+        (id(t.grad_fn), t.output_nr): (n, t.dtype)
+        for n, t, _ in targets
+        if not t.is_leaf and t.grad_fn is not None
+    }
     for node in _custom_nodes(loss.grad_fn):
         names = []
         for edge, nr in node.next_functions:
@@ -58,4 +62,5 @@ def _recording(apply, names: list, found: dict):
             if named is not None and torch.is_tensor(g) and g.dtype != named[1]:
                 found[named[0]] = str(g.dtype).removeprefix("torch.")
         return out
+
     return recorded

@@ -11,6 +11,7 @@ backward, taken after the run's own gradient is read and copied, from zeroed `.g
 neither can change the other. A backward that can run only once (it frees its saved state)
 raises there: the probe is skipped and why is kept; the op and its gradients stand.
 """
+
 from __future__ import annotations
 
 import torch
@@ -24,12 +25,18 @@ def training_grads(loss, targets: list, probe=None) -> tuple[dict, dict, str]:
     probe weighs, "input" / "param" what it reads."""
     live = [(n, t) for n, t, _ in targets if t.requires_grad]
     leaves = {id(t): t for _, t in live if t.is_leaf}
-    arrived: list[dict] = [{}]      # the gradients of non-leaf tensors in the current backward
+    arrived: list[dict] = [{}]  # the gradients of non-leaf tensors in the current backward
     handles = [t.register_hook(_keeper(arrived, n)) for n, t in live if not t.is_leaf]
-    outs = [(n, t) for n, t, role in targets
-            if role == "output" and t.requires_grad and t.is_floating_point()]
-    wrt = [(n, t) for n, t, role in targets
-           if role in ("input", "param") and t.requires_grad and t.is_leaf]
+    outs = [
+        (n, t)
+        for n, t, role in targets
+        if role == "output" and t.requires_grad and t.is_floating_point()
+    ]
+    wrt = [
+        (n, t)
+        for n, t, role in targets
+        if role in ("input", "param") and t.requires_grad and t.is_leaf
+    ]
     probing = probe is not None and bool(outs) and bool(wrt) and loss.requires_grad
     try:
         grads = {n: None for n, _, _ in targets}
@@ -50,8 +57,9 @@ def training_grads(loss, targets: list, probe=None) -> tuple[dict, dict, str]:
 
 
 def _probe_backward(outs, wrt, leaves, arrived, probe) -> tuple[dict, str]:
-    ups = [torch.as_tensor(probe(n, tuple(t.shape)), dtype=t.dtype, device=t.device)
-           for n, t in outs]
+    ups = [
+        torch.as_tensor(probe(n, tuple(t.shape)), dtype=t.dtype, device=t.device) for n, t in outs
+    ]
     _zero(leaves)
     arrived[0] = {}
     try:
@@ -67,9 +75,11 @@ def _keeper(arrived: list, name: str):
     """A hook that keeps a copy of the gradient as it arrives (a backward that writes into its
     upstream in place would change the very buffer autograd hands it), summed over the
     backwards one call runs (a nested backward through the same tensor)."""
+
     def keep(g):
         got = arrived[0].get(name)
         arrived[0][name] = g.detach().clone() if got is None else got + g.detach()
+
     return keep
 
 

@@ -13,6 +13,7 @@ anywhere never turns a later custom run into the default gradient. An override g
 reach (a bound method kept in a list before the run, a closure) is found in the resulting graph
 and reported, never silently kept.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -40,9 +41,12 @@ def own_attrs(cls) -> set:
 
 def is_override(cls) -> bool:
     """A Function subclass outside torch that defines its own backward (or vjp)."""
-    return (isinstance(cls, type) and issubclass(cls, torch.autograd.Function)
-            and cls.__module__.split(".")[0] not in _FRAMEWORK_PREFIXES
-            and bool({"backward", "vjp"} & own_attrs(cls)))
+    return (
+        isinstance(cls, type)
+        and issubclass(cls, torch.autograd.Function)
+        and cls.__module__.split(".")[0] not in _FRAMEWORK_PREFIXES
+        and bool({"backward", "vjp"} & own_attrs(cls))
+    )
 
 
 def uses_setup_context(cls) -> bool:
@@ -67,6 +71,7 @@ def default_apply(cls):
 
     def apply(*args, **kwargs):
         return cls.forward(StandInCtx(args), *args, **kwargs)
+
     return apply
 
 
@@ -80,6 +85,7 @@ class StandIn:
     reference taken during the run and kept (a module global, a list, a closure, a partial)
     behaves as the real one afterwards. Attributes (`__self__`, `__func__`, `__name__`...),
     equality and hashing are the real apply's."""
+
     __slots__ = ("_real", "_direct")
 
     def __init__(self, cls, real):
@@ -92,7 +98,7 @@ class StandIn:
         return self._real(*args, **kwargs)
 
     def __getattr__(self, name):
-        if name in StandIn.__slots__:   # not set yet (copy, pickle): no recursion
+        if name in StandIn.__slots__:  # not set yet (copy, pickle): no recursion
             raise AttributeError(name)
         return getattr(self._real, name)
 
@@ -110,10 +116,11 @@ class _StandInApply:
     """Put in place of `cls.apply` for a default run: reading `apply` through any class below
     it (one defined during the run included) gives a StandIn for that class, whose real apply is
     the one the class would resolve without gradviz's (`_real_apply`)."""
+
     __slots__ = ("original", "_made")
 
     def __init__(self, original):
-        self.original = original   # what vars(cls) held under "apply", or None
+        self.original = original  # what vars(cls) held under "apply", or None
         self._made: dict[type, StandIn] = {}
 
     def __get__(self, obj, owner=None):
@@ -149,12 +156,11 @@ def _all_overrides() -> list[type]:
 
 def _is_bound_apply(obj) -> bool:
     # a type test first: getattr on arbitrary module attributes can run code (lazy loaders)
-    return (type(obj) is types.MethodType and obj.__func__ is _APPLY
-            and is_override(obj.__self__))
+    return type(obj) is types.MethodType and obj.__func__ is _APPLY and is_override(obj.__self__)
 
 
 _ALIASES = AliasIndex(_is_bound_apply, _FRAMEWORK_PREFIXES)
-_patched: set = set()   # the classes the last default run gave a StandIn apply
+_patched: set = set()  # the classes the last default run gave a StandIn apply
 
 
 @contextlib.contextmanager
@@ -196,9 +202,11 @@ def aliases_missed() -> bool:
 
 
 def kept_message(names: list[str]) -> str:
-    return (f"{OVERRIDE_KEPT} for the default mode: {', '.join(names)} still ran its custom "
-            "backward (called through a reference gradviz cannot swap, such as a bound .apply "
-            "kept in a list or a closure)")
+    return (
+        f"{OVERRIDE_KEPT} for the default mode: {', '.join(names)} still ran its custom "
+        "backward (called through a reference gradviz cannot swap, such as a bound .apply "
+        "kept in a list or a closure)"
+    )
 
 
 def overrides_in_graph(roots) -> list[str]:
@@ -227,6 +235,7 @@ def custom_backwards_seen():
     (nothing can be said then). Autograd calls every Python Function's backward through
     BackwardCFunction.apply; the wrapper only records and calls it."""
     from torch.autograd.function import BackwardCFunction
+
     original = vars(BackwardCFunction).get("apply")
     if original is None:
         yield None
@@ -238,6 +247,7 @@ def custom_backwards_seen():
         if cls is not None and (is_override(cls) or cls.__module__.startswith("torch._library")):
             seen.append(f"{cls.__module__}.{cls.__qualname__}")
         return original(self, *args)
+
     BackwardCFunction.apply = apply
     try:
         yield seen

@@ -13,6 +13,7 @@ either (RunResult.no_own_gradient), the custom mode was the framework's own auto
 verdict says the custom gradient was not found. A class that registers hooks (register_hook,
 register_full_backward_hook) may change gradients that way: no_own_gradient is not claimed.
 """
+
 from __future__ import annotations
 
 import ast
@@ -21,23 +22,65 @@ import functools
 import inspect
 import os
 import textwrap
-from typing import Optional
 
 from gradviz.backends.introspect import where_of
 from gradviz.user_frames import is_user_frame
 
 # words of a method name that say it computes a gradient (split at "_", lowercase)
-_GRAD_WORDS = {"backward", "backwards", "grad", "grads", "gradient", "gradients", "vjp", "bwd",
-               "backprop"}
+_GRAD_WORDS = {
+    "backward",
+    "backwards",
+    "grad",
+    "grads",
+    "gradient",
+    "gradients",
+    "vjp",
+    "bwd",
+    "backprop",
+}
 # a word that makes it a utility about gradients, not a gradient formula (zero_grad,
 # clip_grad_norm, gradient_checkpointing_enable, register_backward_hook, enable_input_require_grads)
-_UTILITY_WORDS = {"zero", "requires", "require", "no", "enable", "enabled", "disable", "disabled",
-                  "set", "clip", "clipping", "register", "hook", "hooks", "retain", "accumulate",
-                  "apply", "reset", "clear", "freeze", "unfreeze", "toggle", "checkpointing",
-                  "checkpoint", "compat", "compatibility", "is", "has", "supports", "norm",
-                  "norms", "scale", "scaler", "penalty", "stats", "log", "logging", "plot"}
-_FRAMEWORKS = ("torch", "tensorflow", "keras", "tf_keras", "builtins", "functorch", "abc",
-               "typing")
+_UTILITY_WORDS = {
+    "zero",
+    "requires",
+    "require",
+    "no",
+    "enable",
+    "enabled",
+    "disable",
+    "disabled",
+    "set",
+    "clip",
+    "clipping",
+    "register",
+    "hook",
+    "hooks",
+    "retain",
+    "accumulate",
+    "apply",
+    "reset",
+    "clear",
+    "freeze",
+    "unfreeze",
+    "toggle",
+    "checkpointing",
+    "checkpoint",
+    "compat",
+    "compatibility",
+    "is",
+    "has",
+    "supports",
+    "norm",
+    "norms",
+    "scale",
+    "scaler",
+    "penalty",
+    "stats",
+    "log",
+    "logging",
+    "plot",
+}
+_FRAMEWORKS = ("torch", "tensorflow", "keras", "tf_keras", "builtins", "functorch", "abc", "typing")
 # calls that run a framework's autodiff: a method making them uses gradients, it is not one
 _AUTODIFF_CALLS = {"GradientTape", "gradient", "grad", "backward", "vjp", "jacobian"}
 _WATCHED_KINDS = ("module", "layer")
@@ -72,7 +115,7 @@ def _function_of(raw):
     return raw if inspect.isfunction(raw) else None
 
 
-def _parsed(fn) -> Optional[ast.AST]:
+def _parsed(fn) -> ast.AST | None:
     try:
         return ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
     except (OSError, TypeError, SyntaxError, IndexError):
@@ -82,7 +125,7 @@ def _parsed(fn) -> Optional[ast.AST]:
 def _takes_an_argument(fn, raw) -> bool:
     params = list(inspect.signature(fn).parameters.values())
     if not isinstance(raw, staticmethod):
-        params = params[1:]          # self / cls
+        params = params[1:]  # self / cls
     return bool(params)
 
 
@@ -95,8 +138,11 @@ def _runs_autodiff(node) -> bool:
         f = n.func
         if isinstance(f, ast.Name) and f.id in _AUTODIFF_CALLS:
             return True
-        if isinstance(f, ast.Attribute) and f.attr in _AUTODIFF_CALLS and not (
-                isinstance(f.value, ast.Name) and f.value.id in ("self", "cls")):
+        if (
+            isinstance(f, ast.Attribute)
+            and f.attr in _AUTODIFF_CALLS
+            and not (isinstance(f.value, ast.Name) and f.value.id in ("self", "cls"))
+        ):
             return True
     return False
 
@@ -127,7 +173,8 @@ def _registers_hooks(cls) -> bool:
         for raw in vars(klass).values():
             node = _parsed(_function_of(raw)) if _function_of(raw) is not None else None
             if node is not None and any(
-                    isinstance(n, ast.Attribute) and "hook" in n.attr for n in ast.walk(node)):
+                isinstance(n, ast.Attribute) and "hook" in n.attr for n in ast.walk(node)
+            ):
                 return True
     return False
 
@@ -139,6 +186,7 @@ def _recording(raw, name: str, called: set):
     def wrapper(*args, **kwargs):
         called.add(name)
         return fn(*args, **kwargs)
+
     if isinstance(raw, staticmethod):
         return staticmethod(wrapper)
     if isinstance(raw, classmethod):
@@ -161,12 +209,14 @@ class Watch:
 
 
 def _gradients_seen(framework: str):
-    if framework == "jax":     # a JAX Module's gradient is its rule's: nothing to count here
+    if framework == "jax":  # a JAX Module's gradient is its rule's: nothing to count here
         return contextlib.nullcontext(None)
     if framework == "torch":
         from gradviz.backends.torch_overrides import custom_backwards_seen
+
         return custom_backwards_seen()
     from gradviz.backends.tf_overrides import custom_gradients_seen
+
     return custom_gradients_seen()
 
 
@@ -189,5 +239,6 @@ def watching(obj, kind: str, framework: str):
         for klass, name, raw in found:
             setattr(klass, name, raw)
     watch.uncalled = tuple(_where(k, n, raw) for k, n, raw in found if n not in called)
-    watch.no_own_gradient = bool(watch.uncalled) and seen is not None and not seen and \
-        not _registers_hooks(obj)
+    watch.no_own_gradient = (
+        bool(watch.uncalled) and seen is not None and not seen and not _registers_hooks(obj)
+    )

@@ -6,6 +6,7 @@ it, so custom and default must agree under any upstream. The adapters take it as
 backward after the run's own (torch_grads, tf_backend); where the op's backward cannot run a
 second time the probe is skipped, with the reason (RunResult.probe_skipped). Framework-free.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,7 +15,7 @@ from gradviz.backends.user_code import error_info
 from gradviz.compare.metrics import pair_metrics, tolerances
 from gradviz.seeds import upstream_values
 
-PROBE_MAX = 1 << 17      # elements of an op's inputs and weights up to which the probe runs
+PROBE_MAX = 1 << 17  # elements of an op's inputs and weights up to which the probe runs
 
 
 def probe_upstream(s, plans):
@@ -37,10 +38,12 @@ def probe_skipped_reason(exc: BaseException) -> str:
     if len(message) > 200:
         message = message[:200] + "..."
     at = f" at {err.where}" if err.where else ""
-    return ("the upstream probe (a second backward under a random upstream) was skipped: the "
-            f"op's backward raised when run a second time ({err.type}{at}: {message}); a "
-            "backward that frees its saved state runs once, as in training, so whether it is "
-            "linear in its upstream was not checked")
+    return (
+        "the upstream probe (a second backward under a random upstream) was skipped: the "
+        f"op's backward raised when run a second time ({err.type}{at}: {message}); a "
+        "backward that frees its saved state runs once, as in training, so whether it is "
+        "linear in its upstream was not checked"
+    )
 
 
 def compare_probes(tensors: dict, dtype: str) -> None:
@@ -53,5 +56,7 @@ def compare_probes(tensors: dict, dtype: str) -> None:
         c, d = probes.get("custom"), probes.get("default")
         if c is not None and d is not None:
             as_numeric = pair_metrics(c, d, tolerances(dtype, numeric=True))
-            entry["probe"] = {**pair_metrics(c, d, tolerances(dtype)).as_dict(),   # plain data
-                              "as_numeric": as_numeric.as_dict()}
+            entry["probe"] = {
+                **pair_metrics(c, d, tolerances(dtype)).as_dict(),  # plain data
+                "as_numeric": as_numeric.as_dict(),
+            }

@@ -3,6 +3,7 @@ backends/user_modules.py).
 
 Framework-free; used by both backends.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -23,7 +24,9 @@ from gradviz.vocab import ErrorKind
 USER_FAILURES = (Exception, SystemExit, KeyboardInterrupt)
 
 
-def error_info(exc: BaseException, kind: str = ErrorKind.ERROR, fallback_where: str = "") -> ErrorInfo:
+def error_info(
+    exc: BaseException, kind: str = ErrorKind.ERROR, fallback_where: str = ""
+) -> ErrorInfo:
     """ErrorInfo naming the innermost user frame; the traceback keeps the user's frames only."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if is_user_frame(f.filename)]
     # a check that found the user's mistake after the user's frame had returned names it itself
@@ -32,10 +35,15 @@ def error_info(exc: BaseException, kind: str = ErrorKind.ERROR, fallback_where: 
     if isinstance(exc, SyntaxError) and exc.filename and is_user_frame(exc.filename):
         where = f"{exc.filename}:{exc.lineno or 0}"
     tb = "".join(traceback.format_list(frames)) if frames else ""
-    message = str(exc) if not isinstance(exc, SystemExit) else (
-        f"user code called sys.exit({exc.code!r})")
+    message = (
+        str(exc)
+        if not isinstance(exc, SystemExit)
+        else (f"user code called sys.exit({exc.code!r})")
+    )
     if isinstance(exc, SystemExit) and kind == ErrorKind.ERROR:
-        kind = ErrorKind.CRASHED  # the worker survives it, but to the user it is an exit like os._exit
+        kind = (
+            ErrorKind.CRASHED
+        )  # the worker survives it, but to the user it is an exit like os._exit
     if isinstance(exc, SyntaxError):
         message = f"{exc.msg}" + (f": {exc.text.strip()}" if exc.text else "")
     message = _strip_framework_noise(message)
@@ -49,14 +57,22 @@ def load_error(exc: BaseException, path: str) -> ErrorInfo:
     imports in the user's files (for a library's module given by name: in its package's files),
     with that chain as the traceback; the line of a library where the error was raised, if any,
     is in the message. Line 1 of `path` only when no such frame is in the traceback."""
-    original = getattr(exc, "original", None)     # user_modules.PackageInitError
+    original = getattr(exc, "original", None)  # user_modules.PackageInitError
     top = _top_folder(path)
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if is_user_frame(f.filename) or (top and _inside(f.filename, top))]
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if is_user_frame(f.filename) or (top and _inside(f.filename, top))
+    ]
     info = error_info(exc, ErrorKind.LOAD, f"{path}:1")
     if frames and not is_user_frame(path):
-        info = ErrorInfo(info.type, info.message, f"{frames[-1].filename}:{frames[-1].lineno}",
-                         "".join(traceback.format_list(frames)), info.kind)
+        info = ErrorInfo(
+            info.type,
+            info.message,
+            f"{frames[-1].filename}:{frames[-1].lineno}",
+            "".join(traceback.format_list(frames)),
+            info.kind,
+        )
     raised = _raised_in_library(original or exc)
     message = info.message + (f" (raised at {raised})" if raised and raised != info.where else "")
     kind = type(original).__name__ if original is not None else info.type
@@ -65,6 +81,7 @@ def load_error(exc: BaseException, path: str) -> ErrorInfo:
 
 def _top_folder(path: str) -> str:
     from gradviz.module_files import package_module
+
     package = package_module(path)
     return os.path.join(package[0], package[1].split(".")[0]) if package else ""
 
@@ -80,8 +97,12 @@ def _raised_in_library(exc: BaseException) -> str:
     if not frames:
         return ""
     last = frames[-1]
-    if is_user_frame(last.filename) or not last.filename.endswith(".py") or \
-            not os.path.isabs(last.filename) or in_gradviz(last.filename):
+    if (
+        is_user_frame(last.filename)
+        or not last.filename.endswith(".py")
+        or not os.path.isabs(last.filename)
+        or in_gradviz(last.filename)
+    ):
         return ""
     return f"{last.filename}:{last.lineno}"
 
@@ -89,6 +110,7 @@ def _raised_in_library(exc: BaseException) -> str:
 def _return_statement(where: str) -> str:
     """For "file:N" at a `def`, the line of that function's only `return`; else `where` itself."""
     import ast
+
     path, _, line = where.rpartition(":")
     try:
         with open(path, encoding="utf-8") as fh:
@@ -98,7 +120,8 @@ def _return_statement(where: str) -> str:
         return where
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
-                node.lineno == n or any(d.lineno == n for d in node.decorator_list)):
+            node.lineno == n or any(d.lineno == n for d in node.decorator_list)
+        ):
             returns = [r for r in ast.walk(node) if isinstance(r, ast.Return)]
             return f"{path}:{returns[0].lineno}" if len(returns) == 1 else where
     return where
@@ -160,7 +183,7 @@ def _flush_std_streams() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (AttributeError, ValueError, OSError):   # None, closed, or not a file at all
+        except (AttributeError, ValueError, OSError):  # None, closed, or not a file at all
             pass
 
 

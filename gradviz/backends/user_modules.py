@@ -14,6 +14,7 @@ relative import it cannot stand alone: PackageInitError names the __init__'s fai
 The file itself is compiled from the bytes just hashed, never from __pycache__: a .pyc is trusted
 by the source's mtime and size, which an edit within the same second can leave unchanged.
 """
+
 from __future__ import annotations
 
 import ast
@@ -31,10 +32,10 @@ from gradviz.errors import GradvizError
 from gradviz.module_files import package_module, read_op_source
 from gradviz.user_frames import is_user_frame
 
-_loaded: dict[str, tuple[str, object, "_Scope", tuple]] = {}  # path -> (content hash, module,
-                                                # its scope, files watched beside the scope's)
-_own_stamps: dict[str, dict[str, float]] = {}   # path -> mtimes of the modules of its own
-_notes: dict[str, str] = {}                     # path -> how it was loaded, when not as asked
+_loaded: dict[str, tuple[str, object, _Scope, tuple]] = {}  # path -> (content hash, module,
+# its scope, files watched beside the scope's)
+_own_stamps: dict[str, dict[str, float]] = {}  # path -> mtimes of the modules of its own
+_notes: dict[str, str] = {}  # path -> how it was loaded, when not as asked
 
 
 class PackageInitError(GradvizError, ImportError):
@@ -50,7 +51,8 @@ class PackageInitError(GradvizError, ImportError):
 class _Scope:
     """The modules that reload with a file: for a plain file, those beside it; for a package
     file, every module of its top package."""
-    folder: str        # the plain file's folder, or the top package's folder
+
+    folder: str  # the plain file's folder, or the top package's folder
     package: str = ""  # the top package's name ("" for a plain file)
 
     def holds(self, name: str, module) -> bool:
@@ -61,19 +63,25 @@ class _Scope:
 
     def holds_file(self, path: str) -> bool:
         path = os.path.abspath(path)
-        return path.startswith(self.folder + os.sep) if self.package else \
-            os.path.dirname(path) == self.folder
+        return (
+            path.startswith(self.folder + os.sep)
+            if self.package
+            else os.path.dirname(path) == self.folder
+        )
 
 
 def load_module(path: str):
     """The user's file `path` as a module; the same object while neither the file nor a module
     of its scope changed, else imported again (with every module of its scope)."""
     path = os.path.abspath(path)
-    source = read_op_source(path)           # a regular file, read with a bound
+    source = read_op_source(path)  # a regular file, read with a bound
     digest = hashlib.sha1(source).hexdigest()
     package = package_module(path)
-    scope = _Scope(os.path.dirname(path)) if package is None else \
-        _Scope(os.path.join(package[0], package[1].split(".")[0]), package[1].split(".")[0])
+    scope = (
+        _Scope(os.path.dirname(path))
+        if package is None
+        else _Scope(os.path.join(package[0], package[1].split(".")[0]), package[1].split(".")[0])
+    )
     cached = _loaded.get(path)
     if cached and cached[0] == digest and _stamps(*cached[2:]) == _own_stamps.get(path):
         return cached[1]
@@ -84,7 +92,7 @@ def load_module(path: str):
         module = _import_plain(path, source, digest)
     elif is_user_frame(path):
         module, note = _import_in_package(path, source, digest, *package)
-        if note:   # loaded as a plain file: its package's __init__ is watched for a fix
+        if note:  # loaded as a plain file: its package's __init__ is watched for a fix
             _notes[path], scope = note, _Scope(os.path.dirname(path))
             watched = _package_inits(path, package[0])
     else:  # a library's own file (site-packages): imported as the library imports it
@@ -92,7 +100,8 @@ def load_module(path: str):
     _loaded[path] = (digest, module, scope, watched)
     _own_stamps[path] = _stamps(scope, watched)
     from gradviz.backends.user_state import undo_patches_of
-    undo_patches_of(path)      # a patch of framework internals at import never reaches its ops
+
+    undo_patches_of(path)  # a patch of framework internals at import never reaches its ops
     return module
 
 
@@ -118,41 +127,45 @@ def _import_plain(path: str, source: bytes, digest: str):
     return module
 
 
-def _import_in_package(path: str, source: bytes, digest: str, root: str,
-                       dotted: str) -> tuple[object, str]:
+def _import_in_package(
+    path: str, source: bytes, digest: str, root: str, dotted: str
+) -> tuple[object, str]:
     """(the module, "") imported as `dotted`; or (the file as a plain module, a note saying so)
     when a parent package's __init__ failed and the file has no relative imports."""
     top = dotted.split(".")[0]
     taken = sys.modules.get(top)
-    if taken is not None:   # the scope was forgotten: this is a library's module of that name
+    if taken is not None:  # the scope was forgotten: this is a library's module of that name
         where = getattr(taken, "__file__", None) or getattr(taken, "__path__", None) or "built in"
-        raise ImportError(f"{path} is module {dotted!r}, but the name {top!r} is taken by the "
-                          f"already imported {top!r} ({where}); rename the package folder")
+        raise ImportError(
+            f"{path} is module {dotted!r}, but the name {top!r} is taken by the "
+            f"already imported {top!r} ({where}); rename the package folder"
+        )
     if root in sys.path:
         sys.path.remove(root)
-    sys.path.insert(0, root)    # before any installed package of the same name
+    sys.path.insert(0, root)  # before any installed package of the same name
     finder = _ThisFile(dotted, path, source)
     sys.meta_path.insert(0, finder)
     try:
         return importlib.import_module(dotted), ""
     except Exception as exc:
-        if finder.state == "failed":    # the file itself (or what it imports) raised
+        if finder.state == "failed":  # the file itself (or what it imports) raised
             raise
-        failure = exc                   # a parent package's __init__ raised
+        failure = exc  # a parent package's __init__ raised
     finally:
         sys.meta_path.remove(finder)
-    _forget(_Scope(os.path.join(root, top), top))   # what the failed import left half-made
+    _forget(_Scope(os.path.join(root, top), top))  # what the failed import left half-made
     return _as_plain_file(path, source, digest, dotted, failure)
 
 
-def _as_plain_file(path: str, source: bytes, digest: str, dotted: str,
-                   failure: Exception) -> tuple[object, str]:
+def _as_plain_file(
+    path: str, source: bytes, digest: str, dotted: str, failure: Exception
+) -> tuple[object, str]:
     frames = [f for f in traceback.extract_tb(failure.__traceback__) if is_user_frame(f.filename)]
     inits = [f for f in frames if os.path.basename(f.filename) == "__init__.py"]
     package = dotted.rsplit(".", 1)[0] if not path.endswith("__init__.py") else dotted
     init = inits[0] if inits else (frames[0] if frames else None)
     failed = f"importing its package {package!r} failed"
-    if init is not None:   # the import that started it, and where it ended when elsewhere
+    if init is not None:  # the import that started it, and where it ended when elsewhere
         failed += f" at {init.filename}:{init.lineno} ({(init.line or '').strip()})"
         if frames[-1] is not init:
             failed += f", in {frames[-1].filename}:{frames[-1].lineno}"
@@ -162,10 +175,14 @@ def _as_plain_file(path: str, source: bytes, digest: str, dotted: str,
         raise PackageInitError(
             f"{path} is module {dotted!r}, and {failed}. The file has a relative import "
             f"(line {relative}), so it cannot be loaded as a plain file either: install what the "
-            "package needs, or make its __init__.py import it optionally", failure, frames) \
-            from failure
-    note = (f"loaded as a plain file, not as module {dotted!r}: {failed}; the file has no "
-            "relative imports, so it was imported on its own (its folder on sys.path)")
+            "package needs, or make its __init__.py import it optionally",
+            failure,
+            frames,
+        ) from failure
+    note = (
+        f"loaded as a plain file, not as module {dotted!r}: {failed}; the file has no "
+        "relative imports, so it was imported on its own (its folder on sys.path)"
+    )
     return _import_plain(path, source, digest), note
 
 
@@ -212,15 +229,18 @@ class _ThisFile(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def __init__(self, name: str, path: str, source: bytes):
         self.name, self.path, self.source = name, path, source
-        self.state = ""       # "running", "done" or "failed" once the file's code has started
+        self.state = ""  # "running", "done" or "failed" once the file's code has started
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname != self.name:
             return None
         is_package = os.path.basename(self.path) == "__init__.py"
         return importlib.util.spec_from_file_location(
-            fullname, self.path, loader=self,
-            submodule_search_locations=[os.path.dirname(self.path)] if is_package else None)
+            fullname,
+            self.path,
+            loader=self,
+            submodule_search_locations=[os.path.dirname(self.path)] if is_package else None,
+        )
 
     def create_module(self, spec):
         return None
@@ -263,7 +283,10 @@ def _files_of(scope: _Scope) -> list[str]:
     hit = _scope_files.get(scope)
     if hit is not None and hit[0] == key:
         return hit[1]
-    files = [f for name, mod in list(sys.modules.items())
-             if scope.holds(name, mod) and isinstance(f := getattr(mod, "__file__", None), str)]
+    files = [
+        f
+        for name, mod in list(sys.modules.items())
+        if scope.holds(name, mod) and isinstance(f := getattr(mod, "__file__", None), str)
+    ]
     _scope_files[scope] = (key, files)
     return files

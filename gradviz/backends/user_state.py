@@ -13,6 +13,7 @@ loaded for everyone, as they would in any process), and the framework's process-
 adapter names (`settings()` / `apply_settings()`: torch's default dtype and grad mode, Keras'
 floatx and dtype policy, TF's eager switch).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -20,7 +21,6 @@ import os
 import sys
 import types
 from dataclasses import dataclass, field
-from typing import Optional
 
 from gradviz.user_frames import is_user_frame
 
@@ -31,11 +31,11 @@ class _State:
     cwd: str
     environ: dict[str, str]
     modules: dict[str, object] = field(default_factory=dict)  # users' modules, by name
-    framework: object = None                                    # the adapter's settings()
-    raw_environ: Optional[dict] = None   # os.environ's undecoded dict then (_environ_unchanged)
+    framework: object = None  # the adapter's settings()
+    raw_environ: dict | None = None  # os.environ's undecoded dict then (_environ_unchanged)
 
 
-_base: Optional[_State] = None
+_base: _State | None = None
 _base_modules: frozenset = frozenset()  # loaded before any user file: never swapped
 _files: dict[str, _State] = {}
 
@@ -49,10 +49,16 @@ def own_state(path: str, adapter=None):
         adapter = None
     if _base is None:
         from gradviz.backends.bound_internals import bind
-        bind()                 # what gradviz reads gradients with, before any user code runs
+
+        bind()  # what gradviz reads gradients with, before any user code runs
         _base, _base_modules = _capture(adapter), frozenset(sys.modules)
-    state = _files.get(path) or _State(list(_base.path), _base.cwd, dict(_base.environ),
-                                       framework=_base.framework, raw_environ=_base.raw_environ)
+    state = _files.get(path) or _State(
+        list(_base.path),
+        _base.cwd,
+        dict(_base.environ),
+        framework=_base.framework,
+        raw_environ=_base.raw_environ,
+    )
     # What the file added to sys.path comes first; what it removed stays importable behind it
     # (gradviz itself and the standard library import lazily while the file's op runs).
     state.path += [p for p in _base.path if p not in state.path]
@@ -60,18 +66,19 @@ def own_state(path: str, adapter=None):
     try:
         yield
     finally:
-        undo_patches_of(path)        # framework internals the file changed: put back, named
+        undo_patches_of(path)  # framework internals the file changed: put back, named
         _files[path] = _capture(adapter, take_user_modules=True)
         _apply(_base, adapter)
 
 
-_patches: dict[str, set[str]] = {}   # file -> the internals it patched (bound_internals)
+_patches: dict[str, set[str]] = {}  # file -> the internals it patched (bound_internals)
 
 
 def undo_patches_of(path: str) -> None:
     """Put back what the file `path` changed of the framework internals gradviz relies on (also
     right after its import, before its ops run), and remember it for the file's results."""
     from gradviz.backends.bound_internals import undo_patches
+
     patched = undo_patches()
     if patched:
         _patches.setdefault(path, set()).update(patched)
@@ -82,9 +89,11 @@ def patch_note(path: str) -> str:
     names = sorted(_patches.get(path, ()))
     if not names:
         return ""
-    return (f"{os.path.basename(path)} patches framework internals gradviz reads gradients with "
-            f"({', '.join(names)}); gradviz put them back after the file's import and each of "
-            "its calls, so neither this file's results nor another file's went through the patch")
+    return (
+        f"{os.path.basename(path)} patches framework internals gradviz reads gradients with "
+        f"({', '.join(names)}); gradviz put them back after the file's import and each of "
+        "its calls, so neither this file's results nor another file's went through the patch"
+    )
 
 
 def _capture(adapter=None, take_user_modules: bool = False) -> _State:
@@ -105,7 +114,7 @@ def _capture(adapter=None, take_user_modules: bool = False) -> _State:
                 state.modules[name] = sys.modules.pop(name)
         _kept_names = {name for name in names if name in sys.modules}
         sys.modules.pop(_MARK, None)
-        sys.modules[_MARK] = _mark   # at the end: what comes after it is new
+        sys.modules[_MARK] = _mark  # at the end: what comes after it is new
     return state
 
 
@@ -115,12 +124,12 @@ def _capture(adapter=None, take_user_modules: bool = False) -> _State:
 # from the others; of those, only the ones the last capture found can be other than base.
 _MARK = "__gradviz_user_state_mark__"
 _mark = types.ModuleType(_MARK, "Where sys.modules ended at gradviz's last look (user_state).")
-_kept_names: set[str] = set()   # not in _base_modules, left in sys.modules at the last capture
+_kept_names: set[str] = set()  # not in _base_modules, left in sys.modules at the last capture
 
 
 def _added_names() -> set[str]:
     """sys.modules.keys() - _base_modules, the marker left out."""
-    if sys.modules.get(_MARK) is not _mark:   # the first capture, or user code removed it
+    if sys.modules.get(_MARK) is not _mark:  # the first capture, or user code removed it
         return set(sys.modules.keys() - _base_modules - {_MARK})
     names = {name for name in _kept_names if name in sys.modules}
     for name in reversed(sys.modules):
@@ -148,23 +157,26 @@ def _apply(state: _State, adapter=None) -> None:
                 os.environ[key] = value
     for name, module in state.modules.items():
         sys.modules[name] = module
-    if adapter is not None and state.framework is not None and \
-            adapter.settings() != state.framework:
+    if (
+        adapter is not None
+        and state.framework is not None
+        and adapter.settings() != state.framework
+    ):
         adapter.apply_settings(state.framework)
 
 
 # Decoding os.environ (str <-> bytes per key and value) to copy and compare it was most of
 # own_state's time, twice around every request; CPython's os.environ keeps the undecoded dict,
 # which compares equal exactly when the decoded ones do.
-_last_environ: Optional[tuple[dict, dict]] = None   # (undecoded, decoded) at the last copy
+_last_environ: tuple[dict, dict] | None = None  # (undecoded, decoded) at the last copy
 
 
-def _raw_environ() -> Optional[dict]:
-    data = getattr(os.environ, "_data", None)   # None where os.environ is not CPython's
+def _raw_environ() -> dict | None:
+    data = getattr(os.environ, "_data", None)  # None where os.environ is not CPython's
     return data if type(data) is dict else None
 
 
-def _environ_copy() -> tuple[dict, Optional[dict]]:
+def _environ_copy() -> tuple[dict, dict | None]:
     """(os.environ as a dict, a copy of its undecoded dict or None)."""
     global _last_environ
     raw = _raw_environ()
@@ -172,7 +184,7 @@ def _environ_copy() -> tuple[dict, Optional[dict]]:
         return dict(os.environ), None
     if _last_environ is None or raw != _last_environ[0]:
         _last_environ = (dict(raw), dict(os.environ))
-    return dict(_last_environ[1]), _last_environ[0]   # the undecoded copy is never changed
+    return dict(_last_environ[1]), _last_environ[0]  # the undecoded copy is never changed
 
 
 def _environ_unchanged(state: _State) -> bool:

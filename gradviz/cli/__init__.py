@@ -1,5 +1,6 @@
 """`gradviz` command line: `commands` parses and dispatches, `output` prints and writes, `limits`
 refuses numeric flags that cannot work. The entry point is gradviz.cli:main."""
+
 import os
 import sys
 
@@ -12,9 +13,11 @@ def _no_relative_pythonpath() -> None:
     raw = os.environ.get("PYTHONPATH")
     if not raw:
         return
-    relative = {os.path.abspath(e or os.curdir) for e in raw.split(os.pathsep) if not os.path.isabs(e)}
+    relative = {
+        os.path.abspath(e or os.curdir) for e in raw.split(os.pathsep) if not os.path.isabs(e)
+    }
     absolute = {os.path.abspath(e) for e in raw.split(os.pathsep) if os.path.isabs(e)}
-    drop = relative - absolute              # named absolutely as well: meant, kept
+    drop = relative - absolute  # named absolutely as well: meant, kept
     if drop:
         sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) not in drop]
 

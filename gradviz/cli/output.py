@@ -1,4 +1,5 @@
 """What the command line prints and writes: summary table, failures, parity, report files."""
+
 from __future__ import annotations
 
 import os
@@ -35,7 +36,7 @@ def error_paragraph(title: str, err) -> str:
 
 
 def print_load_errors(catalogs, out=None) -> bool:
-    out = out or sys.stderr   # the stream of now (tests swap it)
+    out = out or sys.stderr  # the stream of now (tests swap it)
     failed = False
     for cat in catalogs:
         if cat.error is not None:
@@ -43,6 +44,7 @@ def print_load_errors(catalogs, out=None) -> bool:
             fw = f" ({cat.framework})" if cat.framework else ""
             print(error_paragraph(f"cannot load {_rel(cat.file)}{fw}", cat.error), file=out)
             from gradviz.diagnostics import diagnose_load
+
             for f in diagnose_load(cat.error, cat.file, cat.framework):
                 print(f"  [{f.severity}] {f.code}: {f.message}\n      fix: {f.fix}", file=out)
             print(file=out)
@@ -50,8 +52,9 @@ def print_load_errors(catalogs, out=None) -> bool:
 
 
 def print_op_list(catalogs, out=sys.stdout) -> None:
-    rows = [(op.name, op.framework, op.kind, _rel_where(op.where))
-            for cat in catalogs for op in cat.ops]
+    rows = [
+        (op.name, op.framework, op.kind, _rel_where(op.where)) for cat in catalogs for op in cat.ops
+    ]
     _table(["op", "framework", "kind", "where"], rows, out)
     print_skipped(catalogs, out)
     print_load_notes(catalogs, out)
@@ -59,8 +62,9 @@ def print_op_list(catalogs, out=sys.stdout) -> None:
 
 def print_skipped(catalogs, out=sys.stdout) -> None:
     """What loading left out of each file and why (the same in `list` and `run`)."""
-    notes = list(dict.fromkeys(f"{_rel(cat.file)}: skipped {why}"
-                               for cat in catalogs for why in cat.skipped))
+    notes = list(
+        dict.fromkeys(f"{_rel(cat.file)}: skipped {why}" for cat in catalogs for why in cat.skipped)
+    )
     for note in notes:
         print(note, file=out)
 
@@ -88,13 +92,18 @@ def print_devices(devices: dict, out=sys.stdout, missing=()) -> None:
             state = "available" if d["available"] else f"absent: {d['reason']}"
             print(f"  {d['name']:8} {d.get('label', ''):24} {state}", file=out)
     for fw in missing:
-        print(f"{fw}:\n  not installed: add {fw.label} with pip install 'gradviz[{fw.extra}]'",
-              file=out)
+        print(
+            f"{fw}:\n  not installed: add {fw.label} with pip install 'gradviz[{fw.extra}]'",
+            file=out,
+        )
 
 
 def _table(header, rows, out) -> None:
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)] if rows else \
-        [len(h) for h in header]
+    widths = (
+        [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+        if rows
+        else [len(h) for h in header]
+    )
     fmt = "  ".join(f"{{:{w}}}" for w in widths)
     print(fmt.format(*header).rstrip(), file=out)
     print("  ".join("-" * w for w in widths), file=out)
@@ -104,20 +113,24 @@ def _table(header, rows, out) -> None:
 
 def _err_num(metrics: dict, key: str) -> str:
     from gradviz.compare.numbers import max_abs_text
+
     return max_abs_text(metrics.get(key))
 
 
-def print_results(results, comparisons, settings, args, out=None, load_errors=(), *,
-                  diagnostics) -> int:
+def print_results(
+    results, comparisons, settings, args, out=None, load_errors=(), *, diagnostics
+) -> int:
     """Write the requested files, then print the summary (a terminal that cannot show a name
     must not cost the user the report). `load_errors`: catalogs of files that did not load,
     recorded in the JSON report; `diagnostics`: the findings of each result (app.analysis).
     Returns 2 when a file could not be written, else 0."""
-    out = out or sys.stdout   # the stream of now (tests swap it)
+    out = out or sys.stdout  # the stream of now (tests swap it)
     from gradviz.compare import parity, summary_counts
+
     parity_rows = parity(results)
-    status = _write_outputs(results, settings, args, comparisons, parity_rows, diagnostics,
-                            load_errors)
+    status = _write_outputs(
+        results, settings, args, comparisons, parity_rows, diagnostics, load_errors
+    )
     rows = []
     for r, c in zip(results, comparisons):
         if r.status != "ok":
@@ -125,12 +138,32 @@ def print_results(results, comparisons, settings, args, out=None, load_errors=()
             continue
         for t in c.tensors:
             shape = "x".join(str(s) for s in t.shape) or "scalar"
-            rows.append((r.name, r.framework, r.device, t.name, shape,
-                         Verdict(t.verdict).label,
-                         _err_num(t.metrics, "custom~default"),
-                         _err_num(t.metrics, "custom~numeric")))
-    _table(["op", "fw", "device", "tensor", "shape", "verdict", "|custom-default|",
-            "|custom-numeric|"], rows, out)
+            rows.append(
+                (
+                    r.name,
+                    r.framework,
+                    r.device,
+                    t.name,
+                    shape,
+                    Verdict(t.verdict).label,
+                    _err_num(t.metrics, "custom~default"),
+                    _err_num(t.metrics, "custom~numeric"),
+                )
+            )
+    _table(
+        [
+            "op",
+            "fw",
+            "device",
+            "tensor",
+            "shape",
+            "verdict",
+            "|custom-default|",
+            "|custom-numeric|",
+        ],
+        rows,
+        out,
+    )
     print(file=out)
     if settings.graph == "stack":
         print_flow(results, out)
@@ -140,8 +173,9 @@ def print_results(results, comparisons, settings, args, out=None, load_errors=()
             print(file=out)
             continue
         for mode, err in r.mode_errors.items():
-            print(error_paragraph(f"{r.name} ({r.framework}): the {mode} mode raised", err),
-                  file=out)
+            print(
+                error_paragraph(f"{r.name} ({r.framework}): the {mode} mode raised", err), file=out
+            )
             print(file=out)
         for t in c.tensors:
             if t.verdict not in ("match",):
@@ -151,18 +185,22 @@ def print_results(results, comparisons, settings, args, out=None, load_errors=()
     for fws in dict.fromkeys(tuple(p.frameworks) for p in parity_rows):
         rows = [p for p in parity_rows if tuple(p.frameworks) == fws]
         bad = [p for p in rows if p.verdict != "match"]
-        print(f"\nparity {fws[0]} vs {fws[1]}: {len(rows) - len(bad)} of {len(rows)} rows match",
-              file=out)
+        print(
+            f"\nparity {fws[0]} vs {fws[1]}: {len(rows) - len(bad)} of {len(rows)} rows match",
+            file=out,
+        )
         for p in bad:
             err = "-" if p.max_abs_err is None else f"{p.max_abs_err:.3g}"
-            print(f"  {p.op} {p.tensor} {p.mode}: {p.verdict} (max abs error {err}) {p.note}",
-                  file=out)
+            print(
+                f"  {p.op} {p.tensor} {p.mode}: {p.verdict} (max abs error {err}) {p.note}",
+                file=out,
+            )
     counts = summary_counts(comparisons)
     print("\nverdicts: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v), file=out)
     return status
 
 
-FLOW_ROWS_MAX = 12       # deeper stacks show both ends and every layer where a gradient dies
+FLOW_ROWS_MAX = 12  # deeper stacks show both ends and every layer where a gradient dies
 
 
 def _norm_text(n) -> str:
@@ -171,8 +209,9 @@ def _norm_text(n) -> str:
 
 def print_flow(results, out=None) -> None:
     """Per op and framework: the L2 norm of the gradient at each layer's input h{i} per mode."""
-    out = out or sys.stdout   # the stream of now (tests swap it)
+    out = out or sys.stdout  # the stream of now (tests swap it)
     from gradviz.flow import dies_at, flow_of, modes_of
+
     rows, notes, modes = [], [], []
     for r in results:
         flow = flow_of(r) if r.status == "ok" else []
@@ -192,16 +231,22 @@ def print_flow(results, out=None) -> None:
                 skipped = True
                 continue
             skipped = False
-            rows.append((r.name, r.framework, row.layer,
-                         *[_norm_text(row.norm.get(m)) for m in modes]))
+            rows.append(
+                (r.name, r.framework, row.layer, *[_norm_text(row.norm.get(m)) for m in modes])
+            )
         for d in sorted({d for d in dead.values() if d}):
             which = " and ".join(m for m, at in dead.items() if at == d)
-            notes.append(f"{r.name} ({r.framework}): the {which} gradient dies at layer {d} "
-                         "(zero or absent there: nothing reaches the layers below)")
+            notes.append(
+                f"{r.name} ({r.framework}): the {which} gradient dies at layer {d} "
+                "(zero or absent there: nothing reaches the layers below)"
+            )
     if not rows:
         return
-    print("gradient flow: L2 norm of the gradient at h{i}, layer 1 on the input side "
-          "(- absent; every layer in --json)", file=out)
+    print(
+        "gradient flow: L2 norm of the gradient at h{i}, layer 1 on the input side "
+        "(- absent; every layer in --json)",
+        file=out,
+    )
     rows = [r + ("",) * (3 + len(modes) - len(r)) for r in rows]
     _table(["op", "fw", "layer", *modes], rows, out)
     for n in notes:
@@ -222,10 +267,13 @@ def _flow_plot_jobs(results, plot: str) -> list:
         by_op.setdefault(r.name, []).append(r)
     jobs = []
     for op, rs in by_op.items():
+
         def job(rs=rs, op=op):
             from gradviz.plots.flow import build_flow_figure
             from gradviz.qt.export import save_flow_figure
+
             save_flow_figure(build_flow_figure(rs, op), flow_plot_path(plot, op))
+
         jobs.append((f"flow chart of {op}", flow_plot_path(plot, op), job))
     return jobs
 
@@ -259,6 +307,7 @@ def _print_diagnostics(diagnostics, out) -> None:
 
 def _write_repro(folder: str, results, comparisons) -> None:
     from gradviz.repro import write_repro
+
     written, left = write_repro(folder, results, comparisons)
     for note in left:
         print(f"gradviz: {note}", file=sys.stderr)
@@ -273,6 +322,7 @@ def print_left_out(files, catalogs, frameworks, out) -> None:
     """Say why a file gave no ops at all: it imports only a framework --framework left out
     (a TF-only file with --framework torch read just 'no ops found')."""
     from gradviz.import_scan import frameworks_used
+
     seen = {c.file for c in catalogs}
     for f in files:
         if f in seen:
@@ -280,8 +330,11 @@ def print_left_out(files, catalogs, frameworks, out) -> None:
         used, _err = frameworks_used(f)
         if used and not set(used) & set(frameworks):
             names = " and ".join(FRAMEWORK_NAMES.get(u, u) for u in used)
-            print(f"gradviz: {f} imports {names}, which --framework {'/'.join(frameworks)} "
-                  f"leaves out: give --framework {used[0] if len(used) == 1 else 'all'}", file=out)
+            print(
+                f"gradviz: {f} imports {names}, which --framework {'/'.join(frameworks)} "
+                f"leaves out: give --framework {used[0] if len(used) == 1 else 'all'}",
+                file=out,
+            )
 
 
 def write_load_report(args, settings, load_errors) -> int:
@@ -290,29 +343,56 @@ def write_load_report(args, settings, load_errors) -> int:
     if not args.json:
         return 0
     from types import SimpleNamespace
+
     only_json = SimpleNamespace(json=args.json, npz=None, plot=None, repro=None)
     return _write_outputs([], settings, only_json, [], [], [], load_errors=load_errors)
 
 
-def _write_outputs(results, settings, args, comparisons, parity_rows, diagnostics,
-                   load_errors=()) -> int:
+def _write_outputs(
+    results, settings, args, comparisons, parity_rows, diagnostics, load_errors=()
+) -> int:
     from gradviz import report
+
     status = 0
     jobs = []
     if args.json:
-        jobs.append(("JSON", args.json, lambda: report.write_json(
-            args.json, results, settings, comparisons=comparisons, parity_rows=parity_rows,
-            diagnostics=diagnostics, load_errors=load_errors)))
+        jobs.append(
+            (
+                "JSON",
+                args.json,
+                lambda: report.write_json(
+                    args.json,
+                    results,
+                    settings,
+                    comparisons=comparisons,
+                    parity_rows=parity_rows,
+                    diagnostics=diagnostics,
+                    load_errors=load_errors,
+                ),
+            )
+        )
     if args.npz:
         jobs.append(("NPZ", args.npz, lambda: report.write_npz(args.npz, results)))
     if getattr(args, "repro", None):
-        jobs.append(("reproduction scripts", args.repro,
-                     lambda: _write_repro(args.repro, results, comparisons)))
+        jobs.append(
+            (
+                "reproduction scripts",
+                args.repro,
+                lambda: _write_repro(args.repro, results, comparisons),
+            )
+        )
     if args.plot:
+
         def plot():
             from gradviz.qt.export import save_grid
-            save_grid(results, args.plot, comparisons=comparisons,
-                      log_scale=getattr(args, "log_scale", False))
+
+            save_grid(
+                results,
+                args.plot,
+                comparisons=comparisons,
+                log_scale=getattr(args, "log_scale", False),
+            )
+
         jobs.append(("plot", args.plot, plot))
         if settings.graph == "stack":
             jobs += _flow_plot_jobs(results, args.plot)

@@ -8,25 +8,27 @@ framework is still importing (TensorFlow takes about twice torch's time). The ma
 for them (`join`, also on leaving the `with` block) before it imports anything itself, so the two
 never import at once.
 """
+
 from __future__ import annotations
 
 import threading
-from typing import Optional
 
 
 def _imports(plot: bool) -> None:
     import gradviz.app.analysis  # noqa: F401
     import gradviz.report  # noqa: F401
+
     if plot:
         import gradviz.qt.export  # noqa: F401
         from gradviz.qt.export.app import import_qt
+
         import_qt()
 
 
 class WarmUp:
     def __init__(self, plot: bool):
         self.plot = plot
-        self._thread: Optional[threading.Thread] = None
+        self._thread: threading.Thread | None = None
         self._joined = False
         self._lock = threading.Lock()
 
@@ -36,8 +38,9 @@ class WarmUp:
             return
         with self._lock:
             if self._thread is None and not self._joined:
-                self._thread = threading.Thread(target=self._run, name="gradviz-warm-up",
-                                                daemon=True)
+                self._thread = threading.Thread(
+                    target=self._run, name="gradviz-warm-up", daemon=True
+                )
                 self._thread.start()
 
     def _run(self) -> None:

@@ -3,6 +3,7 @@
 numpy only (no framework, no Qt). `metrics` holds the numbers, `verdicts` what they mean,
 `torch_vs_tf` the cross-framework rows; the names callers use are re-exported here.
 """
+
 from gradviz.compare.metrics import Tol, mode_stats, pair_metrics, tolerances
 from gradviz.compare.numbers import ModeStats, PairMetrics
 from gradviz.compare.torch_vs_tf import ParityRow, parity
@@ -17,6 +18,21 @@ from gradviz.compare.verdicts import (
     verdict,
 )
 
-__all__ = ["VERDICTS", "Tol", "tolerances", "mode_stats", "pair_metrics", "verdict",
-           "compare_result", "parity", "summary_counts", "TensorComparison", "OpComparison",
-           "ParityRow", "tensor_metrics", "independent_of_output", "ModeStats", "PairMetrics"]
+__all__ = [
+    "VERDICTS",
+    "Tol",
+    "tolerances",
+    "mode_stats",
+    "pair_metrics",
+    "verdict",
+    "compare_result",
+    "parity",
+    "summary_counts",
+    "TensorComparison",
+    "OpComparison",
+    "ParityRow",
+    "tensor_metrics",
+    "independent_of_output",
+    "ModeStats",
+    "PairMetrics",
+]

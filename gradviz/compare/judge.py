@@ -7,9 +7,8 @@ does is said beside the verdict (absent, NaN, off numeric: the default column is
 never held against custom. It judges only where numeric is unavailable (fallback.py), or the
 upstream probe, which compares custom with default, and so only where default agrees with numeric.
 """
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 import numpy as np
 
@@ -31,8 +30,14 @@ from gradviz.vocab import ErrorKind, Mode
 JUMP_FACTOR = 1e3
 
 
-def judge(t: TensorResult, op_status: str, mode_errors: dict, error: Optional[ErrorInfo],
-          metrics: dict, inplace: tuple = ()) -> tuple[str, str]:
+def judge(
+    t: TensorResult,
+    op_status: str,
+    mode_errors: dict,
+    error: ErrorInfo | None,
+    metrics: dict,
+    inplace: tuple = (),
+) -> tuple[str, str]:
     """(verdict, explanation). `inplace`: tensors the op's forward wrote into in place."""
     early = _before_any_gradient(t, op_status, mode_errors, error, metrics, inplace)
     if early is not None:
@@ -40,53 +45,75 @@ def judge(t: TensorResult, op_status: str, mode_errors: dict, error: Optional[Er
     c, d = t.grads.get(Mode.CUSTOM), t.grads.get(Mode.DEFAULT)
     c_ran, d_ran = ran(t, Mode.CUSTOM), ran(t, Mode.DEFAULT) and Mode.DEFAULT not in mode_errors
     if c is None and _independent(t):
-        return "match", (f"the output does not depend on {t.name} here: the numeric gradient is "
-                         "exactly 0 and custom gives none" +
-                         (", default none either" if d is None else ", default zeros"))
+        return "match", (
+            f"the output does not depend on {t.name} here: the numeric gradient is "
+            "exactly 0 and custom gives none"
+            + (", default none either" if d is None else ", default zeros")
+        )
     if c_ran and c is None:
         if d is not None:
-            return "broken", (f"custom backward gives no gradient to {t.name} "
-                              f"({_why(t, 'custom')}); default gives one (l2 norm "
-                              f"{fmt(mode_stats(d).l2)})")
+            return "broken", (
+                f"custom backward gives no gradient to {t.name} "
+                f"({_why(t, 'custom')}); default gives one (l2 norm "
+                f"{fmt(mode_stats(d).l2)})"
+            )
         also = f"default: {_why(t, 'default')}" if d_ran else "only custom was run"
         return "broken", f"no gradient reaches {t.name}: custom: {_why(t, 'custom')}; {also}"
     if c is not None:
         return _judge_mode(t, Mode.CUSTOM, metrics, mode_errors)
     if d_ran:
         if d is None:
-            return "broken", (f"no gradient reaches {t.name}: default: {_why(t, 'default')} "
-                              "(only default was run)")
+            return "broken", (
+                f"no gradient reaches {t.name}: default: {_why(t, 'default')} "
+                "(only default was run)"
+            )
         return _judge_mode(t, Mode.DEFAULT, metrics, mode_errors)
     err = mode_errors.get(Mode.DEFAULT)
-    if err is not None and err.kind != ErrorKind.CANCELLED:   # the one gradient asked for raised
+    if err is not None and err.kind != ErrorKind.CANCELLED:  # the one gradient asked for raised
         return "error", f"the default mode raised: {err.one_line()}"
-    why = f" (default: {err.message})" if err is not None else \
-        f" (no default: {t.absent['default']})" if override_kept(t, Mode.DEFAULT) else ""
-    return "unchecked", f"neither custom nor default was run for {t.name}{why}: nothing was compared"
+    why = (
+        f" (default: {err.message})"
+        if err is not None
+        else f" (no default: {t.absent['default']})"
+        if override_kept(t, Mode.DEFAULT)
+        else ""
+    )
+    return (
+        "unchecked",
+        f"neither custom nor default was run for {t.name}{why}: nothing was compared",
+    )
 
 
 def _before_any_gradient(t, op_status, mode_errors, error, metrics, inplace):
     if t.dtype in FIXED_DTYPES:
         kind = "integer" if t.dtype == "int64" else "bool"
-        return "no-gradient", (f"{kind} input: no gradient ({t.dtype} inputs are passed as they "
-                               "are, not differentiated and not perturbed by the numeric "
-                               "reference; nothing was compared)")
+        return "no-gradient", (
+            f"{kind} input: no gradient ({t.dtype} inputs are passed as they "
+            "are, not differentiated and not perturbed by the numeric "
+            "reference; nothing was compared)"
+        )
     if op_status == "error":
         return "error", f"the op raised: {error.one_line()}" if error else "the op raised an error"
     if Mode.CUSTOM in mode_errors:
         return "error", f"the custom mode raised: {mode_errors['custom'].one_line()}"
     if t.frozen:
-        return "no-gradient", (f"frozen parameter: {_why(t, 'custom')}; no mode differentiates "
-                               f"{t.name}, so nothing was compared")
-    if 0 in tuple(t.shape):     # any gradient of it agrees with any other: nothing to vouch for
-        return "unchecked", (f"{t.name} is empty (shape {tuple(t.shape)}): it has no element to "
-                             "compare, so nothing checks its gradient; give the op a non-empty "
-                             "input to check its backward")
+        return "no-gradient", (
+            f"frozen parameter: {_why(t, 'custom')}; no mode differentiates "
+            f"{t.name}, so nothing was compared"
+        )
+    if 0 in tuple(t.shape):  # any gradient of it agrees with any other: nothing to vouch for
+        return "unchecked", (
+            f"{t.name} is empty (shape {tuple(t.shape)}): it has no element to "
+            "compare, so nothing checks its gradient; give the op a non-empty "
+            "input to check its backward"
+        )
     if t.name in inplace and Mode.DEFAULT in mode_errors:
-        return "error", (f"the forward writes into {t.name} in place and the framework's own "
-                         f"autodiff refused it (default raised {mode_errors['default'].one_line()}); "
-                         f"{numeric_clause(metrics, 'custom')}, at the values before the call, "
-                         f"which a graph that reads {t.name} again would not see")
+        return "error", (
+            f"the forward writes into {t.name} in place and the framework's own "
+            f"autodiff refused it (default raised {mode_errors['default'].one_line()}); "
+            f"{numeric_clause(metrics, 'custom')}, at the values before the call, "
+            f"which a graph that reads {t.name} again would not see"
+        )
     return None
 
 
@@ -104,7 +131,7 @@ def _why(t: TensorResult, mode: str) -> str:
     return t.absent.get(mode) or "no gradient"
 
 
-def _numeric_of(t: TensorResult) -> Optional[np.ndarray]:
+def _numeric_of(t: TensorResult) -> np.ndarray | None:
     n = t.grads.get(Mode.NUMERIC)
     if n is None and t.numeric is not None:
         n = t.numeric.projections.get(Mode.NUMERIC)
@@ -145,8 +172,10 @@ def _judge_mode(t: TensorResult, mode: str, metrics: dict, mode_errors: dict) ->
     why = no_numeric_why(t, metrics, mode, mode_errors)
     if mode == Mode.CUSTOM and t.grads.get(Mode.DEFAULT) is not None:
         return custom_vs_default(t, metrics, why)
-    return "unchecked", (f"{lead}{why}: nothing independent checks the {mode} gradient of "
-                         f"{t.name} (add the numeric mode, or the default, to check it)")
+    return "unchecked", (
+        f"{lead}{why}: nothing independent checks the {mode} gradient of "
+        f"{t.name} (add the numeric mode, or the default, to check it)"
+    )
 
 
 def _lead(t: TensorResult, mode: str, mode_errors: dict) -> str:
@@ -178,8 +207,9 @@ def _flat64(g) -> np.ndarray:
 
 def _off_elements(t: TensorResult, mode: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(gradient, numeric, where they differ and numeric is defined), flat, every element."""
-    g, n, _, _, off = apart_from_numeric(t.grads[mode], t.grads[Mode.NUMERIC],
-                                         tolerances(t.dtype, numeric=True))
+    g, n, _, _, off = apart_from_numeric(
+        t.grads[mode], t.grads[Mode.NUMERIC], tolerances(t.dtype, numeric=True)
+    )
     return g, n, off
 
 
@@ -222,24 +252,35 @@ def _agrees(t, mode, metrics, mode_errors, lead) -> tuple[str, str]:
     if probe is not None and probe.n_differ > _kink_allowance(probe.n):
         if default_trusted(t, metrics):
             own = t.grad_dtypes.get(Mode.CUSTOM, "")
-            why = (f"the backward returns an integer gradient ({own}), which drops the fraction "
-                   "of every element" if own.startswith(("int", "uint", "bool")) else
-                   "the backward does not use its incoming gradient as the chain rule does (a "
-                   "correct one is linear in it)")
-            return "differs", (f"{text}, under this run's upstream; but under a random one they "
-                               f"differ (custom against default, which agrees with numeric) at "
-                               f"{probe.n_differ} of {probe.n} elements, {err_text(probe)}: "
-                               f"{why}")
-        note += ("; linearity in the upstream unchecked: the upstream probe compares custom with "
-                 "default under a random upstream, and default is no reference here")
+            why = (
+                f"the backward returns an integer gradient ({own}), which drops the fraction "
+                "of every element"
+                if own.startswith(("int", "uint", "bool"))
+                else "the backward does not use its incoming gradient as the chain rule does (a "
+                "correct one is linear in it)"
+            )
+            return "differs", (
+                f"{text}, under this run's upstream; but under a random one they "
+                f"differ (custom against default, which agrees with numeric) at "
+                f"{probe.n_differ} of {probe.n} elements, {err_text(probe)}: "
+                f"{why}"
+            )
+        note += (
+            "; linearity in the upstream unchecked: the upstream probe compares custom with "
+            "default under a random upstream, and default is no reference here"
+        )
     return "match", f"{text}; {note}" if note else text
 
 
 def default_trusted(t: TensorResult, metrics: dict) -> bool:
     """Default agrees with numeric: a reference for what numeric does not measure (the probe)."""
     m = metrics.get("default~numeric")
-    return checked_by_numeric(m) and not m.shape_mismatch and \
-        agrees_with_numeric(t, Mode.DEFAULT, metrics) and bool(np.all(np.isfinite(t.grads[Mode.DEFAULT])))
+    return (
+        checked_by_numeric(m)
+        and not m.shape_mismatch
+        and agrees_with_numeric(t, Mode.DEFAULT, metrics)
+        and bool(np.all(np.isfinite(t.grads[Mode.DEFAULT])))
+    )
 
 
 def default_note(t: TensorResult, metrics: dict, mode_errors: dict) -> str:
@@ -247,21 +288,30 @@ def default_note(t: TensorResult, metrics: dict, mode_errors: dict) -> str:
     d = t.grads.get(Mode.DEFAULT)
     if d is None:
         if ran(t, Mode.DEFAULT) and Mode.DEFAULT not in mode_errors:
-            return (f"default gives no gradient ({_why(t, 'default')}): the default column is "
-                    "unreliable here, custom is judged against numeric")
+            return (
+                f"default gives no gradient ({_why(t, 'default')}): the default column is "
+                "unreliable here, custom is judged against numeric"
+            )
         return ""
     flat = _flat64(d)
     k = int(np.count_nonzero(~np.isfinite(flat)))
     if k:
-        return (f"default is NaN/Inf at {k} of {flat.size} elements where custom is finite: the "
-                "default column is unreliable here, custom is judged against numeric")
+        return (
+            f"default is NaN/Inf at {k} of {flat.size} elements where custom is finite: the "
+            "default column is unreliable here, custom is judged against numeric"
+        )
     dm = metrics.get("default~numeric")
-    if checked_by_numeric(dm) and not dm.shape_mismatch and \
-            not agrees_with_numeric(t, Mode.DEFAULT, metrics):
-        return (f"default differs from numeric at {dm.n_differ} of {dm.n} "
-                f"{'random directions' if dm.method == 'projection' else 'elements'}: the "
-                "default column is unreliable here (the framework's own autodiff of this forward "
-                "is off), custom is judged against numeric")
+    if (
+        checked_by_numeric(dm)
+        and not dm.shape_mismatch
+        and not agrees_with_numeric(t, Mode.DEFAULT, metrics)
+    ):
+        return (
+            f"default differs from numeric at {dm.n_differ} of {dm.n} "
+            f"{'random directions' if dm.method == 'projection' else 'elements'}: the "
+            "default column is unreliable here (the framework's own autodiff of this forward "
+            "is off), custom is judged against numeric"
+        )
     cd = metrics.get("custom~default")
     if cd is not None and cd.allclose:
         return f"custom matches default at all {cd.n} elements"
@@ -285,16 +335,20 @@ def _off_numeric(t, mode, metrics, lead) -> tuple[str, str]:
             if rest.any():
                 where += f", but for {int(rest.sum())} (kinks, at most 1 in 100)"
             return "surrogate", f"{text}: {where}; it agrees elsewhere"
-        return "differs", (f"{text}; {int(rest.sum())} of them where the derivative is defined "
-                           f"and not 0: {mode} is not the derivative of the forward there")
+        return "differs", (
+            f"{text}; {int(rest.sum())} of them where the derivative is defined "
+            f"and not 0: {mode} is not the derivative of the forward there"
+        )
     pn = _flat64(t.numeric.projections[Mode.NUMERIC])
     pn = pn[np.isfinite(pn)]
     tol = tolerances(t.dtype, numeric=True)
     if np.all(np.abs(pn) <= tol.atol_for(pn)):
         return "surrogate", f"{text}: numeric is 0 along every one (the forward is flat here)"
     if mode == Mode.CUSTOM and _differs_where_default_is_flat(t, metrics):
-        return "surrogate", (f"{text}; default agrees with numeric, and custom differs from "
-                             "default only where default is 0 (straight-through style)")
+        return "surrogate", (
+            f"{text}; default agrees with numeric, and custom differs from "
+            "default only where default is 0 (straight-through style)"
+        )
     return "differs", f"{text}, and numeric is not 0 along them: {mode} is wrong there"
 
 

@@ -3,10 +3,11 @@
 numpy only. Statistics are a ModeStats, closeness a PairMetrics (compare/numbers.py), of plain
 Python values; compare/verdicts.py builds verdicts on these.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -20,12 +21,13 @@ class Tol:
     The absolute part scales with the reference's magnitude so that a gradient of size 1e4 is not
     held to the absolute tolerance meant for values near 1.
     """
+
     rtol: float
     atol: float
 
     def atol_for(self, ref: np.ndarray) -> float:
         fin = np.isfinite(ref)
-        finite = ref if fin.all() else ref[fin]     # no copy in the common, all-finite case
+        finite = ref if fin.all() else ref[fin]  # no copy in the common, all-finite case
         peak = float(np.abs(finite).max()) if finite.size else 0.0
         return self.atol * max(1.0, peak)
 
@@ -51,25 +53,36 @@ def tolerances(dtype: str, numeric: bool = False) -> Tol:
     return table.get(str(dtype), table["float32"])
 
 
-def mode_stats(arr: Optional[np.ndarray], reason: str = "") -> ModeStats:
+def mode_stats(arr: np.ndarray | None, reason: str = "") -> ModeStats:
     """Summary of one gradient. NaN/Inf are counted, and left out of min/max/mean/std/l2."""
     if arr is None:
         return ModeStats.missing(reason)
     a = np.asarray(arr, dtype=np.float64).reshape(-1)
     finite = np.isfinite(a)
-    if finite.all():        # the common case: nothing to count or leave out, no copy
+    if finite.all():  # the common case: nothing to count or leave out, no copy
         nan = inf = 0
         fin = a
     else:
         nan = int(np.isnan(a).sum())
         inf = int(np.isinf(a).sum())
         fin = a[finite]
-    counts: dict[str, Any] = {"n": int(a.size), "nan": nan, "inf": inf, "zeros": int((a == 0).sum())}
+    counts: dict[str, Any] = {
+        "n": int(a.size),
+        "nan": nan,
+        "inf": inf,
+        "zeros": int((a == 0).sum()),
+    }
     if not fin.size:
         return ModeStats(**counts)
-    return ModeStats(**counts, min=float(fin.min()), max=float(fin.max()), mean=float(fin.mean()),
-                     std=float(fin.std()), l2=float(np.sqrt(np.sum(fin * fin))),
-                     abs_max=float(np.abs(fin).max()))
+    return ModeStats(
+        **counts,
+        min=float(fin.min()),
+        max=float(fin.max()),
+        mean=float(fin.mean()),
+        std=float(fin.std()),
+        l2=float(np.sqrt(np.sum(fin * fin))),
+        abs_max=float(np.abs(fin).max()),
+    )
 
 
 def same_nonfinite(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -77,8 +90,9 @@ def same_nonfinite(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (np.isnan(a) & np.isnan(b)) | (np.isinf(a) & (a == b))
 
 
-def close_mask(a: np.ndarray, b: np.ndarray, tol: Tol, atol: Optional[float] = None,
-               all_finite: bool = False) -> np.ndarray:
+def close_mask(
+    a: np.ndarray, b: np.ndarray, tol: Tol, atol: float | None = None, all_finite: bool = False
+) -> np.ndarray:
     """Per element: does a agree with the reference b? NaN-aware (see same_nonfinite).
     `atol` (tol.atol_for(b)) and `all_finite` (no NaN/Inf in either): known already."""
     atol = tol.atol_for(b) if atol is None else atol
@@ -106,8 +120,13 @@ def pair_metrics(a: np.ndarray, b: np.ndarray, tol: Tol) -> PairMetrics:
     b = np.asarray(b, dtype=np.float64)
     if a.shape != b.shape:
         if a.size != b.size:
-            return PairMetrics(int(b.size), int(max(a.size, b.size)), False, rtol=tol.rtol,
-                               shape_mismatch=f"{tuple(a.shape)} vs {tuple(b.shape)}")
+            return PairMetrics(
+                int(b.size),
+                int(max(a.size, b.size)),
+                False,
+                rtol=tol.rtol,
+                shape_mismatch=f"{tuple(a.shape)} vs {tuple(b.shape)}",
+            )
         a = a.reshape(b.shape)
     a, b = a.reshape(-1), b.reshape(-1)
     # 10^6-element gradients are compared on the window's threads: in the common case (all
@@ -129,8 +148,8 @@ def pair_metrics(a: np.ndarray, b: np.ndarray, tol: Tol) -> PairMetrics:
     live = scale > atol
     rel = err[live] / scale[live]
     na, nb = float(np.sqrt(np.sum(fa * fa))), float(np.sqrt(np.sum(fb * fb)))
-    cosine: Optional[float]
-    ratio: Optional[float]
+    cosine: float | None
+    ratio: float | None
     if na == 0.0 and nb == 0.0:
         cosine, ratio = 1.0, 1.0
     elif na == 0.0 or nb == 0.0:
@@ -139,8 +158,18 @@ def pair_metrics(a: np.ndarray, b: np.ndarray, tol: Tol) -> PairMetrics:
         cosine = float(np.clip(np.dot(fa, fb) / (na * nb), -1.0, 1.0))
         ratio = na / nb
     n_differ = int((~ok).sum())
-    return PairMetrics(int(b.size), n_differ, n_differ == 0, max_abs,
-                       float(rel.max()) if rel.size else 0.0, cosine, ratio, worst, atol, tol.rtol)
+    return PairMetrics(
+        int(b.size),
+        n_differ,
+        n_differ == 0,
+        max_abs,
+        float(rel.max()) if rel.size else 0.0,
+        cosine,
+        ratio,
+        worst,
+        atol,
+        tol.rtol,
+    )
 
 
 def _finite_pair_metrics(a: np.ndarray, b: np.ndarray, tol: Tol) -> PairMetrics:
@@ -150,26 +179,39 @@ def _finite_pair_metrics(a: np.ndarray, b: np.ndarray, tol: Tol) -> PairMetrics:
     no difference taken at all."""
     n = int(b.size)
     abs_b = np.abs(b)
-    atol = tol.atol * max(1.0, float(abs_b.max()) if n else 0.0)    # tol.atol_for(b)
-    out: dict[str, Any] = {"n": n, "n_differ": 0, "allclose": True, "max_abs_err": 0.0,
-                           "max_rel_err": 0.0, "cosine": None, "norm_ratio": None,
-                           "worst_index": None, "atol": atol, "rtol": tol.rtol}
+    atol = tol.atol * max(1.0, float(abs_b.max()) if n else 0.0)  # tol.atol_for(b)
+    out: dict[str, Any] = {
+        "n": n,
+        "n_differ": 0,
+        "allclose": True,
+        "max_abs_err": 0.0,
+        "max_rel_err": 0.0,
+        "cosine": None,
+        "norm_ratio": None,
+        "worst_index": None,
+        "atol": atol,
+        "rtol": tol.rtol,
+    }
     work = np.empty_like(b)
     if not np.array_equal(a, b):
         err = np.subtract(a, b)
         np.abs(err, out=err)
         np.multiply(abs_b, tol.rtol, out=work)
-        np.add(atol, work, out=work)                 # atol + rtol * |b|, as close_mask
+        np.add(atol, work, out=work)  # atol + rtol * |b|, as close_mask
         n_differ = n - int(np.count_nonzero(err <= work))
         max_abs = float(err.max()) if n else 0.0
         np.abs(a, out=work)
-        np.maximum(work, abs_b, out=work)            # max(|a|, |b|)
+        np.maximum(work, abs_b, out=work)  # max(|a|, |b|)
         live = work > atol
         np.divide(err, work, out=abs_b, where=live)  # |a - b| / max(|a|, |b|) where it counts
         abs_b[~live] = 0.0
-        out.update(n_differ=n_differ, allclose=n_differ == 0, max_abs_err=max_abs,
-                   max_rel_err=float(abs_b.max()) if n else 0.0,
-                   worst_index=int(err.argmax()) if max_abs > 0 else None)
+        out.update(
+            n_differ=n_differ,
+            allclose=n_differ == 0,
+            max_abs_err=max_abs,
+            max_rel_err=float(abs_b.max()) if n else 0.0,
+            worst_index=int(err.argmax()) if max_abs > 0 else None,
+        )
     na = float(np.sqrt(np.sum(np.multiply(a, a, out=work))))
     nb = float(np.sqrt(np.sum(np.multiply(b, b, out=work))))
     if na == 0.0 and nb == 0.0:

@@ -6,10 +6,10 @@ have always had (report.py writes nothing else).
 Plain Python values only (int / float / bool / None / str): a float may be NaN/Inf, which
 report.py writes as strings.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 _SUMMARY = ("min", "max", "mean", "std", "l2", "abs_max")
 
@@ -20,22 +20,23 @@ class ModeStats:
     where nothing is finite). An absent gradient (`absent`) says why in `reason`, and whether
     its mode was cancelled or raised; a numeric mode that checked along random directions only
     has `method` "projection" and its number of `directions`."""
-    n: Optional[int] = None
-    nan: Optional[int] = None
-    inf: Optional[int] = None
-    zeros: Optional[int] = None
-    min: Optional[float] = None
-    max: Optional[float] = None
-    mean: Optional[float] = None
-    std: Optional[float] = None
-    l2: Optional[float] = None
-    abs_max: Optional[float] = None
+
+    n: int | None = None
+    nan: int | None = None
+    inf: int | None = None
+    zeros: int | None = None
+    min: float | None = None
+    max: float | None = None
+    mean: float | None = None
+    std: float | None = None
+    l2: float | None = None
+    abs_max: float | None = None
     absent: bool = False
     reason: str = ""
-    cancelled: bool = False     # the mode was not run to its end
-    raised: bool = False        # no gradient because the mode raised: an error, not absent
-    method: Optional[str] = None        # "projection" (numeric only)
-    directions: Optional[int] = None
+    cancelled: bool = False  # the mode was not run to its end
+    raised: bool = False  # no gradient because the mode raised: an error, not absent
+    method: str | None = None  # "projection" (numeric only)
+    directions: int | None = None
 
     @classmethod
     def missing(cls, reason: str = "", cancelled: bool = False, raised: bool = False) -> ModeStats:
@@ -43,13 +44,21 @@ class ModeStats:
 
     @classmethod
     def projection(cls, directions: int) -> ModeStats:
-        return cls(absent=True, method="projection", directions=directions,
-                   reason=f"checked along {directions} random directions only")
+        return cls(
+            absent=True,
+            method="projection",
+            directions=directions,
+            reason=f"checked along {directions} random directions only",
+        )
 
     def as_dict(self) -> dict:
         if self.method is not None:
-            return {"absent": True, "method": self.method, "directions": self.directions,
-                    "reason": self.reason}
+            return {
+                "absent": True,
+                "method": self.method,
+                "directions": self.directions,
+                "reason": self.reason,
+            }
         if self.absent:
             out: dict = {"absent": True, "reason": self.reason}
             if self.cancelled:
@@ -57,12 +66,27 @@ class ModeStats:
             if self.raised:
                 out["raised"] = True
             return out
-        return {"n": self.n, "nan": self.nan, "inf": self.inf, "zeros": self.zeros,
-                **{k: getattr(self, k) for k in _SUMMARY}}
+        return {
+            "n": self.n,
+            "nan": self.nan,
+            "inf": self.inf,
+            "zeros": self.zeros,
+            **{k: getattr(self, k) for k in _SUMMARY},
+        }
 
 
-_PAIR = ("n", "n_differ", "allclose", "max_abs_err", "max_rel_err", "cosine", "norm_ratio",
-         "worst_index", "atol", "rtol")
+_PAIR = (
+    "n",
+    "n_differ",
+    "allclose",
+    "max_abs_err",
+    "max_rel_err",
+    "cosine",
+    "norm_ratio",
+    "worst_index",
+    "atol",
+    "rtol",
+)
 _PAIR_OPTIONAL = ("shape_mismatch", "method", "numeric_undefined")
 
 
@@ -73,20 +97,21 @@ class PairMetrics:
     compared); `method` ("full" | "projection") and `numeric_undefined` (elements left out where
     numeric is NaN/Inf) against numeric; `as_numeric`: the upstream probe's same pair at the
     tolerance against numeric."""
+
     n: int
     n_differ: int
     allclose: bool
-    max_abs_err: Optional[float] = None
-    max_rel_err: Optional[float] = None
-    cosine: Optional[float] = None
-    norm_ratio: Optional[float] = None
-    worst_index: Optional[int] = None
-    atol: Optional[float] = None
-    rtol: Optional[float] = None
-    shape_mismatch: Optional[str] = None
-    method: Optional[str] = None
-    numeric_undefined: Optional[int] = None
-    as_numeric: Optional[PairMetrics] = None
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    cosine: float | None = None
+    norm_ratio: float | None = None
+    worst_index: int | None = None
+    atol: float | None = None
+    rtol: float | None = None
+    shape_mismatch: str | None = None
+    method: str | None = None
+    numeric_undefined: int | None = None
+    as_numeric: PairMetrics | None = None
 
     def as_dict(self) -> dict:
         out = {k: getattr(self, k) for k in _PAIR}
@@ -99,11 +124,13 @@ class PairMetrics:
     def from_dict(cls, d: dict) -> PairMetrics:
         """The metrics a worker sent as plain data (TensorResult.probe)."""
         sub = d.get("as_numeric")
-        return cls(**{k: d[k] for k in (*_PAIR, *_PAIR_OPTIONAL) if k in d},
-                   as_numeric=cls.from_dict(sub) if sub is not None else None)
+        return cls(
+            **{k: d[k] for k in (*_PAIR, *_PAIR_OPTIONAL) if k in d},
+            as_numeric=cls.from_dict(sub) if sub is not None else None,
+        )
 
 
-def max_abs_text(m: Optional[PairMetrics]) -> str:
+def max_abs_text(m: PairMetrics | None) -> str:
     """A pair's max abs error as the tables of `gradviz run`, gradviz.testing and a repro
     script write it: 3 significant digits, "-" where there is none."""
     return "-" if m is None or m.max_abs_err is None else f"{m.max_abs_err:.3g}"

@@ -3,10 +3,11 @@
 The numeric reference is the truth the verdicts judge by (DESIGN.md "Verdicts"): float64 central
 differences, of every element of a small tensor, or along random directions of a big one.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional, TypeGuard
+from typing import TypeGuard
 
 import numpy as np
 
@@ -45,7 +46,7 @@ def apart_from_numeric(got, ref, tol: Tol) -> tuple:
     return got, ref, defined, atol, ~close_mask(got, ref, tol, atol) & defined
 
 
-def vs_numeric(t: TensorResult, mode: str) -> Optional[PairMetrics]:
+def vs_numeric(t: TensorResult, mode: str) -> PairMetrics | None:
     """pair_metrics of `mode`'s gradient against numeric, with its method ("full" | "projection");
     None where either is missing."""
     g = t.grads.get(mode)
@@ -55,7 +56,12 @@ def vs_numeric(t: TensorResult, mode: str) -> Optional[PairMetrics]:
     if t.grads.get(Mode.NUMERIC) is not None:
         return _against_numeric(g, t.grads[Mode.NUMERIC], tol, "full")
     p = t.numeric.projections if t.numeric is not None else {}
-    if t.numeric is not None and t.numeric.method == "projection" and mode in p and Mode.NUMERIC in p:
+    if (
+        t.numeric is not None
+        and t.numeric.method == "projection"
+        and mode in p
+        and Mode.NUMERIC in p
+    ):
         return _against_numeric(p[mode], p[Mode.NUMERIC], tol, "projection")
     return None
 
@@ -77,7 +83,7 @@ def _against_numeric(g, n, tol: Tol, method: str) -> PairMetrics:
     return replace(m, worst_index=worst, method=method, numeric_undefined=k)
 
 
-def tensor_metrics(t: TensorResult, known: Optional[dict] = None) -> dict:
+def tensor_metrics(t: TensorResult, known: dict | None = None) -> dict:
     """Pair metrics between the modes present; the second name is the reference. `known`:
     metrics already worked out from these very arrays (verdicts._known)."""
     out = {}
@@ -91,11 +97,11 @@ def tensor_metrics(t: TensorResult, known: Optional[dict] = None) -> dict:
         if m is not None:
             out[f"{mode}~numeric"] = m
     if t.probe is not None:
-        out[PROBE] = PairMetrics.from_dict(t.probe)    # the worker sends it as plain data
+        out[PROBE] = PairMetrics.from_dict(t.probe)  # the worker sends it as plain data
     return out
 
 
-def checked_by_numeric(m: Optional[PairMetrics]) -> TypeGuard[PairMetrics]:
+def checked_by_numeric(m: PairMetrics | None) -> TypeGuard[PairMetrics]:
     """Numeric judged something: it ran, and was finite somewhere the gradient is."""
     return m is not None and m.n > 0
 
@@ -115,11 +121,17 @@ def numeric_clause(metrics: dict, mode: str) -> str:
     k = m.numeric_undefined or 0
     if m.n == 0:
         at = "along" if m.method == "projection" else "at"
-        return (f"no usable numeric reference to check {mode} against: numeric is NaN/Inf {at} "
-                f"all {k} {unit} where {mode} is finite (the loss is not finite at or next to "
-                "these inputs)")
-    where = f" where numeric is finite (it is NaN/Inf at the other {k}, next to inputs where " \
-            "the loss is not finite)" if k else ""
+        return (
+            f"no usable numeric reference to check {mode} against: numeric is NaN/Inf {at} "
+            f"all {k} {unit} where {mode} is finite (the loss is not finite at or next to "
+            "these inputs)"
+        )
+    where = (
+        f" where numeric is finite (it is NaN/Inf at the other {k}, next to inputs where "
+        "the loss is not finite)"
+        if k
+        else ""
+    )
     if m.allclose:
         return f"{mode} agrees with numeric on all {m.n} {unit}{where}, {err_text(m)}"
     return f"{mode} differs from numeric at {m.n_differ} of {m.n} {unit}{where}, {err_text(m)}"

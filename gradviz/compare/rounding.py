@@ -5,9 +5,8 @@ how a gradient's precision can be read off its numbers after a framework cast it
 numpy only. `NARROWER` lists the formats from the narrowest; `bits` is each one's significand
 precision (the implicit bit included), so rounding to nearest is off by at most 2**-bits
 relative."""
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 import numpy as np
 
@@ -31,7 +30,7 @@ def exact_in(values: np.ndarray, fmt: str) -> np.ndarray:
     raise ValueError(f"unknown format {fmt!r}")
 
 
-def narrowest(values: np.ndarray, wider_than: str = "float32") -> Optional[str]:
+def narrowest(values: np.ndarray, wider_than: str = "float32") -> str | None:
     """The narrowest format of NARROWER, narrower than `wider_than`, that holds every finite
     value of `values` exactly; None where none does or there is no finite value."""
     a = np.asarray(values, dtype=np.float64).reshape(-1)

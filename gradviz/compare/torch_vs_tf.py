@@ -8,11 +8,12 @@ where one framework has a gradient and the other none is `differs`, whatever the
 row has no error number (None, shown "—"): measured against zeros it read 0 for TF None vs torch
 zeros, a number that said "equal" next to a `differs`. The note says what each framework gave.
 """
+
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Optional
 
 import numpy as np
 
@@ -20,18 +21,18 @@ from gradviz.compare.metrics import pair_metrics, tolerances
 from gradviz.model import MODES, RunResult, TensorResult
 from gradviz.vocab import Framework, Mode
 
-TORCH_TF = (Framework.TORCH.value, Framework.TF.value)   # the pair a row names by default
+TORCH_TF = (Framework.TORCH.value, Framework.TF.value)  # the pair a row names by default
 
 
 @dataclass(frozen=True)
 class ParityRow:
     op: str
     tensor: str
-    mode: str                   # a gradient mode, or "value" for the forward values
-    verdict: str                # "match" | "differs" | "missing"
-    max_abs_err: Optional[float]
+    mode: str  # a gradient mode, or "value" for the forward values
+    verdict: str  # "match" | "differs" | "missing"
+    max_abs_err: float | None
     note: str = ""
-    frameworks: tuple[str, str] = TORCH_TF   # (a, b): the two compared
+    frameworks: tuple[str, str] = TORCH_TF  # (a, b): the two compared
 
     def as_json(self) -> dict:
         """The report's row: torch-tf rows as before (no `frameworks`), others naming theirs."""
@@ -51,8 +52,9 @@ def _why(t: TensorResult, mode: str) -> str:
     return t.absent.get(mode) or "no gradient"
 
 
-def _projections_row(op: str, name: str, a: TensorResult, b: TensorResult,
-                     fws: tuple[str, str] = TORCH_TF) -> Optional[ParityRow]:
+def _projections_row(
+    op: str, name: str, a: TensorResult, b: TensorResult, fws: tuple[str, str] = TORCH_TF
+) -> ParityRow | None:
     """A big tensor's numeric reference is no per-element gradient but its derivatives along
     seeded random directions, the same in every framework (backends/numeric_dirs.py): those are
     compared ("no gradient in either" claimed a match of nothing). None when either lacks them."""
@@ -61,18 +63,21 @@ def _projections_row(op: str, name: str, a: TensorResult, b: TensorResult,
     if pa is None or pb is None or np.shape(pa) != np.shape(pb):
         return None
     dtype = "float32" if "float32" in (a.dtype, b.dtype) else "float64"
-    m = pair_metrics(np.asarray(pa, np.float64), np.asarray(pb, np.float64),
-                     tolerances(dtype, numeric=True))
+    m = pair_metrics(
+        np.asarray(pa, np.float64), np.asarray(pb, np.float64), tolerances(dtype, numeric=True)
+    )
     n = int(np.size(pa))
     note = f"compared along {n} random directions (numeric g·v; no per-element values)"
     if not m.allclose:
         note += f"; differs along {m.n_differ} of {n}"
-    return ParityRow(op, name, Mode.NUMERIC, "match" if m.allclose else "differs",
-                     m.max_abs_err, note, fws)
+    return ParityRow(
+        op, name, Mode.NUMERIC, "match" if m.allclose else "differs", m.max_abs_err, note, fws
+    )
 
 
-def _parity_row(op: str, name: str, mode: str, a: TensorResult, b: TensorResult,
-                fws: tuple[str, str] = TORCH_TF) -> Optional[ParityRow]:
+def _parity_row(
+    op: str, name: str, mode: str, a: TensorResult, b: TensorResult, fws: tuple[str, str] = TORCH_TF
+) -> ParityRow | None:
     """a: the tensor in fws[0], b: in fws[1]."""
     fa, fb = fws
     if mode == "value":
@@ -85,22 +90,26 @@ def _parity_row(op: str, name: str, mode: str, a: TensorResult, b: TensorResult,
         return None
     if not ran_a or not ran_b:
         lost = fa if not ran_a else fb
-        return ParityRow(op, name, mode, "missing", None, f"{mode} was not run in {lost}",
-                         fws)
+        return ParityRow(op, name, mode, "missing", None, f"{mode} was not run in {lost}", fws)
     if ga is None and gb is None:
         projected = _projections_row(op, name, a, b, fws) if mode == Mode.NUMERIC else None
         if projected is not None:
             return projected
-        return ParityRow(op, name, mode, "match", 0.0,
-                         f"no gradient in either ({fa}: {_why(a, mode)}; {fb}: {_why(b, mode)})",
-                         fws)
+        return ParityRow(
+            op,
+            name,
+            mode,
+            "match",
+            0.0,
+            f"no gradient in either ({fa}: {_why(a, mode)}; {fb}: {_why(b, mode)})",
+            fws,
+        )
     notes = []
     for fw, t, g, other, fo in ((fa, a, ga, gb, fb), (fb, b, gb, ga, fa)):
         if g is None:
             o = np.asarray(other)
             desc = "zeros" if not np.any(o) else "nonzero"
-            notes.append(f"{fw}: no gradient ({_why(t, mode)}), {fo}: "
-                         f"{desc} (absent is not zero)")
+            notes.append(f"{fw}: no gradient ({_why(t, mode)}), {fo}: {desc} (absent is not zero)")
     one_absent = (ga is None) != (gb is None)
     ga = np.zeros_like(np.asarray(gb, dtype=np.float64)) if ga is None else ga
     gb = np.zeros_like(np.asarray(ga, dtype=np.float64)) if gb is None else gb
@@ -111,16 +120,22 @@ def _parity_row(op: str, name: str, mode: str, a: TensorResult, b: TensorResult,
     elif not m.allclose:
         notes.append(f"differs at {m.n_differ} of {m.n} elements")
     same = m.allclose and not one_absent
-    return ParityRow(op, name, mode, "match" if same else "differs",
-                     None if one_absent else m.max_abs_err,
-                     "; ".join(notes), fws)
+    return ParityRow(
+        op,
+        name,
+        mode,
+        "match" if same else "differs",
+        None if one_absent else m.max_abs_err,
+        "; ".join(notes),
+        fws,
+    )
 
 
 def framework_pairs(frameworks: Iterable[str]) -> list[tuple[str, str]]:
     """Each two of `frameworks`, in vocab.Framework's order (torch-tf, torch-jax, tf-jax)."""
     order = [fw.value for fw in Framework]
     have = sorted(set(frameworks), key=lambda f: order.index(f) if f in order else len(order))
-    return [(a, b) for i, a in enumerate(have) for b in have[i + 1:]]
+    return [(a, b) for i, a in enumerate(have) for b in have[i + 1 :]]
 
 
 def parity(results: Iterable[RunResult]) -> list[ParityRow]:

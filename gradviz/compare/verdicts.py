@@ -6,11 +6,12 @@ DESIGN.md "Verdicts"); this module puts them together per tensor and per op. Bes
 surrogate, differs, non-finite, broken and error, two say nothing was compared: no-gradient (an
 int64 / bool input, a frozen parameter) and unchecked (nothing independent checks custom).
 """
+
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Iterable, Optional
 
 from gradviz.compare.judge import independent_of_output, judge
 from gradviz.compare.metrics import Tol, mode_stats, tolerances
@@ -22,10 +23,24 @@ from gradviz.verdict import PASSING as PASSING_VERDICTS
 from gradviz.vocab import ErrorKind, Framework, Mode
 
 # the names the checks and diagnostics take from here
-__all__ = ["VERDICTS", "TensorComparison", "OpComparison", "verdict", "compare_tensor",
-           "compare_result", "custom_not_found", "summary_counts", "shown_verdict", "failed_text",
-           "PASSING", "KINK_FRACTION", "PROBE", "numeric_defined", "tensor_metrics",
-           "independent_of_output"]
+__all__ = [
+    "VERDICTS",
+    "TensorComparison",
+    "OpComparison",
+    "verdict",
+    "compare_tensor",
+    "compare_result",
+    "custom_not_found",
+    "summary_counts",
+    "shown_verdict",
+    "failed_text",
+    "PASSING",
+    "KINK_FRACTION",
+    "PROBE",
+    "numeric_defined",
+    "tensor_metrics",
+    "independent_of_output",
+]
 
 # Least severe first (gradviz/verdict.py holds the order and what each verdict carries)
 VERDICTS = NAMES
@@ -39,12 +54,12 @@ class TensorComparison:
     dtype: str
     verdict: str
     explanation: str
-    stats: dict[str, ModeStats]         # mode -> its gradient's statistics
+    stats: dict[str, ModeStats]  # mode -> its gradient's statistics
     # "custom~default" | "custom~numeric" | "default~numeric" | PROBE -> how close the pair is
     metrics: dict[str, PairMetrics]
-    tolerance: Tol              # custom vs default
-    numeric_tolerance: Tol      # either vs numeric
-    numeric_method: Optional[str] = None   # "full" | "projection" | None
+    tolerance: Tol  # custom vs default
+    numeric_tolerance: Tol  # either vs numeric
+    numeric_method: str | None = None  # "full" | "projection" | None
     # the numeric pass was cancelled after custom and default came back (RunResult.numeric_cancelled):
     # the verdict rests on them alone, and a passing one is shown "..., numeric cancelled"
     numeric_cancelled: bool = False
@@ -65,22 +80,26 @@ class OpComparison:
     framework: str
     device: str
     status: str
-    error: Optional[ErrorInfo]
-    tensors: tuple[TensorComparison, ...]   # in the result's order
+    error: ErrorInfo | None
+    tensors: tuple[TensorComparison, ...]  # in the result's order
 
 
-def verdict(tensor: TensorResult, op_status: str = "ok", mode_errors: Optional[dict] = None,
-            error: Optional[ErrorInfo] = None, inplace: tuple = ()) -> tuple[str, str]:
+def verdict(
+    tensor: TensorResult,
+    op_status: str = "ok",
+    mode_errors: dict | None = None,
+    error: ErrorInfo | None = None,
+    inplace: tuple = (),
+) -> tuple[str, str]:
     """(verdict, one-sentence explanation with numbers) for one tensor."""
     return judge(tensor, op_status, mode_errors or {}, error, tensor_metrics(tensor), inplace)
 
 
 # --- per op ----------------------------------------------------------------------------------
-def _stats(t: TensorResult, mode_errors: dict,
-           known: Optional[dict] = None) -> dict[str, ModeStats]:
+def _stats(t: TensorResult, mode_errors: dict, known: dict | None = None) -> dict[str, ModeStats]:
     out: dict[str, ModeStats] = {}
     if t.dtype in FIXED_DTYPES:
-        return out   # no mode differentiates an int64 / bool input
+        return out  # no mode differentiates an int64 / bool input
     for mode in MODES:
         if known and mode in known:
             out[mode] = known[mode]
@@ -92,16 +111,23 @@ def _stats(t: TensorResult, mode_errors: dict,
             out[mode] = ModeStats.projection(t.numeric.directions)
         elif mode in t.absent:
             out[mode] = mode_stats(None, t.absent[mode])
-        elif mode in mode_errors and mode_errors[mode].kind == ErrorKind.CANCELLED:   # not run to its end
+        elif (
+            mode in mode_errors and mode_errors[mode].kind == ErrorKind.CANCELLED
+        ):  # not run to its end
             out[mode] = ModeStats.missing(mode_errors[mode].message, cancelled=True)
-        elif mode in mode_errors:   # no gradient because the mode raised: an error, not absent
+        elif mode in mode_errors:  # no gradient because the mode raised: an error, not absent
             out[mode] = ModeStats.missing(failed_text(mode_errors[mode]), raised=True)
     return out
 
 
-def compare_tensor(t: TensorResult, op_status: str = "ok", mode_errors: Optional[dict] = None,
-                   error: Optional[ErrorInfo] = None, inplace: tuple = (),
-                   earlier: Optional[tuple] = None) -> TensorComparison:
+def compare_tensor(
+    t: TensorResult,
+    op_status: str = "ok",
+    mode_errors: dict | None = None,
+    error: ErrorInfo | None = None,
+    inplace: tuple = (),
+    earlier: tuple | None = None,
+) -> TensorComparison:
     """`earlier`: (TensorResult, TensorComparison) of an earlier result of the same tensor;
     what it worked out from the very same gradient arrays is taken, not computed again."""
     mode_errors = mode_errors or {}
@@ -114,16 +140,28 @@ def compare_tensor(t: TensorResult, op_status: str = "ok", mode_errors: Optional
     failed = num_err is not None and not cancelled
     if num_err is not None and cancelled:
         why += f" ({num_err.message}: custom is not checked against numeric)"
-    elif num_err is not None:   # failed
+    elif num_err is not None:  # failed
         why += f" (numeric {failed_text(num_err)}: custom is not checked against numeric)"
     method = None
     if t.grads.get(Mode.NUMERIC) is not None:
         method = "full"
     elif t.numeric is not None and t.numeric.method == "projection":
         method = "projection"
-    return TensorComparison(t.name, t.role, tuple(t.shape), t.dtype, v, why,
-                            _stats(t, mode_errors, known_stats), metrics, tolerances(t.dtype),
-                            tolerances(t.dtype, numeric=True), method, cancelled, failed)
+    return TensorComparison(
+        t.name,
+        t.role,
+        tuple(t.shape),
+        t.dtype,
+        v,
+        why,
+        _stats(t, mode_errors, known_stats),
+        metrics,
+        tolerances(t.dtype),
+        tolerances(t.dtype, numeric=True),
+        method,
+        cancelled,
+        failed,
+    )
 
 
 def failed_text(err: ErrorInfo) -> str:
@@ -152,7 +190,7 @@ def shown_verdict(tc: TensorComparison) -> str:
     return tc.verdict
 
 
-def _known(t: TensorResult, earlier: Optional[tuple]) -> tuple[dict, dict]:
+def _known(t: TensorResult, earlier: tuple | None) -> tuple[dict, dict]:
     """(stats by mode, metrics) of `earlier` that hold for `t`: those of its custom and default
     gradients where `t` has the very same array objects (the app's final result of an op holds
     its partial result's arrays: engine.numeric_pass). Equal-looking copies do not count."""
@@ -161,48 +199,75 @@ def _known(t: TensorResult, earlier: Optional[tuple]) -> tuple[dict, dict]:
     old_t, old_c = earlier
     if old_t.name != t.name or old_t.dtype != t.dtype:
         return {}, {}
-    same = {m for m in (Mode.CUSTOM, Mode.DEFAULT)
-            if t.grads.get(m) is not None and t.grads.get(m) is old_t.grads.get(m)}
+    same = {
+        m
+        for m in (Mode.CUSTOM, Mode.DEFAULT)
+        if t.grads.get(m) is not None and t.grads.get(m) is old_t.grads.get(m)
+    }
     stats = {m: old_c.stats[m] for m in same if m in old_c.stats}
-    metrics = {k: old_c.metrics[k] for k in ("custom~default",)
-               if same == {Mode.CUSTOM, Mode.DEFAULT} and k in old_c.metrics}
+    metrics = {
+        k: old_c.metrics[k]
+        for k in ("custom~default",)
+        if same == {Mode.CUSTOM, Mode.DEFAULT} and k in old_c.metrics
+    }
     return stats, metrics
 
 
-def compare_result(result: RunResult, earlier: Optional[tuple] = None) -> OpComparison:
+def compare_result(result: RunResult, earlier: tuple | None = None) -> OpComparison:
     """`earlier`: (RunResult, OpComparison) of an earlier result of the same op (the app's
     partial one): the numbers of gradient arrays the two share are taken from it."""
     olds: dict = {}
     if earlier is not None and earlier[1] is not None:
         olds = {ot.name: (ot, oc) for ot, oc in zip(earlier[0].tensors, earlier[1].tensors)}
-    tensors = tuple(custom_not_found(result, t, compare_tensor(
-        t, result.status, result.mode_errors, result.error, tuple(result.inplace_inputs),
-        olds.get(t.name))) for t in result.tensors)
-    return OpComparison(result.name, result.framework, result.device, result.status, result.error,
-                        tensors)
+    tensors = tuple(
+        custom_not_found(
+            result,
+            t,
+            compare_tensor(
+                t,
+                result.status,
+                result.mode_errors,
+                result.error,
+                tuple(result.inplace_inputs),
+                olds.get(t.name),
+            ),
+        )
+        for t in result.tensors
+    )
+    return OpComparison(
+        result.name, result.framework, result.device, result.status, result.error, tensors
+    )
 
 
-def custom_not_found(result: RunResult, t: TensorResult,
-                     tc: TensorComparison) -> TensorComparison:
+def custom_not_found(result: RunResult, t: TensorResult, tc: TensorComparison) -> TensorComparison:
     """The seed tutorial's trap: a Module / Layer whose backward-shaped method nothing called
     (RunResult.uncalled_backward) and no custom gradient of its own ran (no_own_gradient): custom
     is the framework's own autodiff, so whatever it agrees with, the custom gradient was not
     found (`broken`). Tensors the op's backward does not produce (its outputs, frozen
     parameters) keep theirs, as does one where custom differs from default after all (something
     of the user's did run)."""
-    overruled = ("match", "surrogate", "differs", "unchecked")   # nothing worse was found
-    if not (result.no_own_gradient and result.uncalled_backward) or t.role == "output" or \
-            t.frozen or tc.verdict not in overruled:
+    overruled = ("match", "surrogate", "differs", "unchecked")  # nothing worse was found
+    if (
+        not (result.no_own_gradient and result.uncalled_backward)
+        or t.role == "output"
+        or t.frozen
+        or tc.verdict not in overruled
+    ):
         return tc
     m = tc.metrics.get("custom~default")
     if m is not None and not m.allclose:
         return tc
-    caller = "Keras differentiates call" if result.framework == Framework.TF else \
-        "autograd differentiates forward"
-    why = (f"custom gradient not found: {result.uncalled_backward[0]} is never called ({caller} "
-           "itself and never calls such a method), and nothing the op runs overrides the "
-           "gradient, so custom is the framework's own autodiff; it would read: "
-           f"{tc.verdict}, {tc.explanation}")
+    caller = (
+        "Keras differentiates call"
+        if result.framework == Framework.TF
+        else "autograd differentiates forward"
+    )
+    why = (
+        f"custom gradient not found: {result.uncalled_backward[0]} is never called ({caller} "
+        "itself and never calls such a method), and nothing the op runs overrides the "
+        "gradient, so custom is the framework's own autodiff; it would read: "
+        f"{tc.verdict}, {tc.explanation}"
+    )
     return replace(tc, verdict="broken", explanation=why)
 
 
@@ -216,4 +281,3 @@ def summary_counts(comparisons: Iterable[OpComparison]) -> dict:
         for t in comp.tensors:
             counts[t.verdict] += 1
     return dict(counts)
-

@@ -26,6 +26,7 @@ backward() that nothing calls), GV7xx failed contract checks (double backward,
 non-contiguous upstream, autocast, vmap, compiled, precision).
 GV000: a check itself failed (a gradviz bug).
 """
+
 from __future__ import annotations
 
 from gradviz.diagnostics import (
@@ -53,10 +54,24 @@ from gradviz.model import ErrorInfo, RunResult
 
 __all__ = ["diagnose", "diagnose_load", "with_check_findings", "Finding", "CODES", "SEVERITIES"]
 
-CHECKS = (from_errors.check, input_shapes.check, upstream_unused.check, gradients.check,
-          forward_changed.check, causes.check, surrogate_direction.check, versus_numeric.check,
-          numeric_float64.check, upstream_blind.check, nonfinite.check, default_path.check, keras_traps.check,
-          torch_traps.check, uncalled_backward.check, contract_checks.check)
+CHECKS = (
+    from_errors.check,
+    input_shapes.check,
+    upstream_unused.check,
+    gradients.check,
+    forward_changed.check,
+    causes.check,
+    surrogate_direction.check,
+    versus_numeric.check,
+    numeric_float64.check,
+    upstream_blind.check,
+    nonfinite.check,
+    default_path.check,
+    keras_traps.check,
+    torch_traps.check,
+    uncalled_backward.check,
+    contract_checks.check,
+)
 
 
 def diagnose(result: RunResult, comparison=None) -> list[Finding]:
@@ -71,8 +86,9 @@ def with_check_findings(findings, result: RunResult, comparison=None) -> list[Fi
 
 
 def _run(checks, result: RunResult, comparison) -> list[Finding]:
-    if comparison is None:      # worked out here, as the API says: findings follow the verdicts
+    if comparison is None:  # worked out here, as the API says: findings follow the verdicts
         from gradviz.compare import compare_result
+
         comparison = compare_result(result)
     ctx = Context(result, comparison)
     found: list[Finding] = []
@@ -80,10 +96,16 @@ def _run(checks, result: RunResult, comparison) -> list[Finding]:
         try:
             found += check(ctx)
         except Exception as exc:  # noqa: BLE001 - a gradviz bug must not hide the other findings
-            found.append(ctx.finding(
-                "GV000-diagnostic-failed", "info",
-                f"The {check.__module__.rsplit('.', 1)[-1]} check failed: "
-                f"{type(exc).__name__}: {exc}.", "Report this as a gradviz bug.", ""))
+            found.append(
+                ctx.finding(
+                    "GV000-diagnostic-failed",
+                    "info",
+                    f"The {check.__module__.rsplit('.', 1)[-1]} check failed: "
+                    f"{type(exc).__name__}: {exc}.",
+                    "Report this as a gradviz bug.",
+                    "",
+                )
+            )
     return found
 
 

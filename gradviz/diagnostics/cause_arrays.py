@@ -2,20 +2,20 @@
 negated, transposed or with its axes in another order, another input's gradient, or a broadcast
 gradient reduced over other axes than the broadcast ones. numpy only; each function says None
 unless the numbers show it element for element (a claim a user can check by hand)."""
+
 from __future__ import annotations
 
 import itertools
-from typing import Optional
 
 import numpy as np
 
 from gradviz.compare.metrics import Tol
 from gradviz.diagnostics.cause_reference import close, varied
 
-MAX_NDIM = 5              # axis orders tried: at most 5! = 120, subsets of axes: 31
+MAX_NDIM = 5  # axis orders tried: at most 5! = 120, subsets of axes: 31
 
 
-def factor(c: np.ndarray, d: np.ndarray, tol: Tol) -> Optional[float]:
+def factor(c: np.ndarray, d: np.ndarray, tol: Tol) -> float | None:
     """k where c = k * d at every element (c ~ 0 where d ~ 0), k not 1; None otherwise."""
     c = np.asarray(c, dtype=np.float64).reshape(-1)
     d = np.asarray(d, dtype=np.float64).reshape(-1)
@@ -32,7 +32,7 @@ def factor(c: np.ndarray, d: np.ndarray, tol: Tol) -> Optional[float]:
     return None if abs(k - 1.0) <= 1e-3 else k
 
 
-def permuted(c: np.ndarray, truth: np.ndarray, tol: Tol) -> Optional[tuple[int, ...]]:
+def permuted(c: np.ndarray, truth: np.ndarray, tol: Tol) -> tuple[int, ...] | None:
     """The axis order p (not the identity) for which the custom gradient, read in flat order,
     is truth.transpose(p): a 2-D gradient returned transposed ((1, 0), square or reshaped back),
     or a permute with the axes in the wrong order. None unless custom differs from the truth."""
@@ -55,20 +55,27 @@ def belongs_to(c: np.ndarray, own: np.ndarray, other: np.ndarray, tol: Tol) -> b
     return varied(other, tol) and not close(own, other, tol) and close(c, other, tol)
 
 
-def reduced_wrong(c: np.ndarray, truth: np.ndarray, full: np.ndarray,
-                  tol: Tol) -> Optional[tuple[tuple[int, ...], tuple[int, ...]]]:
+def reduced_wrong(
+    c: np.ndarray, truth: np.ndarray, full: np.ndarray, tol: Tol
+) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """(axes custom was summed over, axes it should have been) where `full` is the unreduced
     gradient of a broadcast tensor: its sum over some axes is the truth, and the custom gradient
     is its sum over others (or `full` itself, not summed at all: axes ()). None otherwise."""
     full = np.asarray(full, dtype=np.float64)
     truth = np.asarray(truth, dtype=np.float64)
-    if full.ndim > MAX_NDIM or full.size <= truth.size or close(c, truth, tol) \
-            or not varied(truth, tol):
+    if (
+        full.ndim > MAX_NDIM
+        or full.size <= truth.size
+        or close(c, truth, tol)
+        or not varied(truth, tol)
+    ):
         return None
-    subsets = [s for r in range(1, full.ndim + 1)
-               for s in itertools.combinations(range(full.ndim), r)]
-    right = [s for s in subsets if _kept(full, s) == truth.size and
-             close(full.sum(axis=s), truth, tol)]
+    subsets = [
+        s for r in range(1, full.ndim + 1) for s in itertools.combinations(range(full.ndim), r)
+    ]
+    right = [
+        s for s in subsets if _kept(full, s) == truth.size and close(full.sum(axis=s), truth, tol)
+    ]
     if not right:
         return None
     if np.size(c) == full.size and close(c, full, tol):

@@ -5,6 +5,7 @@ bfloat16 / float16. Each is read against the true gradient (cause_reference: num
 where there is none, and the finding says which) element for element, and only where custom
 differs from it. At most one cause per tensor: `named(ctx)` is what versus_numeric consults so
 that a tensor whose cause is named is not also called "no known pattern, a bug" (GV301)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -47,7 +48,7 @@ def _find(ctx: Context) -> dict[str, Finding]:
             continue
         c = np.asarray(c, dtype=np.float64)
         if not np.isfinite(c).all():
-            continue            # GV401's business
+            continue  # GV401's business
         passing = _verdict(ctx, t) in PASSING
         found = grad_precision.narrowed(ctx, t, c, ref, metrics[t.name], passing)
         if found is None and not passing and not close(c, ref.values, ref.tol, ref.defined):
@@ -69,20 +70,25 @@ def _metrics(ctx: Context, t) -> dict:
 
 
 def _wrong_numbers(ctx: Context, t, c, ref, tensors, refs):
-    k = A.factor(c.reshape(-1)[ref.defined], ref.values.reshape(-1)[ref.defined], ref.tol) \
-        if c.size == ref.values.size else None
+    k = (
+        A.factor(c.reshape(-1)[ref.defined], ref.values.reshape(-1)[ref.defined], ref.tol)
+        if c.size == ref.values.size
+        else None
+    )
     if k is not None and k < 0:
         return sign_finding(ctx, t.name, k, ref, int(ref.defined.sum()))
     if not ref.defined.all():
-        return None             # reorderings move the undefined elements: not read here
+        return None  # reorderings move the undefined elements: not read here
     p = A.permuted(c, ref.values, ref.tol)
     if p is not None:
         return W.permuted(ctx, t, c, ref, p)
-    others = [o for o in tensors if o.name != t.name and refs.get(o.name) is not None
-              and refs[o.name].defined.all()]
+    others = [
+        o
+        for o in tensors
+        if o.name != t.name and refs.get(o.name) is not None and refs[o.name].defined.all()
+    ]
     for o in others:
-        if o.role in _LEAVES and A.belongs_to(c, ref.values, refs[o.name].values,
-                                              refs[o.name].tol):
+        if o.role in _LEAVES and A.belongs_to(c, ref.values, refs[o.name].values, refs[o.name].tol):
             return W.belongs(ctx, t, o, c, ref, refs[o.name], _swapped(o, t, refs))
     for o in others:
         axes = A.reduced_wrong(c, ref.values, refs[o.name].values, ref.tol)
@@ -94,8 +100,11 @@ def _wrong_numbers(ctx: Context, t, c, ref, tensors, refs):
 def _swapped(o, t, refs) -> bool:
     """o's custom gradient is t's true one as well: the two are swapped, not only mixed up."""
     oc = o.grads.get(Mode.CUSTOM)
-    return oc is not None and np.size(oc) == refs[t.name].values.size and \
-        close(oc, refs[t.name].values, refs[t.name].tol)
+    return (
+        oc is not None
+        and np.size(oc) == refs[t.name].values.size
+        and close(oc, refs[t.name].values, refs[t.name].tol)
+    )
 
 
 def sign_finding(ctx: Context, tensor: str, k: float, ref, n: int) -> Finding:
@@ -104,17 +113,24 @@ def sign_finding(ctx: Context, tensor: str, k: float, ref, n: int) -> Finding:
     evidence = W.reversal_evidence(ctx)
     if evidence:
         return ctx.finding(
-            "GV302-grad-surrogate", "info",
+            "GV302-grad-surrogate",
+            "info",
             f"The custom gradient of '{tensor}' equals {W.num(k)} times {ref.words()} at all {n} "
             f"elements; it looks like an intended gradient reversal ({evidence}).",
             "Nothing to do if a gradient reversal is what you want; the gradient is not the "
-            "derivative of the forward, by design.", ctx.backward_where(), tensor=tensor)
+            "derivative of the forward, by design.",
+            ctx.backward_where(),
+            tensor=tensor,
+        )
     size = "" if abs(k + 1) <= 1e-3 else f", and scaled by {W.num(abs(k))}"
     return ctx.finding(
-        "GV305-grad-sign-flipped", "error",
+        "GV305-grad-sign-flipped",
+        "error",
         f"The custom gradient of '{tensor}' has its sign flipped{size}: it equals {W.num(k)} "
         f"times {ref.words()} at all {n} elements.",
         "Fix the sign in backward (a derivative such as d/dx cos(x) = -sin(x), or the operand "
         "order of a subtraction); if a gradient reversal is intended, name the op so (GradReverse"
         ", GRL) or say 'gradient reversal' in its docstring.",
-        ctx.backward_where(), tensor=tensor)
+        ctx.backward_where(),
+        tensor=tensor,
+    )

@@ -1,8 +1,8 @@
 """What every check gets: the run, its comparison, the op's source, and a Finding factory."""
+
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 from gradviz.diagnostics import source
 from gradviz.diagnostics.finding import CODES, Finding
@@ -20,11 +20,14 @@ class Context:
         self.kind = result.op.kind if result.op else ""
         # the file that defines the op: an imported op's own (package) file, so that every
         # finding names that file's lines, never the importing file's name with them
-        self.file = (result.op.where.rpartition(":")[0] or result.op.file) if result.op else \
-            os.path.abspath(result.request.file)
+        self.file = (
+            (result.op.where.rpartition(":")[0] or result.op.file)
+            if result.op
+            else os.path.abspath(result.request.file)
+        )
         self.tree = source.parse(self.file)
         self.node = source.top_level(self.tree, self.qualname)
-        self.cache: dict = {}       # what one check works out for another (diagnostics.causes)
+        self.cache: dict = {}  # what one check works out for another (diagnostics.causes)
 
     # --- source locations ------------------------------------------------------------------
     def op_where(self) -> str:
@@ -33,13 +36,15 @@ class Context:
         return source.line_of(self.file, self.node)
 
     def backward(self):
-        return source.backward_of(self.tree, self.qualname,
-                                  module=self.kind in ("module", "layer"))
+        return source.backward_of(self.tree, self.qualname, module=self.kind in ("module", "layer"))
 
     def backward_where(self, fallback: str = "") -> str:
         bw = self.backward()
-        return source.last_return_line(self.file, bw) if bw is not None else (
-            fallback or self.op_where())
+        return (
+            source.last_return_line(self.file, bw)
+            if bw is not None
+            else (fallback or self.op_where())
+        )
 
     def forward(self):
         return source.forward_of(self.node)
@@ -58,11 +63,17 @@ class Context:
                 out.append((mode, err))
         return out
 
-    def error_matching(self, pattern) -> Optional[tuple[str, ErrorInfo]]:
+    def error_matching(self, pattern) -> tuple[str, ErrorInfo] | None:
         """The first (mode or "run", error) of errors() whose message `pattern` (a compiled
         regular expression) finds, a cancel never; None when none does."""
-        return next(((mode, err) for mode, err in self.errors()
-                     if err.kind != ErrorKind.CANCELLED and pattern.search(err.message)), None)
+        return next(
+            (
+                (mode, err)
+                for mode, err in self.errors()
+                if err.kind != ErrorKind.CANCELLED and pattern.search(err.message)
+            ),
+            None,
+        )
 
     def comparison_of(self, tensor: str):
         for t in getattr(self.comparison, "tensors", ()) or ():
@@ -73,25 +84,42 @@ class Context:
     def cleared_as_rounding(self) -> set[str]:
         """The tensors the precision check cleared as float32 rounding: no finding calls their
         difference from numeric a bug."""
-        return {n for c in self.result.checks if c.name == "precision" and c.status == CheckStatus.PASS
-                for n in c.tensors}
+        return {
+            n
+            for c in self.result.checks
+            if c.name == "precision" and c.status == CheckStatus.PASS
+            for n in c.tensors
+        }
 
     # --- findings ------------------------------------------------------------------------------
-    def finding(self, code: str, severity: str, message: str, fix: str, where: str = "",
-                tensor: str = "") -> Finding:
-        return Finding(code=code, severity=severity, title=CODES[code], message=message, fix=fix,
-                       where=where, framework=self.framework, op=self.op, tensor=tensor)
+    def finding(
+        self, code: str, severity: str, message: str, fix: str, where: str = "", tensor: str = ""
+    ) -> Finding:
+        return Finding(
+            code=code,
+            severity=severity,
+            title=CODES[code],
+            message=message,
+            fix=fix,
+            where=where,
+            framework=self.framework,
+            op=self.op,
+            tensor=tensor,
+        )
 
     def fw_name(self) -> str:
-        return Framework(self.framework).label if self.framework in tuple(Framework) \
+        return (
+            Framework(self.framework).label
+            if self.framework in tuple(Framework)
             else self.framework
+        )
 
 
 def first_lines(text: str, n: int = 1) -> str:
     return " ".join(text.strip().splitlines()[:n])
 
 
-def fmt(x: Optional[float]) -> str:
+def fmt(x: float | None) -> str:
     if x is None:
         return "n/a"
     return f"{x:.4g}"

@@ -5,6 +5,7 @@ apply is a note, and "not rounding" (GV751) on a tensor that the verdict passes 
 calls an intended surrogate says so, as a note, never as a bug beside it; an autocast difference
 on an op the precision check cleared as float32 rounding is bfloat16 rounding of a right formula:
 a warning."""
+
 from __future__ import annotations
 
 from gradviz.compare.verdicts import PASSING
@@ -43,9 +44,12 @@ NOTE_OF = {
 }
 # A check's own name, for a failure kind the table does not list (a check that raised).
 FALLBACK = {
-    "double_backward": "GV704-double-backward-raises", "noncontiguous_upstream":
-    "GV713-upstream-layout", "autocast": "GV721-autocast-dtype-mix", "vmap":
-    "GV734-vmap-differs", "compiled": "GV741-compiled-raises", "precision": "GV751-precision-bug",
+    "double_backward": "GV704-double-backward-raises",
+    "noncontiguous_upstream": "GV713-upstream-layout",
+    "autocast": "GV721-autocast-dtype-mix",
+    "vmap": "GV734-vmap-differs",
+    "compiled": "GV741-compiled-raises",
+    "precision": "GV751-precision-bug",
 }
 
 
@@ -85,8 +89,7 @@ def check(ctx: Context) -> list:
 def _cleared(ctx: Context, tensors) -> str:
     """Why the precision check's "not rounding" is no bug for every one of `tensors`: the
     verdict passes it, or GV302 finds the difference an intended surrogate ("" otherwise)."""
-    intended = {f.tensor: f for f in versus_numeric.check(ctx)
-                if f.code == "GV302-grad-surrogate"}
+    intended = {f.tensor: f for f in versus_numeric.check(ctx) if f.code == "GV302-grad-surrogate"}
     why = []
     for name in tensors:
         comp = ctx.comparison_of(name)
@@ -103,12 +106,16 @@ def _bfloat16_rounding(cleared) -> str:
     """Why an autocast difference on an op the precision check cleared is no bug: the op's
     formula is right (float64 agrees with numeric) and loses bits to rounding already in float32,
     so bfloat16's 8 keep less of it: a warning for mixed-precision training, not an error."""
-    return (f"the precision check finds the float32 difference of {', '.join(sorted(cleared))} "
-            "from numeric float32 rounding (float64 agrees), so the formula is right and loses "
-            "more bits than bfloat16 keeps")
+    return (
+        f"the precision check finds the float32 difference of {', '.join(sorted(cleared))} "
+        "from numeric float32 rounding (float64 agrees), so the formula is right and loses "
+        "more bits than bfloat16 keeps"
+    )
 
 
-_FIX_BFLOAT16 = ("Under mixed precision keep this op in float32 (torch: "
-                 "@torch.amp.custom_fwd(cast_inputs=torch.float32); TF: cast its inputs to "
-                 "float32 and its outputs back), or rewrite the gradient so it does not subtract "
-                 "nearly equal numbers ((x + c) - c loses the bits of x below c's spacing).")
+_FIX_BFLOAT16 = (
+    "Under mixed precision keep this op in float32 (torch: "
+    "@torch.amp.custom_fwd(cast_inputs=torch.float32); TF: cast its inputs to "
+    "float32 and its outputs back), or rewrite the gradient so it does not subtract "
+    "nearly equal numbers ((x + c) - c loses the bits of x below c's spacing)."
+)

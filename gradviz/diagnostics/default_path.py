@@ -1,5 +1,6 @@
 """The default (autodiff) backward gives nothing: the forward cuts the graph with .detach(),
 .data, numpy, or an op with no registered gradient (GV501). Points at the cutting line."""
+
 from __future__ import annotations
 
 import ast
@@ -10,20 +11,37 @@ from gradviz.diagnostics.context import Context
 from gradviz.model import OVERRIDE_KEPT
 from gradviz.vocab import Mode
 
-_CUT_METHODS = {"detach": ".detach()", "numpy": ".numpy()", "item": ".item()",
-                "tolist": ".tolist()", "detach_": ".detach_()"}
-_CUT_CALLS = {"stop_gradient": "tf.stop_gradient", "round": "tf.round (no registered gradient)",
-              "floor": "tf.floor (no registered gradient)", "ceil": "tf.ceil (no registered gradient)",
-              "argmax": "argmax", "argmin": "argmin", "py_function": "tf.py_function",
-              "numpy_function": "tf.numpy_function", "no_grad": "torch.no_grad()"}
+_CUT_METHODS = {
+    "detach": ".detach()",
+    "numpy": ".numpy()",
+    "item": ".item()",
+    "tolist": ".tolist()",
+    "detach_": ".detach_()",
+}
+_CUT_CALLS = {
+    "stop_gradient": "tf.stop_gradient",
+    "round": "tf.round (no registered gradient)",
+    "floor": "tf.floor (no registered gradient)",
+    "ceil": "tf.ceil (no registered gradient)",
+    "argmax": "argmax",
+    "argmin": "argmin",
+    "py_function": "tf.py_function",
+    "numpy_function": "tf.numpy_function",
+    "no_grad": "torch.no_grad()",
+}
 
 
 def check(ctx: Context) -> list:
     if Mode.DEFAULT in ctx.result.mode_errors:
         return []
-    cut = [t for t in ctx.result.tensors if t.role in ("input", "param") and Mode.DEFAULT in t.absent
-           and not independent_of_output(t)
-           and not t.absent[Mode.DEFAULT].startswith(OVERRIDE_KEPT)]
+    cut = [
+        t
+        for t in ctx.result.tensors
+        if t.role in ("input", "param")
+        and Mode.DEFAULT in t.absent
+        and not independent_of_output(t)
+        and not t.absent[Mode.DEFAULT].startswith(OVERRIDE_KEPT)
+    ]
     if not cut:
         return []
     names = ", ".join(f"'{t.name}'" for t in cut)
@@ -31,21 +49,32 @@ def check(ctx: Context) -> list:
     line, what = find_cut(ctx)
     at = f" at {what}" if what else ""
     if custom_fills:
-        return [ctx.finding(
-            "GV501-no-default-path", "info",
-            f"{ctx.fw_name()}'s own autodiff of this forward gives no gradient to {names}: the "
-            f"forward leaves the graph{at}; only your custom backward provides one, so gradviz "
-            "can compare it with the numeric gradient only.",
-            "Nothing to do if the custom gradient is meant to replace it; to compare with "
-            "autodiff, keep the forward in differentiable tensor ops or pass reference= to "
-            "@gradviz.op.", line or ctx.op_where(), tensor=cut[0].name)]
-    return [ctx.finding(
-        "GV501-no-default-path", "warning",
-        f"No gradient reaches {names}: the forward leaves the graph{at} and no custom backward "
-        "fills the gap.",
-        "Keep the forward in differentiable tensor ops (no .detach(), .data, numpy, tf.round, "
-        "tf.stop_gradient), or wrap it in a custom gradient that supplies one.",
-        line or ctx.op_where(), tensor=cut[0].name)]
+        return [
+            ctx.finding(
+                "GV501-no-default-path",
+                "info",
+                f"{ctx.fw_name()}'s own autodiff of this forward gives no gradient to {names}: the "
+                f"forward leaves the graph{at}; only your custom backward provides one, so gradviz "
+                "can compare it with the numeric gradient only.",
+                "Nothing to do if the custom gradient is meant to replace it; to compare with "
+                "autodiff, keep the forward in differentiable tensor ops or pass reference= to "
+                "@gradviz.op.",
+                line or ctx.op_where(),
+                tensor=cut[0].name,
+            )
+        ]
+    return [
+        ctx.finding(
+            "GV501-no-default-path",
+            "warning",
+            f"No gradient reaches {names}: the forward leaves the graph{at} and no custom backward "
+            "fills the gap.",
+            "Keep the forward in differentiable tensor ops (no .detach(), .data, numpy, tf.round, "
+            "tf.stop_gradient), or wrap it in a custom gradient that supplies one.",
+            line or ctx.op_where(),
+            tensor=cut[0].name,
+        )
+    ]
 
 
 def find_cut(ctx: Context) -> tuple[str, str]:
@@ -77,16 +106,22 @@ def _cuts(fn):
             f = n.func
             name = source.dotted(f)
             root = name.split(".")[0] if name else ""
-            if isinstance(f, ast.Attribute) and f.attr in _CUT_METHODS and root not in ("np", "numpy"):
+            if (
+                isinstance(f, ast.Attribute)
+                and f.attr in _CUT_METHODS
+                and root not in ("np", "numpy")
+            ):
                 yield n, _CUT_METHODS[f.attr]
             elif root in ("np", "numpy") and name.count(".") >= 1:
                 yield n, f"{name}(...) (numpy)"
             elif root in ("tf", "torch") and name.split(".")[-1] in _CUT_CALLS:
                 last = name.split(".")[-1]
                 if root == "torch" and last in ("round", "floor", "ceil"):
-                    continue   # torch defines these gradients (as zero)
+                    continue  # torch defines these gradients (as zero)
                 yield n, _CUT_CALLS[last] if root == "tf" or last == "no_grad" else name
         elif isinstance(n, ast.With):
             for item in n.items:
-                if source.dotted(getattr(item.context_expr, "func", item.context_expr)).endswith("no_grad"):
+                if source.dotted(getattr(item.context_expr, "func", item.context_expr)).endswith(
+                    "no_grad"
+                ):
                     yield n, "torch.no_grad()"

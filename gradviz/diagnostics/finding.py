@@ -1,4 +1,5 @@
 """A diagnostic finding: one mistake (or notable fact) about one op run, in plain words."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -50,7 +51,7 @@ CODES = {
     "GV721-autocast-dtype-mix": "Op mixes bfloat16 and float32 under mixed precision",
     "GV722-autocast-inaccurate": "Mixed-precision gradient beyond bfloat16 tolerance",
     "GV731-vmap-setup-context": "Function without setup_context: torch.func cannot transform it "
-                                "(a note: vmap skipped)",
+    "(a note: vmap skipped)",
     "GV732-vmap-no-rule": "Function without a vmap rule (a note: vmap skipped)",
     "GV733-vmap-data-dependent": "Op reads tensor values in Python: it cannot be batched",
     "GV734-vmap-differs": "Batched per-sample gradients differ from unbatched ones",
@@ -62,12 +63,12 @@ CODES = {
 
 @dataclass(frozen=True)
 class Finding:
-    code: str            # e.g. "GV102-grad-shape" (see CODES)
-    severity: str        # "error" | "warning" | "info"
+    code: str  # e.g. "GV102-grad-shape" (see CODES)
+    severity: str  # "error" | "warning" | "info"
     title: str
-    message: str         # one sentence, plain words, with numbers
-    fix: str             # one sentence: what to do
-    where: str = ""      # "file:line" in the user's file, or ""
+    message: str  # one sentence, plain words, with numbers
+    fix: str  # one sentence: what to do
+    where: str = ""  # "file:line" in the user's file, or ""
     framework: str = ""  # "torch" | "tf"
     op: str = ""
     tensor: str = ""

@@ -1,5 +1,6 @@
 """The override changed the forward, not only the backward: the custom output differs from the
 reference (default) forward output (GV201)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,14 +25,27 @@ def check(ctx: Context) -> list:
         detail = f"has shape {tuple(c.shape)} where the reference forward gives {tuple(d.shape)}"
     else:
         i = m.worst_index
-        at = (f" (largest at element {i}: {fmt(float(c.reshape(-1)[i]))} vs "
-              f"{fmt(float(d.reshape(-1)[i]))})") if i is not None else ""
-        detail = (f"differs from the reference forward at {m.n_differ} of {m.n} elements, "
-                  f"max abs difference {fmt(m.max_abs_err)}{at}")
-    return [ctx.finding(
-        "GV201-forward-changed", "warning",
-        f"The custom op's forward output {detail}, so the override changed the forward, not "
-        "only the backward.",
-        "Make the custom forward compute exactly what the reference forward computes (or fix "
-        "the reference= given to @gradviz.op); change only the gradient in backward.",
-        source.line_of(ctx.file, ctx.forward()) or ctx.op_where(), tensor="out")]
+        at = (
+            (
+                f" (largest at element {i}: {fmt(float(c.reshape(-1)[i]))} vs "
+                f"{fmt(float(d.reshape(-1)[i]))})"
+            )
+            if i is not None
+            else ""
+        )
+        detail = (
+            f"differs from the reference forward at {m.n_differ} of {m.n} elements, "
+            f"max abs difference {fmt(m.max_abs_err)}{at}"
+        )
+    return [
+        ctx.finding(
+            "GV201-forward-changed",
+            "warning",
+            f"The custom op's forward output {detail}, so the override changed the forward, not "
+            "only the backward.",
+            "Make the custom forward compute exactly what the reference forward computes (or fix "
+            "the reference= given to @gradviz.op); change only the gradient in backward.",
+            source.line_of(ctx.file, ctx.forward()) or ctx.op_where(),
+            tensor="out",
+        )
+    ]

@@ -1,6 +1,7 @@
 """An op that needs inputs of another shape than gradviz gave it (GV107): a conv on a flat
 vector, a matmul on 1-D tensors. The framework's shape error is right but does not say that the
 inputs were gradviz's choice, nor how to choose others."""
+
 from __future__ import annotations
 
 import re
@@ -12,12 +13,17 @@ _SHAPE_ERROR = re.compile(
     r"Expected \d+D|to be at least \d+D|need to be at least \d+D|shapes cannot be multiplied|"
     r"size mismatch|must match the size of tensor|cannot be broadcast|not aligned|"
     r"Incompatible shapes|Dimensions must be equal|must be at least rank|must be rank|"
-    r"Shape must be rank|ndims|Matrix size-incompatible|In\[0\] and In\[1\]", re.IGNORECASE)
+    r"Shape must be rank|ndims|Matrix size-incompatible|In\[0\] and In\[1\]",
+    re.IGNORECASE,
+)
 
 
 # an index the op looked up was out of its table (torch's Embedding / gather, TF's gather)
-_INDEX_ERROR = re.compile(r"index out of range|index \d+ is out of bounds|indices\[[^\]]*\] = "
-                          r"-?\d+ is not in \[", re.IGNORECASE)
+_INDEX_ERROR = re.compile(
+    r"index out of range|index \d+ is out of bounds|indices\[[^\]]*\] = "
+    r"-?\d+ is not in \[",
+    re.IGNORECASE,
+)
 
 
 def check(ctx: Context) -> list:
@@ -31,13 +37,17 @@ def _int_ranges(ctx: Context) -> list:
     if found is None:
         return []
     err = found[1]
-    message = (f"The op raised an index error ({err.type}: {first_lines(err.message)[:160]}). "
-               "If an integer input indexes a table, note that gradviz draws integer inputs "
-               "from their range with both ends included: range (0, 10) gives the index 10 "
-               "as well.")
-    fix = ("Give the integer input a range that ends at the last valid index: "
-           "@gradviz.op(inputs={\"ids\": {\"shape\": (8,), \"dtype\": \"int64\", "
-           "\"range\": (0, 9)}}) for a table of 10 rows.")
+    message = (
+        f"The op raised an index error ({err.type}: {first_lines(err.message)[:160]}). "
+        "If an integer input indexes a table, note that gradviz draws integer inputs "
+        "from their range with both ends included: range (0, 10) gives the index 10 "
+        "as well."
+    )
+    fix = (
+        "Give the integer input a range that ends at the last valid index: "
+        '@gradviz.op(inputs={"ids": {"shape": (8,), "dtype": "int64", '
+        '"range": (0, 9)}}) for a table of 10 rows.'
+    )
     return [ctx.finding("GV109-input-range", "error", message, fix, err.where or ctx.op_where())]
 
 
@@ -49,10 +59,14 @@ def _shapes(ctx: Context) -> list:
     shape = tuple(ctx.result.request.settings.shape)
     given = "x".join(str(n) for n in shape)
     where = "" if mode == "run" else f" in the {mode} mode"
-    message = (f"The op raised a shape error{where} ({err.type}: {first_lines(err.message)[:160]}) "
-               f"on the inputs gradviz made for it: shape {shape} from the shape setting, "
-               "unless @gradviz.op(inputs=...) gives its own. If the op needs inputs of other "
-               "shapes (a conv, a matmul), that is a setting to change, not a bug in the op.")
-    fix = (f"Give the op inputs of the shapes it expects: @gradviz.op(inputs={{\"x\": (1, 3, 8, 8)}}) "
-           f"on the op, or the shape setting (--shape 4x50 instead of {given}).")
+    message = (
+        f"The op raised a shape error{where} ({err.type}: {first_lines(err.message)[:160]}) "
+        f"on the inputs gradviz made for it: shape {shape} from the shape setting, "
+        "unless @gradviz.op(inputs=...) gives its own. If the op needs inputs of other "
+        "shapes (a conv, a matmul), that is a setting to change, not a bug in the op."
+    )
+    fix = (
+        f'Give the op inputs of the shapes it expects: @gradviz.op(inputs={{"x": (1, 3, 8, 8)}}) '
+        f"on the op, or the shape setting (--shape 4x50 instead of {given})."
+    )
     return [ctx.finding("GV107-input-shape", "error", message, fix, err.where or ctx.op_where())]

@@ -1,17 +1,18 @@
 """The user's source, read with ast (never imported here): find an op's definition and the lines
 that matter (the backward's return, a graph cut in forward, an assignment)."""
+
 from __future__ import annotations
 
 import ast
 import os
-from typing import Iterator, Optional
+from collections.abc import Iterator
 
-_cache: dict[str, tuple[float, Optional[ast.Module]]] = {}
+_cache: dict[str, tuple[float, ast.Module | None]] = {}
 
 FuncDef = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def parse(path: str) -> Optional[ast.Module]:
+def parse(path: str) -> ast.Module | None:
     """The module's ast, or None if the file cannot be read or parsed. Cached by mtime."""
     try:
         mtime = os.path.getmtime(path)
@@ -29,10 +30,10 @@ def parse(path: str) -> Optional[ast.Module]:
     return tree
 
 
-def top_level(tree: Optional[ast.Module], name: str):
+def top_level(tree: ast.Module | None, name: str):
     """The class or function defined at module level as `name` (last definition wins)."""
     found = None
-    for node in (tree.body if tree else ()):
+    for node in tree.body if tree else ():
         if isinstance(node, (ast.ClassDef, *FuncDef)) and node.name == name:
             found = node
     return found
@@ -72,7 +73,7 @@ def params(fn, skip: int = 0) -> list[ast.arg]:
 def param_defaults(fn) -> dict[str, ast.AST]:
     a = fn.args
     pos = a.posonlyargs + a.args
-    out = {p.arg: d for p, d in zip(pos[len(pos) - len(a.defaults):], a.defaults)}
+    out = {p.arg: d for p, d in zip(pos[len(pos) - len(a.defaults) :], a.defaults)}
     out.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
     return out
 
@@ -102,8 +103,9 @@ def is_classmethod(fn) -> bool:
 
 
 def is_custom_gradient(fn) -> bool:
-    return isinstance(fn, FuncDef) and any(n.split(".")[-1] == "custom_gradient"
-                                           for n in decorator_names(fn))
+    return isinstance(fn, FuncDef) and any(
+        n.split(".")[-1] == "custom_gradient" for n in decorator_names(fn)
+    )
 
 
 def grad_fn_of(fn):
@@ -122,7 +124,7 @@ def line_of(path: str, node) -> str:
     return f"{path}:{node.lineno}" if node is not None and getattr(node, "lineno", 0) else ""
 
 
-def backward_of(tree, qualname: str, _seen: Optional[set] = None, module: bool = False):
+def backward_of(tree, qualname: str, _seen: set | None = None, module: bool = False):
     """The function holding the user's gradient for op `qualname`: a Function's backward, a
     custom_gradient's grad, or (for a Module / Layer) that of the first such op it calls.
     `module`: the op is a Module / Layer, whose own `backward` method autograd never calls (the
@@ -158,8 +160,9 @@ def referenced_ops(tree, fn) -> list[str]:
             name = n.func.id
         if name and name not in out:
             target = top_level(tree, name)
-            if target is not None and (method(target, "backward") is not None
-                                       or is_custom_gradient(target)):
+            if target is not None and (
+                method(target, "backward") is not None or is_custom_gradient(target)
+            ):
                 out.append(name)
     return out
 

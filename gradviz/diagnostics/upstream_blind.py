@@ -3,6 +3,7 @@ does not change with it (softmax, sparsemax, a normalisation: outputs that sum t
 so custom, default and numeric agree at 0 whatever the backward does for other upstreams. The
 match is true of this loss and says nothing more; a random upstream checks the backward. Where
 the run took the upstream probe (upstream_probe.probe_upstream: the op graph, small inputs) it did."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,18 +24,23 @@ def check(ctx: Context) -> list:
         comp = ctx.comparison_of(t.name)
         if comp is not None and comp.verdict != "match":
             continue
-        if t.probe is not None:     # checked under a random upstream too (runner's probe)
+        if t.probe is not None:  # checked under a random upstream too (runner's probe)
             continue
         if _all_zero(t):
-            out.append(ctx.finding(
-                "GV304-upstream-blind", "warning",
-                f"With upstream {s.upstream} every gradient of '{t.name}' is 0 (custom, default and "
-                f"numeric alike): sum(upstream * out) does not change with '{t.name}', as when the "
-                "outputs sum to a constant (softmax, sparsemax, a normalisation), so this run "
-                f"cannot tell a right backward for '{t.name}' from a wrong one.",
-                f"Run it with a random upstream (--upstream random, or upstream: random in the "
-                f"settings) to check the backward of '{t.name}'.",
-                ctx.backward_where(), tensor=t.name))
+            out.append(
+                ctx.finding(
+                    "GV304-upstream-blind",
+                    "warning",
+                    f"With upstream {s.upstream} every gradient of '{t.name}' is 0 (custom, default and "
+                    f"numeric alike): sum(upstream * out) does not change with '{t.name}', as when the "
+                    "outputs sum to a constant (softmax, sparsemax, a normalisation), so this run "
+                    f"cannot tell a right backward for '{t.name}' from a wrong one.",
+                    f"Run it with a random upstream (--upstream random, or upstream: random in the "
+                    f"settings) to check the backward of '{t.name}'.",
+                    ctx.backward_where(),
+                    tensor=t.name,
+                )
+            )
     return out
 
 
@@ -44,9 +50,11 @@ def _all_zero(t) -> bool:
     if numeric is None and t.numeric is not None and t.numeric.method == "projection":
         numeric = t.numeric.projections.get(Mode.NUMERIC)
     if numeric is None:
-        return False            # nothing says the true gradient is 0
+        return False  # nothing says the true gradient is 0
     pairs = [(numeric, tolerances(t.dtype, numeric=True))]
-    pairs += [(t.grads[m], tolerances(t.dtype)) for m in (Mode.CUSTOM, Mode.DEFAULT) if m in t.grads]
+    pairs += [
+        (t.grads[m], tolerances(t.dtype)) for m in (Mode.CUSTOM, Mode.DEFAULT) if m in t.grads
+    ]
     for g, tol in pairs:
         a = np.asarray(g, dtype=np.float64)
         if a.size == 0 or not np.all(np.isfinite(a)) or np.max(np.abs(a)) > tol.atol:

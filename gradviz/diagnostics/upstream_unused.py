@@ -3,6 +3,7 @@ op, it returns the same gradient, which the chain rule never allows. Under upstr
 default) it can even equal the true gradient, so the run reads match: the source says otherwise.
 Found in the backward's own code; uses only for a shape or dtype (ones_like(g), g.shape) do not
 count as reading it."""
+
 from __future__ import annotations
 
 import ast
@@ -11,10 +12,35 @@ from gradviz.diagnostics import source
 from gradviz.diagnostics.context import Context
 from gradviz.vocab import Framework
 
-_SHAPE_ONLY_CALLS = {"ones_like", "zeros_like", "full_like", "empty_like", "rand_like",
-                     "randn_like", "shape", "size", "len", "numel", "rank"}
-_SHAPE_ONLY_ATTRS = {"shape", "dtype", "device", "ndim", "size", "numel", "dim", "new_ones",
-                     "new_zeros", "new_full", "new_empty", "get_shape", "is_cuda", "layout"}
+_SHAPE_ONLY_CALLS = {
+    "ones_like",
+    "zeros_like",
+    "full_like",
+    "empty_like",
+    "rand_like",
+    "randn_like",
+    "shape",
+    "size",
+    "len",
+    "numel",
+    "rank",
+}
+_SHAPE_ONLY_ATTRS = {
+    "shape",
+    "dtype",
+    "device",
+    "ndim",
+    "size",
+    "numel",
+    "dim",
+    "new_ones",
+    "new_zeros",
+    "new_full",
+    "new_empty",
+    "get_shape",
+    "is_cuda",
+    "layout",
+}
 
 
 def check(ctx: Context) -> list:
@@ -25,21 +51,26 @@ def check(ctx: Context) -> list:
     if not names or _reads_any(bw, names) or _returns_nothing(bw):
         return []
     shown = ", ".join(f"'{n}'" for n in names)
-    return [ctx.finding(
-        "GV108-upstream-unused", "error",
-        f"The backward never uses the gradient coming into it ({shown}): it returns the same "
-        "gradient whatever the loss above the op, which the chain rule does not allow. With "
-        "upstream ones it can still equal the true gradient and read match here.",
-        f"Multiply by the incoming gradient: return {names[0]} * (the derivative of the forward), "
-        "one per input.", source.line_of(ctx.file, bw))]
+    return [
+        ctx.finding(
+            "GV108-upstream-unused",
+            "error",
+            f"The backward never uses the gradient coming into it ({shown}): it returns the same "
+            "gradient whatever the loss above the op, which the chain rule does not allow. With "
+            "upstream ones it can still equal the true gradient and read match here.",
+            f"Multiply by the incoming gradient: return {names[0]} * (the derivative of the forward), "
+            "one per input.",
+            source.line_of(ctx.file, bw),
+        )
+    ]
 
 
 def _grad_params(ctx: Context, bw) -> list[str]:
     """The parameters of the backward that receive the upstream gradients."""
     a = bw.args
     params = [p.arg for p in a.posonlyargs + a.args]
-    if ctx.framework == Framework.TORCH:      # a Function's backward(ctx, *grads); TF's grad(*grads)
-        params = params[2:] if source.is_classmethod(bw) else params[1:]   # (cls,) ctx
+    if ctx.framework == Framework.TORCH:  # a Function's backward(ctx, *grads); TF's grad(*grads)
+        params = params[2:] if source.is_classmethod(bw) else params[1:]  # (cls,) ctx
     params = [p for p in params if p != "variables"]
     if a.vararg is not None:
         params.append(a.vararg.arg)
@@ -77,6 +108,10 @@ def _returns_nothing(fn) -> bool:
     rets = source.returns(fn)
 
     def none(v):
-        return v is None or (isinstance(v, ast.Constant) and v.value is None) or \
-            (isinstance(v, ast.Tuple) and all(none(e) for e in v.elts))
+        return (
+            v is None
+            or (isinstance(v, ast.Constant) and v.value is None)
+            or (isinstance(v, ast.Tuple) and all(none(e) for e in v.elts))
+        )
+
     return all(none(r.value) for r in rets)

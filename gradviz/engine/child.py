@@ -7,6 +7,7 @@ then each request gets ("ok", value), or ("bug", traceback) for a bug in gradviz
 user's failures are not bugs: the backends turn them into results (an error at the user's
 file:line).
 """
+
 from __future__ import annotations
 
 import os
@@ -15,7 +16,7 @@ import threading
 import time
 
 _real_exit = os._exit
-_serving = False        # a request is being handled: a cancel signal interrupts it
+_serving = False  # a request is being handled: a cancel signal interrupts it
 
 
 class RequestCancelled(BaseException):
@@ -37,6 +38,7 @@ def _watch_parent(parent_pid: int, folder: str) -> None:
 def _remove_folder(folder: str) -> None:
     if folder:
         from gradviz.engine import scratch
+
         scratch.remove(folder)
 
 
@@ -48,6 +50,7 @@ def _install_crash_reporting(crash_file) -> None:
     its stack too, so the parent can point at the user's line."""
     import faulthandler
     import signal
+
     faulthandler.enable(file=crash_file, all_threads=False)
     faulthandler.register(signal.SIGUSR1, file=crash_file, all_threads=True, chain=False)
 
@@ -80,18 +83,22 @@ def child_main() -> None:
     """Entry point of the isolated interpreter engine.launch starts: argv = fd framework parent
     folder (its private scratch folder: engine.scratch)."""
     from multiprocessing.connection import Connection
+
     fd, framework, parent_pid, folder = sys.argv[1:5]
     from gradviz.engine import process_tree, transport
+
     process_tree.die_with_parent(int(parent_pid))
     # No __pycache__ written into users' folders; a stale one could be trusted (user_code).
     # gradviz's own modules keep theirs (own_bytecode), as the parent's do.
     sys.dont_write_bytecode = True
     import gradviz
     from gradviz.engine import own_bytecode
+
     own_bytecode.install(os.path.dirname(os.path.abspath(gradviz.__file__)))
     transport.use_folder(folder)
     crash_log = os.path.join(folder, "crash.log")
     import signal
+
     # Ctrl-C in a terminal reaches the whole process group: the parent decides, the worker carries on
     # until the parent stops or kills it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -114,8 +121,10 @@ def main(conn, framework: str, parent_pid: int, folder: str = "") -> None:
     from gradviz.engine import process_tree
     from gradviz.engine.memory import memory_limit_from_env
     from gradviz.engine.transport import send
+
     try:
         from gradviz.backends import load_backend
+
         backend = load_backend(framework, memory_limit_from_env())
     except BaseException as exc:  # noqa: BLE001 - tell the parent why the framework is missing
         send(conn, ("fail", f"{type(exc).__name__}: {exc}"))
@@ -123,8 +132,10 @@ def main(conn, framework: str, parent_pid: int, folder: str = "") -> None:
     # torch.__version__ is a TorchVersion (a str subclass): unpickling it would import torch in the
     # parent, so the backends report a plain str; keep this guard for the ready message too.
     version = str(backend.version())
-    send(conn, ("ready", {"version": version, "import_s": time.perf_counter() - t0,
-                         "pid": os.getpid()}))
+    send(
+        conn,
+        ("ready", {"version": version, "import_s": time.perf_counter() - t0, "pid": os.getpid()}),
+    )
     while True:
         try:
             kind, payload = conn.recv()
@@ -140,7 +151,7 @@ def main(conn, framework: str, parent_pid: int, folder: str = "") -> None:
             send(conn, ("bug", f"the result could not be sent back: {type(exc).__name__}: {exc}"))
         try:
             sys.stdout.flush()
-        except (AttributeError, ValueError, OSError):   # the user's code closed or replaced it
+        except (AttributeError, ValueError, OSError):  # the user's code closed or replaced it
             pass
 
 
@@ -154,7 +165,7 @@ def _serve(backend, kind: str, payload) -> tuple:
             _serving = True
             return ("ok", backend.handle(kind, payload))
         finally:
-            _serving = False        # a cancel from here on is for a request that has ended
+            _serving = False  # a cancel from here on is for a request that has ended
     except RequestCancelled:
         forget = getattr(backend, "forget_kept", None)
         if forget is not None:
@@ -162,4 +173,5 @@ def _serve(backend, kind: str, payload) -> tuple:
         return ("cancelled", "")
     except BaseException as exc:  # noqa: BLE001 - a bug in gradviz itself; keep serving
         import traceback
+
         return ("bug", "".join(traceback.format_exception(exc)))

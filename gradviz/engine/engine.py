@@ -3,13 +3,14 @@
 Qt-free and framework-free. One warm Worker per framework; runs of the two frameworks go on in
 parallel (one thread each), ops of one framework one after another in its worker.
 """
+
 from __future__ import annotations
 
 import os
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Callable, Iterable, Optional
 
 from gradviz.engine.errors import Cancelled, WorkerFailure, WorkerUnavailable
 from gradviz.engine.failures import failure_info
@@ -50,25 +51,30 @@ def _as_is(value):
 
 
 class Engine:
-    def __init__(self, frameworks: Iterable[str] = FRAMEWORKS,
-                 on_state: Optional[Callable[[WorkerState], None]] = None, start: bool = True):
+    def __init__(
+        self,
+        frameworks: Iterable[str] = FRAMEWORKS,
+        on_state: Callable[[WorkerState], None] | None = None,
+        start: bool = True,
+    ):
         self.frameworks = tuple(frameworks)
         self.workers = {fw: Worker(fw, on_state) for fw in self.frameworks}
-        self._stop = threading.Event()   # skip the rest of the run (cancel, close)
+        self._stop = threading.Event()  # skip the rest of the run (cancel, close)
         self._closed = False
-        self._skipped: set[tuple] = set()          # ops skipped in this run: no later pass runs them
-        self._in_flight: dict[str, tuple] = {}     # framework -> the op its worker runs now
+        self._skipped: set[tuple] = set()  # ops skipped in this run: no later pass runs them
+        self._in_flight: dict[str, tuple] = {}  # framework -> the op its worker runs now
         self._flight_lock = threading.Lock()
         if start:
             self.start()
 
-    def start(self, frameworks: Optional[Iterable[str]] = None) -> None:
+    def start(self, frameworks: Iterable[str] | None = None) -> None:
         self._closed = False
         for fw in frameworks or self.frameworks:
             self.workers[fw].start()
 
-    def follow_output(self, listener: Callable[[str, str], None],
-                      replay: bool = False) -> Callable[[], None]:
+    def follow_output(
+        self, listener: Callable[[str, str], None], replay: bool = False
+    ) -> Callable[[], None]:
         """Call `listener(framework, line)` for each line a worker prints outside the user's calls
         (framework start-up noise; engine.worker_output); with `replay`, the lines kept so far
         first. Returns the call that stops it."""
@@ -79,6 +85,7 @@ class Engine:
         def unfollow() -> None:
             for out in outputs:
                 out.unlisten(listener)
+
         return unfollow
 
     def states(self) -> dict[str, WorkerState]:
@@ -130,16 +137,16 @@ class Engine:
         points at and load the others again (one at a time if the dump names none of them)."""
         try:
             return self.workers[fw].call("load", files, timeout)
-        except (WorkerFailure, RuntimeError) as exc:   # RuntimeError: a bug in the worker
+        except (WorkerFailure, RuntimeError) as exc:  # RuntimeError: a bug in the worker
             err = replace(failure_info(exc, "loading the file", fw, timeout), kind=ErrorKind.LOAD)
-            if len(files) == 1 or isinstance(exc, (WorkerUnavailable, Cancelled)) or \
-                    self._closed:
+            if len(files) == 1 or isinstance(exc, (WorkerUnavailable, Cancelled)) or self._closed:
                 return [FileCatalog(f, fw, (), err) for f in files]
             blamed = [f for f in files if err.where.startswith(f + ":")]
             if blamed:
                 rest = [f for f in files if f not in blamed]
-                return ([FileCatalog(f, fw, (), err) for f in blamed]
-                        + self._load_in(fw, rest, timeout))
+                return [FileCatalog(f, fw, (), err) for f in blamed] + self._load_in(
+                    fw, rest, timeout
+                )
             return [c for f in files for c in self._load_in(fw, [f], timeout)]
 
     def devices(self) -> dict[str, dict]:
@@ -156,11 +163,14 @@ class Engine:
         return {fw: out[fw] for fw in self.frameworks}
 
     # --- runs ----------------------------------------------------------------------------------
-    def run(self, requests: Iterable[RunRequest],
-            on_result: Optional[Callable[[RunResult], None]] = None,
-            on_start: Optional[Callable[[RunRequest], None]] = None,
-            on_partial: Optional[Callable[[RunResult], None]] = None,
-            on_checks: Optional[Callable[[RunResult], None]] = None) -> list[RunResult]:
+    def run(
+        self,
+        requests: Iterable[RunRequest],
+        on_result: Callable[[RunResult], None] | None = None,
+        on_start: Callable[[RunRequest], None] | None = None,
+        on_partial: Callable[[RunResult], None] | None = None,
+        on_checks: Callable[[RunResult], None] | None = None,
+    ) -> list[RunResult]:
         """run_passes with one callback per event: `on_start` (OpStarted), `on_partial` and
         `on_result` (ResultArrived, partial or final), `on_checks` (ChecksArrived). With
         `on_partial` the run is progressive (QUICK -> NUMERIC), with `on_checks` too the checks
@@ -169,16 +179,27 @@ class Engine:
         calls = {OpStarted: on_start, ChecksArrived: on_checks}
 
         def on_event(ev: RunEvent) -> None:
-            call = calls.get(type(ev)) if not isinstance(ev, ResultArrived) else \
-                on_partial if ev.partial else on_result
+            call = (
+                calls.get(type(ev))
+                if not isinstance(ev, ResultArrived)
+                else on_partial
+                if ev.partial
+                else on_result
+            )
             if call is not None:
                 call(ev.request if isinstance(ev, OpStarted) else ev.result)
-        passes = plan(requests, progressive=on_partial is not None,
-                      checks_apart=on_checks is not None)
+
+        passes = plan(
+            requests, progressive=on_partial is not None, checks_apart=on_checks is not None
+        )
         return self.run_passes(requests, passes, on_event)
 
-    def run_passes(self, requests: Iterable[RunRequest], passes: tuple[Pass, ...],
-                   on_event: Optional[Callable[[RunEvent], None]] = None) -> list[RunResult]:
+    def run_passes(
+        self,
+        requests: Iterable[RunRequest],
+        passes: tuple[Pass, ...],
+        on_event: Callable[[RunEvent], None] | None = None,
+    ) -> list[RunResult]:
         """Run every request through `passes` (engine.passes.plan); each failure (error,
         timeout, crash, cancel) is a result too. Returns the final results in request order
         (with their checks merged in); `on_event` gets each event as it comes (from a worker
@@ -201,6 +222,7 @@ class Engine:
 
         def start(req: RunRequest) -> None:
             emit(OpStarted(req))
+
         if QUICK_PASS in passes:
             done: dict[RunRequest, RunResult] = {}
 
@@ -208,12 +230,14 @@ class Engine:
                 if res.status == "ok":  # a failure shows up again in the full pass
                     done[res.request] = res
                     emit(ResultArrived(replace(res, partial=True)))
+
             # An op is "running" from its first pass; its worker keeps what this pass made.
             # NUMERIC adds the numeric reference (numeric_pass), at low priority: the window is
             # painting QUICK's results meanwhile.
             first = [QUICK_PASS.asks(r) for r in main if QUICK_PASS.takes(r)]
-            results = self._run_batch(main, arrived, start, background=True, quick=done,
-                                      first=(first, deliver))
+            results = self._run_batch(
+                main, arrived, start, background=True, quick=done, first=(first, deliver)
+            )
         else:
             results = self._run_batch(main, arrived, start)
         if CHECKS_PASS in passes:
@@ -224,9 +248,14 @@ class Engine:
         """The CHECKS pass. A run that fails here leaves its checks skipped, with why."""
         # not a skipped op's, nor one whose numeric pass hung or crashed its worker (its
         # float64 checks would most likely cost another timeout or crash)
-        todo = [i for i, (req, res) in enumerate(zip(requests, results))
-                if CHECKS_PASS.takes(req) and res.status == "ok" and not res.numeric_cancelled
-                and not (res.numeric_failed and res.mode_errors[Mode.NUMERIC].kind != ErrorKind.ERROR)]
+        todo = [
+            i
+            for i, (req, res) in enumerate(zip(requests, results))
+            if CHECKS_PASS.takes(req)
+            and res.status == "ok"
+            and not res.numeric_cancelled
+            and not (res.numeric_failed and res.mode_errors[Mode.NUMERIC].kind != ErrorKind.ERROR)
+        ]
         merged = list(results)
         pending = [CHECKS_PASS.asks(requests[i]) for i in todo]
         slots: dict[RunRequest, list[int]] = {}
@@ -243,8 +272,9 @@ class Engine:
             self._run_batch(pending, deliver, None)
         return merged
 
-    def _run_batch(self, requests, on_result, on_start, background=False, quick=None,
-                   first=None) -> list[RunResult]:
+    def _run_batch(
+        self, requests, on_result, on_start, background=False, quick=None, first=None
+    ) -> list[RunResult]:
         """Each framework's requests in its own thread, in order. `first`: (requests, on_result)
         of the app's quick pass: each framework's thread runs its share of it first (its worker
         keeps what it made) and goes straight on to its share of `requests`, without waiting
@@ -252,7 +282,7 @@ class Engine:
         `quick` (filled by that on_result)."""
         by_fw = _by_framework(requests)
         first_by_fw = _by_framework(first[0]) if first else {}
-        results: list[Optional[RunResult]] = [None] * len(requests)
+        results: list[RunResult | None] = [None] * len(requests)
 
         def one(fw: str, req: RunRequest, keep: bool) -> RunResult:
             key = _op_key(req)
@@ -262,12 +292,19 @@ class Engine:
                     self._in_flight[fw] = key
             # only a request with numeric had a quick pass: one without it whose request
             # equals that quick pass must not take it (nor its kept run)
-            earlier = quick.get(without_numeric(req)) if quick is not None and not keep \
-                and Mode.NUMERIC in req.settings.modes else None
+            earlier = (
+                quick.get(without_numeric(req))
+                if quick is not None and not keep and Mode.NUMERIC in req.settings.modes
+                else None
+            )
             if self._stop.is_set():
-                res = _failed(req, ErrorInfo("Cancelled", "the run was cancelled", kind=ErrorKind.CANCELLED))
+                res = _failed(
+                    req, ErrorInfo("Cancelled", "the run was cancelled", kind=ErrorKind.CANCELLED)
+                )
             elif skipped:
-                res = _failed(req, ErrorInfo("Cancelled", "skipped by the user", kind=ErrorKind.CANCELLED))
+                res = _failed(
+                    req, ErrorInfo("Cancelled", "skipped by the user", kind=ErrorKind.CANCELLED)
+                )
             else:
                 if on_start is not None:
                     on_start(req)
@@ -280,7 +317,11 @@ class Engine:
                 skipped = key in self._skipped
                 if skipped and res.error is not None and res.error.kind == ErrorKind.CANCELLED:
                     res = replace(res, error=replace(res.error, message="skipped by the user"))
-            if res.error is not None and res.error.kind == ErrorKind.CANCELLED and earlier is not None:
+            if (
+                res.error is not None
+                and res.error.kind == ErrorKind.CANCELLED
+                and earlier is not None
+            ):
                 # its quick pass came back and was shown: a cancel takes only what was left
                 res = numeric_cancelled(earlier, req, skipped)
             return res
@@ -296,8 +337,13 @@ class Engine:
         _in_parallel(work, list(dict.fromkeys([*first_by_fw, *by_fw])))
         return [r for r in results if r is not None]
 
-    def run_one(self, req: RunRequest, background: bool = False, keep: bool = False,
-                stop: Optional[threading.Event] = None) -> RunResult:
+    def run_one(
+        self,
+        req: RunRequest,
+        background: bool = False,
+        keep: bool = False,
+        stop: threading.Event | None = None,
+    ) -> RunResult:
         """Run one request; a failure of any kind comes back as a RunResult with status error.
         `background`: its numeric reference runs at a lower CPU priority in the worker. `keep`:
         the worker keeps what it made for the numeric pass of the same request. `stop` (run()
@@ -305,29 +351,43 @@ class Engine:
         kind = "run:keep" if keep else "run:background" if background else "run"
         return self._call_run(req, kind, stop)
 
-    def _run_numeric(self, req: RunRequest, quick: RunResult,
-                     stop: Optional[threading.Event] = None) -> RunResult:
+    def _run_numeric(
+        self, req: RunRequest, quick: RunResult, stop: threading.Event | None = None
+    ) -> RunResult:
         """The NUMERIC pass of `req` whose QUICK pass gave `quick`: the worker's NumericReply
         holds the numeric part only when it kept that pass (else the whole run). A call that
         fails (timeout, crash, memory kill) keeps the quick pass, its numeric mode that failure:
         the window showed custom and default already (a cancel is left to the caller)."""
+
         def joined(reply: NumericReply) -> RunResult:
             return reply.result if reply.whole else with_numeric(quick, reply.result, req)
 
         def failed(res: RunResult) -> RunResult:
-            if res.error is not None and res.error.kind not in (ErrorKind.CANCELLED, ErrorKind.UNAVAILABLE):
+            if res.error is not None and res.error.kind not in (
+                ErrorKind.CANCELLED,
+                ErrorKind.UNAVAILABLE,
+            ):
                 return numeric_failed(quick, res, req)
             return res
+
         return self._call_run(req, "run:numeric", stop, "the numeric pass", joined, failed)
 
-    def _call_run(self, req: RunRequest, kind: str, stop: Optional[threading.Event],
-                  what: str = "", reply: Callable = _as_is,
-                  failed: Callable[[RunResult], RunResult] = _as_is) -> RunResult:
+    def _call_run(
+        self,
+        req: RunRequest,
+        kind: str,
+        stop: threading.Event | None,
+        what: str = "",
+        reply: Callable = _as_is,
+        failed: Callable[[RunResult], RunResult] = _as_is,
+    ) -> RunResult:
         """The RunResult of one worker request: `reply(the worker's reply)` (a RunResult, for
         "run:numeric" a NumericReply), else `failed(the failure as a RunResult)`. `what` names
         what the worker was doing in a failure's message (default: the op)."""
         if req.framework not in self.workers:
-            return failed(_failed(req, ErrorInfo("UnknownFramework", f"no worker for {req.framework!r}")))
+            return failed(
+                _failed(req, ErrorInfo("UnknownFramework", f"no worker for {req.framework!r}"))
+            )
         t0 = time.perf_counter()
         try:
             return reply(self.workers[req.framework].call(kind, req, req.settings.timeout, stop))
@@ -372,9 +432,16 @@ def _op_key(req: RunRequest) -> OpKey:
 
 
 def _checks_skipped(res: RunResult) -> tuple:
-    why = f"{CHECK_CANCELLED} ({res.error.message})" if res.error and res.error.kind == ErrorKind.CANCELLED \
-        else f"the checks run failed: {res.error.one_line()}" if res.error else "the checks run failed"
-    return tuple(CheckResult(n, CheckStatus.SKIP, why) for n in CHECKS if n in res.request.settings.checks)
+    why = (
+        f"{CHECK_CANCELLED} ({res.error.message})"
+        if res.error and res.error.kind == ErrorKind.CANCELLED
+        else f"the checks run failed: {res.error.one_line()}"
+        if res.error
+        else "the checks run failed"
+    )
+    return tuple(
+        CheckResult(n, CheckStatus.SKIP, why) for n in CHECKS if n in res.request.settings.checks
+    )
 
 
 def _failed(req: RunRequest, err: ErrorInfo) -> RunResult:

@@ -1,8 +1,8 @@
 """Why a call to a worker did not return a value: timeout, crash, out of memory, cancel, no framework."""
+
 from __future__ import annotations
 
 import signal
-from typing import Optional
 
 from gradviz.errors import GradvizError
 
@@ -19,7 +19,7 @@ class WorkerTimeout(WorkerFailure):
 
 
 class WorkerCrashed(WorkerFailure):
-    def __init__(self, message: str, exitcode: Optional[int], crash_log: str = ""):
+    def __init__(self, message: str, exitcode: int | None, crash_log: str = ""):
         super().__init__(message)
         self.exitcode = exitcode
         self.crash_log = crash_log  # faulthandler's dump of the Python stack, if any
@@ -41,15 +41,20 @@ class Cancelled(WorkerFailure):
     def __init__(self, message: str = "cancelled", crash_log: str = "", replaced: bool = True):
         super().__init__(message)
         self.crash_log = crash_log
-        self.replaced = replaced    # False: the worker answered the cancel and was kept
+        self.replaced = replaced  # False: the worker answered the cancel and was kept
 
 
-_SIGNAL_WORDS = {"SIGSEGV": "segmentation fault", "SIGABRT": "abort", "SIGBUS": "bus error",
-                 "SIGFPE": "floating-point exception", "SIGILL": "illegal instruction",
-                 "SIGKILL": "killed; out of memory?"}
+_SIGNAL_WORDS = {
+    "SIGSEGV": "segmentation fault",
+    "SIGABRT": "abort",
+    "SIGBUS": "bus error",
+    "SIGFPE": "floating-point exception",
+    "SIGILL": "illegal instruction",
+    "SIGKILL": "killed; out of memory?",
+}
 
 
-def describe_exit(exitcode: Optional[int]) -> str:
+def describe_exit(exitcode: int | None) -> str:
     if exitcode is None:
         return "the worker stopped answering"
     if exitcode < 0:
@@ -59,4 +64,6 @@ def describe_exit(exitcode: Optional[int]) -> str:
             name = f"signal {-exitcode}"
         word = _SIGNAL_WORDS.get(name)
         return f"the worker was killed by {name}" + (f" ({word})" if word else "")
-    return f"the worker process exited with code {exitcode} (os._exit or a fatal error in native code)"
+    return (
+        f"the worker process exited with code {exitcode} (os._exit or a fatal error in native code)"
+    )

@@ -8,13 +8,13 @@ folder, and the next start has nothing to sweep (issue 26, item 6).
 
 The janitor is its own session (no terminal signal reaches it), imports nothing of gradviz or
 of the user's, and after a normal exit finds nothing to remove."""
+
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
 import threading
-from typing import Optional
 
 _SCRIPT = r"""
 import os, re, shutil, signal, stat, sys, time
@@ -56,22 +56,27 @@ for name in names:
 """
 
 _lock = threading.Lock()
-_janitor: Optional[subprocess.Popen] = None
+_janitor: subprocess.Popen | None = None
 
 
-def watch(worker_pid: Optional[int] = None, reaped: bool = False) -> None:
+def watch(worker_pid: int | None = None, reaped: bool = False) -> None:
     """Make sure this process has a janitor; with `worker_pid`, tell it of a worker (its pid is
     its process group's), or with `reaped` that the worker was reaped (its group id may be
     reused from now on). Never raises: without a janitor, the next start's sweep remains."""
     global _janitor
     from gradviz.engine import scratch
+
     with _lock:
         try:
             if _janitor is None or _janitor.poll() is not None:
                 _janitor = subprocess.Popen(
                     [sys.executable, "-I", "-S", "-c", _SCRIPT, scratch.ROOT, str(os.getpid())],
-                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                    start_new_session=True, close_fds=True)
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                    close_fds=True,
+                )
             if worker_pid is not None:
                 _janitor.stdin.write(f"{'-' if reaped else '+'}{worker_pid}\n".encode())
                 _janitor.stdin.flush()
@@ -79,6 +84,6 @@ def watch(worker_pid: Optional[int] = None, reaped: bool = False) -> None:
             pass
 
 
-def pid() -> Optional[int]:
+def pid() -> int | None:
     """The janitor's pid (tests wait for it to end)."""
     return _janitor.pid if _janitor is not None else None

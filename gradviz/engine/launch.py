@@ -7,6 +7,7 @@ worker runs the parent's gradviz whether it is installed, editable or a plain ch
 absolute entries of the user's PYTHONPATH, and the user site folder where the parent uses it.
 The user's own files add their folders later (backends.user_modules).
 """
+
 from __future__ import annotations
 
 import os
@@ -41,8 +42,16 @@ def worker_command(args: list[str]) -> list[str]:
     writes no bytecode (-B, PYTHONDONTWRITEBYTECODE, which -I would drop) has workers that write
     none either, gradviz's own included (engine/own_bytecode.py)."""
     flags = ["-I", "-B"] if sys.dont_write_bytecode else ["-I"]
-    return [sys.executable, *flags, "-c", _BOOTSTRAP, PACKAGE_DIR,
-            os.pathsep.join(python_path()), os.pathsep.join(user_sites()), *args]
+    return [
+        sys.executable,
+        *flags,
+        "-c",
+        _BOOTSTRAP,
+        PACKAGE_DIR,
+        os.pathsep.join(python_path()),
+        os.pathsep.join(user_sites()),
+        *args,
+    ]
 
 
 def python_path() -> list[str]:

@@ -1,9 +1,10 @@
 """How much memory a worker may use (GRADVIZ_WORKER_MEMORY) and how much it uses (Linux /proc)."""
+
 from __future__ import annotations
 
 import os
 
-GIB = 1024 ** 3
+GIB = 1024**3
 
 
 def memory_limit_from_env() -> int:
@@ -24,7 +25,7 @@ def memory_limit_from_env() -> int:
 
 
 def _parse(raw: str):
-    units = {"k": 1024, "m": 1024 ** 2, "g": GIB, "t": 1024 ** 4}
+    units = {"k": 1024, "m": 1024**2, "g": GIB, "t": 1024**4}
     scale = GIB
     if raw[-1:] == "b":
         raw = raw[:-1]
@@ -42,8 +43,10 @@ def memory_setting_problem() -> str:
     raw = os.environ.get("GRADVIZ_WORKER_MEMORY", "").strip().lower()
     if not raw or raw in ("0", "off", "none", "no") or _parse(raw) is not None:
         return ""
-    return (f"GRADVIZ_WORKER_MEMORY={os.environ['GRADVIZ_WORKER_MEMORY']!r}: give GiB (6, 1.5), "
-            "a size with a unit (512M, 2G), or 0 / off for no limit")
+    return (
+        f"GRADVIZ_WORKER_MEMORY={os.environ['GRADVIZ_WORKER_MEMORY']!r}: give GiB (6, 1.5), "
+        "a size with a unit (512M, 2G), or 0 / off for no limit"
+    )
 
 
 def _mem_total() -> int:
@@ -70,4 +73,4 @@ def rss_bytes(pid: int) -> int:
 
 
 def format_bytes(n: int) -> str:
-    return f"{n / GIB:.3g} GiB" if n >= GIB else f"{n / 1024 ** 2:.0f} MiB"
+    return f"{n / GIB:.3g} GiB" if n >= GIB else f"{n / 1024**2:.0f} MiB"

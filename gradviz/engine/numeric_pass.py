@@ -8,6 +8,7 @@ second time: the full result holds the very arrays of the partial one (the app's
 reuses what it worked out from them). A numeric pass cancelled, or one that fails as a whole
 (timeout, crash, memory kill), leaves the quick result with the numeric mode's error.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -26,13 +27,22 @@ def with_numeric(quick: RunResult, numeric: RunResult, req: RunRequest) -> RunRe
         if n is None:
             tensors.append(t)
             continue
-        tensors.append(replace(t, grads={**t.grads, **n.grads}, absent={**t.absent, **n.absent},
-                               numeric=n.numeric))
+        tensors.append(
+            replace(
+                t, grads={**t.grads, **n.grads}, absent={**t.absent, **n.absent}, numeric=n.numeric
+            )
+        )
     warnings = quick.warnings + tuple(w for w in numeric.warnings if w not in quick.warnings)
-    return replace(quick, request=req, tensors=tuple(tensors), partial=False,
-                   mode_errors={**quick.mode_errors, **numeric.mode_errors},
-                   log=quick.log + numeric.log, warnings=warnings,
-                   elapsed=quick.elapsed + numeric.elapsed)
+    return replace(
+        quick,
+        request=req,
+        tensors=tuple(tensors),
+        partial=False,
+        mode_errors={**quick.mode_errors, **numeric.mode_errors},
+        log=quick.log + numeric.log,
+        warnings=warnings,
+        elapsed=quick.elapsed + numeric.elapsed,
+    )
 
 
 def numeric_cancelled(quick: RunResult, req: RunRequest, skipped: bool) -> RunResult:
@@ -41,10 +51,12 @@ def numeric_cancelled(quick: RunResult, req: RunRequest, skipped: bool) -> RunRe
     missing with why (its mode error, kind "cancelled"). The window showed them already; a
     cancel must not take them away."""
     why = "skipped by the user" if skipped else "cancelled"
-    err = ErrorInfo("Cancelled", f"the numeric pass was {why} before it finished",
-                    kind=ErrorKind.CANCELLED)
-    return replace(quick, request=req, partial=False,
-                   mode_errors={**quick.mode_errors, Mode.NUMERIC: err})
+    err = ErrorInfo(
+        "Cancelled", f"the numeric pass was {why} before it finished", kind=ErrorKind.CANCELLED
+    )
+    return replace(
+        quick, request=req, partial=False, mode_errors={**quick.mode_errors, Mode.NUMERIC: err}
+    )
 
 
 def numeric_failed(quick: RunResult, failed: RunResult, req: RunRequest) -> RunResult:
@@ -53,6 +65,10 @@ def numeric_failed(quick: RunResult, failed: RunResult, req: RunRequest) -> RunR
     a memory kill: status error, no tensors). Custom and default as they came, the numeric
     mode's error that call's error (RunResult.numeric_failed). The window showed them already;
     a failure in the numeric pass takes only numeric away, and says so."""
-    return replace(quick, request=req, partial=False,
-                   mode_errors={**quick.mode_errors, Mode.NUMERIC: failed.error},
-                   elapsed=quick.elapsed + failed.elapsed)
+    return replace(
+        quick,
+        request=req,
+        partial=False,
+        mode_errors={**quick.mode_errors, Mode.NUMERIC: failed.error},
+        elapsed=quick.elapsed + failed.elapsed,
+    )

@@ -7,6 +7,7 @@ worker start. Files under gradviz's package folder are loaded by `OwnLoader`, wh
 `.pyc` where and as Python would (mtime-checked), unless this interpreter runs with `-B`: the
 parent wrote no bytecode (`-B`, PYTHONDONTWRITEBYTECODE), and launch.py passes that on.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -32,11 +33,11 @@ class OwnLoader(SourceFileLoader):
 
     def source_to_code(self, data, path, *, _optimize=-1):
         code = super().source_to_code(data, path, _optimize=_optimize)
-        if not sys.dont_write_bytecode:   # Python writes it itself
+        if not sys.dont_write_bytecode:  # Python writes it itself
             return code
         try:
             _write_pyc(path, self.path_stats(path), code)
-        except OSError:                   # a read-only install: compiled again next time
+        except OSError:  # a read-only install: compiled again next time
             pass
         return code
 
@@ -47,9 +48,15 @@ def _write_pyc(source: str, stats: dict, code) -> None:
     target = cache_from_source(source)
     folder = os.path.dirname(target)
     os.makedirs(folder, exist_ok=True)
-    data = b"".join([MAGIC_NUMBER, (0).to_bytes(4, "little"),
-                     (int(stats["mtime"]) & 0xFFFFFFFF).to_bytes(4, "little"),
-                     (int(stats["size"]) & 0xFFFFFFFF).to_bytes(4, "little"), marshal.dumps(code)])
+    data = b"".join(
+        [
+            MAGIC_NUMBER,
+            (0).to_bytes(4, "little"),
+            (int(stats["mtime"]) & 0xFFFFFFFF).to_bytes(4, "little"),
+            (int(stats["size"]) & 0xFFFFFFFF).to_bytes(4, "little"),
+            marshal.dumps(code),
+        ]
+    )
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=os.path.basename(target) + ".")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -67,9 +74,11 @@ def install(package_dir: str) -> None:
     if sys.flags.dont_write_bytecode:
         return
     package_dir = os.path.abspath(package_dir)
-    finder = FileFinder.path_hook((ExtensionFileLoader, EXTENSION_SUFFIXES),
-                                  (OwnLoader, SOURCE_SUFFIXES),
-                                  (SourcelessFileLoader, BYTECODE_SUFFIXES))
+    finder = FileFinder.path_hook(
+        (ExtensionFileLoader, EXTENSION_SUFFIXES),
+        (OwnLoader, SOURCE_SUFFIXES),
+        (SourcelessFileLoader, BYTECODE_SUFFIXES),
+    )
 
     def inside(path: str) -> bool:
         path = os.path.abspath(path or ".")
@@ -77,9 +86,9 @@ def install(package_dir: str) -> None:
 
     def hook(path: str):
         if not inside(path):
-            raise ImportError("not a folder of gradviz")   # the next hook takes it
+            raise ImportError("not a folder of gradviz")  # the next hook takes it
         return finder(path)
 
     sys.path_hooks.insert(0, hook)
     for path in [p for p in sys.path_importer_cache if inside(p)]:
-        del sys.path_importer_cache[path]                   # found again through the hook
+        del sys.path_importer_cache[path]  # found again through the hook

@@ -9,10 +9,11 @@ it asks the worker for an op and what event each answer is; Engine.run runs them
 (each framework's worker goes from its QUICK share straight on to its NUMERIC share; CHECKS
 waits for both) and hands each event to one `on_event`.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Union
 
 from gradviz.model import RunRequest, RunResult
 from gradviz.vocab import Mode
@@ -21,12 +22,14 @@ from gradviz.vocab import Mode
 @dataclass(frozen=True)
 class OpStarted:
     """An op's worker takes it (its first pass of the run)."""
+
     request: RunRequest
 
 
 @dataclass(frozen=True)
 class ResultArrived:
     """An op's result: partial (QUICK's: the numeric mode still to come) or final."""
+
     result: RunResult
 
     @property
@@ -37,10 +40,11 @@ class ResultArrived:
 @dataclass(frozen=True)
 class ChecksArrived:
     """An op's contract checks (CHECKS), merged into its final result."""
+
     result: RunResult
 
 
-RunEvent = Union[OpStarted, ResultArrived, ChecksArrived]
+RunEvent = OpStarted | ResultArrived | ChecksArrived
 
 
 def without_numeric(req: RunRequest) -> RunRequest:
@@ -61,9 +65,9 @@ def checks_only(req: RunRequest) -> RunRequest:
 @dataclass(frozen=True)
 class Pass:
     name: str
-    asks: Callable[[RunRequest], RunRequest]   # the request its worker gets for an op
-    takes: Callable[[RunRequest], bool]        # which ops of the run it runs
-    event: type                                # what each of its answers is
+    asks: Callable[[RunRequest], RunRequest]  # the request its worker gets for an op
+    takes: Callable[[RunRequest], bool]  # which ops of the run it runs
+    event: type  # what each of its answers is
 
 
 def _all(_req: RunRequest) -> bool:
@@ -83,21 +87,21 @@ def _as_asked(req: RunRequest) -> RunRequest:
 
 
 FULL_PASS = Pass("full", _as_asked, _all, ResultArrived)
-QUICK_PASS = Pass("quick", without_numeric, _has_numeric, ResultArrived)    # partial results
-NUMERIC_PASS = Pass("numeric", _as_asked, _all, ResultArrived)    # numeric joins QUICK's result
+QUICK_PASS = Pass("quick", without_numeric, _has_numeric, ResultArrived)  # partial results
+NUMERIC_PASS = Pass("numeric", _as_asked, _all, ResultArrived)  # numeric joins QUICK's result
 CHECKS_PASS = Pass("checks", checks_only, _has_checks, ChecksArrived)
 
 
-def plan(requests: Iterable[RunRequest], progressive: bool, checks_apart: bool
-         ) -> tuple[Pass, ...]:
+def plan(requests: Iterable[RunRequest], progressive: bool, checks_apart: bool) -> tuple[Pass, ...]:
     """The passes of a run. `progressive` (the window): QUICK then NUMERIC, when some op has
     the numeric mode; `checks_apart` too: the checks in a CHECKS pass of their own, when some op
     has checks. Otherwise one FULL pass."""
     requests = list(requests)
     if not progressive:
         return (FULL_PASS,)
-    passes: tuple[Pass, ...] = (QUICK_PASS, NUMERIC_PASS) \
-        if any(map(QUICK_PASS.takes, requests)) else (FULL_PASS,)
+    passes: tuple[Pass, ...] = (
+        (QUICK_PASS, NUMERIC_PASS) if any(map(QUICK_PASS.takes, requests)) else (FULL_PASS,)
+    )
     if checks_apart and any(map(CHECKS_PASS.takes, requests)):
         passes += (CHECKS_PASS,)
     return passes

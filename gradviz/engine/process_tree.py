@@ -6,6 +6,7 @@ group kill and the worker's parent watch remain).
   each request every process the op left behind can be found among its children and killed: a
   forward that calls `subprocess.Popen(["sleep", ...])` runs ~800 times in numeric mode.
 """
+
 from __future__ import annotations
 
 import os
@@ -14,7 +15,7 @@ import sys
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
-_WALL = 0x40000000   # Linux's __WALL (not in the os module)
+_WALL = 0x40000000  # Linux's __WALL (not in the os module)
 
 
 def _prctl(option: int, value: int) -> bool:
@@ -22,6 +23,7 @@ def _prctl(option: int, value: int) -> bool:
         return False
     try:
         import ctypes
+
         libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl(option, value, 0, 0, 0) == 0
     except (OSError, AttributeError):
@@ -57,7 +59,7 @@ def has_children() -> bool:
     threads: one system call, where listing them reads a file per thread. True where unsure."""
     if not sys.platform.startswith("linux"):
         return True
-    try:   # reaps nothing (WNOWAIT); __WALL: also children whose exit signal is not SIGCHLD
+    try:  # reaps nothing (WNOWAIT); __WALL: also children whose exit signal is not SIGCHLD
         os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT | _WALL)
     except ChildProcessError:
         return False
@@ -70,7 +72,7 @@ def kill_descendants(rounds: int = 20) -> int:
     """SIGKILL every descendant; orphans come back to this subreaper as children, so repeat until
     none is left. Returns how many were killed."""
     killed = 0
-    if not has_children():   # after nearly every request: nothing to look for
+    if not has_children():  # after nearly every request: nothing to look for
         return killed
     for _ in range(rounds):
         pids = children()

@@ -11,6 +11,7 @@ no pid in the name; the worker held the file open while it lived). Those are swe
 live process has the file open and it has not changed for a minute (its gradviz may be reading
 a crash just written); where open files cannot be listed (no /proc), they are left alone.
 """
+
 from __future__ import annotations
 
 import errno
@@ -24,11 +25,14 @@ import time
 
 from gradviz.errors import GradvizError
 
-ROOT = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else \
-    tempfile.gettempdir()
-_OURS = re.compile(r"gradviz-(\d+)-")                 # a scratch folder: gradviz-PID-TAG-RANDOM
-_OLD_ARRAY = re.compile(r"gradviz-(\d+)-\d+\.npy")     # arrays of gradviz before private folders
-_OLD_LOG = re.compile(r"gradviz-(?:torch|tf)-[a-z0-9_]{8}\.log")   # crash logs of the same era
+ROOT = (
+    "/dev/shm"
+    if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK)
+    else tempfile.gettempdir()
+)
+_OURS = re.compile(r"gradviz-(\d+)-")  # a scratch folder: gradviz-PID-TAG-RANDOM
+_OLD_ARRAY = re.compile(r"gradviz-(\d+)-\d+\.npy")  # arrays of gradviz before private folders
+_OLD_LOG = re.compile(r"gradviz-(?:torch|tf)-[a-z0-9_]{8}\.log")  # crash logs of the same era
 OLD_LOG_QUIET_S = 60.0
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -45,9 +49,11 @@ def new_folder(tag: str) -> str:
         return tempfile.mkdtemp(prefix=f"gradviz-{os.getpid()}-{tag}-", dir=ROOT)
     except OSError as exc:
         raise ScratchUnavailable(
-            exc.errno, f"cannot make a scratch folder for the workers in {ROOT}: "
+            exc.errno,
+            f"cannot make a scratch folder for the workers in {ROOT}: "
             f"{exc.strerror or exc} (full, out of inodes or read-only?); free some room there "
-            "and start gradviz again") from None
+            "and start gradviz again",
+        ) from None
 
 
 def create(path: str) -> int:
@@ -100,7 +106,7 @@ def sweep(roots) -> list[str]:
 
 def _unlink(path: str) -> bool:
     try:
-        os.unlink(path)   # a symlink would be unlinked itself, never its target
+        os.unlink(path)  # a symlink would be unlinked itself, never its target
     except OSError:
         return False
     return True
@@ -143,7 +149,7 @@ def _unheld_old_logs(entries: list) -> list:
         return []
     held = _open_files()
     if held is None:
-        return []     # cannot tell whether a writer lives: keep them
+        return []  # cannot tell whether a writer lives: keep them
     return [e for key, e in ours.items() if key not in held]
 
 
@@ -159,7 +165,7 @@ def _open_files():
         try:
             names = os.listdir(fds)
         except OSError:
-            continue   # gone meanwhile, or another user's process: it cannot hold our 0600 file
+            continue  # gone meanwhile, or another user's process: it cannot hold our 0600 file
         for fd in names:
             try:
                 st = os.stat(os.path.join(fds, fd))

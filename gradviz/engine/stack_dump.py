@@ -1,6 +1,7 @@
 """A worker's Python stack, asked for and read back: SIGUSR1 makes the child's faulthandler write
 every thread's stack to its log, which the parent reads to point a hang or a memory hog at the
 user's line."""
+
 from __future__ import annotations
 
 import os

@@ -4,11 +4,14 @@ once, leaving its scratch folders in /dev/shm and a hidden partial `.tmp` report
 target. In the command line they now raise `Stopped`, a KeyboardInterrupt, in the main thread:
 the same `with` blocks and `except` clauses that clean up after Ctrl+C (the Engine's workers and
 folders, the atomic writer's temp file) run. The app closes its window instead (qt/app.py)."""
+
 from __future__ import annotations
 
 import signal
 
-STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+STOP_SIGNALS = tuple(
+    getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)
+)
 
 
 class Stopped(KeyboardInterrupt):
@@ -24,7 +27,7 @@ class Stopped(KeyboardInterrupt):
 
 
 def _stop(signum, _frame) -> None:
-    for sig in STOP_SIGNALS:         # cleaning up is not interrupted by a second signal
+    for sig in STOP_SIGNALS:  # cleaning up is not interrupted by a second signal
         signal.signal(sig, signal.SIG_IGN)
     raise Stopped(signum)
 
@@ -34,6 +37,7 @@ def raise_on_stop() -> dict:
     as under nohup, stays ignored). Returns the handlers it replaced, for restore(); nothing
     changes when called from another thread (only the main thread may set handlers)."""
     import threading
+
     if threading.current_thread() is not threading.main_thread():
         return {}
     before = {}

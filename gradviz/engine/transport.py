@@ -6,6 +6,7 @@ written once to a file in the worker's private scratch folder (engine.scratch, i
 the parent maps it (copy-on-write), then unlinks it. The pickle names a file only by its number
 inside that folder: the parent never opens a path the message chose.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -14,7 +15,6 @@ import itertools
 import os
 import pickle
 import re
-from typing import Optional
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from gradviz.engine import scratch
 BIG = 1 << 20  # bytes: smaller arrays travel inside the pickle
 _counter = itertools.count()
 _NAME = re.compile(r"\d+\.npy")
-_folder: Optional[str] = None  # where this process writes the arrays it sends
+_folder: str | None = None  # where this process writes the arrays it sends
 
 
 def use_folder(folder: str) -> None:
@@ -44,8 +44,8 @@ def own_folder() -> str:
 class _Dumper(pickle.Pickler):
     def __init__(self, file):
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.written: dict[int, str] = {}   # id(array) -> path: one file per array object
-        self._keep = []                     # keep arrays alive so ids stay unique
+        self.written: dict[int, str] = {}  # id(array) -> path: one file per array object
+        self._keep = []  # keep arrays alive so ids stay unique
 
     def persistent_id(self, obj):
         if type(obj) is not np.ndarray or obj.nbytes < BIG or obj.dtype.hasobject:
@@ -56,7 +56,7 @@ class _Dumper(pickle.Pickler):
             try:
                 fd = scratch.create(path)
             except OSError:  # something is at that name already: never follow or reuse it
-                return None   # (this one travels inside the pickle)
+                return None  # (this one travels inside the pickle)
             try:
                 with os.fdopen(fd, "wb") as fh:
                     np.save(fh, obj, allow_pickle=False)
@@ -91,13 +91,17 @@ def _map(path: str) -> np.ndarray:
     the file. Opened no-follow and owner-checked (scratch.open_owned)."""
     with os.fdopen(scratch.open_owned(path), "rb") as fh:
         version = np.lib.format.read_magic(fh)
-        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0) else
-                       np.lib.format.read_array_header_2_0)
+        read_header = (
+            np.lib.format.read_array_header_1_0
+            if version == (1, 0)
+            else np.lib.format.read_array_header_2_0
+        )
         shape, fortran, dtype = read_header(fh)
         if dtype.hasobject:
             raise pickle.UnpicklingError(f"{path}: object arrays are never loaded")
-        return np.memmap(fh, dtype=dtype, mode="c", shape=shape, offset=fh.tell(),
-                         order="F" if fortran else "C").view(np.ndarray)
+        return np.memmap(
+            fh, dtype=dtype, mode="c", shape=shape, offset=fh.tell(), order="F" if fortran else "C"
+        ).view(np.ndarray)
 
 
 def send(conn, obj) -> None:
@@ -111,7 +115,7 @@ def send(conn, obj) -> None:
         raise
 
 
-def recv(conn, folder: Optional[str] = None):
+def recv(conn, folder: str | None = None):
     """The next message; its big arrays are read from `folder` (the sender's scratch folder;
     this process's own by default)."""
     loader = _Loader(io.BytesIO(conn.recv_bytes()), folder or own_folder())

@@ -8,6 +8,7 @@ started at once, so the next run finds it warm.
 Before a kill the worker is asked (SIGUSR1, faulthandler) to dump its Python stack, so a hang or
 a memory hog can be pointed at the user's line like a crash.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -19,9 +20,9 @@ import subprocess
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Callable, Optional
 
 from gradviz.engine import janitor, scratch, transport
 from gradviz.engine.errors import (
@@ -37,24 +38,24 @@ from gradviz.engine.memory import format_bytes, memory_limit_from_env, rss_bytes
 from gradviz.engine.stack_dump import read_log, request_stack
 from gradviz.engine.worker_output import WorkerOutput, describe_failure
 
-_LIVE: "weakref.WeakSet[Worker]" = weakref.WeakSet()
+_LIVE: weakref.WeakSet[Worker] = weakref.WeakSet()
 _SHUTTING_DOWN = threading.Event()  # set at interpreter exit: no new worker may start after it
-_POLL_S = 0.05                      # how often a waiting call checks cancel, deadline and memory
+_POLL_S = 0.05  # how often a waiting call checks cancel, deadline and memory
 # A cancel keeps a worker that answers within this (its framework stays imported) and kills
 # one that does not (native code that never returns to Python, an op that swallows it).
 CANCEL_GRACE_S = 3.0
-_CANCEL_RESEND_S = 0.25             # the signal again: an `except BaseException` may eat one
+_CANCEL_RESEND_S = 0.25  # the signal again: an `except BaseException` may eat one
 
 
 @dataclass
 class WorkerState:
     framework: str
-    state: str = "stopped"        # "stopped" | "starting" | "ready" | "busy" | "failed"
-    detail: str = ""              # what it is doing, or why it failed
-    version: str = ""             # the framework's version once imported
+    state: str = "stopped"  # "stopped" | "starting" | "ready" | "busy" | "failed"
+    detail: str = ""  # what it is doing, or why it failed
+    version: str = ""  # the framework's version once imported
     import_s: float = 0.0
     pid: int = 0
-    starts: int = 0               # how many processes were started (replacements included)
+    starts: int = 0  # how many processes were started (replacements included)
 
 
 class _Child:
@@ -63,11 +64,11 @@ class _Child:
     def __init__(self, popen: subprocess.Popen, conn: Connection, folder: str):
         self.popen, self.conn, self.folder = popen, conn, folder
         self.log = os.path.join(folder, "crash.log")
-        self.reader: Optional[threading.Thread] = None  # drains its stdout/stderr pipe
+        self.reader: threading.Thread | None = None  # drains its stdout/stderr pipe
         self.output_mark = 0  # Worker.output.count when it started
-        self.log_mark = 0     # what of its crash log earlier cancels wrote (read already)
+        self.log_mark = 0  # what of its crash log earlier cancels wrote (read already)
         self.ready = threading.Event()
-        self.failed = ""   # why the framework could not be imported
+        self.failed = ""  # why the framework could not be imported
 
     def alive(self) -> bool:
         return self.popen.poll() is None
@@ -76,17 +77,21 @@ class _Child:
 class Worker:
     """One framework's worker process. Thread-safe: one request at a time."""
 
-    def __init__(self, framework: str, on_state: Optional[Callable[[WorkerState], None]] = None,
-                 memory_limit: Optional[int] = None):
+    def __init__(
+        self,
+        framework: str,
+        on_state: Callable[[WorkerState], None] | None = None,
+        memory_limit: int | None = None,
+    ):
         self.framework = framework
         self.status = WorkerState(framework)
-        self.crash_log = ""    # path of the current process's faulthandler log
+        self.crash_log = ""  # path of the current process's faulthandler log
         self.memory_limit = memory_limit_from_env() if memory_limit is None else memory_limit
         self._on_state = on_state
         self.output = WorkerOutput(framework)  # its processes' own stdout/stderr (not the user's)
         self._call_lock = threading.RLock()  # one request at a time
-        self._lock = threading.RLock()       # guards _child; never held while waiting on a child
-        self._child: Optional[_Child] = None
+        self._lock = threading.RLock()  # guards _child; never held while waiting on a child
+        self._child: _Child | None = None
         self._closed = False
         self._cancel = threading.Event()
         _LIVE.add(self)
@@ -101,7 +106,7 @@ class Worker:
             self._closed = False
             self._spawn_if_needed()
 
-    def _spawn_if_needed(self) -> Optional[_Child]:
+    def _spawn_if_needed(self) -> _Child | None:
         with self._lock:
             if self._child is not None and self._child.alive():
                 return self._child
@@ -110,7 +115,7 @@ class Worker:
             if self._child is not None:  # died while idle
                 self._reap(self._child)
             scratch.sweep_stale()  # what a killed gradviz left (once per process)
-            janitor.watch()        # what this gradviz leaves if it is killed: removed at once
+            janitor.watch()  # what this gradviz leaves if it is killed: removed at once
             ours, theirs = socket.socketpair()
             folder = scratch.new_folder(self.framework)
             env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL=os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2"))
@@ -118,10 +123,17 @@ class Worker:
                 os.close(scratch.create(os.path.join(folder, "crash.log")))
                 # Its own session (process group): whatever the user's code starts is killed
                 # with the worker (killpg in _reap).
-                popen = _start(worker_command(
-                    [str(theirs.fileno()), self.framework, str(os.getpid()), folder]),
-                    pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env,
-                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+                popen = _start(
+                    worker_command(
+                        [str(theirs.fileno()), self.framework, str(os.getpid()), folder]
+                    ),
+                    pass_fds=[theirs.fileno()],
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
             except BaseException:
                 scratch.remove(folder)
                 raise
@@ -145,7 +157,10 @@ class Worker:
             code = _wait(child.popen, 2)
             if child.reader is not None:
                 child.reader.join(1.0)  # its last words: a traceback in the bootstrap, say
-            kind, info = "fail", describe_failure(describe_exit(code), self.output.since(child.output_mark))
+            kind, info = (
+                "fail",
+                describe_failure(describe_exit(code), self.output.since(child.output_mark)),
+            )
         if kind == "ready":
             if child is self._child:
                 self.status.import_s = info["import_s"]
@@ -157,7 +172,7 @@ class Worker:
                 self._set("failed", child.failed)
         child.ready.set()
 
-    def wait_ready(self, timeout: Optional[float] = None) -> WorkerState:
+    def wait_ready(self, timeout: float | None = None) -> WorkerState:
         self.start()
         child = self._child
         if child is not None:
@@ -186,7 +201,7 @@ class Worker:
         return child.popen.pid if child is not None and child.alive() else 0
 
     # --- requests ------------------------------------------------------------------------------
-    def call(self, kind: str, payload, timeout: float, stop: Optional[threading.Event] = None):
+    def call(self, kind: str, payload, timeout: float, stop: threading.Event | None = None):
         """Send one request and wait for its reply. `stop`, when given and set (now or while the
         request runs), cancels it as cancel() does; unlike cancel(), which a call just starting
         clears, it cannot be lost in the moment between a run's start and this call.
@@ -222,12 +237,16 @@ class Worker:
                     raise Cancelled("cancelled", log, replaced=not kept)
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise WorkerTimeout(f"no answer within {timeout:g} s",
-                                        self._replace(child, dump=True))
+                    raise WorkerTimeout(
+                        f"no answer within {timeout:g} s", self._replace(child, dump=True)
+                    )
                 if self.memory_limit and rss_bytes(child.popen.pid) > self.memory_limit:
                     limit = format_bytes(self.memory_limit)
-                    raise WorkerOutOfMemory(f"was killed: it used more than {limit} of memory",
-                                            self.memory_limit, self._replace(child, dump=True))
+                    raise WorkerOutOfMemory(
+                        f"was killed: it used more than {limit} of memory",
+                        self.memory_limit,
+                        self._replace(child, dump=True),
+                    )
                 try:
                     if child.conn.poll(min(left, _POLL_S)):
                         status, value = transport.recv(child.conn, child.folder)
@@ -255,14 +274,14 @@ class Worker:
                 sent = now
             try:
                 if child.conn.poll(_POLL_S):
-                    transport.recv(child.conn, child.folder)   # its reply: not wanted now
+                    transport.recv(child.conn, child.folder)  # its reply: not wanted now
                     self._set("ready", "")
                     # the stack it logged; a later crash or hang reads only what follows
                     text = read_log(child.log)
-                    stack, child.log_mark = text[child.log_mark:], len(text)
+                    stack, child.log_mark = text[child.log_mark :], len(text)
                     return stack, True
             except (EOFError, OSError, ValueError):
-                break                           # it died meanwhile: replaced below
+                break  # it died meanwhile: replaced below
         return self._replace(child, dump=True), False
 
     def _died(self, child: _Child) -> Exception:
@@ -296,7 +315,7 @@ class Worker:
             child.conn.close()
         except OSError:
             pass
-        text = read_log(child.log)[child.log_mark:]
+        text = read_log(child.log)[child.log_mark :]
         scratch.remove(child.folder)
         return text
 
@@ -322,9 +341,9 @@ def _kill_group(popen: subprocess.Popen) -> None:
             pass
 
 
-_spawn_requests: "queue.SimpleQueue" = queue.SimpleQueue()
+_spawn_requests: queue.SimpleQueue = queue.SimpleQueue()
 _spawn_lock = threading.Lock()
-_spawner: Optional[threading.Thread] = None
+_spawner: threading.Thread | None = None
 
 
 def _start(argv: list[str], **kwargs) -> subprocess.Popen:
@@ -353,7 +372,7 @@ def _serve_spawns() -> None:
         done.set()
 
 
-def _wait(proc, timeout: float) -> Optional[int]:
+def _wait(proc, timeout: float) -> int | None:
     try:
         return proc.wait(timeout)
     except subprocess.TimeoutExpired:

@@ -6,17 +6,18 @@ is start-up noise for the user's terminal. It goes to a pipe instead: kept here 
 handed to listeners (the app's log panel, `gradviz run --verbose`), and quoted when a worker
 fails to start.
 """
+
 from __future__ import annotations
 
 import threading
 from collections import deque
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 KEEP_LINES = 500
-LINE_HEAD, LINE_TAIL = 6_000, 2_000    # bytes kept of one line: output without newlines (1.7 GB
-                                       # in 18 s grew the GUI process, issue 26 item 4) is cut
+LINE_HEAD, LINE_TAIL = 6_000, 2_000  # bytes kept of one line: output without newlines (1.7 GB
+# in 18 s grew the GUI process, issue 26 item 4) is cut
 
-Listener = Callable[[str, str], None]   # (framework, line without its newline)
+Listener = Callable[[str, str], None]  # (framework, line without its newline)
 
 
 class WorkerOutput:
@@ -26,14 +27,15 @@ class WorkerOutput:
         self.framework = framework
         self.lines: deque[str] = deque(maxlen=KEEP_LINES)
         self.listeners: list[Listener] = []
-        self.count = 0   # lines ever added: a mark for what one process said (since())
+        self.count = 0  # lines ever added: a mark for what one process said (since())
         self._lock = threading.Lock()
 
     def follow(self, stream) -> threading.Thread:
         """Read `stream` (a worker's pipe, binary) to its end in a daemon thread. The pipe must
         always be drained: a full one would block the worker at its next write."""
-        thread = threading.Thread(target=self._pump, args=(stream,), daemon=True,
-                                  name=f"gradviz-{self.framework}-output")
+        thread = threading.Thread(
+            target=self._pump, args=(stream,), daemon=True, name=f"gradviz-{self.framework}-output"
+        )
         thread.start()
         return thread
 
@@ -85,7 +87,7 @@ class WorkerOutput:
         """The last `n` lines added after `count` was `mark`."""
         with self._lock:
             new = min(self.count - mark, len(self.lines), n)
-            return list(self.lines)[len(self.lines) - new:] if new > 0 else []
+            return list(self.lines)[len(self.lines) - new :] if new > 0 else []
 
 
 class _Line:
@@ -103,13 +105,16 @@ class _Line:
         if data:
             self.tail += data
             if len(self.tail) > LINE_TAIL:
-                del self.tail[:len(self.tail) - LINE_TAIL]
+                del self.tail[: len(self.tail) - LINE_TAIL]
 
     def text(self) -> str:
         dropped = self.total - len(self.head) - len(self.tail)
         cut = f" [... {dropped} bytes of this line left out ...] " if dropped > 0 else ""
-        return (self.head.decode("utf-8", errors="replace") + cut +
-                self.tail.decode("utf-8", errors="replace")).rstrip("\r")
+        return (
+            self.head.decode("utf-8", errors="replace")
+            + cut
+            + self.tail.decode("utf-8", errors="replace")
+        ).rstrip("\r")
 
 
 def _read_some(stream) -> bytes:

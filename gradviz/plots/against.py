@@ -4,10 +4,11 @@ shows where it changed the gradient. The earlier gradients travel in the results
 modes of their own ("custom (run 2)"); the figure's columns keep to the modes asked for (the
 grid passes them), so only the difference view's columns name them (numpy only, no Qt).
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Mapping, Sequence
 
 from gradviz.model import MODES, RunResult
 from gradviz.vocab import Mode
@@ -18,8 +19,9 @@ def earlier_mode(mode: str, label: str) -> str:
     return f"{mode} ({label})"
 
 
-def with_earlier(results: Sequence[RunResult], earlier: Mapping[str, RunResult], label: str
-                 ) -> list[RunResult]:
+def with_earlier(
+    results: Sequence[RunResult], earlier: Mapping[str, RunResult], label: str
+) -> list[RunResult]:
     """`results` with each tensor also holding the earlier run's gradients of its framework
     (same tensor name and shape; another shape cannot be subtracted and is left out)."""
     out = []
@@ -31,15 +33,19 @@ def with_earlier(results: Sequence[RunResult], earlier: Mapping[str, RunResult],
         tensors = []
         for t in r.tensors:
             old = before.tensor(t.name)
-            extra = {} if old is None or tuple(old.shape) != tuple(t.shape) else {
-                earlier_mode(m, label): g for m, g in old.grads.items() if m in MODES}
+            extra = (
+                {}
+                if old is None or tuple(old.shape) != tuple(t.shape)
+                else {earlier_mode(m, label): g for m, g in old.grads.items() if m in MODES}
+            )
             tensors.append(replace(t, grads={**t.grads, **extra}) if extra else t)
         out.append(replace(r, tensors=tuple(tensors)))
     return out
 
 
-def against_pairs(have: Sequence[str], results: Sequence[RunResult], framework: str,
-                  label: str) -> list[tuple[str, str]]:
+def against_pairs(
+    have: Sequence[str], results: Sequence[RunResult], framework: str, label: str
+) -> list[tuple[str, str]]:
     """(mode, earlier mode) of each mode in `have` an earlier gradient came with, custom first
     (the gradient a fix changes; default and numeric move only with the settings)."""
     present = {m for r in results if r.framework == framework for t in r.tensors for m in t.grads}

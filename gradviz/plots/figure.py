@@ -11,10 +11,12 @@ pyqtgraph and the exporters (gradviz/qt/export/) draw the whole figure to PNG/SV
 the window shows is what a file gets. Select the whole grid, a row or a panel with `select_row` /
 `select_panel`.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
 from gradviz.compare.verdicts import TensorComparison, shown_verdict
 from gradviz.model import FRAMEWORKS, MODES, ROLES, RunResult, TensorResult
@@ -44,13 +46,35 @@ from gradviz.plots.palette import (
 )
 from gradviz.plots.panels import row_panels, shape_text
 
-__all__ = ["COMPUTING", "SCATTER_PAIRS", "VIEW_NAMES", "VIEWS", "Column", "Figure", "LegendEntry",
-           "Panel", "PointSet", "Row", "FRAMEWORK_DASH", "FRAMEWORK_LABEL", "MODE_COLORS",
-           "VERDICT_TEXT", "verdicts_from", "explanations_from", "grid_rows", "grid_columns",
-           "row_panels", "build_figure", "select_row", "select_panel", "views_for"]
+__all__ = [
+    "COMPUTING",
+    "SCATTER_PAIRS",
+    "VIEW_NAMES",
+    "VIEWS",
+    "Column",
+    "Figure",
+    "LegendEntry",
+    "Panel",
+    "PointSet",
+    "Row",
+    "FRAMEWORK_DASH",
+    "FRAMEWORK_LABEL",
+    "MODE_COLORS",
+    "VERDICT_TEXT",
+    "verdicts_from",
+    "explanations_from",
+    "grid_rows",
+    "grid_columns",
+    "row_panels",
+    "build_figure",
+    "select_row",
+    "select_panel",
+    "views_for",
+]
 
 
 # --- verdicts ------------------------------------------------------------------------------------
+
 
 def _comparison_items(comparisons) -> list:
     if comparisons is None or isinstance(comparisons, Mapping):
@@ -58,7 +82,7 @@ def _comparison_items(comparisons) -> list:
     return [c for c in comparisons if c is not None]
 
 
-def verdicts_from(comparisons: Optional[Iterable[Any]]) -> dict[tuple[str, str, str], str]:
+def verdicts_from(comparisons: Iterable[Any] | None) -> dict[tuple[str, str, str], str]:
     """{(framework, op, tensor): verdict} from compare.OpComparison-like objects (duck-typed:
     .framework, .name, .tensors[i].name/.verdict) or from such a dict passed through."""
     if isinstance(comparisons, Mapping):
@@ -86,6 +110,7 @@ def explanations_from(comparisons) -> dict[tuple[str, str, str], str]:
 
 # --- building ------------------------------------------------------------------------------------
 
+
 def _modes_of(results: Sequence[RunResult], fw: str) -> list[str]:
     """The modes of framework `fw`: those its runs asked for and those they returned, so a
     column stays in place while its mode is still computing or after its mode failed."""
@@ -101,8 +126,12 @@ def _modes_of(results: Sequence[RunResult], fw: str) -> list[str]:
     return [m for m in MODES if m in seen]
 
 
-def grid_columns(results: Sequence[RunResult], view: str, modes: Optional[Sequence[str]] = None,
-                 against: Optional[str] = None) -> list[Column]:
+def grid_columns(
+    results: Sequence[RunResult],
+    view: str,
+    modes: Sequence[str] | None = None,
+    against: str | None = None,
+) -> list[Column]:
     """The (framework, mode) columns of `view`, or (framework, mode pair) in the scatter view;
     `modes` keeps only those modes (the window's mode settings). `against`: the label of an
     earlier run whose gradients the results carry (plots/against.py): the difference view's
@@ -149,8 +178,18 @@ def grid_rows(results: Sequence[RunResult], comparisons=None) -> list[Row]:
             keys = [(r.framework, op, n) for r in results if r.name == op]
             v = {k[0]: verdicts[k] for k in keys if k in verdicts}
             why = {k[0]: whys[k] for k in keys if k in whys}
-            rows.append(Row(op, n, t.role, tuple(t.shape), t.dtype,
-                            f"{op}: {label}" if several else label, v, explanations=why))
+            rows.append(
+                Row(
+                    op,
+                    n,
+                    t.role,
+                    tuple(t.shape),
+                    t.dtype,
+                    f"{op}: {label}" if several else label,
+                    v,
+                    explanations=why,
+                )
+            )
     return rows
 
 
@@ -159,11 +198,18 @@ def views_for(row: Row) -> list[str]:
     return [v for v in VIEWS if v != "heatmap" or len(row.shape) >= 2]
 
 
-def build_figure(results: Sequence[RunResult], view: str = "values", comparisons=None,
-                 title: Optional[str] = None, buckets: int = S.DEFAULT_BUCKETS,
-                 row_views: Optional[Mapping] = None, curves: Optional[Mapping] = None,
-                 modes: Optional[Sequence[str]] = None, log_scale: bool = False,
-                 against: Optional[str] = None) -> Figure:
+def build_figure(
+    results: Sequence[RunResult],
+    view: str = "values",
+    comparisons=None,
+    title: str | None = None,
+    buckets: int = S.DEFAULT_BUCKETS,
+    row_views: Mapping | None = None,
+    curves: Mapping | None = None,
+    modes: Sequence[str] | None = None,
+    log_scale: bool = False,
+    against: str | None = None,
+) -> Figure:
     """The grid of all tensors x (framework, mode) of `results` (one or several ops).
 
     `comparisons`: compare.OpComparison objects, or {(framework, op, tensor): verdict}; optional.
@@ -187,7 +233,9 @@ def build_figure(results: Sequence[RunResult], view: str = "values", comparisons
         if rv not in columns:
             columns[rv] = grid_columns(results, rv, modes, against)
         rows.append(row)
-        panels.append(log_row(row_panels(results, row, rv, columns[rv], buckets, curves), log_scale))
+        panels.append(
+            log_row(row_panels(results, row, rv, columns[rv], buckets, curves), log_scale)
+        )
     ops = list(dict.fromkeys(r.name for r in results))
     views = list(dict.fromkeys(r.view for r in rows)) or [view]
     fig_view = views[0] if len(views) == 1 else "mixed"
@@ -198,9 +246,15 @@ def build_figure(results: Sequence[RunResult], view: str = "values", comparisons
         for e in legend_for(columns.get(v) or grid_columns(results, v, modes, against), v):
             if e not in legend:
                 legend.append(e)
-    return Figure(title, subtitle(results), fig_view,
-                  tuple(columns.get(view) or grid_columns(results, view, modes, against)),
-                  tuple(rows), tuple(panels), tuple(legend))
+    return Figure(
+        title,
+        subtitle(results),
+        fig_view,
+        tuple(columns.get(view) or grid_columns(results, view, modes, against)),
+        tuple(rows),
+        tuple(panels),
+        tuple(legend),
+    )
 
 
 def figure_title(ops: Sequence[str], views: Sequence[str]) -> str:
@@ -229,15 +283,24 @@ def legend_for(columns: Sequence[Column], view: str) -> tuple[LegendEntry, ...]:
     modes = list(dict.fromkeys(c.mode.split("~")[0] for c in columns))
     fws = list(dict.fromkeys(c.framework for c in columns))
     marker = "dot" if view in ("scatter", "vs_input") else "line"
-    out = [LegendEntry(m if view != "scatter" else f"{m} (y) vs other mode (x)",
-                       MODE_COLORS.get(m, OTHER_COLOR), marker=marker) for m in modes]
+    out = [
+        LegendEntry(
+            m if view != "scatter" else f"{m} (y) vs other mode (x)",
+            MODE_COLORS.get(m, OTHER_COLOR),
+            marker=marker,
+        )
+        for m in modes
+    ]
     if view == "values":
-        out += [LegendEntry(FRAMEWORK_LABEL.get(f, f), "#333333", FRAMEWORK_DASH.get(f, "solid"))
-                for f in fws]
+        out += [
+            LegendEntry(FRAMEWORK_LABEL.get(f, f), "#333333", FRAMEWORK_DASH.get(f, "solid"))
+            for f in fws
+        ]
     return tuple(out)
 
 
 # --- selecting -----------------------------------------------------------------------------------
+
 
 def _row_index(fig: Figure, row) -> int:
     if isinstance(row, int):
@@ -259,16 +322,19 @@ def _col_index(fig: Figure, i: int, col) -> int:
     for j, p in enumerate(panels):
         if col in ((p.framework, p.mode), p.title):
             return j
-    raise KeyError(f"no panel {col!r} in row {fig.rows[i].tensor}; "
-                   f"panels: {', '.join(p.title for p in panels)}")
+    raise KeyError(
+        f"no panel {col!r} in row {fig.rows[i].tensor}; "
+        f"panels: {', '.join(p.title for p in panels)}"
+    )
 
 
 def select_row(fig: Figure, row) -> Figure:
     """The figure of one row: `row` is an index, a tensor name or (op, tensor)."""
     i = _row_index(fig, row)
     r = fig.rows[i]
-    return replace(fig, title=f"{fig.title} — {r.tensor}", rows=(r,), panels=(fig.panels[i],),
-                   view=r.view)
+    return replace(
+        fig, title=f"{fig.title} — {r.tensor}", rows=(r,), panels=(fig.panels[i],), view=r.view
+    )
 
 
 def select_panel(fig: Figure, row, col) -> Figure:
@@ -277,9 +343,16 @@ def select_panel(fig: Figure, row, col) -> Figure:
     j = _col_index(fig, i, col)
     p = fig.panels[i][j]
     mode = p.mode.split("~")[0]
-    legend = tuple(e for e in fig.legend
-                   if e.label.split(" ")[0] in (mode, FRAMEWORK_LABEL.get(p.framework)))
+    legend = tuple(
+        e for e in fig.legend if e.label.split(" ")[0] in (mode, FRAMEWORK_LABEL.get(p.framework))
+    )
     r = fig.rows[i]
     r = replace(r, verdicts={k: v for k, v in r.verdicts.items() if k == p.framework})
-    return replace(fig, title=f"{fig.title} — {r.tensor}, {p.title}", rows=(r,),
-                   panels=((p,),), legend=legend, view=fig.rows[i].view)
+    return replace(
+        fig,
+        title=f"{fig.title} — {r.tensor}, {p.title}",
+        rows=(r,),
+        panels=((p,),),
+        legend=legend,
+        view=fig.rows[i].view,
+    )

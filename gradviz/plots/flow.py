@@ -9,11 +9,12 @@ death marker and the chart's note say what happened there.
 The window (gradviz/qt/flow_view.py) and the exporter (gradviz/qt/export/flow.py) draw this same
 description with the same painter.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
 
 from gradviz.flow import NOT_COMPUTED, FlowRow, dies_at, flow_of, layer_count, modes_of
 from gradviz.model import FRAMEWORKS, RunResult
@@ -26,16 +27,19 @@ DEAD_LABEL = "gradient dies (zero or absent) at this layer"
 # (line width, dash, dot radius) per mode: drawn default first, widest, so a mode that equals
 # another stays visible under it (custom = default = numeric for a correct op).
 MODE_STYLE: dict[str, tuple[float, str, float]] = {
-    Mode.DEFAULT: (3.4, "solid", 4.6), Mode.CUSTOM: (1.9, "solid", 3.2), Mode.NUMERIC: (1.3, "dash", 2.0)}
+    Mode.DEFAULT: (3.4, "solid", 4.6),
+    Mode.CUSTOM: (1.9, "solid", 3.2),
+    Mode.NUMERIC: (1.3, "dash", 2.0),
+}
 
 
 @dataclass(frozen=True)
 class FlowSeries:
     mode: str
     color: str
-    layers: tuple[int, ...]          # layers with a positive finite norm (what a log axis shows)
+    layers: tuple[int, ...]  # layers with a positive finite norm (what a log axis shows)
     norms: tuple[float, ...]
-    dies_at: Optional[int] = None    # the layer where this mode's gradient dies, if it does
+    dies_at: int | None = None  # the layer where this mode's gradient dies, if it does
     width: float = 1.8
     dash: str = "solid"
     radius: float = 3.0
@@ -44,13 +48,13 @@ class FlowSeries:
 @dataclass(frozen=True)
 class FlowChart:
     framework: str
-    title: str                       # "PyTorch · sign_ste"
+    title: str  # "PyTorch · sign_ste"
     depth: int
     series: tuple[FlowSeries, ...]
     xlabel: str = XLABEL
     ylabel: str = YLABEL
-    decades: tuple[int, int] = (-1, 1)   # log10 range of the y axis, shared by the charts
-    note: str = ""                   # shown instead of data, or under it (what is not drawn)
+    decades: tuple[int, int] = (-1, 1)  # log10 range of the y axis, shared by the charts
+    note: str = ""  # shown instead of data, or under it (what is not drawn)
 
     @property
     def empty(self) -> bool:
@@ -70,11 +74,22 @@ def is_stack(results: Sequence[RunResult]) -> bool:
 
 
 def _series(result: RunResult, flow: list[FlowRow], mode: str) -> FlowSeries:
-    pts = [(row.layer, n) for row in flow
-           if (n := row.norm.get(mode)) is not None and math.isfinite(n) and n > 0]
+    pts = [
+        (row.layer, n)
+        for row in flow
+        if (n := row.norm.get(mode)) is not None and math.isfinite(n) and n > 0
+    ]
     width, dash, radius = MODE_STYLE.get(mode, (1.8, "solid", 3.0))
-    return FlowSeries(mode, MODE_COLORS.get(mode, "#444444"), tuple(p[0] for p in pts),
-                      tuple(float(p[1]) for p in pts), dies_at(flow, mode), width, dash, radius)
+    return FlowSeries(
+        mode,
+        MODE_COLORS.get(mode, "#444444"),
+        tuple(p[0] for p in pts),
+        tuple(float(p[1]) for p in pts),
+        dies_at(flow, mode),
+        width,
+        dash,
+        radius,
+    )
 
 
 def _note(result: RunResult, flow: list[FlowRow]) -> str:
@@ -85,8 +100,11 @@ def _note(result: RunResult, flow: list[FlowRow]) -> str:
         return "no layers recorded"
     parts = []
     for mode in modes_of(result):
-        bad = [row.layer for row in flow
-               if (n := row.norm.get(mode)) is not None and not math.isfinite(n)]
+        bad = [
+            row.layer
+            for row in flow
+            if (n := row.norm.get(mode)) is not None and not math.isfinite(n)
+        ]
         if bad:
             parts.append(f"{mode} not finite at layer {', '.join(map(str, bad))}")
         skipped = [row for row in flow if row.absent.get(mode, "").startswith(NOT_COMPUTED)]
@@ -103,7 +121,7 @@ def _decades(charts: list[FlowChart]) -> tuple[int, int]:
     return (lo, hi) if hi > lo else (lo - 1, hi + 1)
 
 
-def build_flow_figure(results: Sequence[RunResult], pair: Optional[str] = None) -> FlowFigure:
+def build_flow_figure(results: Sequence[RunResult], pair: str | None = None) -> FlowFigure:
     """The flow chart of one op's stack runs (one RunResult per framework)."""
     results = [r for r in results if r is not None]
     order: dict[str, int] = {fw: i for i, fw in enumerate(FRAMEWORKS)}
@@ -115,13 +133,24 @@ def build_flow_figure(results: Sequence[RunResult], pair: Optional[str] = None) 
         ms = modes_of(r)
         modes += [m for m in ms if m not in modes]
         depth = layer_count(r) or int(getattr(r.request.settings, "depth", 0) or 0)
-        charts.append(FlowChart(r.framework, f"{FRAMEWORK_LABEL.get(r.framework, r.framework)} · {name}",
-                                depth, tuple(_series(r, flow, m) for m in ms), note=_note(r, flow)))
+        charts.append(
+            FlowChart(
+                r.framework,
+                f"{FRAMEWORK_LABEL.get(r.framework, r.framework)} · {name}",
+                depth,
+                tuple(_series(r, flow, m) for m in ms),
+                note=_note(r, flow),
+            )
+        )
     decades = _decades(charts)
-    charts = [FlowChart(c.framework, c.title, c.depth, c.series, decades=decades, note=c.note)
-              for c in charts]
-    legend = tuple(LegendEntry(m, MODE_COLORS.get(m, "#444444"), MODE_STYLE.get(m, (0, "solid"))[1])
-                   for m in modes)
+    charts = [
+        FlowChart(c.framework, c.title, c.depth, c.series, decades=decades, note=c.note)
+        for c in charts
+    ]
+    legend = tuple(
+        LegendEntry(m, MODE_COLORS.get(m, "#444444"), MODE_STYLE.get(m, (0, "solid"))[1])
+        for m in modes
+    )
     depth = max([c.depth for c in charts] or [0])
     subtitle = _subtitle(results, depth)
     return FlowFigure(f"{name} — gradient flow through depth", subtitle, tuple(charts), legend)
@@ -132,5 +161,7 @@ def _subtitle(results: Sequence[RunResult], depth: int) -> str:
         return ""
     s = results[0].request.settings
     shape = "x".join(str(n) for n in s.shape)
-    return (f"stack graph, {depth} layers of dense → op; L2 norm of the gradient at each layer's "
-            f"input h_i · shape {shape}, {s.dtype}, seed {s.seed}, upstream {s.upstream}")
+    return (
+        f"stack graph, {depth} layers of dense → op; L2 norm of the gradient at each layer's "
+        f"input h_i · shape {shape}, {s.dtype}, seed {s.seed}, upstream {s.upstream}"
+    )

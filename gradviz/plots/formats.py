@@ -2,6 +2,7 @@
 command line's --plot check, the window's dialogs and the exporters read (no Qt). A format's
 writer is gradviz/qt/export/<suffix>.py (SUFFIX, write(...)): a new format is its row here and
 that module."""
+
 from __future__ import annotations
 
 FIGURE_FORMATS = {".png": "PNG image", ".svg": "SVG vector image", ".pdf": "PDF document"}

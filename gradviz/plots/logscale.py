@@ -4,10 +4,11 @@ A log axis has no place for zero or a sign, so a panel becomes log10 |g| with th
 left out (and counted in its note); non-finite values keep their count in the title line but
 lose their markers, which sit at y = 0 and would read as |g| = 1. Other views stay linear.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 import numpy as np
 
@@ -31,23 +32,41 @@ def log_panel(panel: Panel) -> Panel:
     y = np.abs(s.y)
     keep = y > 0
     dropped = int(y.size - np.count_nonzero(keep))
-    info = "log10 |g|" + (f"; {dropped:,} zero point{'s' * (dropped != 1)} not drawn"
-                          if dropped else "")
+    info = "log10 |g|" + (
+        f"; {dropped:,} zero point{'s' * (dropped != 1)} not drawn" if dropped else ""
+    )
     if panel.info:
         info = panel.info + " · " + info
     if not keep.any():
-        return replace(panel, series=None, note="all zero: nothing to draw on a log scale",
-                       info="", ylabel=log_label(panel.ylabel), log_y=True)
+        return replace(
+            panel,
+            series=None,
+            note="all zero: nothing to draw on a log scale",
+            info="",
+            ylabel=log_label(panel.ylabel),
+            log_y=True,
+        )
     y = np.log10(y[keep])
     lo, hi = float(y.min()), float(y.max())
-    if hi - lo < 1e-9:                          # one value: a decade around it
+    if hi - lo < 1e-9:  # one value: a decade around it
         lo, hi = lo - 0.5, hi + 0.5
     pad = (hi - lo) * 0.05
-    series = replace(s, x=s.x[keep], y=y, nonfinite=NonFinite(nan=s.nonfinite.nan,
-                                                              posinf=s.nonfinite.posinf,
-                                                              neginf=s.nonfinite.neginf))
-    return replace(panel, series=series, y_range=(lo - pad, hi + pad), info=info,
-                   ylabel=log_label(panel.ylabel), log_y=True)
+    series = replace(
+        s,
+        x=s.x[keep],
+        y=y,
+        nonfinite=NonFinite(
+            nan=s.nonfinite.nan, posinf=s.nonfinite.posinf, neginf=s.nonfinite.neginf
+        ),
+    )
+    return replace(
+        panel,
+        series=series,
+        y_range=(lo - pad, hi + pad),
+        info=info,
+        ylabel=log_label(panel.ylabel),
+        log_y=True,
+    )
 
 
 def wants_log(panel: Panel, on: bool) -> bool:

@@ -3,10 +3,12 @@
 numpy only. The notes here are the only wording of "no gradient", "run failed", "computing…": the
 window and the exporters show them as they are.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +37,7 @@ def find(results: Sequence[RunResult], fw: str, op: str, tensor: str):
     return None, None
 
 
-def missing_note(r: Optional[RunResult], t: Optional[TensorResult], mode: str, tensor: str) -> str:
+def missing_note(r: RunResult | None, t: TensorResult | None, mode: str, tensor: str) -> str:
     """Why (framework, mode) has no gradient of `tensor`, or "" when it has one."""
     if r is None:
         return "not run"
@@ -45,12 +47,14 @@ def missing_note(r: Optional[RunResult], t: Optional[TensorResult], mode: str, t
         return f"{t.dtype} input: no gradient"
     if mode in r.mode_errors and r.mode_errors[mode].kind == ErrorKind.CANCELLED:
         return f"{mode}: {r.mode_errors[mode].message} (▶ Run computes it)"
-    if mode in r.mode_errors:       # raised, or (numeric pass) timed out / crashed its worker
+    if mode in r.mode_errors:  # raised, or (numeric pass) timed out / crashed its worker
         return f"{mode} {failed_text(r.mode_errors[mode])}"
     if r.status != "ok" and r.error is not None:
-        if mode == Mode.NUMERIC:           # numeric needs no backward: never another pass's error
-            return (f"numeric not computed: the run stopped at an error ({r.error.type}, "
-                    "shown in custom/default)")
+        if mode == Mode.NUMERIC:  # numeric needs no backward: never another pass's error
+            return (
+                f"numeric not computed: the run stopped at an error ({r.error.type}, "
+                "shown in custom/default)"
+            )
         return f"run failed: {r.error.one_line()}"
     if r.partial and mode == Mode.NUMERIC:
         return COMPUTING
@@ -71,8 +75,10 @@ def shape_text(shape) -> str:
 
 def shape_note(mode: str, g, t: TensorResult) -> str:
     """Why a gradient of another shape than its tensor is not drawn (one dot would say "a value")."""
-    return (f"shape {shape_text(np.shape(g))} vs {shape_text(t.shape)}: the {mode} gradient does not "
-            f"have the shape of {t.name}")
+    return (
+        f"shape {shape_text(np.shape(g))} vs {shape_text(t.shape)}: the {mode} gradient does not "
+        f"have the shape of {t.name}"
+    )
 
 
 def scalar_text(g) -> str:
@@ -84,7 +90,7 @@ def grad_label(tensor: str) -> str:
     return f"∂loss/∂{tensor}"
 
 
-def input_values(r: Optional[RunResult], t: Optional[TensorResult]):
+def input_values(r: RunResult | None, t: TensorResult | None):
     """(x values, their name) of 'gradient vs input': the tensor's own value for inputs and
     parameters, else the first input of the same size (the op's argument for an elementwise op)."""
     if t is None:
@@ -93,7 +99,7 @@ def input_values(r: Optional[RunResult], t: Optional[TensorResult]):
         return t.value, t.name
     # np.size(None) is 1 (no custom gradient): then only a one-element input is its x
     n = np.size(t.value) if t.value is not None else np.size(t.grad(Mode.CUSTOM))  # type: ignore[arg-type]
-    for other in (r.tensors if r is not None else ()):
+    for other in r.tensors if r is not None else ():
         if other.role == "input" and other.value is not None and np.size(other.value) == n:
             return other.value, other.name
     return None, ""
@@ -105,17 +111,26 @@ def _projection(common: dict, t: TensorResult) -> Panel:
     info = t.numeric
     assert info is not None, "make_panel draws projections only of a tensor with numeric info"
     num = info.projections.get(Mode.NUMERIC)
-    sets = tuple(PointSet(m, MODE_COLORS.get(m, OTHER_COLOR), np.asarray(num, float), np.asarray(v, float))
-                 for m, v in info.projections.items() if m != Mode.NUMERIC and num is not None)
+    sets = tuple(
+        PointSet(m, MODE_COLORS.get(m, OTHER_COLOR), np.asarray(num, float), np.asarray(v, float))
+        for m, v in info.projections.items()
+        if m != Mode.NUMERIC and num is not None
+    )
     common = dict(common, kind="projection")
     if not sets:
         return Panel(note="numeric: no projections", xlabel="numeric g·v", ylabel="g·v", **common)
-    return Panel(points=sets, xlabel="numeric g·v", ylabel="mode g·v",
-                 info=f"{info.directions} random directions", **common)
+    return Panel(
+        points=sets,
+        xlabel="numeric g·v",
+        ylabel="mode g·v",
+        info=f"{info.directions} random directions",
+        **common,
+    )
 
 
-def _pair_panel(view: str, col: Column, row: Row, r, t, buckets: int, common: dict[str, Any],
-                ylabel: str) -> Panel:
+def _pair_panel(
+    view: str, col: Column, row: Row, r, t, buckets: int, common: dict[str, Any], ylabel: str
+) -> Panel:
     """A scatter or difference panel: two modes of one tensor against each other."""
     a, b = col.mode.split("~" if view == "scatter" else MINUS)
     ga = t.grad(a) if t is not None else None
@@ -133,75 +148,153 @@ def _pair_panel(view: str, col: Column, row: Row, r, t, buckets: int, common: di
         if np.shape(g) != tuple(t.shape):
             return Panel(note=shape_note(m, g, t), **labels, **common)
     if tuple(t.shape) == ():
-        return Panel(note=f"{a} {MINUS} {b} = {scalar_text(np.float64(ga) - np.float64(gb))}"
-                     if view == "difference" else f"{a} {scalar_text(ga)} · {b} {scalar_text(gb)}",
-                     **labels, **common)
+        return Panel(
+            note=f"{a} {MINUS} {b} = {scalar_text(np.float64(ga) - np.float64(gb))}"
+            if view == "difference"
+            else f"{a} {scalar_text(ga)} · {b} {scalar_text(gb)}",
+            **labels,
+            **common,
+        )
     if view == "difference":
         d = np.asarray(ga, np.float64) - np.asarray(gb, np.float64)
         s = S.minmax_decimate(d, buckets=buckets)
         big = S.finite_range([np.abs(d)])
-        info = f"max |{a} {MINUS} {b}| = {fmt(big[1]) if big else 'n/a'}" + \
-            (f", min/max of {buckets} buckets" if s.decimated else "")
+        info = f"max |{a} {MINUS} {b}| = {fmt(big[1]) if big else 'n/a'}" + (
+            f", min/max of {buckets} buckets" if s.decimated else ""
+        )
         n = int(np.size(d))
-        return Panel(series=s, info=info, dots=n <= 60, nonfinite_text=s.nonfinite.text(),
-                     x_range=(0.0, float(max(n - 1, 1))), **labels, **common)
+        return Panel(
+            series=s,
+            info=info,
+            dots=n <= 60,
+            nonfinite_text=s.nonfinite.text(),
+            x_range=(0.0, float(max(n - 1, 1))),
+            **labels,
+            **common,
+        )
     sc = S.scatter(gb, ga)
     info = f"{sc.shown:,} of {sc.n:,} points" if sc.shown < sc.n else f"{sc.n:,} points"
     nf = f"not finite: {sc.nonfinite:,}" if sc.nonfinite else ""
     return Panel(scatter=sc, info=info, nonfinite_text=nf, **labels, **common)
 
 
-def make_panel(view: str, col: Column, row: Row, r, t, buckets: int, edges, verdict,
-               curve: Optional[S.Series] = None) -> Panel:
+def make_panel(
+    view: str,
+    col: Column,
+    row: Row,
+    r,
+    t,
+    buckets: int,
+    edges,
+    verdict,
+    curve: S.Series | None = None,
+) -> Panel:
     """One panel; `curve` is the values view's series when already decimated elsewhere."""
-    common: dict[str, Any] = dict(kind=view, title=col.label, color=col.color, dash=col.dash,
-                                  framework=col.framework, mode=col.mode, verdict=verdict)
+    common: dict[str, Any] = dict(
+        kind=view,
+        title=col.label,
+        color=col.color,
+        dash=col.dash,
+        framework=col.framework,
+        mode=col.mode,
+        verdict=verdict,
+    )
     ylabel = grad_label(row.tensor)
     if view in PAIR_VIEWS:
         return _pair_panel(view, col, row, r, t, buckets, common, ylabel)
 
     g = t.grad(col.mode) if t is not None else None
     if g is None:
-        if col.mode == Mode.NUMERIC and t is not None and t.numeric is not None \
-                and t.numeric.method == "projection" and not (r is not None and r.partial):
+        if (
+            col.mode == Mode.NUMERIC
+            and t is not None
+            and t.numeric is not None
+            and t.numeric.method == "projection"
+            and not (r is not None and r.partial)
+        ):
             return _projection(common, t)
-        xl = {"values": "element index", "histogram": ylabel, "heatmap": "column",
-              "vs_input": "input value"}[view]
+        xl = {
+            "values": "element index",
+            "histogram": ylabel,
+            "heatmap": "column",
+            "vs_input": "input value",
+        }[view]
         yl = {"histogram": "count", "heatmap": "row"}.get(view, ylabel)
         note = missing_note(r, t, col.mode, row.tensor)
         return Panel(note=note, waiting=note == COMPUTING, xlabel=xl, ylabel=yl, **common)
     if np.shape(g) != tuple(t.shape):
-        return Panel(note=shape_note(col.mode, g, t), xlabel="element index", ylabel=ylabel, **common)
-    if tuple(t.shape) == ():                # a scalar is a number to read, not a one-point plot
+        return Panel(
+            note=shape_note(col.mode, g, t), xlabel="element index", ylabel=ylabel, **common
+        )
+    if tuple(t.shape) == ():  # a scalar is a number to read, not a one-point plot
         return Panel(note=f"{ylabel} = {scalar_text(g)}", xlabel="", ylabel=ylabel, **common)
     n = int(np.size(g))
     if view == "values":
         s = curve if curve is not None and curve.n == n else S.minmax_decimate(g, buckets=buckets)
         info = f"{n:,} elements" + (f", min/max of {buckets} buckets" if s.decimated else "")
-        return Panel(series=s, xlabel="element index", ylabel=ylabel, info=info, dots=n <= 60,
-                     nonfinite_text=s.nonfinite.text(), x_range=(0.0, float(max(n - 1, 1))), **common)
+        return Panel(
+            series=s,
+            xlabel="element index",
+            ylabel=ylabel,
+            info=info,
+            dots=n <= 60,
+            nonfinite_text=s.nonfinite.text(),
+            x_range=(0.0, float(max(n - 1, 1))),
+            **common,
+        )
     if view == "histogram":
         h = S.histogram(g, edges)
-        return Panel(hist=h, xlabel=ylabel, ylabel="count", info=f"{n:,} elements",
-                     nonfinite_text=h.nonfinite.text(), x_range=(edges[0], edges[-1]), **common)
+        return Panel(
+            hist=h,
+            xlabel=ylabel,
+            ylabel="count",
+            info=f"{n:,} elements",
+            nonfinite_text=h.nonfinite.text(),
+            x_range=(edges[0], edges[-1]),
+            **common,
+        )
     if view == "heatmap":
         hm = S.heatmap(g)
         if hm is None:
-            return Panel(note=f"heatmap needs a 2-D tensor (shape {tuple(np.shape(g))})",
-                         xlabel="column", ylabel="row", **common)
-        info = "×".join(map(str, hm.shape)) + (f", largest |g| per {hm.block[0]}×{hm.block[1]} block"
-                                               if hm.block != (1, 1) else "")
-        return Panel(heatmap=hm, xlabel="column", ylabel="row", info=info,
-                     nonfinite_text=hm.nonfinite.text(), **common)
+            return Panel(
+                note=f"heatmap needs a 2-D tensor (shape {tuple(np.shape(g))})",
+                xlabel="column",
+                ylabel="row",
+                **common,
+            )
+        info = "×".join(map(str, hm.shape)) + (
+            f", largest |g| per {hm.block[0]}×{hm.block[1]} block" if hm.block != (1, 1) else ""
+        )
+        return Panel(
+            heatmap=hm,
+            xlabel="column",
+            ylabel="row",
+            info=info,
+            nonfinite_text=hm.nonfinite.text(),
+            **common,
+        )
     # vs_input
     value, name = input_values(r, t)
     if value is None or np.size(value) != n:
-        return Panel(note="no input of the same size: not an elementwise view",
-                     xlabel="input value", ylabel=ylabel, **common)
+        return Panel(
+            note="no input of the same size: not an elementwise view",
+            xlabel="input value",
+            ylabel=ylabel,
+            **common,
+        )
     s = S.vs_input(value, g, buckets=buckets)
-    info = f"{n:,} elements" + (f"; {s.dropped:,} with non-finite input not placed" if s.dropped else "")
-    return Panel(series=s, xlabel=f"value of {name}", ylabel=ylabel, info=info, dots=True,
-                 nonfinite_text=s.nonfinite.text(), **common)
+    info = f"{n:,} elements" + (
+        f"; {s.dropped:,} with non-finite input not placed" if s.dropped else ""
+    )
+    return Panel(
+        series=s,
+        xlabel=f"value of {name}",
+        ylabel=ylabel,
+        info=info,
+        dots=True,
+        nonfinite_text=s.nonfinite.text(),
+        **common,
+    )
 
 
 def link_row(panels: list[Panel], view: str) -> list[Panel]:
@@ -210,22 +303,31 @@ def link_row(panels: list[Panel], view: str) -> list[Panel]:
     if view in ("values", "vs_input", "difference"):
         drawn = [p.series for p in panels if p.series is not None]
         # non-finite markers sit at y = 0
-        ys = S.finite_range([s.y for s in drawn] + [np.zeros(1) for s in drawn if s.nonfinite.total])
+        ys = S.finite_range(
+            [s.y for s in drawn] + [np.zeros(1) for s in drawn if s.nonfinite.total]
+        )
         yr = S.padded_range(*ys) if ys else (-1.0, 1.0)
         xr = None
         if view == "vs_input":
             xs = S.finite_range([p.series.x for p in panels if p.series is not None])
             xr = S.padded_range(*xs, pad=0.02) if xs else (-1.0, 1.0)
-        return [p if p.kind == "projection" else replace(p, y_range=yr, x_range=xr or p.x_range)
-                for p in panels]
+        return [
+            p if p.kind == "projection" else replace(p, y_range=yr, x_range=xr or p.x_range)
+            for p in panels
+        ]
     if view == "histogram":
-        top: float = max([int(p.hist.counts.max()) for p in panels if p.hist is not None and p.hist.counts.size]
-                  or [1])
-        return [p if p.kind == "projection" else replace(p, y_range=(0.0, max(top, 1) * 1.08))
-                for p in panels]
+        top: float = max(
+            [int(p.hist.counts.max()) for p in panels if p.hist is not None and p.hist.counts.size]
+            or [1]
+        )
+        return [
+            p if p.kind == "projection" else replace(p, y_range=(0.0, max(top, 1) * 1.08))
+            for p in panels
+        ]
     if view == "scatter":
-        rng = S.finite_range([a for p in panels if p.scatter is not None
-                              for a in (p.scatter.x, p.scatter.y)])
+        rng = S.finite_range(
+            [a for p in panels if p.scatter is not None for a in (p.scatter.x, p.scatter.y)]
+        )
         r = S.padded_range(*rng) if rng else (-1.0, 1.0)
         return [replace(p, x_range=r, y_range=r) for p in panels]
     if view == "heatmap":
@@ -241,8 +343,14 @@ def projection_ranges(p: Panel) -> Panel:
     return replace(p, x_range=r, y_range=r)
 
 
-def row_panels(results: Sequence[RunResult], row: Row, view: str, columns: Sequence[Column],
-               buckets: int, curves: Optional[Mapping] = None) -> tuple[Panel, ...]:
+def row_panels(
+    results: Sequence[RunResult],
+    row: Row,
+    view: str,
+    columns: Sequence[Column],
+    buckets: int,
+    curves: Mapping | None = None,
+) -> tuple[Panel, ...]:
     """The linked panels of `row` drawn as `view`. `curves`: {(framework, tensor, mode): Series}
     of the values view decimated elsewhere (off the GUI thread), reused when given."""
     curves = curves or {}
@@ -257,7 +365,8 @@ def row_panels(results: Sequence[RunResult], row: Row, view: str, columns: Seque
     for col in columns:
         r, t = find(results, col.framework, row.op, row.tensor)
         curve = curves.get((col.framework, row.tensor, col.mode)) if view == "values" else None
-        line.append(make_panel(view, col, row, r, t, buckets, edges, row.verdicts.get(col.framework),
-                               curve))
+        line.append(
+            make_panel(view, col, row, r, t, buckets, edges, row.verdicts.get(col.framework), curve)
+        )
     linked = link_row(line, view)
     return tuple(projection_ranges(p) if p.kind == "projection" else p for p in linked)

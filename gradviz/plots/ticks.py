@@ -1,5 +1,6 @@
 """Tick positions and number labels, shared by the window's axes and the exported figures, so a
 value reads the same in both ("2e5", not "200000" squeezed against "400000")."""
+
 from __future__ import annotations
 
 import math
@@ -32,4 +33,3 @@ def fmt(v: float) -> str:
             m, e = f"{v:.2e}".split("e")
         return f"{float(m):g}e{int(e)}"
     return f"{v:.4g}"
-

@@ -4,13 +4,14 @@ Order matters for a window that is there at once: QApplication and the window ar
 painted before the engine spawns its workers (torch/tensorflow import in those processes only) and
 before pyqtgraph is imported (the empty grid needs none of it; qt/first_paint.py).
 """
+
 from __future__ import annotations
 
 import os
 import sys
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
-SCRIPTED_TIMEOUT_S = 600.0     # --run --screenshot gives up (exit 3) if the run never ends
+SCRIPTED_TIMEOUT_S = 600.0  # --run --screenshot gives up (exit 3) if the run never ends
 LAUNCHED_KEY = "app/launched"  # set on every launch: its absence (with no key at all) is the first
 
 
@@ -31,20 +32,28 @@ def open_window(argv_files: Sequence[str] = (), run: bool = False, engine=None, 
     from gradviz.app.settings_file import SettingsFile
     from gradviz.catalog import builtin_examples
     from gradviz.qt.main_window import MainWindow
+
     qsettings = qsettings if qsettings is not None else SettingsFile()
     first = first_launch(qsettings, bool(argv_files))
     # files on the command line win for this launch and leave the saved list alone; else the
     # files open when gradviz last closed, or the built-in examples (traps: Help menu)
-    win = MainWindow(list(argv_files) or builtin_examples(), engine=engine, qsettings=qsettings,
-                     remember_files=not argv_files)
+    win = MainWindow(
+        list(argv_files) or builtin_examples(),
+        engine=engine,
+        qsettings=qsettings,
+        remember_files=not argv_files,
+    )
     if first:
-        win.log.note("first launch: the built-in examples run once by themselves; "
-                     "from now on press ▶ Run (Ctrl+R)")
+        win.log.note(
+            "first launch: the built-in examples run once by themselves; "
+            "from now on press ▶ Run (Ctrl+R)"
+        )
     return win, run or first
 
 
-def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional[str] = None,
-         engine=None) -> int:
+def main(
+    argv_files: Sequence[str] = (), run: bool = False, screenshot: str | None = None, engine=None
+) -> int:
     """Run the desktop app; returns the process exit code. With `screenshot`, the window image (1500x950) is
     saved once the files are loaded (and, with `run`, once the run is done) and the app exits:
     0 when the image was written, 3 when not (or on timeout). GRADVIZ_SETTINGS=path.ini keeps
@@ -57,27 +66,31 @@ def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional
     app.setOrganizationName("gradviz")
     import gradviz
     from gradviz.qt.about import app_icon
+
     app.setApplicationVersion(gradviz.__version__)
-    app.setWindowIcon(app_icon())                # window and taskbar
-    app.setDesktopFileName("gradviz")            # ties the window to gradviz.desktop (Wayland)
-    win, run = open_window(argv_files, run, engine)   # settings: app/settings_file.default_path
+    app.setWindowIcon(app_icon())  # window and taskbar
+    app.setDesktopFileName("gradviz")  # ties the window to gradviz.desktop (Wayland)
+    win, run = open_window(argv_files, run, engine)  # settings: app/settings_file.default_path
     if screenshot:
-        win.resize(1500, 950)                    # the same picture whatever size was saved
+        win.resize(1500, 950)  # the same picture whatever size was saved
 
     def after_shown():
-        win.start(run=run)                       # the workers import their frameworks meanwhile
+        win.start(run=run)  # the workers import their frameworks meanwhile
         if screenshot and not win.state.loaded.files:
             # nothing to load (every saved file is missing): no load or run will end to wait for
             QTimer.singleShot(0, shoot)
         from gradviz.qt.grid.view import import_plots
-        import_plots()                           # pyqtgraph now, not when the first result comes
+
+        import_plots()  # pyqtgraph now, not when the first result comes
 
     from gradviz.qt.first_paint import after_first_paint
-    after_first_paint(win, after_shown)          # the window is up before any worker is spawned
+
+    after_first_paint(win, after_shown)  # the window is up before any worker is spawned
     win.show()
     exit_code = {"code": 0}
 
     if screenshot:
+
         def shoot(*_):
             # let the layout settle and the plots paint before grabbing
             def grab():
@@ -87,6 +100,7 @@ def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional
                 exit_code["code"] = 0 if ok else 3
                 win.close()
                 app.exit(exit_code["code"])
+
             QTimer.singleShot(300, grab)
 
         if run:
@@ -95,10 +109,14 @@ def main(argv_files: Sequence[str] = (), run: bool = False, screenshot: Optional
             win.catalogsLoaded.connect(shoot)
 
         def give_up():
-            print("gradviz: timed out waiting for the run; saving the window as it is", file=sys.stderr)
+            print(
+                "gradviz: timed out waiting for the run; saving the window as it is",
+                file=sys.stderr,
+            )
             win.save_screenshot(screenshot)
             win.close()
             app.exit(3)
+
         QTimer.singleShot(int(SCRIPTED_TIMEOUT_S * 1000), give_up)
 
     stopped = _close_on_stop_signals(app, win)
@@ -120,6 +138,7 @@ def _close_on_stop_signals(app, win) -> list[int]:
     from PySide6.QtCore import QSocketNotifier
 
     from gradviz.engine.stop_signals import STOP_SIGNALS
+
     got: list[int] = []
     r, w = socket.socketpair()
     r.setblocking(False)
@@ -127,7 +146,7 @@ def _close_on_stop_signals(app, win) -> list[int]:
     signal.set_wakeup_fd(w.fileno(), warn_on_full_buffer=False)
     for sig in STOP_SIGNALS:
         if signal.getsignal(sig) is not signal.SIG_IGN or sig == signal.SIGINT:
-            signal.signal(sig, lambda *_: None)      # the wakeup byte says which one came
+            signal.signal(sig, lambda *_: None)  # the wakeup byte says which one came
 
     def woke() -> None:
         try:
@@ -139,9 +158,10 @@ def _close_on_stop_signals(app, win) -> list[int]:
             got.append(stops[0])
             win.close()
             app.exit(128 + stops[0])
+
     notifier = QSocketNotifier(r.fileno(), QSocketNotifier.Type.Read, app)
     notifier.activated.connect(woke)
-    app._gradviz_stop = (notifier, r, w)             # kept alive with the app
+    app._gradviz_stop = (notifier, r, w)  # kept alive with the app
     return got
 
 
@@ -151,6 +171,7 @@ def _delete_now(win) -> None:
     order the garbage collector meets them, and now and then one is freed under another: a
     SIGSEGV on quit (seen once in a full test run, tests/test_gui_start.py)."""
     from PySide6.QtCore import QCoreApplication, QEvent
+
     win.hide()
     win.deleteLater()
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)

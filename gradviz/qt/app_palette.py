@@ -7,6 +7,7 @@ on the QApplication works on every platform and every widget inherits it at once
 desktop itself is dark and the user chooses light, the start palette would be the desktop's dark
 one, so light is then Fusion's own light palette.
 """
+
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
@@ -15,21 +16,39 @@ from PySide6.QtWidgets import QApplication
 
 from gradviz.qt.theme import SURFACES
 
-_D = SURFACES["dark"]          # the surfaces widgets paint themselves on, the same colours
+_D = SURFACES["dark"]  # the surfaces widgets paint themselves on, the same colours
 # Roles of the dark palette (active and inactive); the disabled group dims the text roles.
 _DARK_ROLES = {
-    "Window": _D["window"], "WindowText": _D["text"], "Base": _D["base"],
-    "AlternateBase": _D["alternate"], "ToolTipBase": "#333333", "ToolTipText": _D["text"],
-    "PlaceholderText": "#8c8c8c", "Text": _D["text"], "Button": "#333333",
-    "ButtonText": _D["text"], "BrightText": "#ff8a80",
-    "Light": "#4a4a4a", "Midlight": "#3c3c3c", "Mid": "#303030", "Dark": "#1a1a1a",
-    "Shadow": "#0d0d0d", "Highlight": "#2f65ca", "HighlightedText": "#ffffff",
-    "Link": "#8ab4f8", "LinkVisited": "#c58af9",
+    "Window": _D["window"],
+    "WindowText": _D["text"],
+    "Base": _D["base"],
+    "AlternateBase": _D["alternate"],
+    "ToolTipBase": "#333333",
+    "ToolTipText": _D["text"],
+    "PlaceholderText": "#8c8c8c",
+    "Text": _D["text"],
+    "Button": "#333333",
+    "ButtonText": _D["text"],
+    "BrightText": "#ff8a80",
+    "Light": "#4a4a4a",
+    "Midlight": "#3c3c3c",
+    "Mid": "#303030",
+    "Dark": "#1a1a1a",
+    "Shadow": "#0d0d0d",
+    "Highlight": "#2f65ca",
+    "HighlightedText": "#ffffff",
+    "Link": "#8ab4f8",
+    "LinkVisited": "#c58af9",
 }
-_DISABLED = {"WindowText": "#7a7a7a", "Text": "#7a7a7a", "ButtonText": "#7a7a7a",
-             "Highlight": "#3a3a3a", "HighlightedText": "#9a9a9a"}
+_DISABLED = {
+    "WindowText": "#7a7a7a",
+    "Text": "#7a7a7a",
+    "ButtonText": "#7a7a7a",
+    "Highlight": "#3a3a3a",
+    "HighlightedText": "#9a9a9a",
+}
 
-_start: dict = {}          # the style name and palette the application had before any switch
+_start: dict = {}  # the style name and palette the application had before any switch
 
 
 def dark_palette() -> QPalette:
@@ -44,11 +63,18 @@ def dark_palette() -> QPalette:
 def light_palette() -> QPalette:
     """Fusion's light look, spelled out: Fusion's standard palette follows a dark desktop."""
     pal = QPalette(QColor(SURFACES["light"]["window"]))
-    for role, color in (("Base", "#ffffff"), ("AlternateBase", "#f7f7f7"), ("Text", "#000000"),
-                        ("WindowText", "#000000"), ("ButtonText", "#000000"),
-                        ("Highlight", "#308cc6"), ("HighlightedText", "#ffffff"),
-                        ("ToolTipBase", "#ffffdc"), ("ToolTipText", "#000000"),
-                        ("PlaceholderText", "#808080")):
+    for role, color in (
+        ("Base", "#ffffff"),
+        ("AlternateBase", "#f7f7f7"),
+        ("Text", "#000000"),
+        ("WindowText", "#000000"),
+        ("ButtonText", "#000000"),
+        ("Highlight", "#308cc6"),
+        ("HighlightedText", "#ffffff"),
+        ("ToolTipBase", "#ffffdc"),
+        ("ToolTipText", "#000000"),
+        ("PlaceholderText", "#808080"),
+    ):
         pal.setColor(getattr(QPalette.ColorRole, role), QColor(color))
     return pal
 

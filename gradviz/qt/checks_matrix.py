@@ -3,6 +3,7 @@ a colour and an icon per status. Clicking a cell shows the check's message, fix 
 Rows fill in as each op's checks arrive, after its plain results. Every cell says what happened
 in the op's last run: pass, fail, skip, "not run" (chosen, but the op's plain run failed),
 "cancelled", or nothing (not chosen); the tab's count of failures counts those cells."""
+
 from __future__ import annotations
 
 import html
@@ -25,13 +26,15 @@ from gradviz.model import CHECK_CANCELLED, CHECKS
 from gradviz.qt.theme import check_style
 from gradviz.vocab import CheckStatus, ErrorKind
 
-EMPTY_TEXT = ("No contract checks chosen: tick them under settings → checks, then run. Each op "
-              "is then put through double backward, non-contiguous upstreams, autocast, vmap, "
-              "compilation and a precision re-run.")
+EMPTY_TEXT = (
+    "No contract checks chosen: tick them under settings → checks, then run. Each op "
+    "is then put through double backward, non-contiguous upstreams, autocast, vmap, "
+    "compilation and a precision re-run."
+)
 
 
 class ChecksMatrix(QWidget):
-    cellChosen = Signal(object, str)     # op key, check name
+    cellChosen = Signal(object, str)  # op key, check name
     failuresChanged = Signal(int)
 
     def __init__(self, parent=None):
@@ -56,9 +59,9 @@ class ChecksMatrix(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
-        self.rows: list[tuple] = []                 # op key per row
-        self.checks: dict[tuple, dict] = {}         # op key -> {check name: CheckResult}
-        self.unrun: dict[tuple, dict] = {}          # op key -> {check name: (status, why)}
+        self.rows: list[tuple] = []  # op key per row
+        self.checks: dict[tuple, dict] = {}  # op key -> {check name: CheckResult}
+        self.unrun: dict[tuple, dict] = {}  # op key -> {check name: (status, why)}
 
     # --- filling -------------------------------------------------------------------------------
     def set_pending(self, keys_labels: list[tuple[tuple, str]], names) -> None:
@@ -70,7 +73,9 @@ class ChecksMatrix(QWidget):
                 continue
             row = self._row_for(key, label)
             self.checks[key] = {}
-            self.unrun[key] = {n: (CheckStatus.PENDING, "running after the plain results…") for n in names}
+            self.unrun[key] = {
+                n: (CheckStatus.PENDING, "running after the plain results…") for n in names
+            }
             for col, name in enumerate(CHECKS):
                 self._paint(row, col, CheckStatus.PENDING if name in names else None, "")
         self._changed()
@@ -88,16 +93,25 @@ class ChecksMatrix(QWidget):
         """The run ended: a check still pending was never run, because the op's plain run failed
         ("not run", with its error) or the run was cancelled first ("cancelled")."""
         from gradviz.app.results import request_key
+
         for res in results:
             key = request_key(res.request)
-            waiting = [n for n, (st, _m) in self.unrun.get(key, {}).items() if st == CheckStatus.PENDING]
+            waiting = [
+                n for n, (st, _m) in self.unrun.get(key, {}).items() if st == CheckStatus.PENDING
+            ]
             if not waiting or key not in self.rows:
                 continue
             cancelled = res.error is not None and res.error.kind == ErrorKind.CANCELLED
-            status = CheckStatus.CANCELLED if cancelled or res.numeric_cancelled else CheckStatus.NOT_RUN
-            why = (f"{CHECK_CANCELLED}: the run was cancelled" if status == CheckStatus.CANCELLED else
-                   f"not run: the op's run failed ({res.error.one_line()})" if res.error else
-                   "not run: the op's run did not finish")
+            status = (
+                CheckStatus.CANCELLED if cancelled or res.numeric_cancelled else CheckStatus.NOT_RUN
+            )
+            why = (
+                f"{CHECK_CANCELLED}: the run was cancelled"
+                if status == CheckStatus.CANCELLED
+                else f"not run: the op's run failed ({res.error.one_line()})"
+                if res.error
+                else "not run: the op's run did not finish"
+            )
             row = self.rows.index(key)
             for name in waiting:
                 self.unrun[key][name] = (status, why)
@@ -112,7 +126,9 @@ class ChecksMatrix(QWidget):
         self._empty_hint()
 
     def failures(self) -> int:
-        return sum(c.status == CheckStatus.FAIL for per in self.checks.values() for c in per.values())
+        return sum(
+            c.status == CheckStatus.FAIL for per in self.checks.values() for c in per.values()
+        )
 
     def status(self, key: tuple, name: str):
         """What the cell of (op key, check) says: pass, fail, skip, pending, not run, cancelled,
@@ -189,12 +205,16 @@ class ChecksMatrix(QWidget):
                 self.detail.setText(f"{title}<br>{html.escape(why)}")
             else:
                 icon, fg, _ = check_style(status)
-                self.detail.setText(f"{title} — <span style='color:{fg}'>{icon} {status}</span>"
-                                    f"<br><br>{html.escape(why)}")
+                self.detail.setText(
+                    f"{title} — <span style='color:{fg}'>{icon} {status}</span>"
+                    f"<br><br>{html.escape(why)}"
+                )
         else:
             icon, fg, _ = check_style(shown_status(c))
-            parts = [f"{title} — <span style='color:{fg}'>{icon} {shown_status(c)}</span>",
-                     html.escape(c.message)]
+            parts = [
+                f"{title} — <span style='color:{fg}'>{icon} {shown_status(c)}</span>",
+                html.escape(c.message),
+            ]
             if c.fix:
                 parts.append(f"<b>fix:</b> {html.escape(c.fix)}")
             if c.where:

@@ -3,11 +3,11 @@ findings: one entry per problem (gradviz.app.problems), a detail pane with the m
 and the user's file:line, "Open in editor", and a filter to the op shown in the grid. Clicking an
 entry shows its detail, copies its location and selects its op and tensor in the window.
 """
+
 from __future__ import annotations
 
 import html
 import os
-from typing import Optional
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QGuiApplication, QTextOption
@@ -30,14 +30,14 @@ from gradviz.qt.theme import severity_color
 
 SEVERITY_MARKS = {"error": "✗", "warning": "!", "info": "i"}
 ROLE_INDEX = Qt.UserRole + 1
-COLUMN_SHARES = {1: 0.3, 3: 0.2}     # op, where: the most of the list's width each may take
+COLUMN_SHARES = {1: 0.3, 3: 0.2}  # op, where: the most of the list's width each may take
 MIN_COLUMN_W = 60
 
 
 class DiagnosticsPanel(QWidget):
     copied = Signal(str)
     countChanged = Signal(int)
-    problemSelected = Signal(object)     # the Problem clicked: the window shows its op and tensor
+    problemSelected = Signal(object)  # the Problem clicked: the window shows its op and tensor
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -51,15 +51,21 @@ class DiagnosticsPanel(QWidget):
         head.setStretchLastSection(False)
         # op and where are sized by _fit_columns (capped, elided): at 1000x700 a long op name
         # sized to its contents left the message column no room at all
-        for c, mode in ((0, QHeaderView.ResizeToContents), (1, QHeaderView.Interactive),
-                        (2, QHeaderView.Stretch), (3, QHeaderView.Interactive)):
+        for c, mode in (
+            (0, QHeaderView.ResizeToContents),
+            (1, QHeaderView.Interactive),
+            (2, QHeaderView.Stretch),
+            (3, QHeaderView.Interactive),
+        ):
             head.setSectionResizeMode(c, mode)
         self.list.viewport().installEventFilter(self)
         self.list.itemClicked.connect(lambda item, _c: self._clicked(item))
         self.list.currentItemChanged.connect(lambda item, _p: self._show_detail(item))
         self.detail = QTextBrowser()
         self.detail.setOpenLinks(False)
-        self.detail.setPlaceholderText("Click an entry.")  # its message, fix and file:line show here
+        self.detail.setPlaceholderText(
+            "Click an entry."
+        )  # its message, fix and file:line show here
         # a long path has no space to wrap at: break it anywhere, so file:line is in sight without
         # scrolling sideways at 1000x700; a traceback (<pre>) wraps too, else its widest line
         # made the whole pane, the "At:" line included, scroll sideways
@@ -85,8 +91,8 @@ class DiagnosticsPanel(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(bar)
         lay.addWidget(split, 1)
-        self._entries: list[tuple[Problem, str]] = []   # (problem, its clearing tag), by index
-        self._focus: Optional[set] = None                 # op keys of the selected op
+        self._entries: list[tuple[Problem, str]] = []  # (problem, its clearing tag), by index
+        self._focus: set | None = None  # op keys of the selected op
 
     # --- entries -------------------------------------------------------------------------------
     def add_problem(self, p: Problem, tag: str = "") -> QTreeWidgetItem:
@@ -105,12 +111,13 @@ class DiagnosticsPanel(QWidget):
         self.list.addTopLevelItem(item)
         item.setHidden(not self._passes(p))
         if not item.isHidden():
-            self.list.scrollToItem(item)          # a new entry is in sight, not below the fold
+            self.list.scrollToItem(item)  # a new entry is in sight, not below the fold
         self._count()
         return item
 
-    def add(self, severity: str, op: str, message: str, where: str = "", detail: str = "",
-            key: str = "") -> QTreeWidgetItem:
+    def add(
+        self, severity: str, op: str, message: str, where: str = "", detail: str = "", key: str = ""
+    ) -> QTreeWidgetItem:
         return self.add_problem(Problem(severity, op, message, where=where, detail=detail), key)
 
     def add_error(self, op: str, err, key: str = "") -> QTreeWidgetItem:
@@ -129,7 +136,9 @@ class DiagnosticsPanel(QWidget):
 
     def clear_for(self, key_prefix: str | None = None) -> None:
         for i in reversed(range(self.list.topLevelItemCount())):
-            if key_prefix is None or str(self.list.topLevelItem(i).data(0, Qt.UserRole)).startswith(key_prefix):
+            if key_prefix is None or str(self.list.topLevelItem(i).data(0, Qt.UserRole)).startswith(
+                key_prefix
+            ):
                 self.list.takeTopLevelItem(i)
         self._count()
         self._after_removal()
@@ -160,6 +169,7 @@ class DiagnosticsPanel(QWidget):
         for cat in catalogs:
             if cat.error is not None:
                 from gradviz.diagnostics import diagnose_load  # not needed for the first frame
+
                 failed = True
                 name = os.path.basename(cat.file) + (f" ({cat.framework})" if cat.framework else "")
                 self.add_error(name, cat.error, key=f"load:{cat.file}")
@@ -172,7 +182,7 @@ class DiagnosticsPanel(QWidget):
         for p in problems(key, analysis):
             self.add_problem(p, f"run:{key}")
         if self.list.currentItem() is None and self._focus and tuple(key) in self._focus:
-            self._follow_selected_op()          # the shown op's new entries: its first one
+            self._follow_selected_op()  # the shown op's new entries: its first one
 
     # --- what is shown -------------------------------------------------------------------------
     def set_selected_op(self, keys) -> None:
@@ -218,10 +228,13 @@ class DiagnosticsPanel(QWidget):
         return out
 
     def messages(self) -> list[str]:
-        return [self.list.topLevelItem(i).text(2) for i in range(self.list.topLevelItemCount())
-                if not self.list.topLevelItem(i).isHidden()]
+        return [
+            self.list.topLevelItem(i).text(2)
+            for i in range(self.list.topLevelItemCount())
+            if not self.list.topLevelItem(i).isHidden()
+        ]
 
-    def item_for(self, where: str) -> Optional[QTreeWidgetItem]:
+    def item_for(self, where: str) -> QTreeWidgetItem | None:
         for i in range(self.list.topLevelItemCount()):
             item = self.list.topLevelItem(i)
             if item.data(3, Qt.UserRole) == where and not item.isHidden():
@@ -229,8 +242,12 @@ class DiagnosticsPanel(QWidget):
         return None
 
     def _passes(self, p: Problem) -> bool:
-        return not (self.only_selected.isChecked() and self._focus is not None and p.key
-                    and tuple(p.key) not in self._focus)
+        return not (
+            self.only_selected.isChecked()
+            and self._focus is not None
+            and p.key
+            and tuple(p.key) not in self._focus
+        )
 
     def _apply_filter(self) -> None:
         for i in range(self.list.topLevelItemCount()):
@@ -239,8 +256,11 @@ class DiagnosticsPanel(QWidget):
         self._count()
 
     def _count(self) -> None:
-        shown = sum(1 for i in range(self.list.topLevelItemCount())
-                    if not self.list.topLevelItem(i).isHidden())
+        shown = sum(
+            1
+            for i in range(self.list.topLevelItemCount())
+            if not self.list.topLevelItem(i).isHidden()
+        )
         total = self.list.topLevelItemCount()
         self.status.setText(f"{shown} of {total}" if shown != total else "")
         self._fit_columns()
@@ -256,11 +276,13 @@ class DiagnosticsPanel(QWidget):
         elided; the detail pane has it whole), so the message column always has room."""
         avail = self.list.viewport().width()
         for column, share in COLUMN_SHARES.items():
-            want = max(self.list.sizeHintForColumn(column), self.list.header().sectionSizeHint(column))
+            want = max(
+                self.list.sizeHintForColumn(column), self.list.header().sectionSizeHint(column)
+            )
             self.list.setColumnWidth(column, min(want, max(MIN_COLUMN_W, int(avail * share))))
 
     # --- one entry -----------------------------------------------------------------------------
-    def current(self) -> Optional[Problem]:
+    def current(self) -> Problem | None:
         item = self.list.currentItem()
         return self._entries[item.data(0, ROLE_INDEX)][0] if item is not None else None
 
@@ -270,8 +292,10 @@ class DiagnosticsPanel(QWidget):
         if p is None:
             self.detail.clear()
             return
-        parts = [f"<p><b>{html.escape(p.code or p.severity)}</b> · {html.escape(p.op)}</p>",
-                 f"<p>{html.escape(p.message)}</p>"]
+        parts = [
+            f"<p><b>{html.escape(p.code or p.severity)}</b> · {html.escape(p.op)}</p>",
+            f"<p>{html.escape(p.message)}</p>",
+        ]
         if p.fix:
             parts.append(f"<p><b>Fix:</b> {html.escape(p.fix)}</p>")
         if p.where:
@@ -290,9 +314,10 @@ class DiagnosticsPanel(QWidget):
         self.copied.emit(text)
         self.problemSelected.emit(p)
 
-    def open_current(self) -> Optional[str]:
+    def open_current(self) -> str | None:
         """Open the current entry's file at its line; returns why not, or None."""
         from gradviz.qt.open_editor import open_in_editor
+
         p = self.current()
         why = open_in_editor(p.where) if p is not None and p.where else "no file:line to open"
         self.status.setText(why or f"opened {os.path.basename(p.where)}")

@@ -6,34 +6,35 @@ in flight and joins every thread it started.
 The engine is created lazily (after the window is shown) unless one is injected (tests reuse a
 warm one). Worker states are polled, so an injected engine reports them too.
 """
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
-from typing import Callable, Iterable, Optional
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from gradviz.model import FRAMEWORKS, OpKey, RunRequest, RunResult
 from gradviz.qt.tasks import TaskGroup
 
-CLOSE_TIMEOUT_S = 15.0     # a cancelled run ends within a worker kill; a load within its timeout
+CLOSE_TIMEOUT_S = 15.0  # a cancelled run ends within a worker kill; a load within its timeout
 
 
 class EngineBridge(QObject):
-    workerState = Signal(object)      # gradviz.engine.worker.WorkerState (a copy)
+    workerState = Signal(object)  # gradviz.engine.worker.WorkerState (a copy)
     catalogsReady = Signal(object, object)  # (list[FileCatalog], tuple of files asked for)
-    devicesReady = Signal(object)     # {fw: {"devices": [...], "error": str|None}}
-    opStarted = Signal(object)        # RunRequest, as its worker takes it
+    devicesReady = Signal(object)  # {fw: {"devices": [...], "error": str|None}}
+    opStarted = Signal(object)  # RunRequest, as its worker takes it
     # gradviz.app.analysis.Analysis of each result, partial (custom+default, numeric pending) or
     # final; a partial one always before the final one of the same op, all before runFinished
     resultReady = Signal(object)
-    checksReady = Signal(object)      # RunResult with its contract checks, after its result
-    runFinished = Signal(object)      # list[RunResult], when the whole batch is done
+    checksReady = Signal(object)  # RunResult with its contract checks, after its result
+    runFinished = Signal(object)  # list[RunResult], when the whole batch is done
     busyChanged = Signal(bool)
-    failed = Signal(str)              # a bug in the engine itself (not user code)
-    workerOutput = Signal(str, str)   # (framework, line) a worker printed outside user calls
+    failed = Signal(str)  # a bug in the engine itself (not user code)
+    workerOutput = Signal(str, str)  # (framework, line) a worker printed outside user calls
 
     def __init__(self, engine=None, frameworks: Iterable[str] = FRAMEWORKS, parent=None):
         super().__init__(parent)
@@ -49,7 +50,7 @@ class EngineBridge(QObject):
         self._poll = QTimer(self)
         self._poll.setInterval(150)
         self._poll.timeout.connect(self._poll_states)
-        self._unfollow: Optional[Callable[[], None]] = None
+        self._unfollow: Callable[[], None] | None = None
         self.tasks = TaskGroup(self)
         self.tasks.errored.connect(self.failed)
 
@@ -58,6 +59,7 @@ class EngineBridge(QObject):
         """Create (or adopt) the engine: the workers spawn and import their framework at once."""
         if self.engine is None:
             from gradviz.engine import Engine  # spawn machinery only, no framework
+
             self.engine = Engine(self.frameworks, start=False)
             self._follow_output()
             self.engine.start()
@@ -104,8 +106,11 @@ class EngineBridge(QObject):
     # --- calls ---------------------------------------------------------------------------------
     def load(self, files: Iterable[str]) -> None:
         files = tuple(files)
-        self.tasks.start("load", lambda: self.engine.load(files),
-                         lambda catalogs: self.catalogsReady.emit(catalogs, files))
+        self.tasks.start(
+            "load",
+            lambda: self.engine.load(files),
+            lambda catalogs: self.catalogsReady.emit(catalogs, files),
+        )
 
     def refresh_devices(self) -> None:
         self.tasks.start("devices", self.engine.devices, self.devicesReady.emit)
@@ -117,8 +122,12 @@ class EngineBridge(QObject):
         self._running = True
         self._cancel_asked.clear()
         self.busyChanged.emit(True)
-        self.tasks.start("run", lambda: self._run(list(requests)), self._finished,
-                         lambda _error: self._finished([]))
+        self.tasks.start(
+            "run",
+            lambda: self._run(list(requests)),
+            self._finished,
+            lambda _error: self._finished([]),
+        )
         return True
 
     def _finished(self, results) -> None:
@@ -134,9 +143,11 @@ class EngineBridge(QObject):
         (numpy lets go of the GIL). Per op, what is emitted keeps the engine's order (partial,
         final, checks): each op's job waits on its previous one."""
         from gradviz.engine.passes import ChecksArrived, OpStarted, ResultArrived, plan
-        last: dict[OpKey, Future] = {}          # op key -> its previous emission
+
+        last: dict[OpKey, Future] = {}  # op key -> its previous emission
 
         with ThreadPoolExecutor(2, thread_name_prefix="gradviz-analyze") as pool:
+
             def on_event(ev) -> None:
                 if isinstance(ev, OpStarted):
                     self._started(ev.request)
@@ -146,8 +157,9 @@ class EngineBridge(QObject):
                 if isinstance(ev, ResultArrived):
                     last[key] = pool.submit(self._analyze_one, ev.result, last.get(key))
                 elif isinstance(ev, ChecksArrived):
-                    last[key] = pool.submit(self._after, last.get(key), self.checksReady.emit,
-                                            ev.result)
+                    last[key] = pool.submit(
+                        self._after, last.get(key), self.checksReady.emit, ev.result
+                    )
 
             # leaving the pool waits for every analysis: all reach the window before the end
             passes = plan(requests, progressive=True, checks_apart=True)
@@ -160,11 +172,12 @@ class EngineBridge(QObject):
             self.engine.cancel()
         self.opStarted.emit(req)
 
-    def _analyze_one(self, res: RunResult, before: Optional[Future]):
+    def _analyze_one(self, res: RunResult, before: Future | None):
         """Analyse `res`, then emit it after the op's earlier emission. The final result of an
         op shares its partial one's custom and default arrays (engine.numeric_pass): what the
         partial's analysis worked out from them is reused, so analysing waits for it first."""
         from gradviz.app.analysis import Analysis, analyze
+
         earlier = before.result() if before is not None and before.exception() is None else None
         if not isinstance(earlier, Analysis) or not earlier.result.partial:
             earlier = None
@@ -176,9 +189,9 @@ class EngineBridge(QObject):
         return ready
 
     @staticmethod
-    def _after(before: Optional[Future], emit: Callable, value) -> None:
+    def _after(before: Future | None, emit: Callable, value) -> None:
         if before is not None:
-            before.exception()                  # wait for it; its own failure is its own
+            before.exception()  # wait for it; its own failure is its own
         emit(value)
 
     def cancel(self) -> None:

@@ -3,6 +3,7 @@ upstream) does what it does in such a field: it undoes the edit made since the f
 focus (or since Enter), and with nothing to undo it leaves the field for the op tree. It never
 reaches the window's Esc (Run ▸ Cancel all): Esc to drop a half-typed shape during a long run
 threw the whole run away. Shift+Esc (Skip this op) is not claimed."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt
@@ -10,7 +11,9 @@ from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QLineEdit, QWidget
 
 
 def _plain_escape(ev) -> bool:
-    return ev.key() == Qt.Key.Key_Escape and not ev.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+    return (
+        ev.key() == Qt.Key.Key_Escape and not ev.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+    )
 
 
 def _text(field: QWidget) -> str:
@@ -23,7 +26,7 @@ class FieldEscape(QObject):
     def __init__(self, fields, next_focus: QWidget, parent=None):
         super().__init__(parent)
         self.next_focus = next_focus
-        self._kept: dict[QWidget, tuple] = {}      # field -> (its text, its value) to go back to
+        self._kept: dict[QWidget, tuple] = {}  # field -> (its text, its value) to go back to
         self.fields = list(fields)
         for f in self.fields:
             f.installEventFilter(self)
@@ -52,7 +55,7 @@ class FieldEscape(QObject):
             return False
         if not _plain_escape(ev):
             return False
-        if t == QEvent.Type.ShortcutOverride:     # claimed before the window's shortcuts see it
+        if t == QEvent.Type.ShortcutOverride:  # claimed before the window's shortcuts see it
             ev.accept()
             return True
         self.escape(field)
@@ -68,7 +71,7 @@ class FieldEscape(QObject):
         if _text(field) == text:
             self.next_focus.setFocus(Qt.FocusReason.ShortcutFocusReason)
         elif isinstance(field, QAbstractSpinBox):
-            field.setValue(value)                 # also redraws text typed but not yet valid
+            field.setValue(value)  # also redraws text typed but not yet valid
         elif isinstance(field, QComboBox):
             field.setCurrentText(text)
         else:

@@ -4,6 +4,7 @@ Editors often save by writing a new file and renaming it over the old one, which
 path from QFileSystemWatcher: the path is re-added whenever it exists again. A file deleted and
 made again later (a checkout, a build step) is noticed through its folder, which is watched too.
 """
+
 from __future__ import annotations
 
 import os
@@ -14,7 +15,7 @@ from gradviz.module_files import read_op_source
 
 
 class FileWatcher(QObject):
-    filesChanged = Signal(object)     # sorted list of paths
+    filesChanged = Signal(object)  # sorted list of paths
 
     def __init__(self, debounce_ms: int = 300, parent=None):
         super().__init__(parent)
@@ -53,7 +54,11 @@ class FileWatcher(QObject):
     def _on_folder(self, folder: str) -> None:
         """A file came or went in a folder of a watched file: one deleted earlier is back."""
         for p in self._stamps:
-            if os.path.dirname(p) == folder and os.path.exists(p) and p not in self._watcher.files():
+            if (
+                os.path.dirname(p) == folder
+                and os.path.exists(p)
+                and p not in self._watcher.files()
+            ):
                 self._on_change(p)
 
     def _on_change(self, path: str) -> None:
@@ -79,6 +84,6 @@ class FileWatcher(QObject):
 def _stamp(path: str) -> tuple:
     try:
         st = os.stat(path)
-        return (st.st_size, hash(read_op_source(path)))   # a regular file, read with a bound
+        return (st.st_size, hash(read_op_source(path)))  # a regular file, read with a bound
     except OSError:
         return ()

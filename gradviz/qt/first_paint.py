@@ -4,14 +4,15 @@
 A zero timer set at `show()` fires before the first paint (the window is exposed and painted in a
 later pass of the event loop), so the paint itself is watched for.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 
-NEVER_PAINTED_S = 1.0   # a window that is never exposed (started minimised) does not wait longer
+NEVER_PAINTED_S = 1.0  # a window that is never exposed (started minimised) does not wait longer
 
 
 class _FirstPaint(QObject):
@@ -21,8 +22,12 @@ class _FirstPaint(QObject):
 
     def eventFilter(self, obj, ev):
         # any widget of the window painting counts: a covered QMainWindow itself may never paint
-        if not self.done and ev.type() == QEvent.Type.Paint and isinstance(obj, QWidget) and \
-                obj.window() is self.win:
+        if (
+            not self.done
+            and ev.type() == QEvent.Type.Paint
+            and isinstance(obj, QWidget)
+            and obj.window() is self.win
+        ):
             self.fire()
         return False
 
@@ -40,4 +45,4 @@ def after_first_paint(win, then: Callable[[], None]) -> None:
     NEVER_PAINTED_S if it is not painted by then). Call before `win.show()`."""
     watch = _FirstPaint(win, then)
     QApplication.instance().installEventFilter(watch)
-    QTimer.singleShot(int(NEVER_PAINTED_S * 1000), watch, watch.fire)   # none once win is gone
+    QTimer.singleShot(int(NEVER_PAINTED_S * 1000), watch, watch.fire)  # none once win is gone

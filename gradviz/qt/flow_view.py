@@ -1,8 +1,7 @@
 """The window's flow chart of a `stack` run: the flow figure description (gradviz.plots.flow)
 drawn by gradviz.qt.export.flow at the widget's size, the same code that writes the exported files."""
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QPainter
@@ -12,11 +11,11 @@ from gradviz.plots.flow import FlowChart, FlowFigure
 from gradviz.plots.ticks import fmt
 from gradviz.qt.theme import figure_ink
 
-PREFERRED_HEIGHT = 200          # px: title, legend and one plot per framework still read
+PREFERRED_HEIGHT = 200  # px: title, legend and one plot per framework still read
 
 
 def layer_text(chart: FlowChart, layer: int) -> str:
-    """"PyTorch · op, layer 2 (h2): default 0.0123 · custom 0.0246": the norms of one layer as
+    """ "PyTorch · op, layer 2 (h2): default 0.0123 · custom 0.0246": the norms of one layer as
     numbers, the readout under the mouse (a log axis cannot be read to three digits)."""
     parts = []
     for s in chart.series:
@@ -34,11 +33,12 @@ def layer_text(chart: FlowChart, layer: int) -> str:
 class FlowView(QWidget):
     """The flow chart, with the norms of the layer under the mouse in a line at its foot (the
     readout; it sits under the charts' data, never over it)."""
-    appeared = Signal()             # shown for a stack run: the window makes room (grid_room.py)
+
+    appeared = Signal()  # shown for a stack run: the window makes room (grid_room.py)
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.figure: Optional[FlowFigure] = None
+        self.figure: FlowFigure | None = None
         self.setMinimumHeight(PREFERRED_HEIGHT)
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
         self.setMouseTracking(True)
@@ -46,12 +46,13 @@ class FlowView(QWidget):
         self.readout.setStyleSheet("font-size: 11px; padding: 1px 4px")
         self.readout.hide()
 
-    def text_at(self, x: float, y: float) -> Optional[str]:
+    def text_at(self, x: float, y: float) -> str | None:
         """The readout for the point (x, y) of the widget: the norms of the layer nearest x in
         the chart under it, None outside every chart's plot."""
         if self.figure is None:
             return None
         from gradviz.qt.export.flow import flow_layout
+
         lay = flow_layout(self.figure, self.width(), self.height())
         for chart, plot in zip(self.figure.charts, lay.plots):
             if chart.depth < 1 or not (plot.x <= x <= plot.right and plot.y <= y <= plot.bottom):
@@ -68,8 +69,10 @@ class FlowView(QWidget):
         else:
             self.readout.setText(text)
             self.readout.adjustSize()
-            self.readout.move(max(self.width() - self.readout.width() - 4, 0),
-                              self.height() - self.readout.height())
+            self.readout.move(
+                max(self.width() - self.readout.width() - 4, 0),
+                self.height() - self.readout.height(),
+            )
             self.readout.show()
         super().mouseMoveEvent(ev)
 
@@ -77,7 +80,7 @@ class FlowView(QWidget):
         self.readout.hide()
         super().leaveEvent(ev)
 
-    def set_figure(self, figure: Optional[FlowFigure]) -> None:
+    def set_figure(self, figure: FlowFigure | None) -> None:
         """Show `figure`; None hides the view (the shown op did not run the stack graph)."""
         if figure == self.figure:
             return
@@ -97,13 +100,14 @@ class FlowView(QWidget):
         self.update()
 
     def restyle(self) -> None:
-        self.update()                           # painted with the scheme's ink: see paintEvent
+        self.update()  # painted with the scheme's ink: see paintEvent
 
     def paintEvent(self, ev):
         if self.figure is None:
             return
         # imported here, not at start: the export package is not needed for the first frame
         from gradviz.qt.export.flow import paint_flow
+
         p = QPainter(self)
         try:
             paint_flow(p, self.figure, self.width(), self.height(), ink=figure_ink())

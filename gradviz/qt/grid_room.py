@@ -3,6 +3,7 @@ not read) and the tabs below left the grid one row, cut. When the window is resi
 chart appears, the middle splitter gives the grid two whole rows first, the flow chart its
 height, and the tabs what is left (down to their tab bar: a click on the splitter's handle, or a
 drag, gives them room again); a window with room to spare keeps the splitter as it was."""
+
 from __future__ import annotations
 
 from PySide6.QtWidgets import QSplitter
@@ -16,8 +17,11 @@ class GridRoom:
     def needed(self) -> int:
         """The middle's upper part with two whole rows in the grid (and the flow chart shown)."""
         split = self.flow_view.parentWidget()
-        flow = self.flow_view.minimumHeight() + split.handleWidth() \
-            if not self.flow_view.isHidden() else 0
+        flow = (
+            self.flow_view.minimumHeight() + split.handleWidth()
+            if not self.flow_view.isHidden()
+            else 0
+        )
         return self.pair_label.sizeHint().height() + flow + self.grid.two_rows_height() + 8
 
     def fit(self) -> None:

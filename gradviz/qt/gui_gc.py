@@ -6,6 +6,7 @@ the GIL while the GUI thread, holding the GIL, waits on that QObject's mutex: a 
 the fuzz test. As pyqtgraph's GarbageCollector does, automatic collection is switched off and a
 timer on the GUI thread collects by the same thresholds; the last window to close switches it
 back on."""
+
 from __future__ import annotations
 
 import gc

@@ -1,4 +1,5 @@
 """Captured stdout/stderr of user code, per op and framework, in arrival order."""
+
 from __future__ import annotations
 
 from PySide6.QtGui import QFont, QTextCursor

@@ -5,9 +5,8 @@ It is a view: run state lives in gradviz.app.state.AppState (self.state). The wi
 the user and the engine did, and renders what it reports; the engine runs in workers behind
 EngineBridge. Nothing here computes a gradient or a verdict.
 """
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMainWindow, QMessageBox
@@ -36,24 +35,33 @@ def _short_repr(value, n: int = 40) -> str:
 
 
 class MainWindow(QMainWindow):
-    catalogsLoaded = Signal()          # a load finished and the tree shows it
-    runDone = Signal(object)           # list[RunResult] of the batch
+    catalogsLoaded = Signal()  # a load finished and the tree shows it
+    runDone = Signal(object)  # list[RunResult] of the batch
 
-    def __init__(self, files=(), engine=None, qsettings: Optional[SettingsFile] = None,
-                 frameworks=FRAMEWORKS, parent=None, remember_files: bool = False):
+    def __init__(
+        self,
+        files=(),
+        engine=None,
+        qsettings: SettingsFile | None = None,
+        frameworks=FRAMEWORKS,
+        parent=None,
+        remember_files: bool = False,
+    ):
         """With `remember_files`, open the files saved by the last launch (`files` when none
         were saved) and keep the list saved for the next one (qt/remembered_files.py)."""
         super().__init__(parent)
         self.setWindowTitle("gradviz")
         self.setWindowIcon(app_icon())
-        self.qs = qsettings if qsettings is not None else SettingsFile()   # parsed, never unpickled
+        self.qs = qsettings if qsettings is not None else SettingsFile()  # parsed, never unpickled
         restored = None
         if remember_files:
             from gradviz.qt.remembered_files import read_saved
+
             restored = read_saved(self.qs) or Restored(tuple(files))
-        self.state = AppState(restored.files if restored else files,
-                              restored.module_names if restored else None)
-        self.gc = GuiGarbageCollector(self)       # cycles freed on this thread, not a worker's
+        self.state = AppState(
+            restored.files if restored else files, restored.module_names if restored else None
+        )
+        self.gc = GuiGarbageCollector(self)  # cycles freed on this thread, not a worker's
         self.bridge = EngineBridge(engine, frameworks, self)
         self._build()
         self._connect()
@@ -64,17 +72,28 @@ class MainWindow(QMainWindow):
         bad = list(getattr(self.qs, "fallbacks", [])) + list(self.settings_panel.fallbacks)
         if geo is not None and not self.restoreGeometry(QByteArray(bytes(geo))):
             bad.append(f"window/geometry={_short_repr(geo)}")
-        if bad:                                 # said once, where the user looks first
+        if bad:  # said once, where the user looks first
             self.note("settings", "unusable saved settings, defaults used: " + ", ".join(bad))
         from gradviz.engine.memory import memory_setting_problem
+
         if memory_setting_problem():
-            self.note("settings", memory_setting_problem() +
-                      "; each worker may use half this machine's memory instead")
+            self.note(
+                "settings",
+                memory_setting_problem()
+                + "; each worker may use half this machine's memory instead",
+            )
         if restored is not None:
             from gradviz.qt.remembered_files import RememberedFiles
-            self.remembered = RememberedFiles(self.qs, self.state, restored,
-                                              diagnostics=self.diagnostics, log=self.log,
-                                              summary=self.summary, tabs=self.tabs)
+
+            self.remembered = RememberedFiles(
+                self.qs,
+                self.state,
+                restored,
+                diagnostics=self.diagnostics,
+                log=self.log,
+                summary=self.summary,
+                tabs=self.tabs,
+            )
 
     # --- layout and wiring ----------------------------------------------------------------------
     def _build(self) -> None:
@@ -86,30 +105,74 @@ class MainWindow(QMainWindow):
         self.workers = WorkerLabels(self.statusBar(), self.bridge.frameworks)
         self.summary = QLabel("")
         self.statusBar().addWidget(self.summary, 1)
-        self.pair_view = PairView(self.state, self.tree, self.grid, self.numbers, self.pair_numbers,
-                                  self.pair_label, self.flow_view, self.diagnostics,
-                                  self.run_picker, parent=self)
+        self.pair_view = PairView(
+            self.state,
+            self.tree,
+            self.grid,
+            self.numbers,
+            self.pair_numbers,
+            self.pair_label,
+            self.flow_view,
+            self.diagnostics,
+            self.run_picker,
+            parent=self,
+        )
         # its progress bar after the worker labels
-        self.runs = RunControl(self.state, self.bridge, self.settings_panel, self.summary,
-                               self.statusBar(), tree=self.tree, diagnostics=self.diagnostics,
-                               checks_matrix=self.checks_matrix, log=self.log, tabs=self.tabs,
-                               pair_view=self.pair_view, act_run=self.act_run,
-                               act_cancel=self.act_cancel, act_skip=self.act_skip,
-                               on_done=self.runDone.emit)
-        self.files = FileControl(self.state, self.bridge, self.qs, self.recent, self,
-                                 summary=self.summary, log=self.log, diagnostics=self.diagnostics,
-                                 tabs=self.tabs, tree=self.tree, op_filter=self.op_filter,
-                                 pair_view=self.pair_view, runs=self.runs, act_watch=self.act_watch,
-                                 note=self.note, on_loaded=self.catalogsLoaded.emit,
-                                 on_done=self.runDone.emit)
+        self.runs = RunControl(
+            self.state,
+            self.bridge,
+            self.settings_panel,
+            self.summary,
+            self.statusBar(),
+            tree=self.tree,
+            diagnostics=self.diagnostics,
+            checks_matrix=self.checks_matrix,
+            log=self.log,
+            tabs=self.tabs,
+            pair_view=self.pair_view,
+            act_run=self.act_run,
+            act_cancel=self.act_cancel,
+            act_skip=self.act_skip,
+            on_done=self.runDone.emit,
+        )
+        self.files = FileControl(
+            self.state,
+            self.bridge,
+            self.qs,
+            self.recent,
+            self,
+            summary=self.summary,
+            log=self.log,
+            diagnostics=self.diagnostics,
+            tabs=self.tabs,
+            tree=self.tree,
+            op_filter=self.op_filter,
+            pair_view=self.pair_view,
+            runs=self.runs,
+            act_watch=self.act_watch,
+            note=self.note,
+            on_loaded=self.catalogsLoaded.emit,
+            on_done=self.runDone.emit,
+        )
         self.watcher = self.files.watcher
         from gradviz.qt.worst_tensors import WorstTensors
-        self.worst_tensors = WorstTensors(self.state, self.worst, self.tree, self.grid,
-                                          self.pair_view, parent=self)
+
+        self.worst_tensors = WorstTensors(
+            self.state, self.worst, self.tree, self.grid, self.pair_view, parent=self
+        )
         # the parts that paint colours of their own, repainted when the scheme changes
-        self.restyled = (self.tree, self.settings_panel, self.grid, self.flow_view, self.pair_label,
-                         self.numbers, self.diagnostics, self.checks_matrix, self.workers)
-        build_theme_menu(self)                  # last: it repaints the parts built above
+        self.restyled = (
+            self.tree,
+            self.settings_panel,
+            self.grid,
+            self.flow_view,
+            self.pair_label,
+            self.numbers,
+            self.diagnostics,
+            self.checks_matrix,
+            self.workers,
+        )
+        build_theme_menu(self)  # last: it repaints the parts built above
         self.setAcceptDrops(True)
 
     def _connect(self) -> None:
@@ -117,28 +180,37 @@ class MainWindow(QMainWindow):
         b.workerState.connect(self._worker_state)
         b.devicesReady.connect(self.settings_panel.set_devices)
         b.opStarted.connect(s.op_started)
-        b.resultReady.connect(s.arrived)      # analysed off the GUI thread, delivered once
+        b.resultReady.connect(s.arrived)  # analysed off the GUI thread, delivered once
         b.checksReady.connect(s.checks_arrived)
         b.workerOutput.connect(lambda fw, line: self.log.note(f"[{fw} worker] {line}"))
-        b.failed.connect(lambda msg: self.diagnostics.add(
-            "error", "gradviz", "internal error: " + msg.splitlines()[0], detail=msg))
+        b.failed.connect(
+            lambda msg: self.diagnostics.add(
+                "error", "gradviz", "internal error: " + msg.splitlines()[0], detail=msg
+            )
+        )
         self.files.connect()
-        s.subscribe("progress", self.tree.show_progress)   # before the runs' own progress call
+        s.subscribe("progress", self.tree.show_progress)  # before the runs' own progress call
         self.runs.connect()
         s.subscribe("stale", self.tree.show_marks)
         self.pair_view.connect()
         self.worst_tensors.connect()
         for table in (self.numbers, self.worst):
-            table.copied.connect(lambda n: self.statusBar().showMessage(
-                f"copied {n} row{'s' if n != 1 else ''} (tab-separated, with headers)", 3000))
+            table.copied.connect(
+                lambda n: self.statusBar().showMessage(
+                    f"copied {n} row{'s' if n != 1 else ''} (tab-separated, with headers)", 3000
+                )
+            )
         self.tree.runRequested.connect(lambda keys: self.run(keys))
         # once the rows are drawn: the grid gets two whole rows when the flow chart appears
         self.flow_view.appeared.connect(lambda: QTimer.singleShot(0, self.grid_room.fit))
         self.op_filter.textChanged.connect(self.tree.set_filter)
         self.diagnostics.copied.connect(lambda t: self.statusBar().showMessage(f"copied {t}", 3000))
-        self.diagnostics.countChanged.connect(lambda n: self._tab_count(self.diagnostics, "Diagnostics", n))
+        self.diagnostics.countChanged.connect(
+            lambda n: self._tab_count(self.diagnostics, "Diagnostics", n)
+        )
         self.checks_matrix.failuresChanged.connect(
-            lambda n: self._tab_count(self.checks_matrix, "Checks", n, " failed"))
+            lambda n: self._tab_count(self.checks_matrix, "Checks", n, " failed")
+        )
 
     def _tab_count(self, widget, title: str, n: int, what: str = "") -> None:
         self.tabs.setTabText(self.tabs.indexOf(widget), f"{title} ({n}{what})" if n else title)
@@ -152,8 +224,12 @@ class MainWindow(QMainWindow):
         if self.workers.show(st):
             name = FRAMEWORK_LABELS.get(st.framework, st.framework)
             self.diagnostics.clear_for(f"worker:{st.framework}")
-            self.diagnostics.add("error", name, f"{name} could not be loaded: {st.detail}",
-                                 key=f"worker:{st.framework}")
+            self.diagnostics.add(
+                "error",
+                name,
+                f"{name} could not be loaded: {st.detail}",
+                key=f"worker:{st.framework}",
+            )
 
     # --- commands (menus, tool bar, tree, scripts and tests) -----------------------------------
     def start(self, run: bool = False) -> None:
@@ -169,6 +245,7 @@ class MainWindow(QMainWindow):
 
     def open_trap_examples(self) -> None:
         from gradviz.catalog import trap_examples
+
         self.open_files(trap_examples())
 
     def reload(self) -> None:
@@ -208,7 +285,7 @@ class MainWindow(QMainWindow):
     def reset_settings(self) -> None:
         self.runs.reset_settings()
 
-    def show_pair(self, pair: Optional[str]) -> None:
+    def show_pair(self, pair: str | None) -> None:
         self.pair_view.show(pair)
 
     def refresh_view(self) -> None:
@@ -236,7 +313,9 @@ class MainWindow(QMainWindow):
         return self.grab().save(path)
 
     def screenshot_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save window image", "gradviz.png", "PNG (*.png)")
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save window image", "gradviz.png", "PNG (*.png)"
+        )
         if path and not self.save_screenshot(path):
             QMessageBox.warning(self, "gradviz", f"could not write {path}")
 
@@ -246,7 +325,7 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, ev):
         super().resizeEvent(ev)
-        QTimer.singleShot(0, self.grid_room.fit)    # after the splitters took the new size
+        QTimer.singleShot(0, self.grid_room.fit)  # after the splitters took the new size
 
     def closeEvent(self, ev):
         """Save the settings, then stop every thread and worker this window started: a run in

@@ -3,15 +3,14 @@ custom is from default and from numeric, each mode's range, the explanation), an
 choice from the header's context menu (tick columns on and off, "Show all", "Default columns"),
 remembered in the settings file as a plain string of the hidden columns' names. Only the view hides
 them: the table holds every number, and the CSV / JSON exports write them all."""
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMenu, QTableWidget
 
 KEY = "numbers/hidden_columns"
-ALWAYS = ("tensor",)                  # a row must say what it is about
+ALWAYS = ("tensor",)  # a row must say what it is about
 
 
 def shown_by_default(source: str, key: str) -> bool:
@@ -34,20 +33,20 @@ def header_label(header: str, source: str) -> str:
 
 
 class ColumnChooser:
-    def __init__(self, table: QTableWidget, qsettings: Optional[object] = None):
+    def __init__(self, table: QTableWidget, qsettings: object | None = None):
         self.table = table
         self.qs = qsettings
-        self.columns: list[tuple[str, str, str]] = []   # (header, source, key) shown in the table
-        self.hidden: Optional[set[str]] = self._load()  # None: the default set
+        self.columns: list[tuple[str, str, str]] = []  # (header, source, key) shown in the table
+        self.hidden: set[str] | None = self._load()  # None: the default set
         header = table.horizontalHeader()
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         header.customContextMenuRequested.connect(self._menu)
 
-    def _load(self) -> Optional[set[str]]:
+    def _load(self) -> set[str] | None:
         raw = self.qs.value(KEY, None) if self.qs is not None else None
         if raw is None:
             return None
-        if isinstance(raw, (list, tuple)):                 # a hand-edited `a, b` reads as a list
+        if isinstance(raw, (list, tuple)):  # a hand-edited `a, b` reads as a list
             raw = ",".join(str(r) for r in raw)
         return {n.strip() for n in str(raw).split(",") if n.strip()}
 
@@ -69,8 +68,11 @@ class ColumnChooser:
             self.table.setColumnHidden(c, not self.is_shown(h, s, k))
 
     def set_shown(self, header: str, on: bool) -> None:
-        hidden = {h for h, s, k in self.columns if not self.is_shown(h, s, k)} \
-            if self.hidden is None else set(self.hidden)
+        hidden = (
+            {h for h, s, k in self.columns if not self.is_shown(h, s, k)}
+            if self.hidden is None
+            else set(self.hidden)
+        )
         (hidden.discard if on else hidden.add)(header)
         self._choose(hidden)
 

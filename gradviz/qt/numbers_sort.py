@@ -2,10 +2,10 @@
 verdict column worst first with the larger error first among equals, a filter over the rows, and
 the selected rows as tab-separated text with headers at full precision (what a spreadsheet or a
 bug report takes; the cells show 4 significant digits)."""
+
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence
@@ -13,14 +13,15 @@ from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
 
 from gradviz.compare.verdicts import VERDICTS
 
-SORT_ROLE = Qt.ItemDataRole.UserRole + 2      # the key a cell sorts by
-ROW_ROLE = Qt.ItemDataRole.UserRole + 1       # (op, tensor, framework) on a row's first cell
+SORT_ROLE = Qt.ItemDataRole.UserRole + 2  # the key a cell sorts by
+ROW_ROLE = Qt.ItemDataRole.UserRole + 1  # (op, tensor, framework) on a row's first cell
 
 
 class TriageTable(QTableWidget):
     """A table whose Copy key (Ctrl+C) copies the selected rows (copyRequested): the shortcut of
     its Copy action fires only while its window is active, and otherwise the view's own
     keyPressEvent copied one cell's rounded text."""
+
     copyRequested = Signal()
 
     def keyPressEvent(self, ev):
@@ -62,7 +63,7 @@ def worst_error(tc) -> float:
     return -1.0
 
 
-def sort_key(value, verdict_key: Optional[tuple] = None):
+def sort_key(value, verdict_key: tuple | None = None):
     """A cell's sort key: (rank, error) for the verdict, (1, number) for a number, (0, text) else
     (a missing value sorts as the empty text, below every number)."""
     if verdict_key is not None:
@@ -100,7 +101,7 @@ def selected_text(table: QTableWidget, headers: list[str]) -> str:
                 cells.append("")
                 continue
             raw = item.data(Qt.ItemDataRole.UserRole)
-            if raw is None:                     # a cell with no number: its text, "—" empty
+            if raw is None:  # a cell with no number: its text, "—" empty
                 raw = "" if item.text() == "—" else item.text()
             cells.append(full_text(raw))
         lines.append("\t".join(cells))
@@ -111,6 +112,9 @@ def row_matches(table: QTableWidget, r: int, words: list[str]) -> bool:
     """Every word of the filter is in some visible cell of row `r` (case-insensitive)."""
     if not words:
         return True
-    text = " ".join(table.item(r, c).text().lower() for c in range(table.columnCount())
-                    if table.item(r, c) is not None and not table.isColumnHidden(c))
+    text = " ".join(
+        table.item(r, c).text().lower()
+        for c in range(table.columnCount())
+        if table.item(r, c) is not None and not table.isColumnHidden(c)
+    )
     return all(w in text for w in words)

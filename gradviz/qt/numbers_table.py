@@ -6,9 +6,8 @@ verdict first at the start), a filter keeps the rows with its words, and Ctrl+C 
 selected rows with headers at full precision (qt/numbers_sort.py). With scope="run" the table is
 the run's "Worst tensors": every op's tensors, an op column first.
 """
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
@@ -46,11 +45,16 @@ from gradviz.qt.theme import verdict_text, verdict_tint
 
 class NumbersTable(QWidget):
     tensorSelected = Signal(str)
-    rowActivated = Signal(str, str, str)     # op, tensor, framework (double-click or Enter)
-    copied = Signal(int)                     # rows copied to the clipboard
+    rowActivated = Signal(str, str, str)  # op, tensor, framework (double-click or Enter)
+    copied = Signal(int)  # rows copied to the clipboard
 
-    def __init__(self, qsettings: Optional[object] = None, parent=None, scope: str = "pair",
-                 own_filter_line: bool = True):
+    def __init__(
+        self,
+        qsettings: object | None = None,
+        parent=None,
+        scope: str = "pair",
+        own_filter_line: bool = True,
+    ):
         """`own_filter_line` False: the filter box is left for the owner to place (the window
         puts it beside the tabs, where it costs the grid no height)."""
         super().__init__(parent)
@@ -80,7 +84,7 @@ class NumbersTable(QWidget):
         self.table.addAction(copy)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         self.copy_action = copy
-        self.chooser = ColumnChooser(self.table, qsettings)    # right-click the header
+        self.chooser = ColumnChooser(self.table, qsettings)  # right-click the header
         # worst verdict first (then the larger error) until the user clicks another header
         self._sort = ("verdict", Qt.SortOrder.DescendingOrder)
         self.table.horizontalHeader().sortIndicatorChanged.connect(self._sort_changed)
@@ -105,7 +109,7 @@ class NumbersTable(QWidget):
             # half each: parity (do torch and tf agree?) got a quarter, two of its ~12 rows in sight
             split.setSizes([200, 200])
             lay.addWidget(split)
-        else:                                   # the run's worst tensors: no parity pane
+        else:  # the run's worst tensors: no parity pane
             box.hide()
             lay.addWidget(self.table)
         self.parity_verdicts: list[str] = []
@@ -133,7 +137,9 @@ class NumbersTable(QWidget):
         return [self._row_data(r)[3] for r in range(self.table.rowCount())]
 
     # --- filling -------------------------------------------------------------------------------
-    def set_data(self, comparisons: dict, parity_rows=(), modes=MODES, parity_note: str = "") -> None:
+    def set_data(
+        self, comparisons: dict, parity_rows=(), modes=MODES, parity_note: str = ""
+    ) -> None:
         """comparisons: {framework: OpComparison}; parity_rows: compare.parity(...) rows;
         parity_note: why there are no parity rows yet (they come later through set_parity)."""
         self._cols = columns(modes, with_op=self.scope == "run")
@@ -150,7 +156,7 @@ class NumbersTable(QWidget):
         t = self.table
         t.setUpdatesEnabled(False)
         t.blockSignals(True)
-        t.setSortingEnabled(False)              # rows inserted sorted would land anywhere
+        t.setSortingEnabled(False)  # rows inserted sorted would land anywhere
         try:
             t.clear()
             t.setColumnCount(len(self._cols))
@@ -202,8 +208,12 @@ class NumbersTable(QWidget):
             value = op if key == "op" else cell_value(fw, tc, src, key)
             item = SortItem(fmt(value) if src != "row" or key in ("tolerance",) else str(value))
             item.setData(Qt.UserRole, value)
-            item.setData(SORT_ROLE, sort_key(value, (verdict_rank(verdict), worst_error(tc))
-                                             if key == "verdict" else None))
+            item.setData(
+                SORT_ROLE,
+                sort_key(
+                    value, (verdict_rank(verdict), worst_error(tc)) if key == "verdict" else None
+                ),
+            )
             if key == "verdict":
                 f = item.font()
                 f.setBold(True)
@@ -218,11 +228,17 @@ class NumbersTable(QWidget):
 
     def _row_error(self, r: int, op: str, fw: str, comp) -> None:
         for c, (_h, _src, key) in enumerate(self._cols):
-            text = {"op": op, "name": "(run failed)", "framework": fw, "verdict": "error",
-                    "explanation": comp.error.one_line()}.get(key, "")
+            text = {
+                "op": op,
+                "name": "(run failed)",
+                "framework": fw,
+                "verdict": "error",
+                "explanation": comp.error.one_line(),
+            }.get(key, "")
             item = SortItem(text)
-            item.setData(SORT_ROLE, (verdict_rank("error"), -1.0) if key == "verdict"
-                         else sort_key(text))
+            item.setData(
+                SORT_ROLE, (verdict_rank("error"), -1.0) if key == "verdict" else sort_key(text)
+            )
             if c == 0:
                 item.setData(ROW_ROLE, (op, "", fw, "error"))
             self.table.setItem(r, c, item)
@@ -234,7 +250,7 @@ class NumbersTable(QWidget):
             header, order = "verdict", Qt.SortOrder.DescendingOrder
         c = heads.index(header)
         self.table.horizontalHeader().setSortIndicator(c, order)
-        self.table.setSortingEnabled(True)      # sorts by the indicator, and on header clicks
+        self.table.setSortingEnabled(True)  # sorts by the indicator, and on header clicks
         self.table.sortItems(c, order)
 
     def _sort_changed(self, col: int, order) -> None:
@@ -287,7 +303,9 @@ class NumbersTable(QWidget):
 
     def _paint_parity_row(self, r: int) -> None:
         verdict = self.parity_verdicts[r]
-        tint = QBrush(QColor(verdict_tint(verdict if verdict in ("match", "differs") else "no-gradient")))
+        tint = QBrush(
+            QColor(verdict_tint(verdict if verdict in ("match", "differs") else "no-gradient"))
+        )
         for c in range(self.parity.columnCount()):
             item = self.parity.item(r, c)
             if item is not None:
@@ -318,15 +336,19 @@ class NumbersTable(QWidget):
             vals = [" ↔ ".join(row.frameworks), *vals] if named else vals
             for c, v in enumerate(vals):
                 item = QTableWidgetItem(str(v))
-                item.setToolTip(str(v))             # a long note is cut at the cell's edge
+                item.setToolTip(str(v))  # a long note is cut at the cell's edge
                 p.setItem(r, c, item)
             self._paint_parity_row(r)
         p.resizeColumnsToContents()
         p.horizontalHeader().setSectionResizeMode(len(heads) - 1, QHeaderView.Stretch)
         title = "torch ↔ tf parity" if not named else "parity across frameworks"
-        self.parity_label.setText(f"<b>{title}</b> ({len(rows)} rows)" if rows else
-                                  f"<b>torch ↔ tf parity</b>: {note}" if note else
-                                  "<b>torch ↔ tf parity</b>: run the op in both frameworks")
+        self.parity_label.setText(
+            f"<b>{title}</b> ({len(rows)} rows)"
+            if rows
+            else f"<b>torch ↔ tf parity</b>: {note}"
+            if note
+            else "<b>torch ↔ tf parity</b>: run the op in both frameworks"
+        )
 
     # --- lookup (tests, other views) -----------------------------------------------------------
     def value(self, tensor: str, framework: str, header: str):
@@ -340,7 +362,7 @@ class NumbersTable(QWidget):
         r = self.rows.index((tensor, framework))
         return self.table.item(r, c).text()
 
-    def select(self, tensor: str, framework: Optional[str] = None) -> None:
+    def select(self, tensor: str, framework: str | None = None) -> None:
         for r, (name, fw) in enumerate(self.rows):
             if name == tensor and (framework is None or fw == framework):
                 self.table.selectRow(r)
@@ -361,6 +383,7 @@ class NumbersTable(QWidget):
     def _parity_selected(self) -> None:
         rows = self.parity.selectionModel().selectedRows()
         if rows:
-            heads = [self.parity.horizontalHeaderItem(c).text()
-                     for c in range(self.parity.columnCount())]
+            heads = [
+                self.parity.horizontalHeaderItem(c).text() for c in range(self.parity.columnCount())
+            ]
             self.tensorSelected.emit(self.parity.item(rows[0].row(), heads.index("tensor")).text())

@@ -4,10 +4,10 @@ per file (queued, running, then the worst verdict, icon and colour; Δ when it c
 previous run, * when stale), a filter, and hand-made torch<->tf pairs. Selecting any op shows its
 pair in the grid.
 """
+
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
@@ -22,13 +22,15 @@ COL_NAME, COL_FW, COL_STATE, COL_WHERE = range(4)
 ROLE_KEY = Qt.UserRole + 1
 # marks a finding is flagged on (!): a pass, or nothing checked to fail
 PASSING_MARKS = ("ok", *PASSING, Verdict.UNCHECKED)
-CHANGED = "Δ"       # after the mark: the verdict changed since the op's previous run
+CHANGED = "Δ"  # after the mark: the verdict changed since the op's previous run
 
 
 class OpTree(QTreeWidget):
-    pairSelected = Signal(str)          # the pair name now shown
-    runRequested = Signal(object)       # list of OpKey (context menus "Run only this op", "Run this file's ops")
-    removeRequested = Signal(str)       # a file (context menu "Remove from the list")
+    pairSelected = Signal(str)  # the pair name now shown
+    runRequested = Signal(
+        object
+    )  # list of OpKey (context menus "Run only this op", "Run this file's ops")
+    removeRequested = Signal(str)  # a file (context menu "Remove from the list")
 
     def __init__(self, state: AppState, parent=None):
         super().__init__(parent)
@@ -53,7 +55,7 @@ class OpTree(QTreeWidget):
         self._filter = ""
 
     # --- what the window asks ------------------------------------------------------------------
-    def current_pair(self) -> Optional[str]:
+    def current_pair(self) -> str | None:
         item = self.currentItem()
         key = item.data(COL_NAME, ROLE_KEY) if item is not None else None
         return self.loaded.pair_name(tuple(key)) if key else None
@@ -75,20 +77,38 @@ class OpTree(QTreeWidget):
         """Paint an op's mark again, and its file's (the worst of the file's ops)."""
         item = self._items.get(key)
         if item is not None:
-            self._paint_mark(item, self.state.op_mark(key), self._op_tip(key),
-                             self.state.is_stale(key), self._warning(key), self._changed(key))
+            self._paint_mark(
+                item,
+                self.state.op_mark(key),
+                self._op_tip(key),
+                self.state.is_stale(key),
+                self._warning(key),
+                self._changed(key),
+            )
             if item.parent() is not None:
                 self._paint_file(item.parent(), key[1])
 
     def shown_mark(self, key_or_file) -> tuple[str, str, str]:
         """(glyph, colour, tooltip) the mark column shows for an op key or a file path."""
-        item = self._items.get(key_or_file) if isinstance(key_or_file, tuple) else next(
-            (self.topLevelItem(i) for i in range(self.topLevelItemCount())
-             if self.topLevelItem(i).toolTip(COL_NAME) == key_or_file), None)
+        item = (
+            self._items.get(key_or_file)
+            if isinstance(key_or_file, tuple)
+            else next(
+                (
+                    self.topLevelItem(i)
+                    for i in range(self.topLevelItemCount())
+                    if self.topLevelItem(i).toolTip(COL_NAME) == key_or_file
+                ),
+                None,
+            )
+        )
         if item is None:
             return ("", "", "")
-        return (item.text(COL_STATE), item.foreground(COL_STATE).color().name(),
-                item.toolTip(COL_STATE))
+        return (
+            item.text(COL_STATE),
+            item.foreground(COL_STATE).color().name(),
+            item.toolTip(COL_STATE),
+        )
 
     def set_filter(self, text: str) -> None:
         """Show only ops whose name, pair or file contains `text` (any case), and their files."""
@@ -108,10 +128,13 @@ class OpTree(QTreeWidget):
                 child = top.child(j)
                 key = child.data(COL_NAME, ROLE_KEY)
                 if not key:
-                    continue                     # a load error's line goes with its file
+                    continue  # a load error's line goes with its file
                 key = tuple(key)
-                hit = not want or file_hit or any(
-                    want in s.lower() for s in (key[2], self.loaded.pair_name(key)))
+                hit = (
+                    not want
+                    or file_hit
+                    or any(want in s.lower() for s in (key[2], self.loaded.pair_name(key)))
+                )
                 child.setHidden(not hit)
                 shown += hit
             top.setHidden(bool(want) and not file_hit and not shown)
@@ -143,8 +166,14 @@ class OpTree(QTreeWidget):
             err = self.loaded.errors.get(f)
             if err is not None:
                 top.setForeground(COL_NAME, QBrush(QColor(surface("error"))))
-                msg = QTreeWidgetItem([f"{err.type}: {err.message.splitlines()[0] if err.message else ''}",
-                                       "", "", err.where])
+                msg = QTreeWidgetItem(
+                    [
+                        f"{err.type}: {err.message.splitlines()[0] if err.message else ''}",
+                        "",
+                        "",
+                        err.where,
+                    ]
+                )
                 msg.setForeground(COL_NAME, QBrush(QColor(surface("error"))))
                 msg.setToolTip(COL_NAME, err.message)
                 top.addChild(msg)
@@ -172,12 +201,20 @@ class OpTree(QTreeWidget):
         item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
         item.setCheckState(COL_NAME, Qt.Checked if self.loaded.is_checked(key) else Qt.Unchecked)
         # the whole name first: a narrow tree (1000x700) cuts the label
-        item.setToolTip(COL_NAME, f"{op.qualname} ({op.kind}) · pairs as '{name}'\n{op.doc}".strip())
+        item.setToolTip(
+            COL_NAME, f"{op.qualname} ({op.kind}) · pairs as '{name}'\n{op.doc}".strip()
+        )
         item.setToolTip(COL_WHERE, op.where)
         item.setForeground(COL_FW, QBrush(QColor(framework_color(op.framework))))
         item.setFont(COL_FW, bold)
-        self._paint_mark(item, self.state.op_mark(key), self._op_tip(key), self.state.is_stale(key),
-                         self._warning(key), self._changed(key))
+        self._paint_mark(
+            item,
+            self.state.op_mark(key),
+            self._op_tip(key),
+            self.state.is_stale(key),
+            self._warning(key),
+            self._changed(key),
+        )
         self._items[key] = item
         return item
 
@@ -195,11 +232,10 @@ class OpTree(QTreeWidget):
         severity, codes = self.state.op_warning(key)
         found = f"\nDiagnostics ({severity}): {', '.join(codes)}" if severity else ""
         change = self._changed(key)
-        changed = (f"\nΔ changed since the previous run: {change[0]} → {change[1]}"
-                   if change else "")
+        changed = f"\nΔ changed since the previous run: {change[0]} → {change[1]}" if change else ""
         return self._verdict_tip(key) + changed + found + stale
 
-    def _changed(self, key: OpKey) -> Optional[tuple[str, str]]:
+    def _changed(self, key: OpKey) -> tuple[str, str] | None:
         """(old, new) mark when the op's verdict changed since its previous run (not while it
         runs again: its mark says that)."""
         if self.state.op_mark(key) in ("queued", "running"):
@@ -226,10 +262,16 @@ class OpTree(QTreeWidget):
         self._paint_mark(item, mark, f"worst of its ops: {mark}" if mark else "")
 
     @staticmethod
-    def _paint_mark(item: QTreeWidgetItem, mark: str, tip: str, stale: bool = False,
-                    warning: str = "", changed=None) -> None:
+    def _paint_mark(
+        item: QTreeWidgetItem,
+        mark: str,
+        tip: str,
+        stale: bool = False,
+        warning: str = "",
+        changed=None,
+    ) -> None:
         glyph, color = op_mark(mark)
-        if warning and glyph:                   # a match whose Diagnostics say otherwise
+        if warning and glyph:  # a match whose Diagnostics say otherwise
             glyph, color = glyph + "!", severity_color(warning)
         glyph += CHANGED if changed and glyph else ""
         item.setText(COL_STATE, glyph + ("*" if stale and glyph else ""))
@@ -250,7 +292,7 @@ class OpTree(QTreeWidget):
     def _menu(self, pos) -> None:
         item = self.itemAt(pos)
         key = item.data(COL_NAME, ROLE_KEY) if item is not None else None
-        if item is not None and item.parent() is None:        # a file
+        if item is not None and item.parent() is None:  # a file
             path = item.toolTip(COL_NAME)
             menu = QMenu(self)
             keys = [k for k in self.loaded.ordered_keys() if k[1] == path]
@@ -263,8 +305,10 @@ class OpTree(QTreeWidget):
             return
         key = tuple(key)
         menu = QMenu(self)
-        menu.addAction("Run only this op", lambda: self.runRequested.emit(
-            self.loaded.keys_of(self.loaded.pair_name(key))))
+        menu.addAction(
+            "Run only this op",
+            lambda: self.runRequested.emit(self.loaded.keys_of(self.loaded.pair_name(key))),
+        )
         others = [k for k in self.loaded.ordered_keys() if k[0] != key[0]]
         if others:
             menu.addAction("Pair with…", lambda: self._ask_pair(key, others))
@@ -274,7 +318,8 @@ class OpTree(QTreeWidget):
 
     def _ask_pair(self, key: OpKey, others: list[OpKey]) -> None:
         labels = [f"{k[0]}: {k[2]}  ({os.path.basename(k[1])})" for k in others]
-        choice, ok = QInputDialog.getItem(self, "Pair ops", f"Show {key[2]} ({key[0]}) together with:",
-                                          labels, 0, False)
+        choice, ok = QInputDialog.getItem(
+            self, "Pair ops", f"Show {key[2]} ({key[0]}) together with:", labels, 0, False
+        )
         if ok:
             self.pair_with(key, others[labels.index(choice)])

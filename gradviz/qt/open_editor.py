@@ -2,14 +2,14 @@
 takes (`+LINE FILE` for vi, nano, emacs and most; `-g FILE:LINE` for VS Code; `FILE:LINE` for
 Sublime), else the desktop's handler for the file (no line). The editor runs in its own session,
 without a shell; the window never waits for it."""
+
 from __future__ import annotations
 
 import os
 import shlex
 import subprocess
-from typing import Optional
 
-_started: list[subprocess.Popen] = []        # reaped on the next open: no zombie is left
+_started: list[subprocess.Popen] = []  # reaped on the next open: no zombie is left
 
 
 def editor_command(editor: str, path: str, line: int) -> list[str]:
@@ -22,7 +22,7 @@ def editor_command(editor: str, path: str, line: int) -> list[str]:
     return argv + [f"+{line}", path]
 
 
-def open_in_editor(where: str) -> Optional[str]:
+def open_in_editor(where: str) -> str | None:
     """Open "file:line"; returns why it could not, or None."""
     global _started
     _started = [p for p in _started if p.poll() is None]
@@ -35,13 +35,19 @@ def open_in_editor(where: str) -> Optional[str]:
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if editor:
         try:
-            _started.append(subprocess.Popen(editor_command(editor, path, line),
-                                             stdin=subprocess.DEVNULL, start_new_session=True))
+            _started.append(
+                subprocess.Popen(
+                    editor_command(editor, path, line),
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            )
         except (OSError, ValueError) as exc:
             return f"could not start the editor {editor!r}: {exc}"
         return None
     from PySide6.QtCore import QUrl
     from PySide6.QtGui import QDesktopServices
+
     if not QDesktopServices.openUrl(QUrl.fromLocalFile(path)):
         return f"no application opens {path}: set $VISUAL or $EDITOR"
     return None

@@ -1,9 +1,8 @@
 """The numbers table of the pair the grid shows, with its torch-vs-TF parity rows. Parity waits
 for the numeric pass (a partial result would give rows that change a moment later) and runs off
 the GUI thread when the arrays are big (ParityWorker): the table shows its rows when they come."""
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 from PySide6.QtCore import QObject
 
@@ -17,7 +16,7 @@ class PairNumbers(QObject):
         self.table = table
         self.parity_worker = ParityWorker(parent=self)
         self.parity_worker.ready.connect(self._parity_ready)
-        self._shown: Optional[tuple] = None     # (pair, results) the table shows
+        self._shown: tuple | None = None  # (pair, results) the table shows
 
     def show(self, pair: str, results: tuple, comps: dict, modes) -> None:
         self._shown = (pair, results)
@@ -35,8 +34,12 @@ class PairNumbers(QObject):
     def _parity_ready(self, pair: str, results: tuple, rows: list) -> None:
         self.parity_worker.accept(pair, results, rows)
         shown = self._shown
-        if shown and shown[0] == pair and len(shown[1]) == len(results) and \
-                all(a is b for a, b in zip(shown[1], results)):
+        if (
+            shown
+            and shown[0] == pair
+            and len(shown[1]) == len(results)
+            and all(a is b for a, b in zip(shown[1], results))
+        ):
             self.table.set_parity(rows)
 
     def close(self) -> bool:

@@ -1,9 +1,8 @@
 """What the middle of the window shows for the selected pair: header, flow chart, grid and
 numbers drawn from the model's analyses (or a message saying why there is nothing), redraws of
 results arriving close together debounced, and a clicked tensor or diagnostic followed."""
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 from PySide6.QtCore import QTimer
 
@@ -16,8 +15,19 @@ class PairView:
     `pair_label`, `flow_view`, `grid`, `numbers` (its table), `pair_numbers` (what fills it) and
     `diagnostics` (narrowed to the shown op, and followed when one is clicked)."""
 
-    def __init__(self, state, tree, grid, numbers, pair_numbers, pair_label, flow_view,
-                 diagnostics, run_picker, parent=None) -> None:
+    def __init__(
+        self,
+        state,
+        tree,
+        grid,
+        numbers,
+        pair_numbers,
+        pair_label,
+        flow_view,
+        diagnostics,
+        run_picker,
+        parent=None,
+    ) -> None:
         self.state, self.tree, self.grid, self.numbers = state, tree, grid, numbers
         self.pair_numbers, self.pair_label, self.flow_view = pair_numbers, pair_label, flow_view
         self.diagnostics, self.run_picker = diagnostics, run_picker
@@ -34,7 +44,7 @@ class PairView:
         self.diagnostics.problemSelected.connect(self.problem_selected)
         self.run_picker.picked.connect(self.against_picked)
 
-    def show(self, pair: Optional[str]) -> None:
+    def show(self, pair: str | None) -> None:
         state, grid = self.state, self.grid
         self._grid_timer.stop()
         self.diagnostics.set_selected_op(state.loaded.keys_of(pair) if pair else ())
@@ -56,15 +66,21 @@ class PairView:
         series = {fw: a.series for fw, a in analyses.items()}
         modes = next((r.request.settings.modes for r in results.values()), MODES)
         self.pair_label.show_pair(pair)
-        self.flow_view.set_figure(build_flow_figure(list(results.values()), pair)
-                                  if is_stack(list(results.values())) else None)
-        drawn = grid.set_data(pair, results, modes, comps, series=series,
-                              against=self._against(pair, analyses))
+        self.flow_view.set_figure(
+            build_flow_figure(list(results.values()), pair)
+            if is_stack(list(results.values()))
+            else None
+        )
+        drawn = grid.set_data(
+            pair, results, modes, comps, series=series, against=self._against(pair, analyses)
+        )
         states = {state.progress.states.get(k) for k in state.loaded.keys_of(pair)}
-        if not results and states & {"queued", "running"}:   # not "not run yet": it is on its way
-            grid.show_message(f"{pair}: " + ("running… (elapsed and timeout above)"
-                                             if "running" in states else "queued…"))
-        if drawn:                               # else the same results as shown: nothing to redo
+        if not results and states & {"queued", "running"}:  # not "not run yet": it is on its way
+            grid.show_message(
+                f"{pair}: "
+                + ("running… (elapsed and timeout above)" if "running" in states else "queued…")
+            )
+        if drawn:  # else the same results as shown: nothing to redo
             self.pair_numbers.show(pair, tuple(results.values()), comps, modes)
 
     def _against(self, pair: str, analyses: dict):

@@ -7,11 +7,12 @@ through a queued signal; its owner stops and joins it with close(); the last few
 cached by the identity of the results they were made from (weak references: the cache never
 keeps an old run's arrays alive), so showing a pair again costs nothing.
 """
+
 from __future__ import annotations
 
 import threading
 import weakref
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
@@ -25,6 +26,7 @@ def parity_rows(pair: str, results) -> list:
     differently; the row is about the pair)."""
     from gradviz.app.analysis import result_as_pair
     from gradviz.compare import parity
+
     return parity([result_as_pair(r, pair) for r in results])
 
 
@@ -40,25 +42,30 @@ def _elements(results) -> int:
 
 class ParityWorker(QObject):
     """rows(pair, results) -> rows now, or None while they are computed; `ready` brings them."""
-    ready = Signal(str, object, object)     # pair, tuple of results, list[ParityRow]
 
-    def __init__(self, compute: Optional[Callable] = None, parent=None):
+    ready = Signal(str, object, object)  # pair, tuple of results, list[ParityRow]
+
+    def __init__(self, compute: Callable | None = None, parent=None):
         super().__init__(parent)
         self._compute = compute or parity_rows
-        self._cache: list[tuple[str, tuple, list]] = []   # (pair, weakrefs, rows), newest last
+        self._cache: list[tuple[str, tuple, list]] = []  # (pair, weakrefs, rows), newest last
         self._lock = threading.Lock()
-        self._wanted: Optional[tuple[str, tuple]] = None  # newest request not yet answered
+        self._wanted: tuple[str, tuple] | None = None  # newest request not yet answered
         self._wake = threading.Event()
-        self._thread: Optional[threading.Thread] = None
+        self._thread: threading.Thread | None = None
         self._closed = False
 
-    def cached(self, pair: str, results: tuple) -> Optional[list]:
+    def cached(self, pair: str, results: tuple) -> list | None:
         for p, refs, rows in reversed(self._cache):
-            if p == pair and len(refs) == len(results) and all(a() is b for a, b in zip(refs, results)):
+            if (
+                p == pair
+                and len(refs) == len(results)
+                and all(a() is b for a, b in zip(refs, results))
+            ):
                 return rows
         return None
 
-    def rows(self, pair: str, results) -> Optional[list]:
+    def rows(self, pair: str, results) -> list | None:
         """The parity rows of `results` if known or cheap; else None, and `ready` follows."""
         results = tuple(results)
         hit = self.cached(pair, results)
@@ -73,7 +80,9 @@ class ParityWorker(QObject):
         if self._closed:
             return None
         if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="gradviz-gui-parity", daemon=True)
+            self._thread = threading.Thread(
+                target=self._loop, name="gradviz-gui-parity", daemon=True
+            )
             self._thread.start()
         self._wake.set()
         return None
@@ -81,7 +90,7 @@ class ParityWorker(QObject):
     def _remember(self, pair: str, results: tuple, rows: list) -> None:
         try:
             refs = tuple(weakref.ref(r) for r in results)
-        except TypeError:                       # not weak-referenceable: not cached
+        except TypeError:  # not weak-referenceable: not cached
             return
         live = [e for e in self._cache if all(ref() is not None for ref in e[1])]
         self._cache = (live + [(pair, refs, rows)])[-CACHE_SIZE:]
@@ -110,6 +119,7 @@ class ParityWorker(QObject):
                 rows = self._compute(pair, results)
             except Exception as exc:  # noqa: BLE001 - a bug in compare must not kill the thread
                 from gradviz.compare.torch_vs_tf import ParityRow
+
                 rows = [ParityRow(pair, "", "", "error", None, f"{type(exc).__name__}: {exc}")]
             self.ready.emit(pair, results, rows)
 

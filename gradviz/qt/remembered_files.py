@@ -3,14 +3,13 @@ next plain `gradviz` brings them back; and the saved files that could not be fou
 Diagnostics (until opened again) and the log; the status bar says so until the load begins.
 Only a window opened from the saved list (or the built-in examples) remembers: files given on
 the command line are a one-off look and leave the saved list alone."""
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 from gradviz.app.open_list import SETTING, Restored, entries_of, restore, saved_entries
 
 
-def read_saved(qsettings) -> Optional[Restored]:
+def read_saved(qsettings) -> Restored | None:
     """The files of the saved list, or None when there is no list (a fresh or older config)."""
     if not qsettings.contains(SETTING):
         return None
@@ -26,19 +25,25 @@ class RememberedFiles:
         """The list goes to `qs` as `state`'s files change; the saved files `restored` left out
         are said in `diagnostics` (shown in `tabs`), `log` and `summary`."""
         self.qs, self.state, self.diagnostics = qs, state, diagnostics
-        self._saved: Optional[list[str]] = None
-        self._missing: dict[str, str] = {}       # entry -> its diagnostics tag
+        self._saved: list[str] | None = None
+        self._missing: dict[str, str] = {}  # entry -> its diagnostics tag
         lines = restored.missing_lines()
         for i, ((entry, _why), line) in enumerate(zip(restored.missing, lines)):
-            tag = f"missing:{i}:"                # clear_for matches a prefix: unique per entry
+            tag = f"missing:{i}:"  # clear_for matches a prefix: unique per entry
             self._missing[entry] = tag
-            diagnostics.add("warning", "open files", line, key=tag,
-                                detail="It was in the list of open files saved by the last "
-                                       "launch; it is left out of this launch and of the list.")
+            diagnostics.add(
+                "warning",
+                "open files",
+                line,
+                key=tag,
+                detail="It was in the list of open files saved by the last "
+                "launch; it is left out of this launch and of the list.",
+            )
         if lines:
             log.add("files", "saved open files left out: " + "; ".join(lines))
-            summary.setText(f"{len(lines)} saved file(s) missing (see Diagnostics): "
-                                + "; ".join(lines))
+            summary.setText(
+                f"{len(lines)} saved file(s) missing (see Diagnostics): " + "; ".join(lines)
+            )
             tabs.setCurrentWidget(diagnostics)
         state.subscribe("files", self.save)
         self.save()
@@ -50,5 +55,5 @@ class RememberedFiles:
             return
         self.qs.setValue(SETTING, entries)
         self._saved = entries
-        for entry in [e for e in self._missing if e in entries]:   # opened again: not missing
+        for entry in [e for e in self._missing if e in entries]:  # opened again: not missing
             self.diagnostics.clear_for(self._missing.pop(entry))

@@ -1,9 +1,8 @@
 """The box beside the pair header that picks an earlier run of the shown op to draw this one
 against (issue 28 item 5): its difference view then shows each mode now minus that run's
 (plots/against.py). It lists the runs the app's history kept (gradviz.app.history)."""
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox
@@ -12,13 +11,15 @@ NONE_TEXT = "against: none (pick an earlier run)"
 
 
 class EarlierRunPicker(QComboBox):
-    picked = Signal(object)         # the run number picked, or None
+    picked = Signal(object)  # the run number picked, or None
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.setToolTip("Draw this run against an earlier one of the op: the difference view "
-                        "shows each mode now minus that run's")
+        self.setToolTip(
+            "Draw this run against an earlier one of the op: the difference view "
+            "shows each mode now minus that run's"
+        )
         self.offer([])
         self.currentIndexChanged.connect(lambda _i: self.picked.emit(self.number()))
 
@@ -35,11 +36,13 @@ class EarlierRunPicker(QComboBox):
         self.setEnabled(bool(runs))
         self.blockSignals(False)
 
-    def number(self) -> Optional[int]:
+    def number(self) -> int | None:
         return self.currentData()
 
-    def pick(self, number: Optional[int]) -> None:
+    def pick(self, number: int | None) -> None:
         i = self.findData(number) if number is not None else 0
         if i < 0:
-            raise ValueError(f"run {number} is not offered: {[self.itemText(j) for j in range(self.count())]}")
+            raise ValueError(
+                f"run {number} is not offered: {[self.itemText(j) for j in range(self.count())]}"
+            )
         self.setCurrentIndex(i)

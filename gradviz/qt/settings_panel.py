@@ -3,10 +3,10 @@ contract checks, timeout.
 Persisted in the settings file (app/settings_file.py, checked by its schema); invalid text is
 shown in red, never silently replaced.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QStandardItemModel
@@ -67,7 +67,7 @@ DEFAULT_RANGE = _default("run/range")
 
 
 class SettingsPanel(QWidget):
-    changed = Signal()          # the user changed a setting (the window marks older runs stale)
+    changed = Signal()  # the user changed a setting (the window marks older runs stale)
 
     def __init__(self, qsettings, frameworks=FRAMEWORKS, parent=None):
         super().__init__(parent)
@@ -84,7 +84,9 @@ class SettingsPanel(QWidget):
         for i, fw in enumerate(self.frameworks):
             box = QComboBox()
             box.addItem("auto", "auto")
-            box.setToolTip("devices are listed once the worker has loaded " + FRAMEWORK_LABELS.get(fw, fw))
+            box.setToolTip(
+                "devices are listed once the worker has loaded " + FRAMEWORK_LABELS.get(fw, fw)
+            )
             box.currentIndexChanged.connect(self._changed)
             self.device[fw] = box
             if shared is None:
@@ -123,8 +125,10 @@ class SettingsPanel(QWidget):
         self.dtype.currentIndexChanged.connect(self._changed)
         form.addRow("dtype", self.dtype)
         self.range = QLineEdit(DEFAULT_RANGE)
-        self.range.setToolTip("float inputs are drawn from LO,HI (as --range): -6,6 reaches "
-                              "hard-sigmoid's kinks at ±3; an inputs= range in the op wins")
+        self.range.setToolTip(
+            "float inputs are drawn from LO,HI (as --range): -6,6 reaches "
+            "hard-sigmoid's kinks at ±3; an inputs= range in the op wins"
+        )
         self.range.textChanged.connect(self._changed)
         form.addRow("range", self.range)
         self.seed = QSpinBox()
@@ -134,7 +138,9 @@ class SettingsPanel(QWidget):
         self.upstream = QComboBox()
         self.upstream.setEditable(True)
         self.upstream.addItems(["ones", "random", "const:0.5"])
-        self.upstream.setToolTip("gradient fed into the op's output: ones, random (from the seed) or const:K")
+        self.upstream.setToolTip(
+            "gradient fed into the op's output: ones, random (from the seed) or const:K"
+        )
         self.upstream.currentTextChanged.connect(self._changed)
         form.addRow("upstream", self.upstream)
         modes = QWidget()
@@ -164,7 +170,7 @@ class SettingsPanel(QWidget):
         self._changed()
 
     # --- values --------------------------------------------------------------------------------
-    def settings(self, framework: Optional[str] = None) -> RunSettings:
+    def settings(self, framework: str | None = None) -> RunSettings:
         """The RunSettings for one framework's requests. Raises ValueError on invalid text."""
         shape = parse_shape(self.shape.text())
         input_range = parse_range(self.range.text())
@@ -174,11 +180,19 @@ class SettingsPanel(QWidget):
         if not modes:
             raise ValueError("pick at least one mode")
         device = self.device[framework].currentData() if framework in self.device else "auto"
-        return RunSettings(graph=self.graph.currentData(), shape=shape, dtype=self.dtype.currentText(),
-                           seed=self.seed.value(), upstream=upstream, device=device or "auto",
-                           modes=modes, timeout=float(self.timeout.value()),
-                           depth=self.depth.value(), input_range=input_range,
-                           checks=tuple(c for c in CHECKS if self.checks[c].isChecked()))
+        return RunSettings(
+            graph=self.graph.currentData(),
+            shape=shape,
+            dtype=self.dtype.currentText(),
+            seed=self.seed.value(),
+            upstream=upstream,
+            device=device or "auto",
+            modes=modes,
+            timeout=float(self.timeout.value()),
+            depth=self.depth.value(),
+            input_range=input_range,
+            checks=tuple(c for c in CHECKS if self.checks[c].isChecked()),
+        )
 
     def text_fields(self) -> list[QWidget]:
         """The fields typed into (Esc there undoes the edit, never cancels a run: qt/field_escape)."""
@@ -201,7 +215,11 @@ class SettingsPanel(QWidget):
             box.addItem("auto", "auto")
             model: QStandardItemModel = box.model()
             for d in entry.get("devices", []):
-                label = d["name"] if d.get("available", True) else f"{d['name']} — {d.get('reason', 'unavailable')}"
+                label = (
+                    d["name"]
+                    if d.get("available", True)
+                    else f"{d['name']} — {d.get('reason', 'unavailable')}"
+                )
                 box.addItem(label, d["name"])
                 item = model.item(box.count() - 1)
                 if not d.get("available", True):
@@ -222,7 +240,7 @@ class SettingsPanel(QWidget):
         self.graph.setCurrentIndex(max(0, self.graph.findData(self._saved("run/graph"))))
         self.shape.setText(str(self._saved("run/shape")))
         self.dtype.setCurrentText(str(self._saved("run/dtype")))
-        self.fallbacks: list[str] = []         # saved values that were unusable: defaults used
+        self.fallbacks: list[str] = []  # saved values that were unusable: defaults used
         self.seed.setValue(self._number("run/seed", int, self.seed))
         self.range.setText(self._range_text())
         self.upstream.setCurrentText(str(self._saved("run/upstream")))
@@ -246,7 +264,7 @@ class SettingsPanel(QWidget):
         """Every run setting back to its default (what a fresh install starts with): a float64,
         random-upstream or numeric-off choice persists across launches unnoticed otherwise."""
         for key in self.qs.allKeys():
-            if key.startswith("run/") and key != "run/watch":   # watching is a menu's, not a run's
+            if key.startswith("run/") and key != "run/watch":  # watching is a menu's, not a run's
                 self.qs.remove(key)
         self.load()
         self._changed()
@@ -273,7 +291,7 @@ class SettingsPanel(QWidget):
         """The saved range when it parses, else the default (named in self.fallbacks)."""
         raw = self.qs.value("run/range", DEFAULT_RANGE)
         if isinstance(raw, list) and all(isinstance(p, str) for p in raw):
-            raw = ",".join(raw)   # a hand-written `range=-6,6` reads back as a list of two
+            raw = ",".join(raw)  # a hand-written `range=-6,6` reads back as a list of two
         try:
             if not isinstance(raw, str):
                 raise ValueError(raw)
@@ -327,8 +345,11 @@ class SettingsPanel(QWidget):
         """The checks in two columns where `width` (what the panel is shown in) has room for
         them, else in one: two held the panel, and the window's left pane, at ~440 px."""
         grid, boxes = self._checks_grid, list(self.checks.values())
-        pair = max(b.sizeHint().width() for b in boxes[0::2]) + \
-            max(b.sizeHint().width() for b in boxes[1::2]) + grid.horizontalSpacing()
+        pair = (
+            max(b.sizeHint().width() for b in boxes[0::2])
+            + max(b.sizeHint().width() for b in boxes[1::2])
+            + grid.horizontalSpacing()
+        )
         m = self.layout().contentsMargins()
         self._lay_checks(boxes, 2 if width - m.left() - m.right() >= pair else 1)
 
@@ -340,7 +361,6 @@ class SettingsPanel(QWidget):
         if not self._loading:
             self.save()
             self.changed.emit()
-
 
     def restyle(self) -> None:
         """Colours for the scheme the window shows: the help, the problem and the fields it names."""
@@ -369,8 +389,11 @@ class SettingsScroll(QScrollArea):
         checks and timeout scrolled away at 1500x950)."""
         panel = self.widget()
         width = self.viewport().width()
-        want = (panel.heightForWidth(width) if panel.hasHeightForWidth() and width > 0
-                else panel.sizeHint().height()) + 2 * self.frameWidth()
+        want = (
+            panel.heightForWidth(width)
+            if panel.hasHeightForWidth() and width > 0
+            else panel.sizeHint().height()
+        ) + 2 * self.frameWidth()
         room = self.window().height() // 2 if self.window() is not self else want
         return QSize(super().minimumSizeHint().width(), min(want, room))
 

@@ -6,34 +6,40 @@ The callbacks given to a task run on the owner's thread, through the task's own 
 call to a deleted task is dropped by Qt, never made into freed memory (a lambda connected to a
 queued signal has no such guard).
 """
+
 from __future__ import annotations
 
 import threading
 import time
 import traceback
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
 
 class Task(QObject):
     started = Signal()
-    returned = Signal(object)        # what the call returned
-    errored = Signal(str)            # "Type: message\ntraceback": a bug, never the user's code
-    ended = Signal(object)           # this task, after returned or errored was handled
+    returned = Signal(object)  # what the call returned
+    errored = Signal(str)  # "Type: message\ntraceback": a bug, never the user's code
+    ended = Signal(object)  # this task, after returned or errored was handled
 
-    def __init__(self, name: str, call: Callable[[], object],
-                 on_return: Optional[Callable[[object], None]] = None,
-                 on_error: Optional[Callable[[str], None]] = None, parent=None):
+    def __init__(
+        self,
+        name: str,
+        call: Callable[[], object],
+        on_return: Callable[[object], None] | None = None,
+        on_error: Callable[[str], None] | None = None,
+        parent=None,
+    ):
         super().__init__(parent)
         self.name = name
         self._call = call
         self._on_return, self._on_error = on_return, on_error
-        self._thread: Optional[threading.Thread] = None
+        self._thread: threading.Thread | None = None
         self.returned.connect(self._handle_return)
         self.errored.connect(self._handle_error)
 
-    def start(self) -> "Task":
+    def start(self) -> Task:
         self._thread = threading.Thread(target=self._run, name=f"gradviz-{self.name}", daemon=True)
         self._thread.start()
         return self
@@ -63,7 +69,7 @@ class Task(QObject):
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def join(self, timeout: Optional[float] = None) -> bool:
+    def join(self, timeout: float | None = None) -> bool:
         """Wait for the thread to end; True when it has."""
         if self._thread is not None:
             self._thread.join(timeout)
@@ -73,16 +79,21 @@ class Task(QObject):
 class TaskGroup(QObject):
     """The owner of a set of tasks: starts them, forgets each once it has ended, and joins the
     rest on close."""
-    errored = Signal(str)            # any task's error
+
+    errored = Signal(str)  # any task's error
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self._tasks: list[Task] = []
         self.closed = False
 
-    def start(self, name: str, call: Callable[[], object],
-              on_return: Optional[Callable[[object], None]] = None,
-              on_error: Optional[Callable[[str], None]] = None) -> Optional[Task]:
+    def start(
+        self,
+        name: str,
+        call: Callable[[], object],
+        on_return: Callable[[object], None] | None = None,
+        on_error: Callable[[str], None] | None = None,
+    ) -> Task | None:
         """Run `call` on a thread; `on_return` / `on_error` then run on this object's thread.
         None once closed."""
         if self.closed:

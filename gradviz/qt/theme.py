@@ -7,6 +7,7 @@ verdict's colour mixed into the dark base. Widgets ask `verdict_text`, `verdict_
 when they fill, and repaint from them when the window switches scheme (gradviz/qt/window_theme.py).
 Exports never read the scheme: they stay light.
 """
+
 from __future__ import annotations
 
 import sys
@@ -31,49 +32,117 @@ from gradviz.plots.palette import FRAMEWORK_LABEL as FRAMEWORK_LABELS
 from gradviz.verdict import Verdict
 from gradviz.vocab import CheckStatus
 
-__all__ = ["FRAMEWORK_COLORS", "FRAMEWORK_LABELS", "INF_COLOR", "MODE_COLORS", "NAN_COLOR",
-           "VERDICT_TEXT", "STATE_COLORS", "OP_MARKS", "CHECK_STYLES",
-           "THEME_CHOICES", "SURFACES", "scheme_of", "current_scheme", "set_current_scheme",
-           "surface", "ink", "verdict_text", "verdict_tint", "op_mark",
-           "check_style", "state_color", "severity_color", "framework_color", "plot_text",
-           "figure_ink", "mark_color", "mix", "legible"]
+__all__ = [
+    "FRAMEWORK_COLORS",
+    "FRAMEWORK_LABELS",
+    "INF_COLOR",
+    "MODE_COLORS",
+    "NAN_COLOR",
+    "VERDICT_TEXT",
+    "STATE_COLORS",
+    "OP_MARKS",
+    "CHECK_STYLES",
+    "THEME_CHOICES",
+    "SURFACES",
+    "scheme_of",
+    "current_scheme",
+    "set_current_scheme",
+    "surface",
+    "ink",
+    "verdict_text",
+    "verdict_tint",
+    "op_mark",
+    "check_style",
+    "state_color",
+    "severity_color",
+    "framework_color",
+    "plot_text",
+    "figure_ink",
+    "mark_color",
+    "mix",
+    "legible",
+]
 
-STATE_COLORS = {"starting": "#8a6d00", "ready": "#1b6e1b", "busy": "#1f4fa3",
-                "failed": "#9a0d0d", "stopped": "#666666"}
+STATE_COLORS = {
+    "starting": "#8a6d00",
+    "ready": "#1b6e1b",
+    "busy": "#1f4fa3",
+    "failed": "#9a0d0d",
+    "stopped": "#666666",
+}
 
 # Progress of one op in one framework, then its worst verdict, as the op tree shows it
 # (gradviz.app.state.AppState.op_mark): a glyph and its colour (light scheme; op_mark() for now).
-OP_MARKS = {"queued": ("…", "#666666"), "running": ("▶", "#1f4fa3"), "cancelled": ("⊘", "#666666"),
-            "ok": ("✓", "#1b6e1b"),
-            **{v.value: (v.glyph, VERDICT_TEXT[v]) for v in Verdict if v.glyph}}
+OP_MARKS = {
+    "queued": ("…", "#666666"),
+    "running": ("▶", "#1f4fa3"),
+    "cancelled": ("⊘", "#666666"),
+    "ok": ("✓", "#1b6e1b"),
+    **{v.value: (v.glyph, VERDICT_TEXT[v]) for v in Verdict if v.glyph},
+}
 
 # Contract checks (--checks), as the checks matrix shows them: (icon, text colour, background).
 # The icons are the statuses' own glyphs (gradviz/vocab.py).
-_CHECK_COLORS = {CheckStatus.PASS: ("#1b6e1b", "#d8f0d8"), CheckStatus.FAIL: ("#9a0d0d", "#f7d0d0"),
-                 CheckStatus.SKIP: ("#666666", "#eeeeee"), CheckStatus.PENDING: ("#8a6d00", "#fff6d6"),
-                 # chosen, but the run ended without it: the op's plain run failed, or a cancel
-                 CheckStatus.NOT_RUN: ("#666666", "#f2f2f2"), CheckStatus.CANCELLED: ("#666666", "#f2f2f2")}
+_CHECK_COLORS = {
+    CheckStatus.PASS: ("#1b6e1b", "#d8f0d8"),
+    CheckStatus.FAIL: ("#9a0d0d", "#f7d0d0"),
+    CheckStatus.SKIP: ("#666666", "#eeeeee"),
+    CheckStatus.PENDING: ("#8a6d00", "#fff6d6"),
+    # chosen, but the run ended without it: the op's plain run failed, or a cancel
+    CheckStatus.NOT_RUN: ("#666666", "#f2f2f2"),
+    CheckStatus.CANCELLED: ("#666666", "#f2f2f2"),
+}
 CHECK_STYLES = {s: (s.glyph, *_CHECK_COLORS[s]) for s in CheckStatus}
 
 SEVERITY_COLORS = {"error": "#9a0d0d", "warning": "#a3560d", "info": "#1f4fa3"}
 
-THEME_CHOICES = THEMES       # View > Theme, saved as view/theme (the settings schema's choices)
+THEME_CHOICES = THEMES  # View > Theme, saved as view/theme (the settings schema's choices)
 
 # The surfaces widgets paint themselves (the rest comes from the application palette,
 # gradviz/qt/app_palette.py). "base" is what tables and trees are drawn on.
 SURFACES = {
-    "light": {"window": "#efefef", "base": "#ffffff", "alternate": "#f7f7f7", "text": "#000000",
-              "muted": "#666666", "faint": "#888888", "error": "#9a0d0d", "invalid": "#f7d0d0",
-              "row_border": "#d0d0d0", "row_focus": "#1f6fd0", "row_focus_fill": "#eef4ff",
-              "plot": PLOT_SCHEMES["light"]["background"], "empty": EMPTY_BACKGROUND,
-              "note": NOTE_TEXT, "message": "#555555", "zero_line": ZERO_LINE,
-              "readout_fill": "#ffffff", "running": "#1f4fa3", "stale": "#a3560d"},
-    "dark": {"window": "#2b2b2b", "base": "#1e1e1e", "alternate": "#262626", "text": "#e6e6e6",
-             "muted": "#a8a8a8", "faint": "#9a9a9a", "error": "#ff8a80", "invalid": "#5c2323",
-             "row_border": "#454545", "row_focus": "#5b9cf0", "row_focus_fill": "#1d2b42",
-             "plot": PLOT_SCHEMES["dark"]["background"], "empty": "#242424",
-             "note": "#b0b0b0", "message": "#c0c0c0", "zero_line": "#4a4a4a",
-             "readout_fill": "#2a2a2a", "running": "#8ab4f8", "stale": "#f0a860"},
+    "light": {
+        "window": "#efefef",
+        "base": "#ffffff",
+        "alternate": "#f7f7f7",
+        "text": "#000000",
+        "muted": "#666666",
+        "faint": "#888888",
+        "error": "#9a0d0d",
+        "invalid": "#f7d0d0",
+        "row_border": "#d0d0d0",
+        "row_focus": "#1f6fd0",
+        "row_focus_fill": "#eef4ff",
+        "plot": PLOT_SCHEMES["light"]["background"],
+        "empty": EMPTY_BACKGROUND,
+        "note": NOTE_TEXT,
+        "message": "#555555",
+        "zero_line": ZERO_LINE,
+        "readout_fill": "#ffffff",
+        "running": "#1f4fa3",
+        "stale": "#a3560d",
+    },
+    "dark": {
+        "window": "#2b2b2b",
+        "base": "#1e1e1e",
+        "alternate": "#262626",
+        "text": "#e6e6e6",
+        "muted": "#a8a8a8",
+        "faint": "#9a9a9a",
+        "error": "#ff8a80",
+        "invalid": "#5c2323",
+        "row_border": "#454545",
+        "row_focus": "#5b9cf0",
+        "row_focus_fill": "#1d2b42",
+        "plot": PLOT_SCHEMES["dark"]["background"],
+        "empty": "#242424",
+        "note": "#b0b0b0",
+        "message": "#c0c0c0",
+        "zero_line": "#4a4a4a",
+        "readout_fill": "#2a2a2a",
+        "running": "#8ab4f8",
+        "stale": "#f0a860",
+    },
 }
 
 _now = {"scheme": "light"}
@@ -89,11 +158,12 @@ def set_current_scheme(scheme: str) -> None:
 
 
 def scheme_of(desktop_scheme, choice: str = "follow desktop") -> str:
-    """"light" or "dark": the user's choice, else the desktop's (a Qt.ColorScheme; Unknown, as
+    """ "light" or "dark": the user's choice, else the desktop's (a Qt.ColorScheme; Unknown, as
     under the offscreen platform, reads as light)."""
     if choice in ("light", "dark"):
         return choice
     from PySide6.QtCore import Qt
+
     return "dark" if desktop_scheme == Qt.ColorScheme.Dark else "light"
 
 
@@ -103,9 +173,9 @@ def surface(name: str, scheme: str | None = None) -> str:
 
 # --- colour arithmetic (no Qt) -------------------------------------------------------------------
 def mix(a: str, b: str, t: float) -> str:
-    """"#rrggbb" a fraction t of the way from colour a to colour b."""
-    ca = [int(a[i:i + 2], 16) for i in (1, 3, 5)]
-    cb = [int(b[i:i + 2], 16) for i in (1, 3, 5)]
+    """ "#rrggbb" a fraction t of the way from colour a to colour b."""
+    ca = [int(a[i : i + 2], 16) for i in (1, 3, 5)]
+    cb = [int(b[i : i + 2], 16) for i in (1, 3, 5)]
     return "#" + "".join(f"{round(x + (y - x) * t):02x}" for x, y in zip(ca, cb))
 
 
@@ -120,7 +190,9 @@ def legible(fg: str, bg: str, ratio: float = 4.5) -> str:
     background) or black (on a light one) just far enough: the same hue, readable."""
     if contrast_ratio(fg, bg) >= ratio:
         return fg
-    toward = "#ffffff" if contrast_ratio("#ffffff", bg) > contrast_ratio("#000000", bg) else "#000000"
+    toward = (
+        "#ffffff" if contrast_ratio("#ffffff", bg) > contrast_ratio("#000000", bg) else "#000000"
+    )
     for step in range(1, 21):
         c = mix(fg, toward, step / 20)
         if contrast_ratio(c, bg) >= ratio:
@@ -135,7 +207,7 @@ def ink(color: str, scheme: str | None = None) -> str:
     TensorFlow orange); in dark lightened as needed."""
     scheme = scheme or current_scheme()
     s = SURFACES[scheme]
-    ratio = DARK_TEXT_RATIO if scheme == "dark" else 4.5   # light: the palette's, where it reads
+    ratio = DARK_TEXT_RATIO if scheme == "dark" else 4.5  # light: the palette's, where it reads
     return legible(legible(color, s["window"], ratio), s["base"], ratio)
 
 
@@ -218,7 +290,7 @@ def apply_plot_scheme(root, scheme: str) -> None:
     """Plots under `root` (and those made later) on the scheme's background, with axes and
     labels in its foreground. Exports do not read this: they stay on white."""
     pg = sys.modules.get("pyqtgraph")
-    if pg is None:      # no plot yet: the grid sets plot_options() when it imports pyqtgraph
+    if pg is None:  # no plot yet: the grid sets plot_options() when it imports pyqtgraph
         return
     colors = PLOT_SCHEMES[scheme]
     pg.setConfigOptions(background=colors["background"], foreground=colors["foreground"])

@@ -1,10 +1,11 @@
 """The window's op files: opening them (dialogs, recent, trap examples, drops), loading and
 reloading them in the workers, taking one off the list, and re-running what a watched file's
 change touched."""
+
 from __future__ import annotations
 
 import os
-from typing import Callable, Optional
+from collections.abc import Callable
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFileDialog
@@ -21,19 +22,48 @@ class FileControl:
     `on_loaded()` after each load, `on_done(results)` for a run a load wanted but could not
     start. `act_watch` turns the watch on and off."""
 
-    def __init__(self, state, bridge, qs, recent, parent, *, summary, log, diagnostics, tabs,
-                 tree, op_filter, pair_view, runs, act_watch, note: Callable[[str, str], None],
-                 on_loaded: Callable[[], None], on_done: Callable[[list], None]) -> None:
-        self.state, self.bridge, self.qs, self.recent, self.parent = state, bridge, qs, recent, parent
+    def __init__(
+        self,
+        state,
+        bridge,
+        qs,
+        recent,
+        parent,
+        *,
+        summary,
+        log,
+        diagnostics,
+        tabs,
+        tree,
+        op_filter,
+        pair_view,
+        runs,
+        act_watch,
+        note: Callable[[str, str], None],
+        on_loaded: Callable[[], None],
+        on_done: Callable[[list], None],
+    ) -> None:
+        self.state, self.bridge, self.qs, self.recent, self.parent = (
+            state,
+            bridge,
+            qs,
+            recent,
+            parent,
+        )
         self.summary, self.log, self.diagnostics, self.tabs = summary, log, diagnostics, tabs
         self.tree, self.op_filter, self.pair_view, self.runs = tree, op_filter, pair_view, runs
-        self.act_watch, self.note, self.on_loaded, self.on_done = act_watch, note, on_loaded, on_done
+        self.act_watch, self.note, self.on_loaded, self.on_done = (
+            act_watch,
+            note,
+            on_loaded,
+            on_done,
+        )
         self.watcher = FileWatcher(parent=parent)
         self.watcher.enabled = act_watch.isChecked()
-        self._opened: list[str] = []   # files the user just opened: their first op is shown
+        self._opened: list[str] = []  # files the user just opened: their first op is shown
         # the op shown when its file stopped loading (a save with a syntax error): shown again
         # once the file loads (the tree had moved on to another file's first op for good)
-        self._lost: Optional[tuple[str, str]] = None     # (pair, its file)
+        self._lost: tuple[str, str] | None = None  # (pair, its file)
 
     def connect(self) -> None:
         self.bridge.catalogsReady.connect(self.catalogs)
@@ -62,13 +92,16 @@ class FileControl:
 
     def open_dialog(self) -> None:
         start = self.qs.value("files/last_dir", os.getcwd())
-        paths, _ = QFileDialog.getOpenFileNames(self.parent, "Open op files", start, "Python files (*.py)")
+        paths, _ = QFileDialog.getOpenFileNames(
+            self.parent, "Open op files", start, "Python files (*.py)"
+        )
         if paths:
             self.qs.setValue("files/last_dir", os.path.dirname(paths[0]))
             self.open_files(paths)
 
     def open_module_dialog(self) -> None:
         from gradviz.qt.open_module import ask_module_file
+
         path, name = ask_module_file(self.parent, str(self.qs.value("files/last_module", "")))
         if path:
             self.qs.setValue("files/last_module", name)
@@ -84,17 +117,17 @@ class FileControl:
         loaded = self.state.loaded
         text = f"{len(loaded.files)} file(s), {len(loaded.ops)} op(s)"
         hidden = len(loaded.ops) - len(self.tree.visible_keys())
-        if self.op_filter.text() and hidden:     # a dropped file's ops may be among them
+        if self.op_filter.text() and hidden:  # a dropped file's ops may be among them
             text += f" — the filter '{self.op_filter.text()}' hides {hidden} (Esc in it clears it)"
         self.summary.setText(text)
         self._show_opened(files)
         if self._lost is not None and shown not in (None, self._lost[0]):
-            self._lost = None                   # the user went on to another op meanwhile
+            self._lost = None  # the user went on to another op meanwhile
         broken = sorted(f for f in shown_files if f in loaded.errors)
         if shown and shown not in loaded.pairs() and broken:
             self._lost = (shown, broken[0])
         if self._lost is not None and self._lost[0] in loaded.pairs():
-            self.tree.select_pair(self._lost[0])        # the file loads again: back to its op
+            self.tree.select_pair(self._lost[0])  # the file loads again: back to its op
             self._lost = None
         self.on_loaded()
         if keys is not None and not self.runs.run(keys) and first:
@@ -105,7 +138,8 @@ class FileControl:
             self.tree.select_file(file)
             self.pair_view.grid.show_message(
                 f"{pair}: {os.path.basename(file)} did not load ({loaded.errors[file].one_line()}). "
-                "Fix it and save: the op is shown again.")
+                "Fix it and save: the op is shown again."
+            )
             return
         self.pair_view.show(self.tree.current_pair())
 
@@ -134,8 +168,9 @@ class FileControl:
         self.tree.refresh()
 
     def files_changed(self, files) -> None:
-        self.log.note(f"changed: {', '.join(os.path.basename(f) for f in files)} "
-                      "— reloading and re-running")
+        self.log.note(
+            f"changed: {', '.join(os.path.basename(f) for f in files)} — reloading and re-running"
+        )
         self.state.files_changed(files)
         self.load(files)
 
@@ -145,12 +180,15 @@ class FileControl:
 
     @staticmethod
     def accepts_drag(ev) -> bool:
-        return any(u.isLocalFile() and (u.toLocalFile().endswith(".py") or os.path.isdir(u.toLocalFile()))
-                   for u in ev.mimeData().urls())
+        return any(
+            u.isLocalFile() and (u.toLocalFile().endswith(".py") or os.path.isdir(u.toLocalFile()))
+            for u in ev.mimeData().urls()
+        )
 
     def drop(self, ev) -> None:
         """Dropped .py files, and the .py files of dropped folders (app.op_files)."""
         from gradviz.app.op_files import op_files
+
         paths, note = op_files(u.toLocalFile() for u in ev.mimeData().urls() if u.isLocalFile())
         if note:
             self.note("open", note)

@@ -1,6 +1,7 @@
 """Where the main window's parts sit: op list (filter box, tree) over the run settings on the
 left; the pair header, flow chart and grid in the middle over the Numbers / Worst tensors /
 Diagnostics / Checks / Log tabs."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
@@ -47,9 +48,13 @@ def build_layout(win) -> None:
     win.log = LogPanel()
     win.checks_matrix = ChecksMatrix()
     win.tabs = QTabWidget()
-    for widget, title in ((win.numbers, "Numbers"), (win.worst, "Worst tensors"),
-                          (win.diagnostics, "Diagnostics"),
-                          (win.checks_matrix, "Checks"), (win.log, "Log")):
+    for widget, title in (
+        (win.numbers, "Numbers"),
+        (win.worst, "Worst tensors"),
+        (win.diagnostics, "Diagnostics"),
+        (win.checks_matrix, "Checks"),
+        (win.log, "Log"),
+    ):
         win.tabs.addTab(widget, title)
     _table_filters(win)
     win.pair_label = PairHeader(win.state)
@@ -70,7 +75,7 @@ def build_layout(win) -> None:
     win.flow_split = QSplitter(Qt.Vertical)
     win.flow_split.addWidget(win.flow_view)
     win.flow_split.addWidget(win.grid)
-    win.flow_split.setStretchFactor(0, 0)       # a taller window gives the rows the room
+    win.flow_split.setStretchFactor(0, 0)  # a taller window gives the rows the room
     win.flow_split.setStretchFactor(1, 1)
     cl.addWidget(win.flow_split, 1)
     middle = QSplitter(Qt.Vertical)
@@ -78,8 +83,9 @@ def build_layout(win) -> None:
     middle.addWidget(win.tabs)
     middle.setSizes([640, 260])
     middle.setCollapsible(1, False)
-    win.tabs.setMinimumHeight(win.tabs.tabBar().sizeHint().height())   # GridRoom may take the rest
+    win.tabs.setMinimumHeight(win.tabs.tabBar().sizeHint().height())  # GridRoom may take the rest
     from gradviz.qt.grid_room import GridRoom
+
     win.grid_room = GridRoom(middle, center, win.tabs, win.grid, win.flow_view, win.pair_label)
     main = QSplitter(Qt.Horizontal)
     main.addWidget(left)
@@ -97,6 +103,7 @@ def _table_filters(win) -> None:
     """The Numbers / Worst tensors filter boxes beside the tabs, the shown tab's one: a line of
     their own took 24 px of the grid's height, and at 1000x700 it had none to spare."""
     from PySide6.QtWidgets import QStackedWidget
+
     stack = QStackedWidget()
     blank = QWidget()
     for w in (win.numbers.filter, win.worst.filter, blank):
@@ -112,5 +119,6 @@ def _table_filters(win) -> None:
     def follow(_i: int) -> None:
         shown = win.tabs.currentWidget()
         stack.setCurrentWidget(shown.filter if shown in (win.numbers, win.worst) else blank)
+
     win.tabs.currentChanged.connect(follow)
     follow(0)

@@ -1,33 +1,50 @@
 """The main window's actions, menus, tool bar and recent-files list: what each item is called,
 its shortcut, and which window command it sends."""
+
 from __future__ import annotations
 
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QToolBar
 
 RECENT_MAX = 10
-VIEWS = (("values", "Values by index"), ("histogram", "Histograms"),
-         ("scatter", "Custom vs default and vs numeric"),
-         ("difference", "Difference (custom − default, custom − numeric)"),
-         ("vs_input", "Gradient vs input"))
+VIEWS = (
+    ("values", "Values by index"),
+    ("histogram", "Histograms"),
+    ("scatter", "Custom vs default and vs numeric"),
+    ("difference", "Difference (custom − default, custom − numeric)"),
+    ("vs_input", "Gradient vs input"),
+)
 
 
 def build_menus(win) -> None:
     """Create win.act_* actions, the menu bar and the run tool bar of MainWindow `win`."""
-    win.act_open = QAction("&Open op files…", win, shortcut=QKeySequence.Open, triggered=win.open_dialog)
+    win.act_open = QAction(
+        "&Open op files…", win, shortcut=QKeySequence.Open, triggered=win.open_dialog
+    )
     win.act_open_module = QAction("Open &module…", win, triggered=win.open_module_dialog)
     win.act_open_module.setToolTip("open a module by its dotted name, e.g. mypkg.quant_ops")
-    win.act_reload = QAction("Re&load files", win, shortcut=QKeySequence("F5"), triggered=win.reload)
-    win.act_run = QAction("▶ Run", win, shortcut=QKeySequence("Ctrl+R"), triggered=lambda: win.run())
+    win.act_reload = QAction(
+        "Re&load files", win, shortcut=QKeySequence("F5"), triggered=win.reload
+    )
+    win.act_run = QAction(
+        "▶ Run", win, shortcut=QKeySequence("Ctrl+R"), triggered=lambda: win.run()
+    )
     win.act_run.setToolTip("run the checked ops in every framework (Ctrl+R)")
-    win.act_run_one = QAction("Run selected op", win, shortcut=QKeySequence("Ctrl+Shift+R"),
-                              triggered=win.run_current)
-    win.act_cancel = QAction("■ Cancel all", win, shortcut=QKeySequence("Esc"), triggered=win.cancel)
+    win.act_run_one = QAction(
+        "Run selected op", win, shortcut=QKeySequence("Ctrl+Shift+R"), triggered=win.run_current
+    )
+    win.act_cancel = QAction(
+        "■ Cancel all", win, shortcut=QKeySequence("Esc"), triggered=win.cancel
+    )
     win.act_cancel.setToolTip("stop the run: the op running now and every op still queued (Esc)")
     win.act_cancel.setEnabled(False)
-    win.act_skip = QAction("⇥ Skip this op", win, shortcut=QKeySequence("Shift+Esc"), triggered=win.skip)
-    win.act_skip.setToolTip("stop the op a worker runs now (the shown pair's, else each worker's) and "
-                            "go on with the rest of the queue (Shift+Esc)")
+    win.act_skip = QAction(
+        "⇥ Skip this op", win, shortcut=QKeySequence("Shift+Esc"), triggered=win.skip
+    )
+    win.act_skip.setToolTip(
+        "stop the op a worker runs now (the shown pair's, else each worker's) and "
+        "go on with the rest of the queue (Shift+Esc)"
+    )
     win.act_skip.setEnabled(False)
     win.act_watch = QAction("Watch files and re-run", win, checkable=True)
     win.act_watch.setChecked(str(win.qs.value("run/watch", "true")).lower() == "true")
@@ -62,14 +79,17 @@ def build_menus(win) -> None:
     win.view_menu.addSeparator()
     win.act_log_scale = win.view_menu.addAction("Log scale (|gradient|)")
     win.act_log_scale.setCheckable(True)
-    win.act_log_scale.setToolTip("values and difference views as log10 |g| (zeros left out, "
-                                 "counted in each plot's note); exports draw it too")
+    win.act_log_scale.setToolTip(
+        "values and difference views as log10 |g| (zeros left out, "
+        "counted in each plot's note); exports draw it too"
+    )
     win.act_log_scale.setChecked(win.qs.value("view/log_scale", False, type=bool))
     win.grid.set_log_scale(win.act_log_scale.isChecked())
 
     def log_scale(on: bool) -> None:
         win.qs.setValue("view/log_scale", bool(on))
         win.grid.set_log_scale(on)
+
     win.act_log_scale.toggled.connect(log_scale)
     hm = menu.addMenu("&Help")
     win.act_traps = hm.addAction("Open trap examples", win.open_trap_examples)
@@ -90,6 +110,7 @@ def focus_filter(win) -> None:
     """Focus (and select the text of) the filter box of the table the focus is in, else the op
     list's filter."""
     from PySide6.QtWidgets import QApplication
+
     focus = QApplication.focusWidget()
     box = win.op_filter
     for table in (win.numbers, win.worst):
@@ -127,5 +148,6 @@ def hook_exports(exports, menu, grid) -> None:
     """File ▸ Export `menu` and the `grid`'s plot context menus, over `exports` (a
     qt/export_actions.WindowExports of the window's parts)."""
     from gradviz.qt.export_actions import add_plot_actions, install
+
     install(exports, menu)
     grid.plot_menu_hook = lambda m, tensor, fw, mode: add_plot_actions(m, exports, tensor, fw, mode)

@@ -1,8 +1,9 @@
 """The window's runs: Run / Run selected / Skip / Cancel sent to the model and the bridge, the
 status bar's progress bar, and what a run's results, checks and end do to the window."""
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from PySide6.QtWidgets import QProgressBar
 
@@ -19,12 +20,33 @@ class RunControl:
     Diagnostics when the shown op failed); enables `act_run`, `act_cancel` and `act_skip` by
     whether one is going on; `on_done(results)` at the end of each batch."""
 
-    def __init__(self, state, bridge, settings_panel, summary, status_bar, *, tree, diagnostics,
-                 checks_matrix, log, tabs, pair_view, act_run, act_cancel, act_skip,
-                 on_done: Callable[[list], None]) -> None:
+    def __init__(
+        self,
+        state,
+        bridge,
+        settings_panel,
+        summary,
+        status_bar,
+        *,
+        tree,
+        diagnostics,
+        checks_matrix,
+        log,
+        tabs,
+        pair_view,
+        act_run,
+        act_cancel,
+        act_skip,
+        on_done: Callable[[list], None],
+    ) -> None:
         self.state, self.bridge, self.settings_panel = state, bridge, settings_panel
         self.summary, self.tree, self.diagnostics = summary, tree, diagnostics
-        self.checks_matrix, self.log, self.tabs, self.pair_view = checks_matrix, log, tabs, pair_view
+        self.checks_matrix, self.log, self.tabs, self.pair_view = (
+            checks_matrix,
+            log,
+            tabs,
+            pair_view,
+        )
         self.act_run, self.act_cancel, self.act_skip = act_run, act_cancel, act_skip
         self.on_done = on_done
         self.progress_bar = QProgressBar()
@@ -71,7 +93,8 @@ class RunControl:
         # also for a run without checks: the rows of its ops must not show another run's cells
         self.checks_matrix.set_pending(
             [(k, f"{state.loaded.pair_name(k)} ({k[0]})") for k in state.progress.keys],
-            reqs[0].settings.checks)
+            reqs[0].settings.checks,
+        )
         return True
 
     def run_current(self) -> None:
@@ -101,7 +124,7 @@ class RunControl:
             try:
                 now[fw] = self.settings_panel.settings(fw)
             except ValueError:
-                pass                            # not parseable yet: nothing to compare with
+                pass  # not parseable yet: nothing to compare with
         self.state.settings_changed(now)
 
     def reset_settings(self) -> None:
@@ -118,24 +141,30 @@ class RunControl:
         self.diagnostics.show_result(key, analysis)
         if not res.partial:
             self.progress_bar.setValue(self.state.progress.done)
-            self.log.add(f"{res.name} ({res.framework}) on {res.device or res.request.settings.device}",
-                         res.log)
+            self.log.add(
+                f"{res.name} ({res.framework}) on {res.device or res.request.settings.device}",
+                res.log,
+            )
         self.pair_view.schedule(key)
 
     def progress(self, key) -> None:
         """An op of the shown pair started or ended with nothing drawn yet: say so in the grid."""
         pair = self.tree.current_pair()
-        if pair is not None and self.state.loaded.pair_name(key) == pair and \
-                not self.state.pair_analyses(pair):
+        if (
+            pair is not None
+            and self.state.loaded.pair_name(key) == pair
+            and not self.state.pair_analyses(pair)
+        ):
             self.pair_view.show(pair)
 
     def show_checks(self, key, res) -> None:
         """An op's contract checks, after every plain result of the batch is in."""
         label = f"{res.name} ({res.framework})"
         self.checks_matrix.set_checks(key, label, res.checks)
-        held = self.state.results.get(key)      # its analysis, the checks' findings in it
-        if held is None:                        # no result held for it: its checks alone
+        held = self.state.results.get(key)  # its analysis, the checks' findings in it
+        if held is None:  # no result held for it: its checks alone
             from gradviz.diagnostics import with_check_findings
+
             held = Analysis(res, findings=tuple(with_check_findings((), res)))
         for p in check_problems(key, held):
             self.diagnostics.add_problem(p, f"run:{key}")
@@ -148,15 +177,18 @@ class RunControl:
         pending = state.run_finished(results)
         text = state.summary(results)
         hint = shape_hint(results)
-        if hint:        # the saved shape, not the op, may be what broke it: said where one looks
+        if hint:  # the saved shape, not the op, may be what broke it: said where one looks
             text += " — " + hint
             self.log.add("run", hint)
         self.summary.setText(text)
-        self.summary.setToolTip(text + ("\nfailed runs: see Diagnostics" if " failed" in text else ""))
+        self.summary.setToolTip(
+            text + ("\nfailed runs: see Diagnostics" if " failed" in text else "")
+        )
         shown = self.tree.current_pair()
         loaded = state.loaded
-        if any(r.status != "ok" and loaded.pair_name(request_key(r.request)) == shown
-               for r in results):
+        if any(
+            r.status != "ok" and loaded.pair_name(request_key(r.request)) == shown for r in results
+        ):
             self.tabs.setCurrentWidget(self.diagnostics)
         if shown is None and results:
             self.tree.select_pair(loaded.pair_name(request_key(results[0].request)))

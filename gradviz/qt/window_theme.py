@@ -2,6 +2,7 @@
 changes), or light, or dark (saved as view/theme). A switch gives the application its style and
 palette (gradviz/qt/app_palette.py), the plots their background (theme.apply_plot_scheme), and
 asks every part of the window that paints its own colours to repaint them (`restyle()`)."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import Qt

@@ -1,5 +1,6 @@
 """The status bar's per-framework worker labels: loading, ready (with the import time), running,
 failed, restarting."""
+
 from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel
@@ -10,7 +11,7 @@ from gradviz.qt.theme import FRAMEWORK_LABELS, state_color, surface
 class WorkerLabels:
     def __init__(self, status_bar, frameworks) -> None:
         self.labels: dict[str, QLabel] = {}
-        self.states: dict = {}                  # framework -> the WorkerState shown
+        self.states: dict = {}  # framework -> the WorkerState shown
         for fw in frameworks:
             lab = QLabel(f"{FRAMEWORK_LABELS.get(fw, fw)}: waiting")
             lab.setStyleSheet(f"padding: 0 8px; color: {surface('muted')}")
@@ -23,12 +24,14 @@ class WorkerLabels:
         if lab is None:
             return False
         name = FRAMEWORK_LABELS.get(st.framework, st.framework)
-        text = {"starting": f"{name}: loading…",
-                "ready": f"{name} {st.version}: ready" + (f" ({st.import_s:.1f} s)" if st.import_s else ""),
-                "busy": f"{name} {st.version}: running",
-                "failed": f"{name}: failed",
-                "stopped": f"{name}: restarting" if st.detail == "replacing" else f"{name}: stopped",
-                }.get(st.state, st.state)
+        text = {
+            "starting": f"{name}: loading…",
+            "ready": f"{name} {st.version}: ready"
+            + (f" ({st.import_s:.1f} s)" if st.import_s else ""),
+            "busy": f"{name} {st.version}: running",
+            "failed": f"{name}: failed",
+            "stopped": f"{name}: restarting" if st.detail == "replacing" else f"{name}: stopped",
+        }.get(st.state, st.state)
         lab.setText(("● " if st.state != "failed" else "✗ ") + text)
         lab.setToolTip(st.detail or text)
         lab.setStyleSheet(f"padding: 0 8px; color: {state_color(st.state)}")
@@ -39,4 +42,6 @@ class WorkerLabels:
         """The window switched colour scheme: each label in its state's colour again."""
         for fw, lab in self.labels.items():
             st = self.states.get(fw)
-            lab.setStyleSheet(f"padding: 0 8px; color: {state_color(st.state) if st else surface('muted')}")
+            lab.setStyleSheet(
+                f"padding: 0 8px; color: {state_color(st.state) if st else surface('muted')}"
+            )

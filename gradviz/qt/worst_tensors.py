@@ -2,6 +2,7 @@
 in one sortable table, worst verdict first and the larger error first among equals. A stack run
 of 34 tensors showed 3 rows at a time per op; here the whole run is one list to triage. Double-
 click (or Enter on) a row: its op is shown and its tensor highlighted."""
+
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer
@@ -14,7 +15,13 @@ class WorstTensors:
     `grid` shows that tensor, has `pair_view` follow it."""
 
     def __init__(self, state, table: NumbersTable, tree, grid, pair_view, parent=None) -> None:
-        self.state, self.table, self.tree, self.grid, self.pair_view = state, table, tree, grid, pair_view
+        self.state, self.table, self.tree, self.grid, self.pair_view = (
+            state,
+            table,
+            tree,
+            grid,
+            pair_view,
+        )
         # results arrive a few per second in a big run: one refill for those close together
         self._timer = QTimer(parent)
         self._timer.setSingleShot(True)

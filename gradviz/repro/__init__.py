@@ -10,11 +10,11 @@ Every graph (op, seed, mlp, stack); autograd.Function, nn.Module and torch.libra
 constant has no literal form, or whose parameter is renamed away from a graph tensor's name,
 gets no script and a note saying why.
 """
+
 from __future__ import annotations
 
 import ast
 import os
-from typing import Optional
 
 import numpy as np
 
@@ -30,9 +30,9 @@ from gradviz.repro.script_tf import TF
 from gradviz.repro.script_torch import TORCH
 
 SUPPORTED = {"torch": ("function", "module", "custom_op"), "tf": ("custom_gradient", "layer")}
-INLINE_MAX = 64                 # elements of one array written into the script itself
+INLINE_MAX = 64  # elements of one array written into the script itself
 BODIES = {"torch": TORCH, "tf": TF}
-WHY_NOT: dict = {}     # (framework, kind) -> why such an op gets no script
+WHY_NOT: dict = {}  # (framework, kind) -> why such an op gets no script
 PACKAGES = {"torch": "torch", "tf": "tensorflow"}
 
 
@@ -43,7 +43,8 @@ def unsupported(result: RunResult) -> str:
     if result.op.kind not in SUPPORTED.get(result.framework, ()):
         return WHY_NOT.get((result.framework, result.op.kind)) or (
             f"a {result.op.kind} (scripts reproduce autograd.Function, nn.Module and "
-            "@tf.custom_gradient ops)")
+            "@tf.custom_gradient ops)"
+        )
     renamed = [t.name for t in result.tensors if t.role == "param" and t.name.startswith("self.")]
     if renamed:
         return f"its parameter {renamed[0]} is named as a tensor of the graph"
@@ -68,6 +69,7 @@ def write_repro(folder: str, results, comparisons=None) -> tuple[list[str], list
     results = list(results)
     if comparisons is None:
         from gradviz.compare import compare_result
+
         comparisons = [compare_result(r) if r.status == "ok" else None for r in results]
     written, left = [], []
     for r, c in zip(results, comparisons):
@@ -95,30 +97,52 @@ GRAPH_TEXT = {
     "seed": "parameter a -> op -> c = b * 23 -> loss = sum(c)",
     "mlp": "x -> dense (w1, b1) -> h -> op -> out -> dense (w2, b2) -> y -> mean((y - target)^2)",
     "stack": "x -> [dense (w_i, b_i) -> h_i -> op -> o_i] for i = 1..{depth} -> "
-             "loss = sum(upstream * o_{depth})",
+    "loss = sum(upstream * o_{depth})",
 }
 
 
-def script_text(r: RunResult, comparison, arrays: dict, data_file: Optional[str]) -> str:
+def script_text(r: RunResult, comparison, arrays: dict, data_file: str | None) -> str:
     import gradviz
+
     s = r.request.settings
     consts = ", ".join(f"{name!r}: {text}" for name, kind, _, text in r.call if kind == "const")
-    default_text = ("your reference= function, as @gradviz.op gave it" if r.has_reference else
-                    "the framework's own autodiff of the same forward")
+    default_text = (
+        "your reference= function, as @gradviz.op gave it"
+        if r.has_reference
+        else "the framework's own autodiff of the same forward"
+    )
     head = HEAD.format(
-        name=r.name, framework=r.framework, framework_package=PACKAGES[r.framework],
-        where=r.op.where, script=script_name(r), version=gradviz.__version__,
+        name=r.name,
+        framework=r.framework,
+        framework_package=PACKAGES[r.framework],
+        where=r.op.where,
+        script=script_name(r),
+        version=gradviz.__version__,
         settings=f"graph {s.graph}, {s.dtype}, seed {s.seed}, upstream {s.upstream}, "
-                 f"range {s.input_range[0]:g},{s.input_range[1]:g}, device {r.device}",
-        graph_text=GRAPH_TEXT[s.graph].format(depth=int(s.depth)), default_text=default_text,
-        reported=_reported(comparison), op_file=r.request.file,
-        package=package_module(r.request.file), qualname=r.request.qualname, dtype=s.dtype,
-        device=r.device or "cpu", graph=s.graph, depth=int(s.depth),
-        uses_reference=bool(r.has_reference), call=tuple((n, k, kw) for n, k, kw, _ in r.call),
-        consts=consts, data=_data(arrays, data_file), kind=r.op.kind, seed=s.seed,
-        rows=[(t.name, "x".join(str(n) for n in t.shape) or "scalar") for t in r.tensors
-              if t.dtype not in FIXED_DTYPES],
-        no_numeric=_no_numeric(r))
+        f"range {s.input_range[0]:g},{s.input_range[1]:g}, device {r.device}",
+        graph_text=GRAPH_TEXT[s.graph].format(depth=int(s.depth)),
+        default_text=default_text,
+        reported=_reported(comparison),
+        op_file=r.request.file,
+        package=package_module(r.request.file),
+        qualname=r.request.qualname,
+        dtype=s.dtype,
+        device=r.device or "cpu",
+        graph=s.graph,
+        depth=int(s.depth),
+        uses_reference=bool(r.has_reference),
+        call=tuple((n, k, kw) for n, k, kw, _ in r.call),
+        consts=consts,
+        data=_data(arrays, data_file),
+        kind=r.op.kind,
+        seed=s.seed,
+        rows=[
+            (t.name, "x".join(str(n) for n in t.shape) or "scalar")
+            for t in r.tensors
+            if t.dtype not in FIXED_DTYPES
+        ],
+        no_numeric=_no_numeric(r),
+    )
     keras = KERAS if r.op.kind == "layer" else ""
     return head + COMMON + BODIES[r.framework] + keras + NUMERIC + TAIL
 
@@ -126,8 +150,12 @@ def script_text(r: RunResult, comparison, arrays: dict, data_file: Optional[str]
 def _no_numeric(r: RunResult) -> dict:
     """Tensors gradviz took no numeric reference of, and why (not the projected ones: their
     reason says how it was taken)."""
-    return {t.name: t.absent["numeric"] for t in r.tensors if "numeric" in t.absent
-            and not (t.numeric is not None and t.numeric.method == "projection")}
+    return {
+        t.name: t.absent["numeric"]
+        for t in r.tensors
+        if "numeric" in t.absent
+        and not (t.numeric is not None and t.numeric.method == "projection")
+    }
 
 
 def _reported(comparison) -> str:
@@ -138,12 +166,19 @@ def _reported(comparison) -> str:
     for t in comparison.tensors:
         if t.verdict == "no-gradient":
             continue
-        rows.append((t.name, "x".join(str(n) for n in t.shape) or "scalar",
-                     _err(t.metrics, "custom~default"), _err(t.metrics, "custom~numeric"),
-                     t.verdict))
+        rows.append(
+            (
+                t.name,
+                "x".join(str(n) for n in t.shape) or "scalar",
+                _err(t.metrics, "custom~default"),
+                _err(t.metrics, "custom~numeric"),
+                t.verdict,
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
-    return "\n".join("    " + "  ".join(x.ljust(w) for x, w in zip(row, widths)).rstrip()
-                     for row in rows)
+    return "\n".join(
+        "    " + "  ".join(x.ljust(w) for x, w in zip(row, widths)).rstrip() for row in rows
+    )
 
 
 def _err(metrics: dict, key: str) -> str:
@@ -151,20 +186,23 @@ def _err(metrics: dict, key: str) -> str:
     return max_abs_text(metrics.get(key))
 
 
-def _data(arrays: dict, data_file: Optional[str]) -> str:
+def _data(arrays: dict, data_file: str | None) -> str:
     lines = []
     if data_file is not None:
-        lines.append(f"_DATA = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "
-                     f"{data_file!r}))")
+        lines.append(
+            f"_DATA = np.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "
+            f"{data_file!r}))"
+        )
     for group, var, what in (
-            ("leaf", "LEAVES", "the graph's inputs and own parameters, as the run fed them"),
-            ("leaf64", "LEAVES64", "the float64 values behind them, where numeric perturbs"),
-            ("param", "PARAMS", "the op's trainable parameters, as seeded"),
-            ("param64", "PARAMS64", "their float64 values"),
-            ("frozen", "FROZEN", "frozen parameters, as the op built them"),
-            ("upstream", "UPSTREAM", "the loss's weight of each output it weighs"),
-            ("target", "TARGET", "the mlp graph's regression target of y"),
-            ("value", "VALUES", "each recorded tensor's value in the run (sizes numeric steps)")):
+        ("leaf", "LEAVES", "the graph's inputs and own parameters, as the run fed them"),
+        ("leaf64", "LEAVES64", "the float64 values behind them, where numeric perturbs"),
+        ("param", "PARAMS", "the op's trainable parameters, as seeded"),
+        ("param64", "PARAMS64", "their float64 values"),
+        ("frozen", "FROZEN", "frozen parameters, as the op built them"),
+        ("upstream", "UPSTREAM", "the loss's weight of each output it weighs"),
+        ("target", "TARGET", "the mlp graph's regression target of y"),
+        ("value", "VALUES", "each recorded tensor's value in the run (sizes numeric steps)"),
+    ):
         items = []
         for key, a in arrays.items():
             if not key.startswith(group + "/"):

@@ -2,6 +2,7 @@
 seeds (numpy only): the graph's leaves and the op's own parameters as the run fed them, the
 float64 values the numeric reference perturbed, the loss's weights and each recorded tensor's
 value in the run (the numeric steps of an intermediate are sized by it)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -41,8 +42,11 @@ def _draws(r: RunResult, name: str, role: str, shape: tuple) -> list[np.ndarray]
     if s.graph == "seed" and name == "a":
         return [input_draw(s.seed, first_tensor(r), shape, s.input_range)]
     if name in graph_params(s.graph, int(s.depth)) and shape:
-        return [dense_weight(s.seed, name, shape[-1]) if name[0] == "w" else
-                dense_bias(s.seed, name, shape[-1])]
+        return [
+            dense_weight(s.seed, name, shape[-1])
+            if name[0] == "w"
+            else dense_bias(s.seed, name, shape[-1])
+        ]
     return [param_draw(s.seed, name, shape)]
 
 
@@ -58,7 +62,7 @@ def _float64(r: RunResult, name: str, role: str, value: np.ndarray) -> np.ndarra
 
 
 def arrays(r: RunResult) -> dict[str, np.ndarray]:
-    """"leaf/NAME": the graph's inputs and own parameters (the run's dtype); "param/NAME": the
+    """ "leaf/NAME": the graph's inputs and own parameters (the run's dtype); "param/NAME": the
     op's trainable parameters; "leaf64/", "param64/": the float64 values behind them;
     "upstream/NAME": each weighed output's weight (op, stack); "target/y": the mlp's target;
     "value/NAME": each recorded tensor's value in the run."""

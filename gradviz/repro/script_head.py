@@ -1,10 +1,10 @@
-'''The first part of a reproduction script: what it is (HEAD, filled in per op), how it loads
+"""The first part of a reproduction script: what it is (HEAD, filled in per op), how it loads
 the op without gradviz, and the graph gradviz built around it (COMMON, the same in every script).
 
 The graphs are DESIGN.md's, written as backends/graph_kinds.py and stack_graph.py write them:
 `K` is the framework's few tensor functions (dense, weighted_sum, const, total, mean) and
 `rec(name, t)` marks a named tensor (for its gradient, or a finite-difference injection).
-'''
+"""
 
 HEAD = '''"""Reproduction of gradviz's check of {name} ({framework}), defined at {where}.
 

@@ -1,8 +1,8 @@
-'''The Keras Layer part of a TensorFlow reproduction script (after script_tf's): the layer built
+"""The Keras Layer part of a TensorFlow reproduction script (after script_tf's): the layer built
 as gradviz's TF backend builds it (Python's random seeded, made and built under the run's dtype
 as its keras' floatx, the default mode's build with the custom gradients removed), its weights
 named by attribute path as backends/keras_names.py names them, the trainable ones set to the
-run's seeded values and the frozen ones to the run's.'''
+run's seeded values and the frozen ones to the run's."""
 
 KERAS = '''
 import random

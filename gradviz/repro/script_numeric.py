@@ -1,7 +1,7 @@
-'''The last part of a reproduction script: the numeric reference as backends/numeric.py takes it
+"""The last part of a reproduction script: the numeric reference as backends/numeric.py takes it
 (central differences of the float64 loss; every element of a tensor of at most 256, else 16
 seeded ±1 directions as numeric_dirs.py draws them, compared as g . v), and main(),
-which prints the table.'''
+which prints the table."""
 
 NUMERIC = '''
 

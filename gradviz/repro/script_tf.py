@@ -1,7 +1,7 @@
-'''The TensorFlow part of a reproduction script: the custom and default modes as gradviz's TF
+"""The TensorFlow part of a reproduction script: the custom and default modes as gradviz's TF
 backend runs them (a tape's gradient; the default with every user @tf.custom_gradient running
 its undecorated forward, as tf_overrides removes them), and the float64 loss of the custom
-forward that the numeric part differentiates.'''
+forward that the numeric part differentiates."""
 
 TF = '''
 import contextlib

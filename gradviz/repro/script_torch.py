@@ -1,6 +1,6 @@
-'''The torch part of a reproduction script: the custom and default modes as gradviz's torch
+"""The torch part of a reproduction script: the custom and default modes as gradviz's torch
 backend runs them (loss.backward(), every leaf's .grad), and the float64 loss of the custom
-forward that the numeric part differentiates.'''
+forward that the numeric part differentiates."""
 
 TORCH = '''
 import contextlib

@@ -6,9 +6,10 @@ them as they are: the values exactly (float32 survives float64 and back), the dt
 --dtype, the device as its --device, and the shape of the first one as the shape of every
 argument not given (a Keras layer builds its weights for it too).
 """
+
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -20,38 +21,47 @@ def as_array(name: str, value) -> Any:
     list is left as it is (gradviz.op's inputs= reads those)."""
     if isinstance(value, (tuple, dict, list)):
         return value
-    if hasattr(value, "detach"):               # torch: leave autograd and the device behind
+    if hasattr(value, "detach"):  # torch: leave autograd and the device behind
         value = value.detach().cpu()
         if str(getattr(value, "dtype", "")) == "torch.bfloat16":
-            raise ValueError(f"inputs[{name!r}] is bfloat16: gradviz runs float32 or float64 "
-                             "(the autocast check covers bfloat16)")
+            raise ValueError(
+                f"inputs[{name!r}] is bfloat16: gradviz runs float32 or float64 "
+                "(the autocast check covers bfloat16)"
+            )
     if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
-        value = value.numpy()                  # torch (after detach), tf.Tensor, tf.Variable
+        value = value.numpy()  # torch (after detach), tf.Tensor, tf.Variable
     return np.array(value, copy=True)
 
 
-def run_dtype(arrays: dict, asked: Optional[str]) -> str:
+def run_dtype(arrays: dict, asked: str | None) -> str:
     """The float dtype every float input shares (the run's dtype), or `asked` when none is
     given; a float input of another dtype than `asked`, or of two dtypes, is refused rather than
     silently cast."""
-    found = {n: a.dtype.name for n, a in arrays.items()
-             if isinstance(a, np.ndarray) and a.dtype.kind == "f"}
+    found = {
+        n: a.dtype.name
+        for n, a in arrays.items()
+        if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+    }
     kinds = set(found.values())
     bad = {n: d for n, d in found.items() if d not in DTYPES}
     if bad:
         raise ValueError(f"gradviz runs ops in float32 or float64: {_list(bad)}")
     if len(kinds) > 1:
-        raise ValueError(f"the float inputs have different dtypes ({_list(found)}): gradviz runs "
-                         "an op in one dtype; give them one")
+        raise ValueError(
+            f"the float inputs have different dtypes ({_list(found)}): gradviz runs "
+            "an op in one dtype; give them one"
+        )
     if asked is not None:
         if kinds and kinds != {asked}:
-            raise ValueError(f"dtype={asked!r}, but the inputs are {_list(found)}: cast them, or "
-                             "leave dtype out to run in theirs")
+            raise ValueError(
+                f"dtype={asked!r}, but the inputs are {_list(found)}: cast them, or "
+                "leave dtype out to run in theirs"
+            )
         return asked
     return kinds.pop() if kinds else "float32"
 
 
-def run_device(values: dict) -> Optional[str]:
+def run_device(values: dict) -> str | None:
     """The device the given tensors sit on, as --device writes it ("cpu", "cuda:N", "/GPU:N");
     None when none says (numpy arrays)."""
     found = {n: d for n, d in ((n, _device(v)) for n, v in values.items()) if d}
@@ -65,7 +75,7 @@ def _device(value) -> str:
     if dev is None or isinstance(value, np.ndarray):
         return ""
     text = str(dev)
-    if text.startswith("/") or ":GPU:" in text or ":CPU:" in text:   # TensorFlow
+    if text.startswith("/") or ":GPU:" in text or ":CPU:" in text:  # TensorFlow
         kind, _, index = text.rpartition("device:")[2].partition(":")
         return "cpu" if kind.upper() == "CPU" else f"/GPU:{index or 0}"
     return text if text.startswith("cuda") or text == "cpu" else ""

@@ -4,6 +4,7 @@ or one the op declares it is meant to get (`expect=`); no contract check failed;
 no-gradient (an int64 / bool input) says nothing about the op and never fails it; unchecked
 does (nothing vouched for that gradient), as in the app's marks.
 """
+
 from __future__ import annotations
 
 from gradviz.compare.verdicts import PASSING

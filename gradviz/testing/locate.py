@@ -5,12 +5,12 @@ A test passes the op itself (`check(RoundSTE)`); gradviz runs it in a worker, wh
 op's file as `gradviz run` would and finds the op there by that name. An op made inside a
 function (a class defined in the test body) has no file to be found in: that is said plainly.
 """
+
 from __future__ import annotations
 
 import inspect
 import os
 import sys
-from typing import Optional
 
 from gradviz.errors import GradvizError
 from gradviz.vocab import framework_of_import
@@ -20,8 +20,8 @@ class OpNotFound(GradvizError, LookupError):
     """The object cannot be found by gradviz in a file (no file, not at module level)."""
 
 
-def framework_of(op) -> Optional[str]:
-    """"torch" or "tf" from the classes the op is made of (a Function or Module subclass, a
+def framework_of(op) -> str | None:
+    """ "torch" or "tf" from the classes the op is made of (a Function or Module subclass, a
     Keras Layer, TensorFlow's custom_gradient wrapper); None for a plain function."""
     classes = op.__mro__ if isinstance(op, type) else type(op).__mro__
     for cls in classes:
@@ -35,12 +35,16 @@ def locate(op) -> tuple[str, str]:
     """(absolute path of the op's file, the name the op is bound to at its module level)."""
     qualname = getattr(op, "__qualname__", None) or getattr(op, "__name__", None)
     if not isinstance(qualname, str):
-        raise OpNotFound(f"gradviz.testing takes the op itself (a Function, Module, Layer or "
-                         f"custom_gradient function), not {type(op).__name__} {op!r}")
+        raise OpNotFound(
+            f"gradviz.testing takes the op itself (a Function, Module, Layer or "
+            f"custom_gradient function), not {type(op).__name__} {op!r}"
+        )
     if "<locals>" in qualname:
-        raise OpNotFound(f"{qualname} is defined inside a function: gradviz runs an op in a worker "
-                         "process, which imports the op's file and finds the op at its module "
-                         "level; move it to module level (of the test file, or of a module of ops)")
+        raise OpNotFound(
+            f"{qualname} is defined inside a function: gradviz runs an op in a worker "
+            "process, which imports the op's file and finds the op at its module "
+            "level; move it to module level (of the test file, or of a module of ops)"
+        )
     module = sys.modules.get(getattr(op, "__module__", "") or "")
     path = getattr(module, "__file__", None) if module is not None else None
     if not path:
@@ -49,8 +53,10 @@ def locate(op) -> tuple[str, str]:
         except TypeError:
             path = None
     if not path or not os.path.exists(path):
-        raise OpNotFound(f"{qualname} has no source file gradviz can import (defined in "
-                         f"{getattr(op, '__module__', '?')}); define it in a .py file")
+        raise OpNotFound(
+            f"{qualname} has no source file gradviz can import (defined in "
+            f"{getattr(op, '__module__', '?')}); define it in a .py file"
+        )
     return os.path.abspath(path), _bound_name(op, module, qualname)
 
 

@@ -7,6 +7,7 @@ are loaded by the workers of the shared engine (session.py) at collection, the o
 one warm worker per framework for the whole session. Inert without --gradviz (pytest loads it in
 every session of an environment where gradviz is installed): nothing of gradviz is imported then.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -18,23 +19,39 @@ def pytest_addoption(parser) -> None:
     # the defaults are RunSettings' (as gradviz run's), but for the upstream: a test draws a
     # random one, which a backward that ignores its incoming gradient cannot pass by chance
     from gradviz.model import DTYPES, GRAPHS, RunSettings, settings_texts
+
     default = settings_texts(RunSettings())
     group = parser.getgroup("gradviz", "gradviz: every op of the given files as a test")
-    group.addoption("--gradviz", action="store_true",
-                    help="collect the ops of the given files or folders (every .py file) as "
-                    "tests FILE::OP[FRAMEWORK]")
-    group.addoption("--gradviz-checks", default="none", metavar="all|none|NAME,...",
-                    help="contract checks per op (as gradviz run --checks)")
+    group.addoption(
+        "--gradviz",
+        action="store_true",
+        help="collect the ops of the given files or folders (every .py file) as "
+        "tests FILE::OP[FRAMEWORK]",
+    )
+    group.addoption(
+        "--gradviz-checks",
+        default="none",
+        metavar="all|none|NAME,...",
+        help="contract checks per op (as gradviz run --checks)",
+    )
     group.addoption("--gradviz-upstream", default="random", metavar="ones|random|const:K")
     group.addoption("--gradviz-seed", type=int, default=default["seed"])
     group.addoption("--gradviz-shape", default=default["shape"], metavar="200|4x50")
     group.addoption("--gradviz-dtype", default=default["dtype"], choices=DTYPES)
     group.addoption("--gradviz-graph", default=default["graph"], choices=GRAPHS)
-    group.addoption("--gradviz-timeout", type=float, default=default["timeout"],
-                    help="seconds per op and framework")
-    group.addoption("--gradviz-repro", metavar="DIR", default=None,
-                    help="write a reproduction script (gradviz run --repro) of each failing op "
-                    "into DIR, named in its failure")
+    group.addoption(
+        "--gradviz-timeout",
+        type=float,
+        default=default["timeout"],
+        help="seconds per op and framework",
+    )
+    group.addoption(
+        "--gradviz-repro",
+        metavar="DIR",
+        default=None,
+        help="write a reproduction script (gradviz run --repro) of each failing op "
+        "into DIR, named in its failure",
+    )
 
 
 def pytest_configure(config) -> None:
@@ -42,8 +59,11 @@ def pytest_configure(config) -> None:
 
 
 def pytest_collect_file(file_path, parent):
-    if not parent.config.getoption("gradviz") or file_path.suffix != ".py" or \
-            file_path.name == "conftest.py":
+    if (
+        not parent.config.getoption("gradviz")
+        or file_path.suffix != ".py"
+        or file_path.name == "conftest.py"
+    ):
         return None
     return OpFile.from_parent(parent, path=file_path)
 
@@ -51,6 +71,7 @@ def pytest_collect_file(file_path, parent):
 def pytest_unconfigure(config) -> None:
     if config.getoption("gradviz", False):
         from gradviz.testing.session import close
+
         close()
 
 
@@ -60,13 +81,19 @@ class OpFile(pytest.File):
     def collect(self):
         from gradviz.cli.output import error_paragraph
         from gradviz.testing.session import shared_engine
+
         timeout = self.config.getoption("gradviz_timeout")
         catalogs = shared_engine().load([str(self.path)], timeout=timeout)
         failed = [c for c in catalogs if c.error is not None]
         if failed:
-            raise self.CollectError("\n".join(error_paragraph(
-                f"gradviz cannot load {self.path} ({c.framework or '?'})", c.error)
-                for c in failed))
+            raise self.CollectError(
+                "\n".join(
+                    error_paragraph(
+                        f"gradviz cannot load {self.path} ({c.framework or '?'})", c.error
+                    )
+                    for c in failed
+                )
+            )
         for cat in catalogs:
             names = [op.name for op in cat.ops]
             for op in cat.ops:
@@ -95,11 +122,17 @@ class OpItem(pytest.Item):
         from gradviz.testing.report import op_report
         from gradviz.testing.run import settings_for
         from gradviz.testing.session import shared_engine
+
         opt = self.config.getoption
-        settings = settings_for(opt("gradviz_graph"), opt("gradviz_upstream"),
-                                opt("gradviz_checks"), seed=opt("gradviz_seed"),
-                                shape=parse_shape(opt("gradviz_shape")),
-                                dtype=opt("gradviz_dtype"), timeout=opt("gradviz_timeout"))
+        settings = settings_for(
+            opt("gradviz_graph"),
+            opt("gradviz_upstream"),
+            opt("gradviz_checks"),
+            seed=opt("gradviz_seed"),
+            shape=parse_shape(opt("gradviz_shape")),
+            dtype=opt("gradviz_dtype"),
+            timeout=opt("gradviz_timeout"),
+        )
         req = RunRequest(self.op.file, self.op.qualname, self.op.framework, settings)
         analysis = analyze(shared_engine().run_one(req), curves=False)
         if analysis.problem:
@@ -110,6 +143,7 @@ class OpItem(pytest.Item):
 
     def _repro(self, analysis) -> str:
         from gradviz.testing.report import repro_note
+
         return repro_note(analysis, self.config.getoption("gradviz_repro"))
 
     def repr_failure(self, excinfo, style=None):

@@ -3,6 +3,7 @@ shows for a failed op. The CLI's own pieces (its verdict marks, error paragraphs
 plus the settings the op ran with and the worst element of each failing tensor, with every mode's
 value there: what a reader needs to reproduce it.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,7 +19,7 @@ from gradviz.testing.judge import NEUTRAL, judgement, worst_verdict
 from gradviz.verdict import Verdict
 from gradviz.vocab import CheckStatus, Mode
 
-PASSING_HERE = ("match",) + NEUTRAL       # tensors not worth a line of their own
+PASSING_HERE = ("match",) + NEUTRAL  # tensors not worth a line of their own
 
 
 def op_report(analysis, expect: tuple[str, ...] = ()) -> str:
@@ -26,21 +27,32 @@ def op_report(analysis, expect: tuple[str, ...] = ()) -> str:
     r, comp = analysis.result, analysis.comparison
     passed, why = judgement(analysis, expect)
     where = f" at {_where(r.op.where)}" if r.op is not None else ""
-    lines.append(f"gradviz: {r.name} ({r.framework}){where}: "
-                 + (worst_verdict(analysis) if passed else why))
+    lines.append(
+        f"gradviz: {r.name} ({r.framework}){where}: " + (worst_verdict(analysis) if passed else why)
+    )
     s = r.request.settings
-    lines.append(f"  graph {s.graph}, shape {'x'.join(map(str, s.shape))}, {s.dtype}, seed "
-                 f"{s.seed}, upstream {s.upstream}, device {r.device or s.device}"
-                 + (", inputs given by the test" if r.request.given is not None else ""))
+    lines.append(
+        f"  graph {s.graph}, shape {'x'.join(map(str, s.shape))}, {s.dtype}, seed "
+        f"{s.seed}, upstream {s.upstream}, device {r.device or s.device}"
+        + (", inputs given by the test" if r.request.given is not None else "")
+    )
     if r.status != "ok":
         lines += ["", error_paragraph(f"{r.name} ({r.framework}) failed", r.error)]
         return "\n".join(lines)
     lines.append("")
-    rows = [(t.name, "x".join(str(n) for n in t.shape) or "scalar",
-             Verdict(t.verdict).label, _err_num(t.metrics, "custom~default"),
-             _err_num(t.metrics, "custom~numeric")) for t in comp.tensors]
-    lines += _table_lines(["tensor", "shape", "verdict", "|custom-default|", "|custom-numeric|"],
-                          rows)
+    rows = [
+        (
+            t.name,
+            "x".join(str(n) for n in t.shape) or "scalar",
+            Verdict(t.verdict).label,
+            _err_num(t.metrics, "custom~default"),
+            _err_num(t.metrics, "custom~numeric"),
+        )
+        for t in comp.tensors
+    ]
+    lines += _table_lines(
+        ["tensor", "shape", "verdict", "|custom-default|", "|custom-numeric|"], rows
+    )
     for mode, err in r.mode_errors.items():
         lines += ["", error_paragraph(f"the {mode} mode raised", err)]
     for t in comp.tensors:
@@ -71,11 +83,14 @@ def repro_note(analysis, folder) -> str:
     if not folder:
         return ""
     from gradviz.repro import write_repro
+
     written, left = write_repro(str(folder), [analysis.result], [analysis.comparison])
     scripts = [p for p in written if p.endswith(".py")]
     if scripts:
-        return (f"\n  reproduction script (needs only {analysis.result.framework} and numpy): "
-                f"python {scripts[0]}")
+        return (
+            f"\n  reproduction script (needs only {analysis.result.framework} and numpy): "
+            f"python {scripts[0]}"
+        )
     return "\n  " + "".join(left)
 
 
@@ -93,23 +108,28 @@ def worst_element(tensor, comparison) -> str:
     else:
         for key, mode in (("custom~numeric", Mode.NUMERIC), ("custom~default", Mode.DEFAULT)):
             m = comparison.metrics.get(key)
-            if m is not None and m.worst_index is not None and \
-                    tensor.grads.get(mode) is not None and \
-                    np.asarray(tensor.grads[mode]).size == custom.size:
+            if (
+                m is not None
+                and m.worst_index is not None
+                and tensor.grads.get(mode) is not None
+                and np.asarray(tensor.grads[mode]).size == custom.size
+            ):
                 index = int(m.worst_index)
                 break
     if index is None or index >= custom.size:
         return ""
     at = np.unravel_index(index, tensor.shape) if tensor.shape else ()
-    values = ", ".join(f"{mode} {float(np.asarray(tensor.grads[mode]).reshape(-1)[index]):.6g}"
-                       for mode in (Mode.CUSTOM, Mode.DEFAULT, Mode.NUMERIC)
-                       if tensor.grads.get(mode) is not None
-                       and np.asarray(tensor.grads[mode]).size == custom.size)
+    values = ", ".join(
+        f"{mode} {float(np.asarray(tensor.grads[mode]).reshape(-1)[index]):.6g}"
+        for mode in (Mode.CUSTOM, Mode.DEFAULT, Mode.NUMERIC)
+        if tensor.grads.get(mode) is not None and np.asarray(tensor.grads[mode]).size == custom.size
+    )
     return f"{what} {tensor.name}[{', '.join(str(int(i)) for i in at)}]: {values}"
 
 
 def _table_lines(header, rows) -> list[str]:
     import io
+
     buf = io.StringIO()
     _table(header, rows, buf)
     return ["  " + line for line in buf.getvalue().splitlines()]

@@ -1,8 +1,9 @@
 """One op of a test through the engine: find it in its file (loaded in its framework's worker),
 make the request from the test's arguments, run it and analyse it as `gradviz run` does."""
+
 from __future__ import annotations
 
-from typing import Iterable, Optional, Union
+from collections.abc import Iterable
 
 from gradviz.errors import GradvizError
 from gradviz.model import GivenArgs, OpInfo, RunRequest, RunSettings, parse_checks
@@ -14,49 +15,94 @@ class LoadFailed(GradvizError):
     """The op's file could not be loaded in its worker (the message says where and why)."""
 
 
-_D = RunSettings()      # the defaults are RunSettings' (but the upstream: random, see plugin.py)
+_D = RunSettings()  # the defaults are RunSettings' (but the upstream: random, see plugin.py)
 
 
-def settings_for(graph: str = _D.graph, upstream: str = "random",
-                 checks: Union[str, Iterable[str]] = (), *, seed: int = _D.seed,
-                 shape: Optional[tuple] = None, dtype: str = _D.dtype, device: str = _D.device,
-                 modes: Iterable[str] = _D.modes, timeout: float = _D.timeout,
-                 depth: int = _D.depth, input_range: tuple = _D.input_range) -> RunSettings:
+def settings_for(
+    graph: str = _D.graph,
+    upstream: str = "random",
+    checks: str | Iterable[str] = (),
+    *,
+    seed: int = _D.seed,
+    shape: tuple | None = None,
+    dtype: str = _D.dtype,
+    device: str = _D.device,
+    modes: Iterable[str] = _D.modes,
+    timeout: float = _D.timeout,
+    depth: int = _D.depth,
+    input_range: tuple = _D.input_range,
+) -> RunSettings:
     """RunSettings from the testing API's arguments (the plugin's options too)."""
     names = parse_checks(checks) if isinstance(checks, str) else parse_checks(",".join(checks))
-    return RunSettings(graph=graph, shape=tuple(shape or _D.shape), dtype=dtype, seed=seed,
-                       upstream=upstream, device=device, modes=tuple(modes), timeout=timeout,
-                       depth=depth, checks=names, input_range=tuple(input_range))
+    return RunSettings(
+        graph=graph,
+        shape=tuple(shape or _D.shape),
+        dtype=dtype,
+        seed=seed,
+        upstream=upstream,
+        device=device,
+        modes=tuple(modes),
+        timeout=timeout,
+        depth=depth,
+        checks=names,
+        input_range=tuple(input_range),
+    )
 
 
-def find_op(engine, path: str, qualname: str, frameworks: tuple[str, ...],
-            timeout: float = 60.0) -> OpInfo:
+def find_op(
+    engine, path: str, qualname: str, frameworks: tuple[str, ...], timeout: float = 60.0
+) -> OpInfo:
     """The OpInfo of `qualname` in `path`, loaded by the workers of `frameworks`."""
-    catalogs = [c for c in engine.load([path], timeout=timeout) if c.framework in frameworks
-                or not c.framework]
+    catalogs = [
+        c
+        for c in engine.load([path], timeout=timeout)
+        if c.framework in frameworks or not c.framework
+    ]
     from gradviz.cli.output import error_paragraph
+
     errors = [c for c in catalogs if c.error is not None]
     hits = [op for c in catalogs for op in c.ops if op.qualname == qualname]
     if not hits and errors:
-        raise LoadFailed("\n".join(error_paragraph(f"cannot load {path} ({c.framework or '?'})",
-                                                   c.error) for c in errors))
+        raise LoadFailed(
+            "\n".join(
+                error_paragraph(f"cannot load {path} ({c.framework or '?'})", c.error)
+                for c in errors
+            )
+        )
     if len(hits) > 1:
-        raise ValueError(f"{qualname} in {path} is an op in {' and '.join(h.framework for h in hits)}"
-                         ": give framework='torch' or framework='tf'")
+        raise ValueError(
+            f"{qualname} in {path} is an op in {' and '.join(h.framework for h in hits)}"
+            ": give framework='torch' or framework='tf'"
+        )
     if not hits:
         found = ", ".join(sorted({op.qualname for c in catalogs for op in c.ops})) or "none"
         why = [w for c in catalogs for w in c.skipped if w.startswith(qualname + ":")]
-        raise OpNotFound(f"gradviz finds no {'/'.join(frameworks)} op named {qualname!r} in "
-                         f"{path} (found: {found})" + (f"; skipped {why[0]}" if why else ""))
+        raise OpNotFound(
+            f"gradviz finds no {'/'.join(frameworks)} op named {qualname!r} in "
+            f"{path} (found: {found})" + (f"; skipped {why[0]}" if why else "")
+        )
     return hits[0]
 
 
-def check_op(op, inputs: dict, consts: dict, graph, upstream, checks, framework, *,
-             engine=None, dtype: Optional[str] = None, device: Optional[str] = None,
-             shape: Optional[tuple] = None, **options):
+def check_op(
+    op,
+    inputs: dict,
+    consts: dict,
+    graph,
+    upstream,
+    checks,
+    framework,
+    *,
+    engine=None,
+    dtype: str | None = None,
+    device: str | None = None,
+    shape: tuple | None = None,
+    **options,
+):
     from gradviz.app.analysis import analyze
     from gradviz.model import FRAMEWORKS
     from gradviz.testing.session import shared_engine
+
     path, qualname = locate(op)
     if framework is not None and framework not in FRAMEWORKS:
         raise ValueError(f"framework={framework!r}: use one of {', '.join(FRAMEWORKS)}")
@@ -64,18 +110,31 @@ def check_op(op, inputs: dict, consts: dict, graph, upstream, checks, framework,
     engine = engine or shared_engine()
     info = find_op(engine, path, qualname, frameworks)
     tensors = {n: as_array(n, v) for n, v in inputs.items()}
-    if shape is None:   # the shape of the first float tensor given for an argument
-        shape = next((a.shape for n, a in tensors.items() if n in info.args
-                      and getattr(a, "dtype", None) is not None and a.dtype.kind == "f"), None)
-    settings = settings_for(graph, upstream, checks, dtype=run_dtype(tensors, dtype),
-                            device=device or run_device(inputs) or "auto",
-                            shape=shape or None, **options)
+    if shape is None:  # the shape of the first float tensor given for an argument
+        shape = next(
+            (
+                a.shape
+                for n, a in tensors.items()
+                if n in info.args and getattr(a, "dtype", None) is not None and a.dtype.kind == "f"
+            ),
+            None,
+        )
+    settings = settings_for(
+        graph,
+        upstream,
+        checks,
+        dtype=run_dtype(tensors, dtype),
+        device=device or run_device(inputs) or "auto",
+        shape=shape or None,
+        **options,
+    )
     given = GivenArgs.of(tensors, consts) if tensors or consts else None
     req = RunRequest(info.file, info.qualname, info.framework, settings, given)
     analysis = analyze(engine.run_one(req), curves=False)
-    if analysis.problem:      # gradviz's own comparison failed: a bug of gradviz, said loudly
-        raise RuntimeError(f"gradviz could not compare {qualname} ({info.framework}): "
-                           f"{analysis.problem}")
+    if analysis.problem:  # gradviz's own comparison failed: a bug of gradviz, said loudly
+        raise RuntimeError(
+            f"gradviz could not compare {qualname} ({info.framework}): {analysis.problem}"
+        )
     return analysis
 
 

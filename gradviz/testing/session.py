@@ -2,17 +2,17 @@
 framework and stay warm for the rest of the test session (a pytest run imports torch and
 TensorFlow once, not once per test). Closed at exit, or by the pytest plugin at the session's end.
 """
+
 from __future__ import annotations
 
 import atexit
 import threading
-from typing import Optional
 
 from gradviz.engine import Engine
 from gradviz.model import FRAMEWORKS
 
 _lock = threading.Lock()
-_engine: Optional[Engine] = None
+_engine: Engine | None = None
 
 
 def shared_engine() -> Engine:

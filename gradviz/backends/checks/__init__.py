@@ -6,6 +6,7 @@ One module per check; each has `torch_check(ctx)` and `tf_check(ctx)` returning 
 check becomes a `fail` at the user's file:line, never a crash of the run; a check whose own code
 raises is gradviz's failure, never the user's: a `skip` that says so, with the exception.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -31,7 +32,9 @@ def run_checks(ctx, names, skip=None) -> tuple[CheckResult, ...]:
     ctx.float64_unfit = skip.get("precision", "")
     out = []
     for name in (n for n in CHECKS if n in names):
-        out.append(CheckResult(name, CheckStatus.SKIP, skip[name]) if name in skip else run_one(ctx, name))
+        out.append(
+            CheckResult(name, CheckStatus.SKIP, skip[name]) if name in skip else run_one(ctx, name)
+        )
     return tuple(out)
 
 
@@ -46,15 +49,19 @@ def unfit(numeric_error) -> dict:
     below float64 (NumericLowPrecision) has no float64 re-run nor numeric second derivative."""
     kind = getattr(numeric_error, "type", "")
     if kind == "ForwardNotRepeatable":
-        why = ("the forward is not repeatable (random ops): every check compares calls of it, "
-               "and two calls draw differently")
+        why = (
+            "the forward is not repeatable (random ops): every check compares calls of it, "
+            "and two calls draw differently"
+        )
         return {name: why for name in CHECKS}
     if kind == "ForwardDependsOnDtype":
         why = "the forward computes another function in float64: no float64 reference"
         return {name: why for name in _FINITE_DIFFERENCES}
     if kind == "NumericLowPrecision":
-        why = ("the forward computes below float64 whatever its inputs are: no float64 "
-               "reference to check against")
+        why = (
+            "the forward computes below float64 whatever its inputs are: no float64 "
+            "reference to check against"
+        )
         return {name: why for name in _FINITE_DIFFERENCES}
     return {}
 
@@ -64,8 +71,9 @@ def run_one(ctx, name: str) -> CheckResult:
         module = importlib.import_module(f"gradviz.backends.checks.{name}")
         check = getattr(module, f"{ctx.framework}_check", None)
         if check is None:
-            return CheckResult(name, CheckStatus.SKIP, f"gradviz has no {name} check for "
-                               f"{ctx.framework} yet")
+            return CheckResult(
+                name, CheckStatus.SKIP, f"gradviz has no {name} check for {ctx.framework} yet"
+            )
         result = check(ctx)
     except CheckFailed as exc:
         result = exc.result
@@ -92,26 +100,33 @@ def raised_in_gradviz(exc: BaseException) -> bool:
         if is_user_frame(frame.filename):
             return False
         if not os.path.isabs(frame.filename):
-            continue        # <frozen importlib._bootstrap>, <string>
+            continue  # <frozen importlib._bootstrap>, <string>
         path = os.path.abspath(frame.filename)
         if path.startswith(_NUMPY_DIR):
             continue
         if in_gradviz(path):
             return True
-        if "site-packages" in path or "dist-packages" in path or \
-                not path.startswith(_STDLIB_DIR):
-            return False    # a framework refusing the user's op: the user's to hear
+        if "site-packages" in path or "dist-packages" in path or not path.startswith(_STDLIB_DIR):
+            return False  # a framework refusing the user's op: the user's to hear
     return False
 
 
 def gradviz_failed(name: str, exc: BaseException) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
-    at = next((f"{os.path.relpath(f.filename, _GRADVIZ_PARENT)}:{f.lineno}"
-               for f in reversed(frames) if in_gradviz(f.filename)), "")
+    at = next(
+        (
+            f"{os.path.relpath(f.filename, _GRADVIZ_PARENT)}:{f.lineno}"
+            for f in reversed(frames)
+            if in_gradviz(f.filename)
+        ),
+        "",
+    )
     text = " ".join(str(exc).split())[:200]
-    return (f"gradviz's own {name} check failed ({type(exc).__name__}: {text}"
-            f"{f', at {at}' if at else ''}): a gradviz bug, not a fault of the op, and the check "
-            "says nothing about it; please report it")
+    return (
+        f"gradviz's own {name} check failed ({type(exc).__name__}: {text}"
+        f"{f', at {at}' if at else ''}): a gradviz bug, not a fault of the op, and the check "
+        "says nothing about it; please report it"
+    )
 
 
 def skipped_all(names, reason: str) -> tuple[CheckResult, ...]:

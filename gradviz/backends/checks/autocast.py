@@ -2,6 +2,7 @@
 torch.autocast, backward outside it as PyTorch recommends; TF: a Keras layer built under the
 mixed_bfloat16 policy (restored after), a plain custom_gradient function fed bfloat16 inputs.
 Both must run and agree with float32 within bfloat16 tolerance."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,12 +15,16 @@ NAME = "autocast"
 # bfloat16 keeps 8 significant bits (relative rounding 2**-8 ~ 0.4 %); sums of products
 # accumulate a few of those. A wrong formula misses by far more.
 REL_TOL = 0.05
-_FIX_TORCH = ("Decorate forward with @torch.amp.custom_fwd(device_type=..., cast_inputs="
-              "torch.float32) and backward with @torch.amp.custom_bwd(device_type=...) (old-style "
-              "forward(ctx, ...) only), or cast saved tensors and grad_output to one dtype in "
-              "backward before combining them.")
-_FIX_TF = ("Cast inside the op to the input's dtype (tf.cast(w, x.dtype)) and return each "
-           "gradient in its input's dtype; never mix bfloat16 and float32 tensors in one op.")
+_FIX_TORCH = (
+    "Decorate forward with @torch.amp.custom_fwd(device_type=..., cast_inputs="
+    "torch.float32) and backward with @torch.amp.custom_bwd(device_type=...) (old-style "
+    "forward(ctx, ...) only), or cast saved tensors and grad_output to one dtype in "
+    "backward before combining them."
+)
+_FIX_TF = (
+    "Cast inside the op to the input's dtype (tf.cast(w, x.dtype)) and return each "
+    "gradient in its input's dtype; never mix bfloat16 and float32 tensors in one op."
+)
 
 
 def _agree(got: np.ndarray, ref: np.ndarray) -> tuple[bool, float]:
@@ -35,23 +40,38 @@ def _agree(got: np.ndarray, ref: np.ndarray) -> tuple[bool, float]:
 def _raised(ctx, exc, during: str, fix: str):
     err = error_info(exc, ErrorKind.ERROR, ctx.forward_where())
     text = brief(err.message)
-    return failed(NAME, "raised", f"{during} raised {err.type}: {text} (an op mixes bfloat16 "
-                  "and float32 tensors)", err.where, fix)
+    return failed(
+        NAME,
+        "raised",
+        f"{during} raised {err.type}: {text} (an op mixes bfloat16 and float32 tensors)",
+        err.where,
+        fix,
+    )
 
 
 def _compare(ctx, names, got, ref, what: str, fix: str):
     for name, a, b in zip(names, got, ref):
         if a is None or b is None:
             if (a is None) != (b is None):
-                return failed(NAME, "missing", f"{what}: the gradient of {name} is "
-                              f"{'missing' if a is None else 'present'}, unlike in float32",
-                              ctx.backward_where(), fix)
+                return failed(
+                    NAME,
+                    "missing",
+                    f"{what}: the gradient of {name} is "
+                    f"{'missing' if a is None else 'present'}, unlike in float32",
+                    ctx.backward_where(),
+                    fix,
+                )
             continue
         ok, rel = _agree(a, b)
         if not ok:
-            return failed(NAME, "differs", f"{what}: the gradient of {name} differs from "
-                          f"float32 by {rel:.3g} (relative L2; bfloat16 allows {REL_TOL:g})",
-                          ctx.backward_where(), fix)
+            return failed(
+                NAME,
+                "differs",
+                f"{what}: the gradient of {name} differs from "
+                f"float32 by {rel:.3g} (relative L2; bfloat16 allows {REL_TOL:g})",
+                ctx.backward_where(),
+                fix,
+            )
     return None
 
 
@@ -79,27 +99,34 @@ def torch_check(ctx):
     if not outs:
         return skipped(NAME, T.no_outputs(ctx))
     names = list(xs)
-    ref = [T.numpy(g) for g in T.training_grads(outs, list(xs.values()),
-                                                   T.upstreams(ctx, outs))]
+    ref = [T.numpy(g) for g in T.training_grads(outs, list(xs.values()), T.upstreams(ctx, outs))]
     xs = T.leaves(ctx, "float32")
     what = f"torch.autocast({device_type!r}, dtype=torch.bfloat16)"
     try:
         with torch.autocast(device_type, dtype=torch.bfloat16):
             outs = T.call(ctx, built, xs)
         ups = T.upstreams(ctx, outs)
-        got = T.training_grads(outs, list(xs.values()), ups)   # backward outside autocast
+        got = T.training_grads(outs, list(xs.values()), ups)  # backward outside autocast
     except Exception as exc:  # noqa: BLE001 - the framework's refusal is the finding
         return _raised(ctx, exc, f"forward under {what} and backward after it", _FIX_TORCH)
     for name, g, x in zip(names, got, xs.values()):
         if g is not None and g.dtype != x.dtype:
-            return failed(NAME, "dtype", f"under {what} the gradient of {name} is {g.dtype} for "
-                          f"a {x.dtype} input", ctx.backward_where(), _FIX_TORCH)
+            return failed(
+                NAME,
+                "dtype",
+                f"under {what} the gradient of {name} is {g.dtype} for a {x.dtype} input",
+                ctx.backward_where(),
+                _FIX_TORCH,
+            )
     bad = _compare(ctx, names, [T.numpy(g) for g in got], ref, f"under {what}", _FIX_TORCH)
     if bad is not None:
         return bad
     dtypes = sorted({str(o.dtype).replace("torch.", "") for o in outs})
-    return passed(NAME, f"forward under {what} (outputs {', '.join(dtypes)}) and backward outside "
-                  f"it agree with float32 within bfloat16 tolerance ({REL_TOL:g})")
+    return passed(
+        NAME,
+        f"forward under {what} (outputs {', '.join(dtypes)}) and backward outside "
+        f"it agree with float32 within bfloat16 tolerance ({REL_TOL:g})",
+    )
 
 
 def tf_check(ctx):
@@ -118,14 +145,21 @@ def tf_check(ctx):
                 tape.watch(xs)
                 args, kwargs = ctx.call_args(dict(zip(names, xs)))
                 outs = built.call_op(args, kwargs)
-                loss = tf.add_n([tf.reduce_sum(tf.cast(tf.constant(
-                    ctx.upstream(i, tuple(o.shape))), o.dtype) * o) for i, o in enumerate(outs)])
+                loss = tf.add_n(
+                    [
+                        tf.reduce_sum(
+                            tf.cast(tf.constant(ctx.upstream(i, tuple(o.shape))), o.dtype) * o
+                        )
+                        for i, o in enumerate(outs)
+                    ]
+                )
             got = tape.gradient(loss, xs)
         return got, [o.dtype for o in outs]
 
     ref, _ = grads(ctx.build("custom", "float32"), tf.float32)
-    ref = [None if g is None else np.asarray(tf.convert_to_tensor(g).numpy(), np.float64)
-           for g in ref]
+    ref = [
+        None if g is None else np.asarray(tf.convert_to_tensor(g).numpy(), np.float64) for g in ref
+    ]
     if ctx.info.kind == "layer":
         return _tf_layer(ctx, grads, names, ref)
     what = "the op fed bfloat16 inputs"
@@ -135,22 +169,35 @@ def tf_check(ctx):
         return _raised(ctx, exc, what, _FIX_TF)
     for name, g in zip(names, got):
         if g is not None and g.dtype != tf.bfloat16:
-            return failed(NAME, "dtype", f"{what}: the gradient of {name} is {g.dtype.name} "
-                          "for a bfloat16 input", ctx.backward_where(), _FIX_TF)
-    got = [None if g is None else np.asarray(tf.cast(tf.convert_to_tensor(g), tf.float32)
-                                             .numpy(), np.float64) for g in got]
+            return failed(
+                NAME,
+                "dtype",
+                f"{what}: the gradient of {name} is {g.dtype.name} for a bfloat16 input",
+                ctx.backward_where(),
+                _FIX_TF,
+            )
+    got = [
+        None
+        if g is None
+        else np.asarray(tf.cast(tf.convert_to_tensor(g), tf.float32).numpy(), np.float64)
+        for g in got
+    ]
     bad = _compare(ctx, names, got, ref, what, _FIX_TF)
     if bad is not None:
         return bad
     outs = ", ".join(sorted({d.name for d in out_dtypes}))
-    return passed(NAME, f"{what} run (outputs {outs}) and agree with float32 within bfloat16 "
-                  f"tolerance ({REL_TOL:g})")
+    return passed(
+        NAME,
+        f"{what} run (outputs {outs}) and agree with float32 within bfloat16 "
+        f"tolerance ({REL_TOL:g})",
+    )
 
 
 def _tf_layer(ctx, grads, names, ref):
     import tensorflow as tf
 
     from gradviz.backends.tf_backend import Built
+
     keras = tf.keras
     what = "the layer under the mixed_bfloat16 policy"
     old = keras.config.dtype_policy()
@@ -160,8 +207,9 @@ def _tf_layer(ctx, grads, names, ref):
         with tf.device(ctx.device):
             layer = ctx.obj()
             if not layer.built:
-                args, kwargs = ctx.call_args({n: tf.constant(v, tf.float32)
-                                              for n, v in ctx.arg_values().items()})
+                args, kwargs = ctx.call_args(
+                    {n: tf.constant(v, tf.float32) for n, v in ctx.arg_values().items()}
+                )
                 layer(*args, **kwargs)
         built = Built(layer, layer)
         ctx.seed_params(built)
@@ -170,11 +218,15 @@ def _tf_layer(ctx, grads, names, ref):
         return _raised(ctx, exc, what, _FIX_TF)
     finally:
         keras.config.set_dtype_policy(old)
-    got = [None if g is None else np.asarray(tf.convert_to_tensor(g).numpy(), np.float64)
-           for g in got]
+    got = [
+        None if g is None else np.asarray(tf.convert_to_tensor(g).numpy(), np.float64) for g in got
+    ]
     bad = _compare(ctx, names, got, ref, what, _FIX_TF)
     if bad is not None:
         return bad
     outs = ", ".join(sorted({d.name for d in out_dtypes}))
-    return passed(NAME, f"{what} runs (outputs {outs}) and agrees with float32 within bfloat16 "
-                  f"tolerance ({REL_TOL:g})")
+    return passed(
+        NAME,
+        f"{what} runs (outputs {outs}) and agrees with float32 within bfloat16 "
+        f"tolerance ({REL_TOL:g})",
+    )

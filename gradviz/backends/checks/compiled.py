@@ -1,6 +1,7 @@
 """compiled: the custom gradient under a compiler equals the eager one. torch: torch.compile
 with the "aot_eager" backend (AOTAutograd traces forward and backward, no code generation, so it
 is cheap and needs no C compiler), whole graph first; TF: tf.function around the tape."""
+
 from __future__ import annotations
 
 from gradviz.backends.checks.float64_witness import unless_rounding
@@ -11,14 +12,18 @@ from gradviz.vocab import ErrorKind
 
 NAME = "compiled"
 TORCH_BACKEND = "aot_eager"
-_FIX = ("Keep the gradient in framework ops: no .numpy(), .item(), Python side effects "
-        "(printing, counters, lists, random) or Python branches on tensor values in it; a "
-        "compiler traces them once and bakes the result in, or refuses.")
+_FIX = (
+    "Keep the gradient in framework ops: no .numpy(), .item(), Python side effects "
+    "(printing, counters, lists, random) or Python branches on tensor values in it; a "
+    "compiler traces them once and bakes the result in, or refuses."
+)
 
 
-_FIX_CUSTOM_OP = ("Give the custom op a fake (meta) implementation with @op.register_fake, "
-                  "returning empty tensors of the output's shape and dtype: torch.compile traces "
-                  "the op with fake tensors and cannot run its body on them.")
+_FIX_CUSTOM_OP = (
+    "Give the custom op a fake (meta) implementation with @op.register_fake, "
+    "returning empty tensors of the output's shape and dtype: torch.compile traces "
+    "the op with fake tensors and cannot run its body on them."
+)
 
 
 def _raised(ctx, exc, during: str):
@@ -63,28 +68,41 @@ def _torch(ctx, dtype: str):
         try:
             got = compiled_grads(fullgraph=True)
         except Exception as exc:  # noqa: BLE001 - a graph break: try with breaks allowed
-            note = (f"; it does not compile as one graph (graph break: "
-                    f"{_first_line(exc)}), so part of it runs eagerly")
+            note = (
+                f"; it does not compile as one graph (graph break: "
+                f"{_first_line(exc)}), so part of it runs eagerly"
+            )
             try:
                 got = compiled_grads(fullgraph=False)
             except Exception as exc2:  # noqa: BLE001
                 return _raised(ctx, exc2, f"torch.compile(backend={TORCH_BACKEND!r})")
     finally:
-        torch._dynamo.reset()   # the user's module is reloaded fresh next run: drop its code
+        torch._dynamo.reset()  # the user's module is reloaded fresh next run: drop its code
     tol = tolerances(dtype, numeric=True)  # compilers reorder float arithmetic
     for name, a, b in zip(names, got, eager):
         if (a is None) != (b is None):
-            return failed(NAME, "differs", f"under torch.compile the gradient of {name} is "
-                          f"{'missing' if a is None else 'present'}, unlike eager",
-                          ctx.backward_where(), _FIX)
+            return failed(
+                NAME,
+                "differs",
+                f"under torch.compile the gradient of {name} is "
+                f"{'missing' if a is None else 'present'}, unlike eager",
+                ctx.backward_where(),
+                _FIX,
+            )
         if a is not None:
             ok, detail = compare(a, b, tol)
             if not ok:
-                return failed(NAME, "differs", f"torch.compile(backend={TORCH_BACKEND!r}) "
-                              f"gives another gradient for {name} than eager: {detail}",
-                              ctx.backward_where(), _FIX)
-    return passed(NAME, f"torch.compile(backend={TORCH_BACKEND!r}) gives the eager custom "
-                  f"gradient{note}")
+                return failed(
+                    NAME,
+                    "differs",
+                    f"torch.compile(backend={TORCH_BACKEND!r}) "
+                    f"gives another gradient for {name} than eager: {detail}",
+                    ctx.backward_where(),
+                    _FIX,
+                )
+    return passed(
+        NAME, f"torch.compile(backend={TORCH_BACKEND!r}) gives the eager custom gradient{note}"
+    )
 
 
 def _first_line(exc) -> str:
@@ -115,7 +133,7 @@ def _tf(ctx, dtype_name: str):
         try:
             graph_fn = tf.function(step, autograph=False)
             got = graph_fn(*xs)
-            got_again = graph_fn(*xs)   # a second call: state kept in Python shows up here
+            got_again = graph_fn(*xs)  # a second call: state kept in Python shows up here
         except Exception as exc:  # noqa: BLE001 - the framework's refusal is the finding
             return _raised(ctx, exc, "tf.function around the tape")
     tol = tolerances(dtype_name, numeric=True)  # reordered float arithmetic
@@ -123,6 +141,11 @@ def _tf(ctx, dtype_name: str):
         for label, g in (("", got[k]), (" on a second call", got_again[k])):
             ok, detail = compare(g.numpy(), eager[k].numpy(), tol)
             if not ok:
-                return failed(NAME, "differs", f"tf.function gives another gradient for {name}"
-                              f"{label} than eager: {detail}", ctx.backward_where(), _FIX)
+                return failed(
+                    NAME,
+                    "differs",
+                    f"tf.function gives another gradient for {name}{label} than eager: {detail}",
+                    ctx.backward_where(),
+                    _FIX,
+                )
     return passed(NAME, "tf.function gives the eager custom gradient (two calls of one trace)")

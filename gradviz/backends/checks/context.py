@@ -1,5 +1,6 @@
 """What every check gets: the op as the runner loaded it, its seeded arguments, the run's
 settings, and the plain run's gradients (so a check does not pay twice for what the run did)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,17 +17,17 @@ from gradviz.seeds import upstream_values
 
 @dataclass
 class CheckContext:
-    adapter: Any                   # TorchAdapter | TfAdapter
-    obj: Any                       # the user's Function / Module / custom_gradient / Layer
+    adapter: Any  # TorchAdapter | TfAdapter
+    obj: Any  # the user's Function / Module / custom_gradient / Layer
     info: OpInfo
-    module: Any                    # the user's loaded module
+    module: Any  # the user's loaded module
     meta: dict
     plans: list[ArgPlan]
-    graph: Graph                   # the run's graph (for the precision check)
+    graph: Graph  # the run's graph (for the precision check)
     settings: RunSettings
     device: str
-    seed_params: Any               # seed_params(built): the run's parameter values
-    tensors: dict = field(default_factory=dict)        # plain run: name -> {"grads", "value", ...}
+    seed_params: Any  # seed_params(built): the run's parameter values
+    tensors: dict = field(default_factory=dict)  # plain run: name -> {"grads", "value", ...}
     numeric_infos: dict = field(default_factory=dict)  # plain run's numeric reference, if any
     # why a float64 run of the op is no witness of its float32 one ("" when it is): a forward
     # that computes another function in float64, or below float64 whatever its inputs
@@ -37,8 +38,16 @@ class CheckContext:
         return self.adapter.name
 
     def build(self, mode: str = "custom", dtype: str = "", device: str = ""):
-        built = self.adapter.build(self.obj, self.info, mode, dtype or self.settings.dtype,
-                                   device or self.device, self.module, self.meta, self.plans)
+        built = self.adapter.build(
+            self.obj,
+            self.info,
+            mode,
+            dtype or self.settings.dtype,
+            device or self.device,
+            self.module,
+            self.meta,
+            self.plans,
+        )
         self.seed_params(built)
         return built
 
@@ -69,25 +78,29 @@ class CheckContext:
         """TF: the gradients of sum(upstream * outputs) of `built` at tensors xs (one per name),
         zeros where a gradient is None; written to be traced by tf.function and vectorized_map."""
         import tensorflow as tf
+
         xs = list(xs)
         with tf.GradientTape() as tape:
             tape.watch(xs)
             args, kwargs = self.call_args(dict(zip(names, xs)))
             outs = built.call_op(args, kwargs)
-            loss = tf.add_n([tf.reduce_sum(tf.constant(self.upstream(i, tuple(o.shape)),
-                                                       dtype=o.dtype) * o)
-                             for i, o in enumerate(outs)])
+            loss = tf.add_n(
+                [
+                    tf.reduce_sum(tf.constant(self.upstream(i, tuple(o.shape)), dtype=o.dtype) * o)
+                    for i, o in enumerate(outs)
+                ]
+            )
         got = tape.gradient(loss, xs)
-        return [tf.zeros_like(x) if g is None else tf.convert_to_tensor(g)
-                for x, g in zip(xs, got)]
+        return [tf.zeros_like(x) if g is None else tf.convert_to_tensor(g) for x, g in zip(xs, got)]
 
     # --- where to point ------------------------------------------------------------------------
     def backward_where(self) -> str:
         """The `def` line of the user's gradient: a Function's backward, a custom_gradient's
         inner grad function, or that of the first such op a Module / Layer calls."""
-        path = self.info.where.rpartition(":")[0] or self.info.file   # an imported op's own file
-        node = source.backward_of(source.parse(path), self.info.qualname,
-                                  module=self.info.kind in ("module", "layer"))
+        path = self.info.where.rpartition(":")[0] or self.info.file  # an imported op's own file
+        node = source.backward_of(
+            source.parse(path), self.info.qualname, module=self.info.kind in ("module", "layer")
+        )
         if node is not None:
             return source.line_of(path, node)
         fn = getattr(self.obj, "backward", None)
@@ -96,6 +109,9 @@ class CheckContext:
         return self.info.where
 
     def forward_where(self) -> str:
-        fn = getattr(self.obj, "forward", None) or getattr(self.obj, "call", None) or \
-            getattr(self.obj, "__wrapped__", None)
+        fn = (
+            getattr(self.obj, "forward", None)
+            or getattr(self.obj, "call", None)
+            or getattr(self.obj, "__wrapped__", None)
+        )
         return where_of(fn, self.info.where) if fn is not None else self.info.where

@@ -2,6 +2,7 @@
 nested tapes) must agree with the numeric derivative of the custom backward itself (what
 gradgradcheck checks) and, where the first derivatives agree, with the default's second
 derivative. Everything in float64, along a few random directions (cheap at any size)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,10 +14,12 @@ from gradviz.compare.rounding import narrowest
 NAME = "double_backward"
 DIRECTIONS = 3
 _ONCE = "once_differentiable"
-_FIX_CUT = ("Compute the backward from differentiable framework ops on the saved tensors (no "
-            ".detach(), .data, numpy or no_grad in it); if it cannot be, decorate it with "
-            "@once_differentiable (torch) so a double backward raises instead of returning a "
-            "silent zero.")
+_FIX_CUT = (
+    "Compute the backward from differentiable framework ops on the saved tensors (no "
+    ".detach(), .data, numpy or no_grad in it); if it cannot be, decorate it with "
+    "@once_differentiable (torch) so a double backward raises instead of returning a "
+    "silent zero."
+)
 
 
 def torch_check(ctx):
@@ -25,18 +28,27 @@ def torch_check(ctx):
     from gradviz.backends.checks import torch_ops as T
 
     def second(built, values):
-        xs = [torch.tensor(v, dtype=torch.float64, device=ctx.device, requires_grad=True)
-              for v in values.values()]
+        xs = [
+            torch.tensor(v, dtype=torch.float64, device=ctx.device, requires_grad=True)
+            for v in values.values()
+        ]
         outs = T.call(ctx, built, dict(zip(values, xs)))
         if not outs:
             return None, None
         # the upstream needs a gradient too: that is when once_differentiable raises, as in
         # gradgradcheck
-        ups = [torch.tensor(_upstream(i, tuple(o.shape)), dtype=o.dtype, device=o.device,
-                            requires_grad=True) for i, o in enumerate(outs)]
+        ups = [
+            torch.tensor(
+                _upstream(i, tuple(o.shape)), dtype=o.dtype, device=o.device, requires_grad=True
+            )
+            for i, o in enumerate(outs)
+        ]
         g = T.training_grads(outs, xs, ups, create_graph=True)
-        s = sum((torch.as_tensor(v, dtype=torch.float64, device=ctx.device) * gi).sum()
-                for v, gi in zip(_vs(values), g) if gi is not None)
+        s = sum(
+            (torch.as_tensor(v, dtype=torch.float64, device=ctx.device) * gi).sum()
+            for v, gi in zip(_vs(values), g)
+            if gi is not None
+        )
         if not torch.is_tensor(s) or not s.requires_grad:
             return [T.numpy(gi) for gi in g], [None] * len(xs)
         # .backward() runs every node, as gradgradcheck's does: a once_differentiable backward
@@ -45,11 +57,15 @@ def torch_check(ctx):
         return [T.numpy(gi) for gi in g], [T.numpy(x.grad) for x in xs]
 
     def first(built, values):
-        xs = [torch.tensor(v, dtype=torch.float64, device=ctx.device, requires_grad=True)
-              for v in values.values()]
+        xs = [
+            torch.tensor(v, dtype=torch.float64, device=ctx.device, requires_grad=True)
+            for v in values.values()
+        ]
         outs = T.call(ctx, built, dict(zip(values, xs)))
-        ups = [torch.as_tensor(_upstream(i, tuple(o.shape)), dtype=o.dtype, device=o.device)
-               for i, o in enumerate(outs)]
+        ups = [
+            torch.as_tensor(_upstream(i, tuple(o.shape)), dtype=o.dtype, device=o.device)
+            for i, o in enumerate(outs)
+        ]
         return [T.numpy(gi) for gi in T.training_grads(outs, xs, ups)]
 
     return _check(ctx, second, first)
@@ -67,14 +83,22 @@ def tf_check(ctx):
                     inner.watch(xs)
                     args, kwargs = ctx.call_args(dict(zip(values, xs)))
                     outs = built.call_op(args, kwargs)
-                    loss = tf.add_n([tf.reduce_sum(tf.constant(_upstream(i, tuple(o.shape)),
-                                                               dtype=o.dtype) * o)
-                                     for i, o in enumerate(outs)])
+                    loss = tf.add_n(
+                        [
+                            tf.reduce_sum(
+                                tf.constant(_upstream(i, tuple(o.shape)), dtype=o.dtype) * o
+                            )
+                            for i, o in enumerate(outs)
+                        ]
+                    )
                 g = inner.gradient(loss, xs)
                 if not nested:
                     return [_np(gi) for gi in g], None
-                terms = [tf.reduce_sum(tf.constant(v) * tf.cast(gi, tf.float64))
-                         for v, gi in zip(_vs(values), g) if gi is not None]
+                terms = [
+                    tf.reduce_sum(tf.constant(v) * tf.cast(gi, tf.float64))
+                    for v, gi in zip(_vs(values), g)
+                    if gi is not None
+                ]
                 s = tf.add_n(terms) if terms else None
             gg = outer.gradient(s, xs) if s is not None else [None] * len(xs)
             return [_np(gi) for gi in g], [_np(x) for x in gg]
@@ -86,6 +110,7 @@ def _np(t):
     if t is None:
         return None
     import tensorflow as tf
+
     if isinstance(t, tf.IndexedSlices):
         t = tf.convert_to_tensor(t)
     return np.asarray(t.numpy(), dtype=np.float64)
@@ -96,8 +121,10 @@ def _upstream(i: int, shape) -> np.ndarray:
 
 
 def _vs(values: dict) -> list:
-    return [np.random.default_rng([11, k]).standard_normal(np.shape(v))
-            for k, v in enumerate(values.values())]
+    return [
+        np.random.default_rng([11, k]).standard_normal(np.shape(v))
+        for k, v in enumerate(values.values())
+    ]
 
 
 def _check(ctx, second, first):
@@ -109,13 +136,17 @@ def _check(ctx, second, first):
         g, gg = second(custom, values)
     except Exception as exc:  # noqa: BLE001 - classified below; others go up to run_checks
         if _ONCE in str(exc):
-            return failed(NAME, "once_differentiable",
-                          "the backward is marked @once_differentiable, so differentiating the "
-                          "custom gradient again (create_graph=True, as gradgradcheck, "
-                          "gradient penalties and MAML do) raises", ctx.backward_where(),
-                          "If second derivatives are needed, remove @once_differentiable and "
-                          "write the backward with differentiable torch ops; otherwise nothing "
-                          "to fix: double backward is refused loudly, as intended.")
+            return failed(
+                NAME,
+                "once_differentiable",
+                "the backward is marked @once_differentiable, so differentiating the "
+                "custom gradient again (create_graph=True, as gradgradcheck, "
+                "gradient penalties and MAML do) raises",
+                ctx.backward_where(),
+                "If second derivatives are needed, remove @once_differentiable and "
+                "write the backward with differentiable torch ops; otherwise nothing "
+                "to fix: double backward is refused loudly, as intended.",
+            )
         raise
     if g is None:
         return skipped(NAME, f"{ctx.info.name} returns no output that needs a gradient")
@@ -124,8 +155,13 @@ def _check(ctx, second, first):
     rng = np.random.default_rng(3)
     for _ in range(DIRECTIONS):
         ws = [rng.standard_normal(np.shape(v)) for v in values.values()]
-        eps = REL_EPS * max(1.0, max(float(np.sqrt(np.mean(np.square(v)))) if np.size(v) else 0.0
-                                     for v in values.values()))
+        eps = REL_EPS * max(
+            1.0,
+            max(
+                float(np.sqrt(np.mean(np.square(v)))) if np.size(v) else 0.0
+                for v in values.values()
+            ),
+        )
         plus = first(custom, {n: v + eps * w for (n, v), w in zip(values.items(), ws)})
         minus = first(custom, {n: v - eps * w for (n, v), w in zip(values.items(), ws)})
         vs = _vs(values)
@@ -136,26 +172,36 @@ def _check(ctx, second, first):
             flat = all(float(np.abs(x).max(initial=0.0)) == 0.0 for x in gg)
             if flat and abs(num) > 1e-5 * scale:
                 return failed(
-                    NAME, "not_differentiable",
+                    NAME,
+                    "not_differentiable",
                     f"the custom gradient is not differentiable: double backward gives zero "
                     f"(no graph) for {', '.join(names)}, while the numeric derivative of the "
                     f"backward along a random direction is {num:.4g}, so gradient penalties "
                     f"and second-order methods get a silent zero; mark it {_ONCE} if that is "
-                    "intended", ctx.backward_where(), _FIX_CUT)
+                    "intended",
+                    ctx.backward_where(),
+                    _FIX_CUT,
+                )
             unfit = _unfit_for_differences(g, first(custom, values))
             if unfit:
                 return skipped(NAME, unfit)
             return failed(
-                NAME, "wrong_second",
+                NAME,
+                "wrong_second",
                 f"differentiating the custom backward again gives {ana:.6g} along a random "
                 f"direction where its numeric derivative is {num:.6g} (gradgradcheck would "
                 "fail): part of the backward is computed outside the graph",
-                ctx.backward_where(), _FIX_CUT)
+                ctx.backward_where(),
+                _FIX_CUT,
+            )
     note = _versus_default(ctx, second, values, g, gg)
     if isinstance(note, tuple):
         return failed(NAME, "differs_default", note[0], ctx.backward_where(), _FIX_CUT)
-    return passed(NAME, f"the custom gradient differentiated again agrees with the numeric "
-                  f"derivative of the backward ({DIRECTIONS} random directions){note}")
+    return passed(
+        NAME,
+        f"the custom gradient differentiated again agrees with the numeric "
+        f"derivative of the backward ({DIRECTIONS} random directions){note}",
+    )
 
 
 def _unfit_for_differences(g, again) -> str:
@@ -167,15 +213,19 @@ def _unfit_for_differences(g, again) -> str:
         live = np.ravel(x)[np.isfinite(np.ravel(x)) & (np.ravel(x) != 0)] if x is not None else ()
         fmt = narrowest(live, wider_than="float64") if np.unique(live).size >= 8 else None
         if fmt is not None:
-            return (f"the custom backward rounds a gradient to {fmt} in a float64 run (each of "
-                    f"its {live.size} nonzero values is exactly a {fmt} number), so finite "
-                    "differences of it measure rounding steps, not its derivative; second "
-                    "derivatives not compared (the diagnostics say what the rounding costs)")
+            return (
+                f"the custom backward rounds a gradient to {fmt} in a float64 run (each of "
+                f"its {live.size} nonzero values is exactly a {fmt} number), so finite "
+                "differences of it measure rounding steps, not its derivative; second "
+                "derivatives not compared (the diagnostics say what the rounding costs)"
+            )
     for a, b in zip(g, again):
         if (a is None) != (b is None) or (a is not None and not np.allclose(a, b, 1e-9, 1e-12)):
-            return ("the custom backward gives other gradients at the same point on a second "
-                    "call (a random backward), so finite differences of it measure no "
-                    "derivative; second derivatives not compared")
+            return (
+                "the custom backward gives other gradients at the same point on a second "
+                "call (a random backward), so finite differences of it measure no "
+                "derivative; second derivatives not compared"
+            )
     return ""
 
 
@@ -189,15 +239,19 @@ def _versus_default(ctx, second, values, g, gg):
         return "; the default has no gradient path to compare"
     for a, b in zip(g, dg):
         if (a is None) != (b is None) or (a is not None and not np.allclose(a, b, 1e-6, 1e-8)):
-            return ("; the custom first derivative differs from the default's (a surrogate?), "
-                    "so second derivatives were not compared with the default")
+            return (
+                "; the custom first derivative differs from the default's (a surrogate?), "
+                "so second derivatives were not compared with the default"
+            )
     for name, a, b in zip(values, gg, dgg):
         b = np.zeros(np.shape(a)) if b is None else b
         if not np.allclose(a, b, rtol=1e-5, atol=1e-7 * max(1.0, float(np.abs(b).max(initial=0)))):
             err = float(np.abs(a - b).max())
-            return (f"the second derivative through the custom backward differs from the "
-                    f"default's for {name} (max abs difference {err:.3g}) while the first "
-                    "derivatives agree",)
+            return (
+                f"the second derivative through the custom backward differs from the "
+                f"default's for {name} (max abs difference {err:.3g}) while the first "
+                "derivatives agree",
+            )
     return " and with the default's double backward"
 
 

@@ -1,6 +1,7 @@
 """noncontiguous_upstream (torch): real training hands a backward upstream gradients that are
 transposed, sliced or expanded (the gradient of a sum is a zero-stride expand). The backward must
 run on each and give the gradient it gives for a contiguous upstream, without writing into it."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,17 +14,25 @@ from gradviz.vocab import ErrorKind
 
 NAME = "noncontiguous_upstream"
 EXPAND_VALUE = 0.75
-_FIX_VIEW = ("Use .reshape(...) (or .contiguous().view(...)) on the upstream gradient: .view "
-             "needs contiguous memory, and upstreams are often transposed, sliced or expanded.")
-_FIX_INPLACE = ("Do not write into grad_output in place (mul_, add_, copy_, [...] = ); compute "
-                "a new tensor (grad_output * k) or clone() it first.")
-_FIX_LAYOUT = ("Compute the gradient with shape-based tensor ops; do not rely on strides, "
-               "data_ptr, as_strided or .storage() of the upstream (or call .contiguous() first).")
+_FIX_VIEW = (
+    "Use .reshape(...) (or .contiguous().view(...)) on the upstream gradient: .view "
+    "needs contiguous memory, and upstreams are often transposed, sliced or expanded."
+)
+_FIX_INPLACE = (
+    "Do not write into grad_output in place (mul_, add_, copy_, [...] = ); compute "
+    "a new tensor (grad_output * k) or clone() it first."
+)
+_FIX_LAYOUT = (
+    "Compute the gradient with shape-based tensor ops; do not rely on strides, "
+    "data_ptr, as_strided or .storage() of the upstream (or call .contiguous() first)."
+)
 
 
 def tf_check(ctx):
-    return skipped(NAME, "TensorFlow tensors have no strides: an upstream gradient is always "
-                   "dense and contiguous")
+    return skipped(
+        NAME,
+        "TensorFlow tensors have no strides: an upstream gradient is always dense and contiguous",
+    )
 
 
 def torch_check(ctx):
@@ -47,24 +56,30 @@ def _torch(ctx, dtype: str):
         return [T.numpy(g) for g in grads], written, len(outs)
 
     def random_up(i, o):
-        return torch.as_tensor(np.random.default_rng([5, i]).standard_normal(tuple(o.shape)),
-                               dtype=o.dtype, device=o.device)
+        return torch.as_tensor(
+            np.random.default_rng([5, i]).standard_normal(tuple(o.shape)),
+            dtype=o.dtype,
+            device=o.device,
+        )
 
     def variant(layout):
         def make(i, o):
             u = random_up(i, o)
             if u.dim() == 0:
-                return u                    # a scalar has no layout to vary
+                return u  # a scalar has no layout to vary
             if layout == "transposed":
                 return u.transpose(-1, -2).contiguous().transpose(-1, -2) if u.dim() >= 2 else u
             if layout == "sliced":
-                wide = torch.zeros(tuple(u.shape[:-1]) + (2 * u.shape[-1],), dtype=u.dtype,
-                                   device=u.device)
+                wide = torch.zeros(
+                    tuple(u.shape[:-1]) + (2 * u.shape[-1],), dtype=u.dtype, device=u.device
+                )
                 view = wide[..., ::2] if u.dim() == 1 else wide[..., : u.shape[-1]]
                 view.copy_(u)
                 return view
-            return torch.full((1,) * u.dim(), EXPAND_VALUE, dtype=u.dtype,
-                              device=u.device).expand(u.shape)
+            return torch.full((1,) * u.dim(), EXPAND_VALUE, dtype=u.dtype, device=u.device).expand(
+                u.shape
+            )
+
         return make
 
     base, written, n_outs = run(random_up)
@@ -72,54 +87,86 @@ def _torch(ctx, dtype: str):
         return skipped(NAME, T.no_outputs(ctx))
     if written:
         return _inplace(ctx, "a contiguous upstream")
-    flat, _, _ = run(lambda i, o: torch.full(tuple(o.shape), EXPAND_VALUE, dtype=o.dtype,
-                                             device=o.device))
+    flat, _, _ = run(
+        lambda i, o: torch.full(tuple(o.shape), EXPAND_VALUE, dtype=o.dtype, device=o.device)
+    )
     shapes = [tuple(o.shape) for o in T.call(ctx, built, T.leaves(ctx, dtype))]
-    layouts = ["sliced", "expanded"] + (["transposed"] if any(len(s) >= 2 for s in shapes)
-                                        else [])
+    layouts = ["sliced", "expanded"] + (["transposed"] if any(len(s) >= 2 for s in shapes) else [])
     if not any(len(s) >= 1 for s in shapes):
         return skipped(NAME, "every output is a scalar: its upstream has no layout to vary")
     tol = tolerances(dtype)
     for layout in layouts:
-        what = {"transposed": "a transposed (column-major)", "sliced": "a sliced (strided)",
-                "expanded": "an expanded (zero-stride)"}[layout] + " upstream"
+        what = {
+            "transposed": "a transposed (column-major)",
+            "sliced": "a sliced (strided)",
+            "expanded": "an expanded (zero-stride)",
+        }[layout] + " upstream"
         try:
             got, written, _ = run(variant(layout))
         except Exception as exc:  # noqa: BLE001 - the framework's refusal is the finding
             err = error_info(exc, ErrorKind.ERROR, ctx.backward_where())
             text = err.message
             if "view size is not compatible" in text or ".view" in text:
-                return failed(NAME, "view", f"the backward calls .view on {what} and torch "
-                              f"refuses: {_first(text)}", err.where, _FIX_VIEW)
+                return failed(
+                    NAME,
+                    "view",
+                    f"the backward calls .view on {what} and torch refuses: {_first(text)}",
+                    err.where,
+                    _FIX_VIEW,
+                )
             if "more than one element of the written-to tensor" in text or "in-place" in text:
                 return _inplace(ctx, what, err.where, _first(text))
-            return failed(NAME, "raised", f"the backward raised {err.type} on {what}: "
-                          f"{_first(text)}", err.where, _FIX_LAYOUT)
+            return failed(
+                NAME,
+                "raised",
+                f"the backward raised {err.type} on {what}: {_first(text)}",
+                err.where,
+                _FIX_LAYOUT,
+            )
         if written:
             return _inplace(ctx, what)
         ref = flat if layout == "expanded" else base
         for k, (a, b) in enumerate(zip(got, ref)):
             if (a is None) != (b is None):
-                return failed(NAME, "differs", f"with {what} the gradient of argument {k} is "
-                              f"{'missing' if a is None else 'present'} unlike with a "
-                              "contiguous one", ctx.backward_where(), _FIX_LAYOUT)
+                return failed(
+                    NAME,
+                    "differs",
+                    f"with {what} the gradient of argument {k} is "
+                    f"{'missing' if a is None else 'present'} unlike with a "
+                    "contiguous one",
+                    ctx.backward_where(),
+                    _FIX_LAYOUT,
+                )
             if a is None:
                 continue
             ok, detail = compare(a, b, tol)
             if not ok:
-                return failed(NAME, "differs", f"with {what} the gradient differs from the one "
-                              f"a contiguous upstream gives: {detail}", ctx.backward_where(),
-                              _FIX_LAYOUT)
-    return passed(NAME, f"{', '.join(layouts)} upstreams give the contiguous upstream's "
-                  "gradient and are left unchanged")
+                return failed(
+                    NAME,
+                    "differs",
+                    f"with {what} the gradient differs from the one "
+                    f"a contiguous upstream gives: {detail}",
+                    ctx.backward_where(),
+                    _FIX_LAYOUT,
+                )
+    return passed(
+        NAME,
+        f"{', '.join(layouts)} upstreams give the contiguous upstream's "
+        "gradient and are left unchanged",
+    )
 
 
 def _inplace(ctx, what: str, where: str = "", detail: str = ""):
     extra = f" ({detail})" if detail else ""
-    return failed(NAME, "inplace", f"the backward writes into {what} in place{extra}: the "
-                  "caller's gradient buffer is corrupted (another branch of the graph, or "
-                  "gradient accumulation, sees the changed values)",
-                  where or ctx.backward_where(), _FIX_INPLACE)
+    return failed(
+        NAME,
+        "inplace",
+        f"the backward writes into {what} in place{extra}: the "
+        "caller's gradient buffer is corrupted (another branch of the graph, or "
+        "gradient accumulation, sees the changed values)",
+        where or ctx.backward_where(),
+        _FIX_INPLACE,
+    )
 
 
 def _first(text: str) -> str:

@@ -1,4 +1,5 @@
 """How a check ends: pass / fail / skip results, and the numbers a failure message quotes."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,17 +30,24 @@ def failed(name: str, kind: str, message: str, where: str, fix: str) -> CheckRes
     return CheckResult(name, CheckStatus.FAIL, message, where, fix, kind)
 
 
-def raised(name: str, err: ErrorInfo, during: str, kind: str = "raised",
-           fix: str = "") -> CheckResult:
+def raised(
+    name: str, err: ErrorInfo, during: str, kind: str = "raised", fix: str = ""
+) -> CheckResult:
     """User code raised: the failure quotes the exception and points at the user's line."""
-    return failed(name, kind, f"{during} raised {err.type}: {brief(err.message)}", err.where,
-                  fix or "Make the backward run the way the framework calls it here; the "
-                  "message above is the framework's own.")
+    return failed(
+        name,
+        kind,
+        f"{during} raised {err.type}: {brief(err.message)}",
+        err.where,
+        fix
+        or "Make the backward run the way the framework calls it here; the "
+        "message above is the framework's own.",
+    )
 
 
 def _short(text: str, limit: int = 300) -> str:
     text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def brief(text: str, limit: int = 240) -> str:
@@ -61,5 +69,6 @@ def compare(got, ref, tol: Tol) -> tuple[bool, str]:
         return False, f"shape {m.shape_mismatch}"
     if m.allclose:
         return True, f"max abs difference {fmt(m.max_abs_err)}"
-    return False, (f"max abs difference {fmt(m.max_abs_err)} at {m.n_differ} of {m.n} "
-                   f"elements ({tol})")
+    return False, (
+        f"max abs difference {fmt(m.max_abs_err)} at {m.n_differ} of {m.n} elements ({tol})"
+    )

@@ -8,6 +8,7 @@ where numeric is NaN/Inf and custom finite left out (no reference there), a few 
 allowed. A surrogate (custom differs from numeric only where numeric is 0, a step straddled aside,
 and agrees elsewhere: round, sign, a quantiser) is not judged by numeric in any precision: skip,
 never "a bug". A gradient of the wrong shape is GV102's, not compared: skip."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,15 +24,17 @@ from gradviz.model import CheckResult
 from gradviz.vocab import CheckStatus
 
 NAME = "precision"
-_FIX = ("The gradient differs from the finite-difference reference in float64 too, so it is not "
-        "rounding: check the backward's formula against the derivative of the forward, unless "
-        "the difference is intended (a gradient reversal or a scaling: the tensor's GV30x "
-        "finding says which it looks like).")
+_FIX = (
+    "The gradient differs from the finite-difference reference in float64 too, so it is not "
+    "rounding: check the backward's formula against the derivative of the forward, unless "
+    "the difference is intended (a gradient reversal or a scaling: the tensor's GV30x "
+    "finding says which it looks like)."
+)
 
 
 @dataclass(frozen=True)
 class Judged:
-    kind: str       # "agrees" | "surrogate" | "off"
+    kind: str  # "agrees" | "surrogate" | "off"
     detail: str = ""
 
 
@@ -45,8 +48,11 @@ def tf_check(ctx):
 
 def _check(ctx):
     if ctx.settings.dtype == "float64":
-        return skipped(NAME, "the run is float64 already: its custom vs numeric verdict is the "
-                       "answer, there is no higher precision to re-run in")
+        return skipped(
+            NAME,
+            "the run is float64 already: its custom vs numeric verdict is the "
+            "answer, there is no higher precision to re-run in",
+        )
     plain = {n: t for n, t in ctx.tensors.items() if "custom" in t["grads"]}
     if not plain:
         return skipped(NAME, "the custom mode produced no gradient to compare")
@@ -62,8 +68,9 @@ def _check(ctx):
         if surrogates:
             return skipped(NAME, _surrogate_text(surrogates))
         return passed(NAME, "the float32 custom gradient agrees with numeric: nothing to re-run")
-    got64 = ctx.adapter.differentiate(ctx.graph, ctx.build("custom", "float64"), "float64",
-                                      ctx.device)
+    got64 = ctx.adapter.differentiate(
+        ctx.graph, ctx.build("custom", "float64"), "float64", ctx.device
+    )
     grads64 = {n: got64[n]["grad"] for n in off32 if got64.get(n, {}).get("grad") is not None}
     misfit = _wrong_shapes(plain, grads64)
     if misfit:
@@ -78,16 +85,28 @@ def _check(ctx):
         if not rounding:
             return skipped(NAME, _surrogate_text(surrogates))
         # the tensors cleared as rounding, for the findings that must not call them a bug
-        return CheckResult(NAME, CheckStatus.PASS, f"float32 custom disagrees with numeric for "
-                           f"{', '.join(rounding)}, float64 custom agrees: the difference is "
-                           "float32 rounding, not a bug" + also, tensors=tuple(rounding))
+        return CheckResult(
+            NAME,
+            CheckStatus.PASS,
+            f"float32 custom disagrees with numeric for "
+            f"{', '.join(rounding)}, float64 custom agrees: the difference is "
+            "float32 rounding, not a bug" + also,
+            tensors=tuple(rounding),
+        )
     why_not = _default_disagrees_too(ctx, infos64, grads64, bad64)
     if why_not:
         return skipped(NAME, why_not)
     detail = "; ".join(f"{n}: {d}" for n, d in bad64.items())
-    return CheckResult(NAME, CheckStatus.FAIL, f"the custom gradient differs from numeric in float64 too "
-                       f"({detail}): not float32 rounding" + also, ctx.backward_where(), _FIX,
-                       "stays", tuple(bad64))
+    return CheckResult(
+        NAME,
+        CheckStatus.FAIL,
+        f"the custom gradient differs from numeric in float64 too "
+        f"({detail}): not float32 rounding" + also,
+        ctx.backward_where(),
+        _FIX,
+        "stays",
+        tuple(bad64),
+    )
 
 
 def _numeric(ctx, tensors: dict) -> dict:
@@ -98,20 +117,28 @@ def _numeric(ctx, tensors: dict) -> dict:
 def _wrong_shapes(plain: dict, grads: dict) -> str:
     """Why nothing can be compared element by element: a gradient whose shape is not its
     tensor's ("" when every one fits)."""
-    bad = [(n, np.shape(g), np.shape(plain[n]["value"])) for n, g in grads.items()
-           if plain[n]["value"] is not None and np.shape(g) != np.shape(plain[n]["value"])]
+    bad = [
+        (n, np.shape(g), np.shape(plain[n]["value"]))
+        for n, g in grads.items()
+        if plain[n]["value"] is not None and np.shape(g) != np.shape(plain[n]["value"])
+    ]
     if not bad:
         return ""
-    text = ", ".join(f"{n} has shape {tuple(g)} for a tensor of shape {tuple(v)}"
-                     for n, g, v in bad)
-    return (f"the gradient has the wrong shape ({text}), see GV102: it cannot be compared with "
-            "numeric element by element, in any precision")
+    text = ", ".join(
+        f"{n} has shape {tuple(g)} for a tensor of shape {tuple(v)}" for n, g, v in bad
+    )
+    return (
+        f"the gradient has the wrong shape ({text}), see GV102: it cannot be compared with "
+        "numeric element by element, in any precision"
+    )
 
 
 def _surrogate_text(names: list) -> str:
-    return (f"the custom gradient of {', '.join(dict.fromkeys(names))} is a surrogate: it differs "
-            "from numeric only where numeric is 0 (a step, a rounding, a quantiser) and agrees "
-            "elsewhere, which the numeric reference does not judge in any precision")
+    return (
+        f"the custom gradient of {', '.join(dict.fromkeys(names))} is a surrogate: it differs "
+        "from numeric only where numeric is 0 (a step, a rounding, a quantiser) and agrees "
+        "elsewhere, which the numeric reference does not judge in any precision"
+    )
 
 
 def _judge_all(infos: dict, grads: dict, dtype: str) -> dict:
@@ -172,9 +199,12 @@ def judge_projections(got, ref, tol: Tol) -> Judged:
     if np.all(np.abs(ref[defined]) <= atol):
         return Judged("surrogate")
     worst = _worst(got, ref, off & np.isfinite(got))
-    return Judged("off", f"along random directions: {int(off.sum())} of {int(defined.sum())} "
-                  f"differ{f', max abs difference {fmt(worst)}' if worst is not None else ''} "
-                  f"(tolerance {fmt(atol)} abs + {tol.rtol:g} rel)")
+    return Judged(
+        "off",
+        f"along random directions: {int(off.sum())} of {int(defined.sum())} "
+        f"differ{f', max abs difference {fmt(worst)}' if worst is not None else ''} "
+        f"(tolerance {fmt(atol)} abs + {tol.rtol:g} rel)",
+    )
 
 
 def _default_disagrees_too(ctx, infos64: dict, grads64: dict, bad64: dict) -> str:
@@ -182,8 +212,9 @@ def _default_disagrees_too(ctx, infos64: dict, grads64: dict, bad64: dict) -> st
     of the forward disagrees with numeric at the same elements, so numeric itself is in doubt
     there (a forward not smooth at these inputs)."""
     try:
-        default = ctx.adapter.differentiate(ctx.graph, ctx.build("default", "float64"), "float64",
-                                            ctx.device)
+        default = ctx.adapter.differentiate(
+            ctx.graph, ctx.build("default", "float64"), "float64", ctx.device
+        )
     except Exception:  # noqa: BLE001 - no default to ask: judge without it
         return ""
     tol = tolerances("float64", numeric=True)
@@ -196,7 +227,9 @@ def _default_disagrees_too(ctx, infos64: dict, grads64: dict, bad64: dict) -> st
         c_off = ~close_mask(np.asarray(grads64[name], np.float64).reshape(-1), ref, tol)
         d_off = ~close_mask(np.asarray(d, np.float64).reshape(-1), ref, tol)
         if (c_off & d_off).any():
-            return ("the default gradient disagrees with numeric as well, at the same elements, "
-                    "so the forward is not smooth at these inputs (or numeric does not apply): "
-                    "rounding cannot be told from a wrong gradient here")
+            return (
+                "the default gradient disagrees with numeric as well, at the same elements, "
+                "so the forward is not smooth at these inputs (or numeric does not apply): "
+                "rounding cannot be told from a wrong gradient here"
+            )
     return ""

@@ -4,6 +4,7 @@ blame strides, compile, autocast or batching for the noise. It is told once, bef
 from the custom gradient under the same inputs and upstream: it changes with the random seed,
 and comes back when the seed does. A backward that keeps state of its own (a call counter)
 differs under one seed too: it is not random, and the checks go on to show it. Worker-only."""
+
 from __future__ import annotations
 
 import random
@@ -23,12 +24,14 @@ def unfit(ctx) -> dict:
         if grads[0] is None or _same(*grads):
             return {}
         if not _same(grads[0], _grads_under(ctx, _SEEDS[0])):
-            return {}       # not the seed: state of its own, which the checks are there to see
+            return {}  # not the seed: state of its own, which the checks are there to see
     except Exception:  # noqa: BLE001 - the checks themselves run it again and say what it raised
         return {}
-    why = ("the custom backward is random: under the same inputs and upstream it gives another "
-           "gradient for another random seed (a stochastic estimator), and every check compares "
-           "two calls of it, so each would compare two random draws")
+    why = (
+        "the custom backward is random: under the same inputs and upstream it gives another "
+        "gradient for another random seed (a stochastic estimator), and every check compares "
+        "two calls of it, so each would compare two random draws"
+    )
     return {name: why for name in CHECKS}
 
 
@@ -40,7 +43,7 @@ def _grads_under(ctx, seed: int):
     """The custom gradients of the op's tensor arguments with every RNG seeded `seed`; the RNGs'
     states are put back after."""
     if ctx.framework not in ("torch", "tf"):
-        return None       # jax: a rule's randomness comes from keys the op is given
+        return None  # jax: a rule's randomness comes from keys the op is given
     state = random.getstate(), np.random.get_state()
     try:
         random.seed(seed)
@@ -55,6 +58,7 @@ def _torch(ctx, seed: int):
     import torch
 
     from gradviz.backends.checks import torch_ops as T
+
     built = ctx.build("custom")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -67,6 +71,7 @@ def _torch(ctx, seed: int):
 
 def _tf(ctx, seed: int):
     import tensorflow as tf
+
     if not ctx.tensor_plans():
         return None
     built = ctx.build("custom")

@@ -1,5 +1,6 @@
 """The few torch steps the checks share: seeded leaves, one call of the op, a vector-Jacobian
 product with chosen upstreams. Worker-only."""
+
 from __future__ import annotations
 
 import warnings
@@ -11,8 +12,10 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.
 
 
 def leaves(ctx, dtype: str, variant: int = 0, requires_grad: bool = True) -> dict:
-    return {n: torch.tensor(v, dtype=DTYPES[dtype], device=ctx.device, requires_grad=requires_grad)
-            for n, v in ctx.arg_values(variant).items()}
+    return {
+        n: torch.tensor(v, dtype=DTYPES[dtype], device=ctx.device, requires_grad=requires_grad)
+        for n, v in ctx.arg_values(variant).items()
+    }
 
 
 def call(ctx, built, tensors: dict) -> list:
@@ -22,8 +25,10 @@ def call(ctx, built, tensors: dict) -> list:
 
 
 def upstreams(ctx, outs: list, dtype=None) -> list:
-    return [torch.as_tensor(ctx.upstream(i, tuple(o.shape)), dtype=dtype or o.dtype,
-                            device=o.device) for i, o in enumerate(outs)]
+    return [
+        torch.as_tensor(ctx.upstream(i, tuple(o.shape)), dtype=dtype or o.dtype, device=o.device)
+        for i, o in enumerate(outs)
+    ]
 
 
 def training_grads(outs: list, inputs: list, ups: list, create_graph: bool = False) -> list:
@@ -39,7 +44,7 @@ def training_grads(outs: list, inputs: list, ups: list, create_graph: bool = Fal
     for x in inputs:
         x.grad = None
     try:
-        with warnings.catch_warnings():     # create_graph with .grad: torch's reference-cycle note
+        with warnings.catch_warnings():  # create_graph with .grad: torch's reference-cycle note
             warnings.simplefilter("ignore", UserWarning)
             torch.autograd.backward(outs, grad_tensors=ups, create_graph=create_graph)
         if create_graph:
@@ -54,8 +59,11 @@ def vjp(outs: list, inputs: list, ups: list, create_graph: bool = False) -> list
     """Gradients of sum(up * out) w.r.t. inputs; None where no path."""
     if not outs:
         return [None] * len(inputs)
-    return list(torch.autograd.grad(outs, inputs, grad_outputs=ups, allow_unused=True,
-                                    create_graph=create_graph))
+    return list(
+        torch.autograd.grad(
+            outs, inputs, grad_outputs=ups, allow_unused=True, create_graph=create_graph
+        )
+    )
 
 
 def numpy(t) -> np.ndarray:
@@ -63,5 +71,4 @@ def numpy(t) -> np.ndarray:
 
 
 def no_outputs(ctx) -> str:
-    return (f"{ctx.info.name} returns no output that requires a gradient: nothing to "
-            "differentiate")
+    return f"{ctx.info.name} returns no output that requires a gradient: nothing to differentiate"

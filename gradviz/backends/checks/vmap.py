@@ -1,5 +1,6 @@
 """vmap: per-sample gradients of a batch (torch.func.vmap over torch.func.grad, and jacrev; TF
 tf.vectorized_map over a tape) must equal the gradients of each sample run alone."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,34 +14,48 @@ from gradviz.vocab import CheckStatus, ErrorKind
 
 NAME = "vmap"
 SAMPLES = 3
-JACOBIAN_MAX = 250_000       # elements of a Jacobian jacrev may build
-_FIX_SETUP = ("Split forward(ctx, ...) into forward(...) without ctx plus a staticmethod "
-              "setup_context(ctx, inputs, output) that saves what backward needs; torch.func "
-              "transforms need that form.")
-_FIX_RULE = ("Set generate_vmap_rule = True on the Function (its forward and backward must then "
-             "use only torch ops), or write a vmap staticmethod.")
-_FIX_DATA = ("Keep forward and backward in tensor ops: no .item(), .tolist(), .numpy() or "
-             "Python branches on tensor values; they cannot be batched.")
-_FIX_DIFFERS = ("A batched call must treat each sample independently: check reductions over "
-                "the batch dimension, and a vmap staticmethod's out_dims.")
+JACOBIAN_MAX = 250_000  # elements of a Jacobian jacrev may build
+_FIX_SETUP = (
+    "Split forward(ctx, ...) into forward(...) without ctx plus a staticmethod "
+    "setup_context(ctx, inputs, output) that saves what backward needs; torch.func "
+    "transforms need that form."
+)
+_FIX_RULE = (
+    "Set generate_vmap_rule = True on the Function (its forward and backward must then "
+    "use only torch ops), or write a vmap staticmethod."
+)
+_FIX_DATA = (
+    "Keep forward and backward in tensor ops: no .item(), .tolist(), .numpy() or "
+    "Python branches on tensor values; they cannot be batched."
+)
+_FIX_DIFFERS = (
+    "A batched call must treat each sample independently: check reductions over "
+    "the batch dimension, and a vmap staticmethod's out_dims."
+)
 
 
 def _classify(text: str):
     if "setup_context" in text:
         return "setup_context", "the Function has no setup_context staticmethod", _FIX_SETUP
     if "generate_vmap_rule" in text or "vmap support" in text:
-        return ("vmap_rule", "the Function has neither generate_vmap_rule = True nor a vmap "
-                "staticmethod", _FIX_RULE)
-    if any(k in text for k in (".item()", "data-dependent", "data pointer", "numpy", "Numpy",
-                               "tolist")):
+        return (
+            "vmap_rule",
+            "the Function has neither generate_vmap_rule = True nor a vmap staticmethod",
+            _FIX_RULE,
+        )
+    if any(
+        k in text for k in (".item()", "data-dependent", "data pointer", "numpy", "Numpy", "tolist")
+    ):
         return "data_dependent", "the op reads tensor values in Python (.item(), numpy)", _FIX_DATA
     return "raised", "", _FIX_DATA
 
 
-_FIX_CUSTOM_OP = ("torch.func's grad and vmap do not go through a custom op's registered "
-                  "autograd (register_vmap does not change that here): for per-sample gradients "
-                  "write the op as an autograd.Function with setup_context and a vmap rule, or "
-                  "call torch.autograd.grad per sample.")
+_FIX_CUSTOM_OP = (
+    "torch.func's grad and vmap do not go through a custom op's registered "
+    "autograd (register_vmap does not change that here): for per-sample gradients "
+    "write the op as an autograd.Function with setup_context and a vmap rule, or "
+    "call torch.autograd.grad per sample."
+)
 
 
 def _fail_raised(ctx, exc, during: str):
@@ -49,11 +64,19 @@ def _fail_raised(ctx, exc, during: str):
     if ctx.info.kind == "custom_op" and kind in ("setup_context", "vmap_rule"):
         # torch wraps a custom op's autograd in an autograd.Function of its own: its advice
         # about setup_context is not the user's to follow
-        kind, why, fix = ("vmap_rule", "torch.func does not transform a custom op's registered "
-                          "autograd", _FIX_CUSTOM_OP)
+        kind, why, fix = (
+            "vmap_rule",
+            "torch.func does not transform a custom op's registered autograd",
+            _FIX_CUSTOM_OP,
+        )
     text = brief(err.message)
-    return failed(NAME, kind, f"{during} raised{': ' + why if why else ''} ({err.type}: {text})",
-                  err.where, fix)
+    return failed(
+        NAME,
+        kind,
+        f"{during} raised{': ' + why if why else ''} ({err.type}: {text})",
+        err.where,
+        fix,
+    )
 
 
 # torch.func refuses a Function written in the older style (forward(ctx, ...), no vmap rule): the
@@ -64,22 +87,31 @@ _NOT_PORTED = ("setup_context", "vmap_rule")
 
 def _not_ported(ctx, result, note: str) -> CheckResult:
     if ctx.info.kind == "custom_op":
-        return CheckResult(NAME, CheckStatus.SKIP, result.message + note, result.where, result.fix,
-                           result.kind)
+        return CheckResult(
+            NAME, CheckStatus.SKIP, result.message + note, result.where, result.fix, result.kind
+        )
     fn = ctx.obj.__name__ if ctx.info.kind == "function" else "the autograd.Function it applies"
     if result.kind == "setup_context":
-        why = (f"{fn} has the older forward(ctx, ...) form, which torch.func (vmap, grad, jacrev) "
-               "does not transform; plain training is not affected")
-        port = (f"To batch it with torch.func, port {fn}: write forward(x, ...) without ctx; add "
-                "a @staticmethod setup_context(ctx, inputs, output) that unpacks "
-                "`x, ... = inputs` and does what forward did with ctx (ctx.save_for_backward(x), "
-                "ctx.k = k); set generate_vmap_rule = True on the class (or write a vmap "
-                "staticmethod); backward(ctx, grad) stays as it is.")
+        why = (
+            f"{fn} has the older forward(ctx, ...) form, which torch.func (vmap, grad, jacrev) "
+            "does not transform; plain training is not affected"
+        )
+        port = (
+            f"To batch it with torch.func, port {fn}: write forward(x, ...) without ctx; add "
+            "a @staticmethod setup_context(ctx, inputs, output) that unpacks "
+            "`x, ... = inputs` and does what forward did with ctx (ctx.save_for_backward(x), "
+            "ctx.k = k); set generate_vmap_rule = True on the class (or write a vmap "
+            "staticmethod); backward(ctx, grad) stays as it is."
+        )
     else:
-        why = (f"{fn} has setup_context but neither generate_vmap_rule = True nor a vmap "
-               "staticmethod, so torch.func.vmap cannot batch it; plain training is not affected")
-        port = (f"Set generate_vmap_rule = True on {fn} (its forward, setup_context and backward "
-                "must then use only torch ops), or write a vmap staticmethod.")
+        why = (
+            f"{fn} has setup_context but neither generate_vmap_rule = True nor a vmap "
+            "staticmethod, so torch.func.vmap cannot batch it; plain training is not affected"
+        )
+        port = (
+            f"Set generate_vmap_rule = True on {fn} (its forward, setup_context and backward "
+            "must then use only torch ops), or write a vmap staticmethod."
+        )
     where = ctx.forward_where() if ctx.info.kind == "function" else ctx.info.where
     return CheckResult(NAME, CheckStatus.SKIP, f"{why}{note}. {port}", where, port, result.kind)
 
@@ -107,8 +139,10 @@ def _torch(ctx, dtype: str):
         outs = T.call(ctx, built, dict(zip(names, xs)))
         return sum((u * o).sum() for u, o in zip(ups, outs))
 
-    alone = [[T.numpy(g) for g in T.training_grads(T.call(ctx, built, s), list(s.values()), ups)]
-             for s in samples]
+    alone = [
+        [T.numpy(g) for g in T.training_grads(T.call(ctx, built, s), list(s.values()), ups)]
+        for s in samples
+    ]
     stacked = [torch.stack([s[n].detach() for s in samples]) for n in names]
     argnums = tuple(range(len(names)))
     try:
@@ -122,18 +156,27 @@ def _torch(ctx, dtype: str):
     tol = tolerances(dtype, numeric=True)  # batched kernels reorder float arithmetic
     for k, name in enumerate(names):
         for b in range(SAMPLES):
-            ok, detail = compare(T.numpy(batched[k][b]), _zeros_if_none(alone[b][k], stacked[k][b]),
-                                 tol)
+            ok, detail = compare(
+                T.numpy(batched[k][b]), _zeros_if_none(alone[b][k], stacked[k][b]), tol
+            )
             if not ok:
-                return failed(NAME, "differs", f"vmap's per-sample gradient of {name} (sample "
-                              f"{b}) differs from the sample run alone: {detail}",
-                              ctx.backward_where(), _FIX_DIFFERS)
+                return failed(
+                    NAME,
+                    "differs",
+                    f"vmap's per-sample gradient of {name} (sample "
+                    f"{b}) differs from the sample run alone: {detail}",
+                    ctx.backward_where(),
+                    _FIX_DIFFERS,
+                )
     jac = _jacrev(ctx, built, samples[0], names, probe, ups, alone[0], tol)
     if jac is not None and jac.status == CheckStatus.FAIL:
         return jac
     jac_text = jac.message if jac is not None else "jacrev skipped (Jacobian too large)"
-    return passed(NAME, f"torch.func.vmap of grad over {SAMPLES} samples gives each sample's own "
-                  f"gradient; {jac_text}")
+    return passed(
+        NAME,
+        f"torch.func.vmap of grad over {SAMPLES} samples gives each sample's own "
+        f"gradient; {jac_text}",
+    )
 
 
 def _zeros_if_none(g, like):
@@ -148,12 +191,14 @@ def _jacrev(ctx, built, sample, names, probe, ups, alone, tol):
     import torch
 
     from gradviz.backends.checks import torch_ops as T
+
     xs = [sample[n].detach() for n in names]
     if _jacobian_size(probe, xs) > JACOBIAN_MAX:
         return None
 
     def first_out(*a):
         return T.call(ctx, built, dict(zip(names, a)))[0]
+
     try:
         jac = torch.func.jacrev(first_out, argnums=tuple(range(len(xs))))(*xs)
     except Exception as exc:  # noqa: BLE001
@@ -165,9 +210,14 @@ def _jacrev(ctx, built, sample, names, probe, ups, alone, tol):
         vjp = torch.tensordot(up, jac[k], dims=up.dim())
         ok, detail = compare(T.numpy(vjp), _zeros_if_none(alone[k], xs[k]), tol)
         if not ok:
-            return failed(NAME, "differs", f"upstream x jacrev's Jacobian for {name} differs "
-                          f"from the custom gradient: {detail}", ctx.backward_where(),
-                          _FIX_DIFFERS)
+            return failed(
+                NAME,
+                "differs",
+                f"upstream x jacrev's Jacobian for {name} differs "
+                f"from the custom gradient: {detail}",
+                ctx.backward_where(),
+                _FIX_DIFFERS,
+            )
     return passed(NAME, "upstream x jacrev's Jacobian equals the custom gradient")
 
 
@@ -178,9 +228,11 @@ def _jacrev_note(ctx, built, sample, names, probe) -> str:
     import torch
 
     from gradviz.backends.checks import torch_ops as T
+
     try:
-        torch.func.jacrev(lambda *a: T.call(ctx, built, dict(zip(names, a)))[0],
-                          argnums=tuple(range(len(xs))))(*xs)
+        torch.func.jacrev(
+            lambda *a: T.call(ctx, built, dict(zip(names, a)))[0], argnums=tuple(range(len(xs)))
+        )(*xs)
         return "; torch.func.jacrev over the op works"
     except Exception:  # noqa: BLE001
         return "; torch.func.jacrev fails too"
@@ -204,18 +256,21 @@ def _tf(ctx, dtype_name: str):
         return ctx.tf_grads(built, names, xs)
 
     with tf.device(ctx.device):
-        alone = [[g.numpy() for g in grads([tf.constant(s[n], dtype) for n in names])]
-                 for s in samples]
+        alone = [
+            [g.numpy() for g in grads([tf.constant(s[n], dtype) for n in names])] for s in samples
+        ]
         stacked = [tf.constant(np.stack([s[n] for s in samples]), dtype) for n in names]
         note = ""
         try:
-            batched = tf.vectorized_map(lambda xs: grads(list(xs)), tuple(stacked),
-                                        fallback_to_while_loop=False)
+            batched = tf.vectorized_map(
+                lambda xs: grads(list(xs)), tuple(stacked), fallback_to_while_loop=False
+            )
         except Exception as exc:  # noqa: BLE001 - try the slow path before calling it a failure
             why = " ".join(str(exc).split())[:160]
             try:
-                batched = tf.vectorized_map(lambda xs: grads(list(xs)), tuple(stacked),
-                                            fallback_to_while_loop=True)
+                batched = tf.vectorized_map(
+                    lambda xs: grads(list(xs)), tuple(stacked), fallback_to_while_loop=True
+                )
             except Exception as exc2:  # noqa: BLE001
                 return _fail_raised(ctx, exc2, "tf.vectorized_map over the op's gradient")
             note = f" (only through tf.vectorized_map's while-loop fallback: {why})"
@@ -224,8 +279,14 @@ def _tf(ctx, dtype_name: str):
         for b in range(SAMPLES):
             ok, detail = compare(batched[k][b].numpy(), alone[b][k], tol)
             if not ok:
-                return failed(NAME, "differs", f"tf.vectorized_map's per-sample gradient of "
-                              f"{name} (sample {b}) differs from the sample run alone: {detail}",
-                              ctx.backward_where(), _FIX_DIFFERS)
-    return passed(NAME, f"tf.vectorized_map over {SAMPLES} samples gives each sample's own "
-                  f"gradient{note}")
+                return failed(
+                    NAME,
+                    "differs",
+                    f"tf.vectorized_map's per-sample gradient of "
+                    f"{name} (sample {b}) differs from the sample run alone: {detail}",
+                    ctx.backward_where(),
+                    _FIX_DIFFERS,
+                )
+    return passed(
+        NAME, f"tf.vectorized_map over {SAMPLES} samples gives each sample's own gradient{note}"
+    )

@@ -10,9 +10,18 @@ pyqtgraph's exporters are one class each:
     files.py         format by suffix, atomic write (gradviz.atomic_file)
     grid.py          render_image / save_figure / save_grid of a grid figure
 """
+
 from gradviz.qt.export.files import FORMATS, format_of
 from gradviz.qt.export.flow import paint_flow, render_flow_image, save_flow_figure
 from gradviz.qt.export.grid import render_image, save_figure, save_grid
 
-__all__ = ["FORMATS", "format_of", "paint_flow", "render_flow_image", "render_image",
-           "save_figure", "save_flow_figure", "save_grid"]
+__all__ = [
+    "FORMATS",
+    "format_of",
+    "paint_flow",
+    "render_flow_image",
+    "render_image",
+    "save_figure",
+    "save_flow_figure",
+    "save_grid",
+]

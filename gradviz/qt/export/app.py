@@ -1,5 +1,6 @@
 """The Qt application an export needs for fonts, made when there is none: the CLI writes
 figures without a window, and without a display (offscreen) when none is set."""
+
 from __future__ import annotations
 
 import os
@@ -16,6 +17,7 @@ def import_qt() -> None:
 def ensure_app():
     global _app
     from PySide6.QtGui import QGuiApplication
+
     app = QGuiApplication.instance()
     if app is None:
         if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):

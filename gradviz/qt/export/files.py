@@ -1,5 +1,6 @@
 """Writing a painted figure to a file: the format from the suffix (one module per format), the
 file written atomically by gradviz.atomic_file, the one writer of reports and figures."""
+
 from __future__ import annotations
 
 import importlib
@@ -16,13 +17,16 @@ FORMATS = tuple(WRITERS)
 def format_of(path: str) -> str:
     ext = os.path.splitext(str(path))[1].lower()
     if ext not in WRITERS:
-        raise ValueError(f"{path}: unknown image format {ext or '(no suffix)'!r}; "
-                         f"use one of {', '.join(FORMATS)}")
+        raise ValueError(
+            f"{path}: unknown image format {ext or '(no suffix)'!r}; "
+            f"use one of {', '.join(FORMATS)}"
+        )
     return ext
 
 
-def write_painted(path: str, width: int, height: int, paint, title: str, description: str,
-                  scale: float = 2.0) -> str:
+def write_painted(
+    path: str, width: int, height: int, paint, title: str, description: str, scale: float = 2.0
+) -> str:
     """paint(painter, raster) draws the figure in layout units; the file replaces `path` only
     when complete. Returns the absolute path."""
     ext = format_of(path)

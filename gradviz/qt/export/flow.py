@@ -8,11 +8,11 @@ Public:
     render_flow_image(fig, width=None, height=None, scale=2) -> QImage
     save_flow_figure(fig, path, scale=2)              format from the suffix, written atomically
 """
+
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
 
 from gradviz.plots import flow as FL
 from gradviz.plots.palette import FIGURE_INK
@@ -34,18 +34,18 @@ from gradviz.qt.export.layout import (
 from gradviz.qt.export.painter import Painter
 from gradviz.qt.export.png import white_image
 
-CHART_W, CHART_H = 460, 330            # one chart of an exported figure
+CHART_W, CHART_H = 460, 330  # one chart of an exported figure
 PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 58, 12, 6, 46
 NOTE_H = 14
-DEAD_MARK = 4.0                        # half size of the death cross
+DEAD_MARK = 4.0  # half size of the death cross
 
 
 @dataclass(frozen=True)
 class FlowLayout:
     width: float
     height: float
-    charts: tuple[Rect, ...]          # whole chart, title included
-    plots: tuple[Rect, ...]           # data area
+    charts: tuple[Rect, ...]  # whole chart, title included
+    plots: tuple[Rect, ...]  # data area
 
 
 def export_size(fig: FL.FlowFigure) -> tuple[int, int]:
@@ -64,8 +64,11 @@ def flow_layout(fig: FL.FlowFigure, width: float, height: float) -> FlowLayout:
         x = MARGIN + j * (cw + GAP_X)
         charts.append(Rect(x, top, cw, ch))
         py = top + PANEL_TITLE_H + PLOT_TOP
-        plots.append(Rect(x + PLOT_LEFT, py, cw - PLOT_LEFT - PLOT_RIGHT,
-                          top + ch - PLOT_BOTTOM - NOTE_H - py))
+        plots.append(
+            Rect(
+                x + PLOT_LEFT, py, cw - PLOT_LEFT - PLOT_RIGHT, top + ch - PLOT_BOTTOM - NOTE_H - py
+            )
+        )
     return FlowLayout(width, height, tuple(charts), tuple(plots))
 
 
@@ -140,13 +143,17 @@ class _FlowPainter(Painter):
         self.p.restore()
         if chart.note:
             self.font(9, italic=True)
-            self.text(box.x, plot.bottom + 32, box.w, NOTE_H, chart.note, "center", self.ink["note"])
+            self.text(
+                box.x, plot.bottom + 32, box.w, NOTE_H, chart.note, "center", self.ink["note"]
+            )
         if chart.empty or chart.depth < 1:
             self.font(11, italic=True)
             self.pen(self.ink["empty"])
-            self.p.drawText(QtCore.QRectF(plot.x + 8, plot.y + 8, plot.w - 16, plot.h - 16),
-                            int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap),
-                            chart.note or "nothing to draw")
+            self.p.drawText(
+                QtCore.QRectF(plot.x + 8, plot.y + 8, plot.w - 16, plot.h - 16),
+                int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap),
+                chart.note or "nothing to draw",
+            )
             return
         xr = (0.5, chart.depth + 0.5)
         lo, hi = chart.decades
@@ -170,24 +177,37 @@ class _FlowPainter(Painter):
         QtCore = self.QtCore
         lo, hi = decades
         self.font(9.5)
-        step = max(1, math.ceil((hi - lo) / 8))     # at most ~8 labelled decades
+        step = max(1, math.ceil((hi - lo) / 8))  # at most ~8 labelled decades
         for k in range(lo, hi + 1):
             y = float(value_to_px(k, lo, hi, plot.bottom, plot.y))
             self.pen(self.ink["grid"], 0.6)
             self.p.drawLine(QtCore.QPointF(plot.x, y), QtCore.QPointF(plot.right, y))
             if (k - lo) % step == 0:
-                self.text(plot.x - 50, y - 7, 46, 14, fmt(10.0 ** k), "right", self.ink["ticks"], elide=False)
+                self.text(
+                    plot.x - 50,
+                    y - 7,
+                    46,
+                    14,
+                    fmt(10.0**k),
+                    "right",
+                    self.ink["ticks"],
+                    elide=False,
+                )
         for t in layer_ticks(depth):
             x = float(value_to_px(t, xr[0], xr[1], plot.x, plot.right))
             self.pen(self.ink["frame"], 0.8)
             self.p.drawLine(QtCore.QPointF(x, plot.bottom), QtCore.QPointF(x, plot.bottom + 3))
-            self.text(x - 20, plot.bottom + 3, 40, 14, str(t), "center", self.ink["ticks"], elide=False)
+            self.text(
+                x - 20, plot.bottom + 3, 40, 14, str(t), "center", self.ink["ticks"], elide=False
+            )
 
     def _flow_series(self, s: FL.FlowSeries, plot: Rect, xr, decades) -> None:
         if not s.layers:
             return
         xs = value_to_px(s.layers, xr[0], xr[1], plot.x, plot.right)
-        ys = value_to_px([math.log10(n) for n in s.norms], decades[0], decades[1], plot.bottom, plot.y)
+        ys = value_to_px(
+            [math.log10(n) for n in s.norms], decades[0], decades[1], plot.bottom, plot.y
+        )
         # a line only between neighbouring layers: a layer without a norm breaks it
         start = 0
         for k in range(1, len(s.layers) + 1):
@@ -202,14 +222,16 @@ class _FlowPainter(Painter):
                 self._dot(float(a), float(b), s.color, s.radius)
 
 
-def paint_flow(painter, fig: FL.FlowFigure, width: float, height: float, raster: bool = True,
-               ink=None) -> None:
+def paint_flow(
+    painter, fig: FL.FlowFigure, width: float, height: float, raster: bool = True, ink=None
+) -> None:
     """`ink`: the colours (a FIGURE_INK entry); files always get the light one."""
     _FlowPainter(painter, raster=raster, ink=ink).draw_flow(fig, flow_layout(fig, width, height))
 
 
-def render_flow_image(fig: FL.FlowFigure, width: Optional[int] = None, height: Optional[int] = None,
-                      scale: float = 2.0):
+def render_flow_image(
+    fig: FL.FlowFigure, width: int | None = None, height: int | None = None, scale: float = 2.0
+):
     """The figure as a QImage of width x height logical units (the export size by default)."""
     w0, h0 = export_size(fig)
     width, height = width or w0, height or h0
@@ -219,6 +241,12 @@ def render_flow_image(fig: FL.FlowFigure, width: Optional[int] = None, height: O
 def save_flow_figure(fig: FL.FlowFigure, path: str, scale: float = 2.0) -> str:
     """Write the flow figure to `path` (.png, .svg or .pdf), atomically. Returns the path."""
     width, height = export_size(fig)
-    return write_painted(path, width, height,
-                         lambda p, raster: paint_flow(p, fig, width, height, raster=raster),
-                         fig.title, f"gradviz flow chart: {fig.subtitle}", scale)
+    return write_painted(
+        path,
+        width,
+        height,
+        lambda p, raster: paint_flow(p, fig, width, height, raster=raster),
+        fig.title,
+        f"gradviz flow chart: {fig.subtitle}",
+        scale,
+    )

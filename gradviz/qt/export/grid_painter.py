@@ -1,6 +1,7 @@
 """Draw a grid figure description (gradviz.plots.figure.Figure) with QPainter: title, legend,
 row headers and every panel. The same routine draws every format (gradviz/qt/export/png.py,
 svg.py, pdf.py); the window draws the same description with pyqtgraph (gradviz/qt/grid/)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -36,7 +37,7 @@ class GridPainter(Painter):
         p.fillRect(self.QtCore.QRectF(0, 0, lay.width, lay.height), self.QtGui.QColor("white"))
         room = lay.width - 2 * MARGIN
         px = 15.0
-        while px > 10 and text_w(fig.title, px, True) > room:   # shrink before eliding
+        while px > 10 and text_w(fig.title, px, True) > room:  # shrink before eliding
             px -= 0.5
         self.font(px, bold=True)
         self.text(MARGIN, MARGIN, room, TITLE_H, fig.title)
@@ -67,7 +68,9 @@ class GridPainter(Painter):
                         self.no_brush()
                     else:
                         self.pen(e.color, 2.2, e.dash)
-                        self.p.drawLine(self.QtCore.QPointF(cx, y + 12), self.QtCore.QPointF(cx + 26, y + 12))
+                        self.p.drawLine(
+                            self.QtCore.QPointF(cx, y + 12), self.QtCore.QPointF(cx + 26, y + 12)
+                        )
                     self.text(cx + 31, y, w, 24, e.label, elide=False)
                 elif kind == "nan":
                     self.marker("nan", cx + 5, y + 12)
@@ -104,14 +107,18 @@ class GridPainter(Painter):
             color = VERDICT_TEXT.get(panel.verdict, "#333333")
             self.pen(color, 1.0)
             self.brush(color, 40)
-            p0 = QtCore.QRectF(box.right - badge_w - PLOT_RIGHT, box.y + 1, badge_w, PANEL_TITLE_H - 2)
+            p0 = QtCore.QRectF(
+                box.right - badge_w - PLOT_RIGHT, box.y + 1, badge_w, PANEL_TITLE_H - 2
+            )
             self.p.drawRoundedRect(p0, 4, 4)
             self.no_brush()
-            self.text(p0.x(), p0.y(), p0.width(), p0.height(), panel.verdict, "center", color, elide=False)
+            self.text(
+                p0.x(), p0.y(), p0.width(), p0.height(), panel.verdict, "center", color, elide=False
+            )
             self.font(11, bold=True)
         title_w = box.w - PLOT_LEFT - badge_w - PLOT_RIGHT - 4
         px = 11.0
-        while px > 8.5 and text_w(panel.title, px, True) > title_w:   # shrink before eliding
+        while px > 8.5 and text_w(panel.title, px, True) > title_w:  # shrink before eliding
             px -= 0.5
         self.font(px, bold=True)
         self.text(box.x + PLOT_LEFT, box.y, title_w, PANEL_TITLE_H, panel.title, color=panel.color)
@@ -119,8 +126,15 @@ class GridPainter(Painter):
             # in the title line, where it never hides data
             used = self.text_width(panel.title) + 10
             self.font(10, bold=True)
-            self.text(box.x + PLOT_LEFT + used, box.y, max(title_w - used, 0), PANEL_TITLE_H,
-                      panel.nonfinite_text, "right", NAN_COLOR)
+            self.text(
+                box.x + PLOT_LEFT + used,
+                box.y,
+                max(title_w - used, 0),
+                PANEL_TITLE_H,
+                panel.nonfinite_text,
+                "right",
+                NAN_COLOR,
+            )
         # frame
         self.pen("#9a9a9a", 0.8)
         self.no_brush()
@@ -139,9 +153,11 @@ class GridPainter(Painter):
         if panel.empty:
             self.font(11, italic=True)
             self.pen("#777777")
-            self.p.drawText(QtCore.QRectF(plot.x + 8, plot.y + 8, plot.w - 16, plot.h - 16),
-                            int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap),
-                            panel.note or "nothing to draw")
+            self.p.drawText(
+                QtCore.QRectF(plot.x + 8, plot.y + 8, plot.w - 16, plot.h - 16),
+                int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap),
+                panel.note or "nothing to draw",
+            )
             return
         xr = panel.x_range or (0.0, 1.0)
         yr = panel.y_range or (0.0, 1.0)
@@ -197,10 +213,13 @@ class GridPainter(Painter):
 
     def _nonfinite_markers(self, s, plot: Rect, xr):
         nf = s.nonfinite
-        for kind, xs, y in (("nan", nf.nan_x, plot.bottom - 6), ("posinf", nf.posinf_x, plot.y + 6),
-                            ("neginf", nf.neginf_x, plot.bottom - 6)):
+        for kind, xs, y in (
+            ("nan", nf.nan_x, plot.bottom - 6),
+            ("posinf", nf.posinf_x, plot.y + 6),
+            ("neginf", nf.neginf_x, plot.bottom - 6),
+        ):
             px = value_to_px(xs, xr[0], xr[1], plot.x, plot.right)
-            for x in np.unique(np.round(px, 1)):      # one glyph per spot
+            for x in np.unique(np.round(px, 1)):  # one glyph per spot
                 self.marker(kind, float(x), y)
 
     def _hist(self, panel: F.Panel, plot: Rect, yr):
@@ -228,8 +247,10 @@ class GridPainter(Painter):
         lo, hi = max(xr[0], yr[0]), min(xr[1], yr[1])
         if diagonal and hi > lo:
             self.pen("#8a8a8a", 0.9, "dash")
-            self.polyline(value_to_px([lo, hi], xr[0], xr[1], plot.x, plot.right),
-                          value_to_px([lo, hi], yr[0], yr[1], plot.bottom, plot.y))
+            self.polyline(
+                value_to_px([lo, hi], xr[0], xr[1], plot.x, plot.right),
+                value_to_px([lo, hi], yr[0], yr[1], plot.bottom, plot.y),
+            )
         xs = value_to_px(sc.x, xr[0], xr[1], plot.x, plot.right)
         ys = value_to_px(sc.y, yr[0], yr[1], plot.bottom, plot.y)
         # one dot per output pixel: more are invisible and only make the file big
@@ -249,7 +270,9 @@ class GridPainter(Painter):
         top = panel.y_range[1] if panel.y_range else 1.0
         rgb = diverging_rgb(hm.data, top)
         h, w = rgb.shape[:2]
-        img = QtGui.QImage(np.ascontiguousarray(rgb).data, w, h, 3 * w, QtGui.QImage.Format.Format_RGB888).copy()
+        img = QtGui.QImage(
+            np.ascontiguousarray(rgb).data, w, h, 3 * w, QtGui.QImage.Format.Format_RGB888
+        ).copy()
         bar = 10
         area = Rect(plot.x, plot.y, plot.w - bar - 34, plot.h)
         # the image fills the plot area (cells stretch): the colour bar takes the right edge
@@ -259,7 +282,9 @@ class GridPainter(Painter):
         self.p.drawRect(QtCore.QRectF(area.x, area.y, area.w, area.h))
         # colour bar
         ramp = diverging_rgb(np.linspace(top, -top, 64)[:, None], top)
-        bimg = QtGui.QImage(np.ascontiguousarray(ramp).data, 1, 64, 3, QtGui.QImage.Format.Format_RGB888).copy()
+        bimg = QtGui.QImage(
+            np.ascontiguousarray(ramp).data, 1, 64, 3, QtGui.QImage.Format.Format_RGB888
+        ).copy()
         bx = area.right + 6
         self.p.drawImage(QtCore.QRectF(bx, area.y, bar, area.h), bimg)
         self.p.drawRect(QtCore.QRectF(bx, area.y, bar, area.h))
@@ -269,6 +294,10 @@ class GridPainter(Painter):
         # row / column extents
         r, c = hm.shape[0], int(np.prod(hm.shape[1:]))
         self.text(area.x - 50, area.y - 1, 46, 14, "0", "right", "#444444", elide=False)
-        self.text(area.x - 50, area.bottom - 13, 46, 14, str(r - 1), "right", "#444444", elide=False)
+        self.text(
+            area.x - 50, area.bottom - 13, 46, 14, str(r - 1), "right", "#444444", elide=False
+        )
         self.text(area.x - 2, area.bottom + 3, 40, 14, "0", "left", "#444444", elide=False)
-        self.text(area.right - 60, area.bottom + 3, 60, 14, str(c - 1), "right", "#444444", elide=False)
+        self.text(
+            area.right - 60, area.bottom + 3, 60, 14, str(c - 1), "right", "#444444", elide=False
+        )

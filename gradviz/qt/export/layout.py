@@ -1,5 +1,6 @@
 """Where everything of an exported grid figure goes (logical units: 1 unit = 1 px at scale 1,
 1/96 inch in SVG/PDF), fonts and their widths, ticks and number formats."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,8 +13,8 @@ from gradviz.qt.export.app import ensure_app
 
 MARGIN = 16
 PANEL_W, PANEL_H = 300, 210
-PANEL_W_SINGLE, PANEL_H_SINGLE = 520, 330      # a single exported plot gets more room
-MIN_WIDTH = 560                                 # title, subtitle and legend need room
+PANEL_W_SINGLE, PANEL_H_SINGLE = 520, 330  # a single exported plot gets more room
+MIN_WIDTH = 560  # title, subtitle and legend need room
 GAP_X, GAP_Y = 14, 10
 TITLE_H, SUBTITLE_H, LEGEND_H, ROW_HEADER_H = 24, 18, 24, 22
 PANEL_TITLE_H = 18
@@ -42,15 +43,16 @@ class Rect:
 class Layout:
     width: int
     height: int
-    panel: tuple[tuple[Rect, ...], ...]       # whole panel, [row][col]
-    plot: tuple[tuple[Rect, ...], ...]        # data area inside the panel, [row][col]
+    panel: tuple[tuple[Rect, ...], ...]  # whole panel, [row][col]
+    plot: tuple[tuple[Rect, ...], ...]  # data area inside the panel, [row][col]
     row_header_y: tuple[float, ...]
-    legend_lines: tuple[tuple[int, ...], ...] = ((),)   # indices of legend entries per line
+    legend_lines: tuple[tuple[int, ...], ...] = ((),)  # indices of legend entries per line
     legend_y: float = 0.0
 
 
 def qfont(px: float, bold: bool = False, italic: bool = False):
     from PySide6 import QtGui
+
     f = QtGui.QFont()
     f.setFamilies(FONT_FAMILIES)
     f.setStyleHint(QtGui.QFont.StyleHint.SansSerif)
@@ -62,6 +64,7 @@ def qfont(px: float, bold: bool = False, italic: bool = False):
 
 def text_w(s: str, px: float, bold: bool = False) -> float:
     from PySide6 import QtGui
+
     return QtGui.QFontMetricsF(qfont(px, bold)).horizontalAdvance(s)
 
 
@@ -102,13 +105,16 @@ def layout(fig: F.Figure) -> Layout:
             x = x0 + j * (pw + GAP_X)
             prow.append(Rect(x, y, pw, ph))
             top = y + PANEL_TITLE_H + PLOT_TOP
-            qrow.append(Rect(x + PLOT_LEFT, top, pw - PLOT_LEFT - PLOT_RIGHT,
-                             y + ph - PLOT_BOTTOM - top))
+            qrow.append(
+                Rect(x + PLOT_LEFT, top, pw - PLOT_LEFT - PLOT_RIGHT, y + ph - PLOT_BOTTOM - top)
+            )
         panels.append(tuple(prow))
         plots.append(tuple(qrow))
         y += ph + GAP_Y
     height = int(y - GAP_Y + MARGIN)
-    return Layout(width, height, tuple(panels), tuple(plots), tuple(headers), tuple(lines), legend_y)
+    return Layout(
+        width, height, tuple(panels), tuple(plots), tuple(headers), tuple(lines), legend_y
+    )
 
 
 def value_to_px(v, lo: float, hi: float, a: float, b: float):

@@ -1,5 +1,6 @@
 """QPainter with gradviz's pens, fonts, text and polylines: what the grid and flow figure
 painters share, whatever the output (PNG image, SVG generator, PDF writer, a widget)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +8,7 @@ import numpy as np
 from gradviz.plots.palette import NAN_COLOR
 from gradviz.qt.export.layout import qfont
 
-POLY_CHUNK = 8                                   # points per drawPolyline call on raster outputs
+POLY_CHUNK = 8  # points per drawPolyline call on raster outputs
 
 
 class Painter:
@@ -15,6 +16,7 @@ class Painter:
 
     def __init__(self, painter, raster: bool = False):
         from PySide6 import QtCore, QtGui
+
         self.p, self.QtCore, self.QtGui = painter, QtCore, QtGui
         # Qt's raster engine strokes one antialiased wide polyline with round joins as a whole
         # (cost grows much faster than its length: 2000 points ~4 s); pieces of POLY_CHUNK points
@@ -53,11 +55,16 @@ class Painter:
 
     def text(self, x, y, w, h, s: str, align: str = "left", color: str = "#222222", elide=True):
         Qt = self.QtCore.Qt
-        flags = {"left": Qt.AlignmentFlag.AlignLeft, "right": Qt.AlignmentFlag.AlignRight,
-                 "center": Qt.AlignmentFlag.AlignHCenter}[align] | Qt.AlignmentFlag.AlignVCenter
+        flags = {
+            "left": Qt.AlignmentFlag.AlignLeft,
+            "right": Qt.AlignmentFlag.AlignRight,
+            "center": Qt.AlignmentFlag.AlignHCenter,
+        }[align] | Qt.AlignmentFlag.AlignVCenter
         self.pen(color)
         if elide:
-            s = self.QtGui.QFontMetricsF(self.p.font()).elidedText(s, Qt.TextElideMode.ElideRight, w)
+            s = self.QtGui.QFontMetricsF(self.p.font()).elidedText(
+                s, Qt.TextElideMode.ElideRight, w
+            )
         self.p.drawText(self.QtCore.QRectF(x, y, w, h), int(flags), s)
 
     def text_width(self, s: str) -> float:
@@ -75,7 +82,7 @@ class Painter:
         step = self.chunk - 1
         pen = self.p.pen()
         dashed = pen.style() != QtCore.Qt.PenStyle.SolidLine
-        if dashed:      # each piece starts its dashes where the previous one stopped
+        if dashed:  # each piece starts its dashes where the previous one stopped
             seg = np.hypot(np.diff(np.asarray(xs, float)), np.diff(np.asarray(ys, float)))
             along = np.concatenate([[0.0], np.cumsum(seg)]) / max(pen.widthF(), 1e-9)
         # consecutive pieces share their end point, so the line stays continuous (round caps
@@ -84,7 +91,7 @@ class Painter:
             if dashed:
                 pen.setDashOffset(float(along[i]))
                 self.p.setPen(pen)
-            self.p.drawPolyline(QtGui.QPolygonF(pts[i:i + step + 1]))
+            self.p.drawPolyline(QtGui.QPolygonF(pts[i : i + step + 1]))
 
     def marker(self, kind: str, x: float, y: float):
         QtCore, QtGui = self.QtCore, self.QtGui
@@ -97,8 +104,11 @@ class Painter:
         self.brush(NAN_COLOR)
         up = kind == "posinf"
         d = 4.0
-        tri = [QtCore.QPointF(x, y - d if up else y + d), QtCore.QPointF(x - d, y + d if up else y - d),
-               QtCore.QPointF(x + d, y + d if up else y - d)]
+        tri = [
+            QtCore.QPointF(x, y - d if up else y + d),
+            QtCore.QPointF(x - d, y + d if up else y - d),
+            QtCore.QPointF(x + d, y + d if up else y - d),
+        ]
         self.p.drawPolygon(QtGui.QPolygonF(tri))
         self.no_brush()
 
@@ -106,6 +116,7 @@ class Painter:
 def paint_device(device, paint, what: str) -> None:
     """Run paint(painter) on a QPaintDevice (SVG generator, PDF writer), ending the painter."""
     from PySide6 import QtGui
+
     p = QtGui.QPainter()
     if not p.begin(device):
         raise OSError(f"could not start drawing the {what}")

@@ -1,6 +1,7 @@
 """The window's gradient grid, split by job: view (the scroll area of rows), row (a tensor's
 header and plots), cell (one reusable plot and its state), draw (a panel per view kind), links
 (one range per row). It draws the figure description of gradviz.plots.figure."""
+
 from gradviz.qt.grid.view import GridView
 
 __all__ = ["Cell", "CellPlot", "GridView", "TensorRow"]
@@ -10,8 +11,10 @@ def __getattr__(name: str):
     # the pyqtgraph side, imported when first asked for (see view.py: not before the first paint)
     if name in ("Cell", "CellPlot"):
         from gradviz.qt.grid import cell
+
         return getattr(cell, name)
     if name == "TensorRow":
         from gradviz.qt.grid.row import TensorRow
+
         return TensorRow
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

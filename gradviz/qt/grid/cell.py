@@ -3,10 +3,10 @@ state gradviz keeps about it: what kind of drawing it shows, its reusable curve,
 its "computing…" cover, its axis links and its context-menu entries. Nothing is stored on the
 pyqtgraph item itself.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 import pyqtgraph as pg
 
@@ -22,8 +22,8 @@ from gradviz.qt.theme import plot_options, plot_text, surface
 pg.setConfigOptions(antialias=False, **plot_options())
 
 _FONTS: dict = {}
-NOTE_Z = 500            # corner notes: above the curves, under the "computing…" cover (1000)
-NOTE_BACK_ALPHA = 215   # their background: the plot's colour, the data faintly through it
+NOTE_Z = 500  # corner notes: above the curves, under the "computing…" cover (1000)
+NOTE_BACK_ALPHA = 215  # their background: the plot's colour, the data faintly through it
 # corners a note prefers, in order, when several are as empty (a warning reads first: top left)
 NOTE_ORDER = ("bottom-left", "bottom-right", "top-right", "top-left")
 WARN_ORDER = ("top-left", "top-right", "bottom-left", "bottom-right")
@@ -42,7 +42,7 @@ class CompactAxis(pg.AxisItem):
 
     def tickStrings(self, values, scale, spacing):
         strings = [fmt(v * scale) for v in values]
-        fit = getattr(self, "_fit", None)       # (major step, pixels per unit): horizontal axes
+        fit = getattr(self, "_fit", None)  # (major step, pixels per unit): horizontal axes
         if fit is not None and strings and spacing < fit[0]:
             # a minor level's labels only where they all fit (pyqtgraph's own test is the share
             # of the axis its labels fill, which let "100150" through)
@@ -52,7 +52,7 @@ class CompactAxis(pg.AxisItem):
 
     def tickSpacing(self, minVal, maxVal, size):
         if self.integer:
-            self._fit = None                    # a reused plot's values view set it
+            self._fit = None  # a reused plot's values view set it
             # a label per ~25 px: a 110 px heatmap of 30 columns showed one tick ("20")
             ticks = nice_ticks(minVal, maxVal, target=max(2, int(size // 25)), integer=True)
             return [(ticks[1] - ticks[0] if len(ticks) > 1 else 1.0, 0.0)]
@@ -67,18 +67,20 @@ class CompactAxis(pg.AxisItem):
         self._fit = (wide, size / (maxVal - minVal))
         if wide == major:
             return levels
-        return [(wide, 0.0), (wide / (2.5 if _mantissa(wide) == 5 else 2), 0.0)][:len(levels)]
+        return [(wide, 0.0), (wide / (2.5 if _mantissa(wide) == 5 else 2), 0.0)][: len(levels)]
 
     def _label_width(self, text: str) -> float:
         from PySide6.QtGui import QFontMetricsF
+
         return QFontMetricsF(self.style.get("tickFont") or small_font()).horizontalAdvance(text)
 
 
-LABEL_GAP = 6.0         # pixels at least between two tick labels of a horizontal axis
+LABEL_GAP = 6.0  # pixels at least between two tick labels of a horizontal axis
 
 
 def _mantissa(step: float) -> int:
     import math
+
     return int(round(step / 10 ** math.floor(math.log10(step) + 1e-9)))
 
 
@@ -86,6 +88,7 @@ def major_step_for_labels(step: float, lo: float, hi: float, size: float, width)
     """The smallest of step, then the next 1-2-5 steps, whose tick labels (`width(text)` pixels
     wide, written as fmt writes them) fit between their ticks on an axis of `size` pixels."""
     import math
+
     per_unit = size / (hi - lo)
     for _ in range(8):
         first = math.ceil(lo / step) * step
@@ -94,26 +97,29 @@ def major_step_for_labels(step: float, lo: float, hi: float, size: float, width)
         if step * per_unit >= widest + LABEL_GAP or len(values) <= 1:
             return step
         m = _mantissa(step)
-        step = step * (2.5 if m == 2 else 2.0)      # 1 -> 2 -> 5 -> 10
+        step = step * (2.5 if m == 2 else 2.0)  # 1 -> 2 -> 5 -> 10
     return step
 
 
 def _centred_wrap():
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QTextOption
+
     opt = QTextOption(Qt.AlignmentFlag.AlignHCenter)
     opt.setWrapMode(QTextOption.WrapMode.WordWrap)
     return opt
 
 
 def new_plot_item(canvas, col: int) -> pg.PlotItem:
-    return canvas.addPlot(row=0, col=col, axisItems={"bottom": CompactAxis("bottom"),
-                                                     "left": CompactAxis("left")})
+    return canvas.addPlot(
+        row=0, col=col, axisItems={"bottom": CompactAxis("bottom"), "left": CompactAxis("left")}
+    )
 
 
 def small_font(size: int = 7):
     if size not in _FONTS:
         from PySide6.QtGui import QFont
+
         _FONTS[size] = QFont()
         _FONTS[size].setPointSize(size)
     return _FONTS[size]
@@ -121,6 +127,7 @@ def small_font(size: int = 7):
 
 def _natural_width(text: str) -> float:
     from PySide6.QtGui import QFontMetricsF
+
     metrics = QFontMetricsF(small_font(7))
     return max(metrics.horizontalAdvance(line) for line in text.splitlines() or [""]) + 8
 
@@ -135,7 +142,7 @@ def _fit_height(label, text: str, height: float) -> None:
     if doc.size().height() <= height:
         return
     words, tail = text.split(), " … (hover for all)"
-    lo, hi = 0, len(words)                  # the most words that fit, by halving
+    lo, hi = 0, len(words)  # the most words that fit, by halving
     while lo < hi:
         mid = (lo + hi + 1) // 2
         label.setPlainText(" ".join(words[:mid]) + tail)
@@ -164,21 +171,21 @@ class CellPlot:
 
     def __init__(self, item: pg.PlotItem):
         self.item = item
-        self.kind = None            # what the plot looks like apart from its data: same kind -> setData
-        self.curve = None           # the values curve, reusable when the kind stays
-        self.corners: list = []     # (TextItem, resize handler) of the notes in its corners
-        self.notes: dict = {}       # role ("note", "warn") -> its TextItem of self.corners
-        self.points = None          # a sample of the drawn (x, y), which notes keep clear of
-        self.wait_note = None       # the "computing…" cover over a kept curve
+        self.kind = None  # what the plot looks like apart from its data: same kind -> setData
+        self.curve = None  # the values curve, reusable when the kind stays
+        self.corners: list = []  # (TextItem, resize handler) of the notes in its corners
+        self.notes: dict = {}  # role ("note", "warn") -> its TextItem of self.corners
+        self.points = None  # a sample of the drawn (x, y), which notes keep clear of
+        self.wait_note = None  # the "computing…" cover over a kept curve
         self._wait_follow = None
-        self.ysync = None           # handler keeping its y range with the row's (ysync.sync_y)
-        self.linked: Optional[list] = None     # first plot of a row: ids of the plots linked to it
-        self.ranges = None          # first plot of a row: the (x, y) ranges set last
+        self.ysync = None  # handler keeping its y range with the row's (ysync.sync_y)
+        self.linked: list | None = None  # first plot of a row: ids of the plots linked to it
+        self.ranges = None  # first plot of a row: the (x, y) ranges set last
         self._title = None
         self._styled = False
         self.menu_actions: list = []
-        self.colorbar = None        # a heatmap's colour bar, in the plot's layout
-        self.message_item = None    # the note of a plot with nothing to draw (one of corners)
+        self.colorbar = None  # a heatmap's colour bar, in the plot's layout
+        self.message_item = None  # the note of a plot with nothing to draw (one of corners)
 
     @property
     def vb(self):
@@ -190,7 +197,7 @@ class CellPlot:
     # --- look -------------------------------------------------------------------------------------
     def style(self, panel: Panel) -> None:
         html = f"<span style='color:{plot_text(panel.color)}; font-size:9pt'>{panel.title}</span>"
-        if self._title != html:                 # setTitle lays out HTML: not for nothing
+        if self._title != html:  # setTitle lays out HTML: not for nothing
             self.item.setTitle(html)
             self._title = html
         if not self._styled:
@@ -224,12 +231,13 @@ class CellPlot:
             label.setTextWidth(max(40.0, vb.width() - 8))
             _fit_height(label, text, vb.height() - 4)
             label.setPos(vb.width() / 2, vb.height() / 2)
+
         follow(self.vb)
         self.vb.sigResized.connect(follow)
         self.corners.append((label, follow))
         self.message_item = label
 
-    def set_note(self, role: str, text: Optional[str], color: str) -> None:
+    def set_note(self, role: str, text: str | None, color: str) -> None:
         """The plot's `role` note ("warn": a non-finite warning, "note": the panel's info) says
         `text` (None: no such note). A reused plot keeps its label and only gets the new text: a
         warm re-run added one more label per plot each time."""
@@ -251,6 +259,7 @@ class CellPlot:
         # above the data on the plot's background, in the corner with the fewest drawn points
         # (gradviz.qt.grid.corners); wrapped to the plot's width: never cut off
         from PySide6.QtGui import QColor
+
         back = QColor(surface("plot"))
         back.setAlpha(NOTE_BACK_ALPHA)
         label = pg.TextItem("", fill=pg.mkBrush(back))
@@ -261,19 +270,33 @@ class CellPlot:
         order = WARN_ORDER if role == "warn" else NOTE_ORDER
 
         def follow(vb, *_args):
-            room = max(40.0, vb.width() - 4)    # no wider than its text: less data covered
+            room = max(40.0, vb.width() - 4)  # no wider than its text: less data covered
             label.setTextWidth(room if label.natural > room else -1)
             box = label.boundingRect()
-            taken = [other.corner for r, other in self.notes.items() if other is not label
-                     and getattr(other, "corner", None) and (r == "warn" or role != "warn")]
-            where = emptiest_corner(self.points, vb.viewRange(), (vb.width(), vb.height()),
-                                    (box.width() + 2, box.height()), order, taken)
+            taken = [
+                other.corner
+                for r, other in self.notes.items()
+                if other is not label
+                and getattr(other, "corner", None)
+                and (r == "warn" or role != "warn")
+            ]
+            where = emptiest_corner(
+                self.points,
+                vb.viewRange(),
+                (vb.width(), vb.height()),
+                (box.width() + 2, box.height()),
+                order,
+                taken,
+            )
             if getattr(label, "corner", None) != where:
                 label.corner = where
                 left, top = where.endswith("left"), where.startswith("top")
                 label.setAnchor((0 if left else 1, 0 if top else 1))
-            label.setPos(2 if label.corner.endswith("left") else vb.width() - 2,
-                         0 if label.corner.startswith("top") else vb.height())
+            label.setPos(
+                2 if label.corner.endswith("left") else vb.width() - 2,
+                0 if label.corner.startswith("top") else vb.height(),
+            )
+
         label.follow = follow
         label.corner = None
         self.vb.sigResized.connect(follow)
@@ -299,7 +322,7 @@ class CellPlot:
     def show_notes(self, on: bool) -> None:
         """Hide the corner notes while the hover readout is over this plot (they overlapped)."""
         if self.waiting():
-            return                              # the "computing…" cover keeps them hidden
+            return  # the "computing…" cover keeps them hidden
         for label in self.notes.values():
             label.setVisible(on)
 
@@ -321,7 +344,7 @@ class CellPlot:
         notes = set(map(id, self.notes.values()))
         for label, follow in self.corners:
             _disconnect(self.vb.sigResized, follow)
-            if id(label) in notes:              # only notes follow the range too
+            if id(label) in notes:  # only notes follow the range too
                 _disconnect(self.vb.sigRangeChanged, follow)
             _remove(label)
         self.corners = []
@@ -354,7 +377,7 @@ class CellPlot:
         if not on:
             if note is None:
                 return
-            if curve is None:                   # the plot was reset: the cover goes with it
+            if curve is None:  # the plot was reset: the cover goes with it
                 _disconnect(self.vb.sigResized, self._wait_follow)
                 _remove(note)
                 self.wait_note = None
@@ -365,14 +388,19 @@ class CellPlot:
                     label.show()
             return
         if note is None:
-            note = pg.TextItem(COMPUTING, color=surface("message"), anchor=(0.5, 0.5),
-                               fill=pg.mkBrush(surface("empty")))
+            note = pg.TextItem(
+                COMPUTING,
+                color=surface("message"),
+                anchor=(0.5, 0.5),
+                fill=pg.mkBrush(surface("empty")),
+            )
             note.setFont(small_font(8))
             note.setParentItem(self.vb)
             note.setZValue(1000)
 
             def follow(vb):
                 note.setPos(vb.width() / 2, vb.height() / 2)
+
             self.vb.sigResized.connect(follow)
             follow(self.vb)
             self.wait_note, self._wait_follow = note, follow
@@ -386,13 +414,14 @@ class CellPlot:
 class Cell:
     """What one column of a row shows now: its panel of the figure description and what was
     drawn from it (`data`, read by tests)."""
+
     framework: str
-    mode: str                      # "default" | "custom" | "numeric" | "custom~default" | ...
+    mode: str  # "default" | "custom" | "numeric" | "custom~default" | ...
     slot: CellPlot
     has_data: bool
-    message: str = ""              # why there is no data (the panel's note)
+    message: str = ""  # why there is no data (the panel's note)
     data: dict = field(default_factory=dict)
-    panel: Optional[Panel] = None
+    panel: Panel | None = None
 
     @property
     def plot(self) -> pg.PlotItem:

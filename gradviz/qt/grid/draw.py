@@ -1,5 +1,6 @@
 """Drawing one panel of the figure description on a cell's pyqtgraph plot, per view kind.
 The exporters draw the same panels with QPainter (gradviz/qt/export/grid_painter.py)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -67,40 +68,58 @@ def _series(cell: Cell, panel: Panel) -> None:
     s, slot = panel.series, cell.slot
     cell.data = {"x": s.x, "y": s.y, "n": s.n, "decimated": s.decimated}
     slot.points = view_points(s.x, s.y)
-    if slot.curve is not None:                  # the same kind of plot as before: new data only
+    if slot.curve is not None:  # the same kind of plot as before: new data only
         slot.curve.setData(s.x, s.y)
         return
     plot = slot.item
-    if not panel.log_y:                         # log10 |g| = 0 is |g| = 1, not zero
+    if not panel.log_y:  # log10 |g| = 0 is |g| = 1, not zero
         plot.addLine(y=0, pen=pg.mkPen(surface("zero_line"), width=1))
     if panel.dots:
-        item = plot.plot(s.x, s.y, pen=None, symbol="o", symbolSize=4, symbolBrush=panel.color,
-                         symbolPen=None)
+        item = plot.plot(
+            s.x, s.y, pen=None, symbol="o", symbolSize=4, symbolBrush=panel.color, symbolPen=None
+        )
     else:
         item = plot.plot(s.x, s.y, pen=pen(panel.color, panel.dash))
     if slot.kind is not None:
-        slot.curve = item                       # reusable: no markers or notes that may change
+        slot.curve = item  # reusable: no markers or notes that may change
     nf = s.nonfinite
     if nf.total:
-        for xs, symbol, color in ((nf.nan_x, "x", NAN_COLOR), (nf.posinf_x, "t1", INF_COLOR),
-                                  (nf.neginf_x, "t", INF_COLOR)):
+        for xs, symbol, color in (
+            (nf.nan_x, "x", NAN_COLOR),
+            (nf.posinf_x, "t1", INF_COLOR),
+            (nf.neginf_x, "t", INF_COLOR),
+        ):
             if len(xs):
                 xs = xs[:MARKER_LIMIT]
-                plot.plot(xs, np.zeros(len(xs)), pen=None, symbol=symbol, symbolSize=9,
-                          symbolBrush=color, symbolPen=pg.mkPen(color))
+                plot.plot(
+                    xs,
+                    np.zeros(len(xs)),
+                    pen=None,
+                    symbol=symbol,
+                    symbolSize=9,
+                    symbolBrush=color,
+                    symbolPen=pg.mkPen(color),
+                )
         cell.data["nonfinite"] = nf
 
 
 def _hist(cell: Cell, panel: Panel) -> None:
     h = panel.hist
-    cell.slot.item.plot(h.edges, h.counts, stepMode="center", fillLevel=0,
-                        brush=pg.mkBrush(panel.color + "6e"), pen=pen(panel.color, panel.dash))
+    cell.slot.item.plot(
+        h.edges,
+        h.counts,
+        stepMode="center",
+        fillLevel=0,
+        brush=pg.mkBrush(panel.color + "6e"),
+        pen=pen(panel.color, panel.dash),
+    )
     cell.data = {"edges": h.edges, "counts": h.counts, "n": h.n}
     # a bar covers its whole height, down to 0: its top, middle and foot count as drawn
     mid, counts = 0.5 * (h.edges[:-1] + h.edges[1:]), np.asarray(h.counts, dtype=np.float64)
     foot = np.where(counts > 0, 0.02 * counts, np.nan)
-    cell.slot.points = view_points(np.concatenate([mid, mid, mid]),
-                                   np.concatenate([counts, 0.5 * counts, foot]))
+    cell.slot.points = view_points(
+        np.concatenate([mid, mid, mid]), np.concatenate([counts, 0.5 * counts, foot])
+    )
     if h.nonfinite.total:
         cell.data["nonfinite"] = h.nonfinite
 
@@ -114,8 +133,15 @@ def _diagonal(plot, xr, yr) -> None:
 def _scatter(cell: Cell, panel: Panel) -> None:
     sc, plot = panel.scatter, cell.slot.item
     _diagonal(plot, panel.x_range, panel.y_range)
-    plot.plot(sc.x, sc.y, pen=None, symbol="o", symbolSize=4, symbolBrush=panel.color + "96",
-              symbolPen=None)
+    plot.plot(
+        sc.x,
+        sc.y,
+        pen=None,
+        symbol="o",
+        symbolSize=4,
+        symbolBrush=panel.color + "96",
+        symbolPen=None,
+    )
     cell.data = {"x": sc.x, "y": sc.y, "n": sc.n}
     cell.slot.points = view_points(sc.x, sc.y)
 
@@ -124,14 +150,24 @@ def _points(cell: Cell, panel: Panel) -> None:
     plot = cell.slot.item
     _diagonal(plot, panel.x_range, panel.y_range)
     for ps in panel.points:
-        plot.plot(ps.x, ps.y, pen=None, symbol="o", symbolSize=6, symbolBrush=ps.color,
-                  symbolPen=None, name=ps.label)
+        plot.plot(
+            ps.x,
+            ps.y,
+            pen=None,
+            symbol="o",
+            symbolSize=6,
+            symbolBrush=ps.color,
+            symbolPen=None,
+            name=ps.label,
+        )
     plot.setXRange(*panel.x_range, padding=0)
     plot.setYRange(*panel.y_range, padding=0)
     cell.data = {"projections": {ps.label: ps.y for ps in panel.points}}
     if panel.points:
-        cell.slot.points = view_points(np.concatenate([np.ravel(ps.x) for ps in panel.points]),
-                                       np.concatenate([np.ravel(ps.y) for ps in panel.points]))
+        cell.slot.points = view_points(
+            np.concatenate([np.ravel(ps.x) for ps in panel.points]),
+            np.concatenate([np.ravel(ps.y) for ps in panel.points]),
+        )
 
 
 def _heatmap(cell: Cell, panel: Panel) -> None:
@@ -142,7 +178,7 @@ def _heatmap(cell: Cell, panel: Panel) -> None:
     levels = panel.y_range or (-1.0, 1.0)
     item.setLevels(levels)
     plot.addItem(item)
-    for ax in ("left", "bottom"):               # ticks count cells: whole numbers only
+    for ax in ("left", "bottom"):  # ticks count cells: whole numbers only
         plot.getAxis(ax).integer = True
     lut = diverging_lut()
     cmap = pg.ColorMap(np.linspace(0.0, 1.0, len(lut)), lut)
@@ -153,8 +189,15 @@ def _heatmap(cell: Cell, panel: Panel) -> None:
     plot.setAspectLocked(False)
     bad = np.argwhere(~np.isfinite(hm.data))[:MARKER_LIMIT]
     if len(bad):
-        plot.plot(bad[:, 1] + 0.5, bad[:, 0] + 0.5, pen=None, symbol="x", symbolSize=8,
-                  symbolBrush=NAN_COLOR, symbolPen=pg.mkPen(NAN_COLOR))
+        plot.plot(
+            bad[:, 1] + 0.5,
+            bad[:, 0] + 0.5,
+            pen=None,
+            symbol="x",
+            symbolSize=8,
+            symbolBrush=NAN_COLOR,
+            symbolPen=pg.mkPen(NAN_COLOR),
+        )
     xr, yr = axis_ranges(panel)
     plot.setXRange(*xr, padding=0)
     plot.setYRange(*yr, padding=0)

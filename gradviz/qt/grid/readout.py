@@ -4,9 +4,10 @@ at any size: the element comes from the cursor's x coordinate (rounded to the ne
 never from a search over the drawn points, and the values are read from the run's own gradients
 (not the decimated curve), one element per mode.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
@@ -21,8 +22,8 @@ from gradviz.qt.theme import surface
 INDEX_KINDS = ("values", "difference")
 
 
-def element_text(result, tensor: str, index: int) -> Optional[str]:
-    """"x[3, 1] (#13): custom 1 · default 0 · numeric 1" for the element at flat `index` of the
+def element_text(result, tensor: str, index: int) -> str | None:
+    """ "x[3, 1] (#13): custom 1 · default 0 · numeric 1" for the element at flat `index` of the
     tensor's gradients in `result`; None when no gradient of it has that element."""
     t = result.tensor(tensor) if result is not None else None
     if t is None or index < 0:
@@ -33,18 +34,20 @@ def element_text(result, tensor: str, index: int) -> Optional[str]:
         if g is None:
             continue
         flat = np.ravel(g)
-        if index < flat.size:                   # a gradient of the wrong shape may be shorter
+        if index < flat.size:  # a gradient of the wrong shape may be shorter
             parts.append(f"{mode} {fmt(float(flat[index]))}")
     if not parts:
         return None
     shape = tuple(t.shape)
     where = f"#{index}"
     if shape and int(np.prod(shape)) > index:
-        where = f"{tensor}[{', '.join(str(int(i)) for i in np.unravel_index(index, shape))}] (#{index})"
+        where = (
+            f"{tensor}[{', '.join(str(int(i)) for i in np.unravel_index(index, shape))}] (#{index})"
+        )
     return f"{where}: " + " · ".join(parts)
 
 
-def cell_text(cell: Cell, results: dict, tensor: str, x: float, y: float) -> Optional[str]:
+def cell_text(cell: Cell, results: dict, tensor: str, x: float, y: float) -> str | None:
     """What the point (x, y), in the plot's data coordinates, is in this cell."""
     panel = cell.panel
     if panel is None or not cell.has_data:
@@ -56,7 +59,7 @@ def cell_text(cell: Cell, results: dict, tensor: str, x: float, y: float) -> Opt
             return None
         return element_text(results.get(cell.framework), tensor, i)
     image = cell.data.get("image")
-    if image is not None:                       # heatmap: one cell per block of elements
+    if image is not None:  # heatmap: one cell per block of elements
         r, c = int(np.floor(y)), int(np.floor(x))
         if not (0 <= r < image.shape[0] and 0 <= c < image.shape[1]):
             return None
@@ -65,14 +68,17 @@ def cell_text(cell: Cell, results: dict, tensor: str, x: float, y: float) -> Opt
         if (br, bc) == (1, 1):
             return f"row {r}, col {c}: {v}"
         # a reduced heatmap: the cell holds its block's value of largest magnitude, not one element's
-        return (f"rows {r * br}–{(r + 1) * br - 1}, cols {c * bc}–{(c + 1) * bc - 1}: "
-                f"largest |g| {v}")
+        return (
+            f"rows {r * br}–{(r + 1) * br - 1}, cols {c * bc}–{(c + 1) * bc - 1}: largest |g| {v}"
+        )
     edges = cell.data.get("edges")
-    if edges is not None:                       # histogram: the bin under the cursor
+    if edges is not None:  # histogram: the bin under the cursor
         b = int(np.searchsorted(edges, x, side="right")) - 1
         if not 0 <= b < len(cell.data["counts"]):
             return None
-        return f"[{fmt(float(edges[b]))}, {fmt(float(edges[b + 1]))}): {int(cell.data['counts'][b])}"
+        return (
+            f"[{fmt(float(edges[b]))}, {fmt(float(edges[b + 1]))}): {int(cell.data['counts'][b])}"
+        )
     # scatter, vs input, projections: the cursor's place on the plot's own axes
     return f"{panel.xlabel or 'x'} {fmt(x)}, {panel.ylabel or 'y'} {fmt(y)}"
 
@@ -83,12 +89,12 @@ class HoverReadout:
     def __init__(self, row, results: Callable[[], dict]):
         self.row, self.results = row, results
         self.label = pg.TextItem("", anchor=(1, 0))
-        self._colors = None                     # (text, fill) the label was last given
+        self._colors = None  # (text, fill) the label was last given
         self.label.setFont(small_font(7))
         self.label.setZValue(2000)
         self.label.hide()
-        self.text = ""                          # what the label says now ("" when hidden; tests)
-        self._over = None                       # the CellPlot whose notes the label hides
+        self.text = ""  # what the label says now ("" when hidden; tests)
+        self._over = None  # the CellPlot whose notes the label hides
         row.canvas.scene().sigMouseMoved.connect(self.moved)
         # the scene sees no move when the mouse leaves the canvas: a readout stayed behind
         self._leave = _LeaveFilter(self.hide, row.canvas)
@@ -120,7 +126,7 @@ class HoverReadout:
             if slot is not None:
                 slot.show_notes(False)
         colors = self.colors()
-        if colors != self._colors:              # first shown, or the scheme changed since
+        if colors != self._colors:  # first shown, or the scheme changed since
             self._colors = colors
             self.label.setColor(colors[0])
             fill = pg.mkColor(colors[1])

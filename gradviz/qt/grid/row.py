@@ -1,5 +1,6 @@
 """One row of the grid: a tensor's header (name, role and shape, verdicts, view choice) and its
 cells, one plot per panel of the row's figure description."""
+
 from __future__ import annotations
 
 import pyqtgraph as pg
@@ -28,7 +29,7 @@ HEADER_W = 150
 # A plot narrower than this is unreadable: a row of many columns gets this much each and the grid
 # scrolls sideways in a small window instead of cutting columns off.
 MIN_CELL_W = 130
-MIN_HEATMAP_W = 190             # a heatmap cell also holds its colour bar
+MIN_HEATMAP_W = 190  # a heatmap cell also holds its colour bar
 
 
 class QuietCombo(QComboBox):
@@ -48,32 +49,34 @@ class QuietCombo(QComboBox):
             area = area.parentWidget()
         if area is None:
             ev.ignore()
-        else:                   # said explicitly: Qt does not pass on a wheel event it was sent
+        else:  # said explicitly: Qt does not pass on a wheel event it was sent
             QApplication.sendEvent(area.verticalScrollBar(), ev)
 
 
 def verdict_html(row: Row) -> str:
-    return "<br>".join(f"<span style='background:{verdict_tint(v)}; "
-                       f"color:{verdict_text(v)}'>&nbsp;{fw}: {v}&nbsp;</span>"
-                       for fw, v in row.verdicts.items())
+    return "<br>".join(
+        f"<span style='background:{verdict_tint(v)}; "
+        f"color:{verdict_text(v)}'>&nbsp;{fw}: {v}&nbsp;</span>"
+        for fw, v in row.verdicts.items()
+    )
 
 
 class TensorRow(QFrame):
-    viewChanged = Signal(str, str)      # tensor, view
+    viewChanged = Signal(str, str)  # tensor, view
     clicked = Signal(str)
-    fitRequested = Signal(str)          # tensor: back to the ranges the figure description chose
+    fitRequested = Signal(str)  # tensor: back to the ranges the figure description chose
 
     def __init__(self, name: str, role: str, parent=None):
         super().__init__(parent)
         self.name, self.role = name, role
         self.cells: list[Cell] = []
-        self.plots: list[CellPlot] = []     # in layout order, kept across redraws
+        self.plots: list[CellPlot] = []  # in layout order, kept across redraws
         # plots taken out of the layout when a view needs fewer columns: kept for the next wider
         # view, never deleted while the row lives (deleting one crashed the window, see retire)
         self.spare: list[CellPlot] = []
-        self.used = 0                       # plots of self.plots taken by the current fill
+        self.used = 0  # plots of self.plots taken by the current fill
         self.highlighted = False
-        self.desc = None                    # the Row description its header shows
+        self.desc = None  # the Row description its header shows
         self.setFrameShape(QFrame.StyledPanel)
         self.setObjectName("tensorRow")
         lay = QHBoxLayout(self)
@@ -115,8 +118,9 @@ class TensorRow(QFrame):
         lay.addWidget(self.canvas, 1)
         self.setFixedHeight(ROW_HEIGHT)
         self.view_box.currentIndexChanged.connect(
-            lambda _i: self.viewChanged.emit(self.name, self.view_box.currentData() or "values"))
-        self.restyle()                      # the header's colours and the (unhighlighted) frame
+            lambda _i: self.viewChanged.emit(self.name, self.view_box.currentData() or "values")
+        )
+        self.restyle()  # the header's colours and the (unhighlighted) frame
 
     def mousePressEvent(self, ev):
         self.clicked.emit(self.name)
@@ -137,9 +141,12 @@ class TensorRow(QFrame):
 
     def set_highlight(self, on: bool) -> None:
         self.highlighted = on
-        self.setStyleSheet(f"#tensorRow {{ border: 3px solid {surface('row_focus')}; "
-                           f"background: {surface('row_focus_fill')}; }}" if on
-                           else f"#tensorRow {{ border: 1px solid {surface('row_border')}; }}")
+        self.setStyleSheet(
+            f"#tensorRow {{ border: 3px solid {surface('row_focus')}; "
+            f"background: {surface('row_focus_fill')}; }}"
+            if on
+            else f"#tensorRow {{ border: 1px solid {surface('row_border')}; }}"
+        )
 
     def restyle(self) -> None:
         """Header colours for the scheme the window shows (the plots are drawn again by the grid)."""
@@ -155,10 +162,15 @@ class TensorRow(QFrame):
         self.verdicts.setText(verdict_html(row))
         # on the header only: set on the row, a ~1190 px tooltip covered the plots and the
         # hover readout of whatever the mouse rested on (issue 28, item 2)
-        self.head.setToolTip("\n".join(f"{fw}: {row.verdicts.get(fw, '')} — {why}"
-                                       for fw, why in row.explanations.items()))
-        worst = next((v for v in ("error", "non-finite", "broken", "differs")
-                      if v in row.verdicts.values()), None)
+        self.head.setToolTip(
+            "\n".join(
+                f"{fw}: {row.verdicts.get(fw, '')} — {why}" for fw, why in row.explanations.items()
+            )
+        )
+        worst = next(
+            (v for v in ("error", "non-finite", "broken", "differs") if v in row.verdicts.values()),
+            None,
+        )
         self.title.setStyleSheet(f"color: {verdict_text(worst)}" if worst else "")
 
     # --- plots -----------------------------------------------------------------------------------
@@ -188,9 +200,9 @@ class TensorRow(QFrame):
     def retire_unused(self) -> None:
         """Plots beyond the columns of this fill leave the layout; the row asks for the width
         its columns need."""
-        for slot in self.plots[self.used:]:
+        for slot in self.plots[self.used :]:
             self.retire(slot)
-        del self.plots[self.used:]
+        del self.plots[self.used :]
         self.fit_width()
 
     def fit_width(self) -> None:
@@ -198,7 +210,7 @@ class TensorRow(QFrame):
         and at least MIN_CELL_W each. Below what its plots need the canvas cut the last column
         off with no scroll bar to reach it (round_ste's output row at 1000x700)."""
         each = MIN_HEATMAP_W if self.view() == "heatmap" else MIN_CELL_W
-        used = self.plots[:self.used]
+        used = self.plots[: self.used]
         ci = self.canvas.ci
         need = sum(slot.item.effectiveSizeHint(Qt.SizeHint.MinimumSize).width() for slot in used)
         need += ci.layout.horizontalSpacing() * max(0, len(used) - 1) + 4

@@ -1,10 +1,11 @@
 """The gradient grid: one row per tensor of the graph, one column per panel of the figure
 description (gradviz.plots.figure), which also decides titles, colours, labels, notes and ranges,
 so the grid shows what an export of it writes. Rows keep their own view and reuse their plots."""
+
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QVBoxLayout, QWidget
@@ -52,7 +53,10 @@ class WheelScrolls(QObject):
         self.bar = bar
 
     def eventFilter(self, obj, ev):
-        if ev.type() == QEvent.Type.Wheel and not ev.modifiers() & Qt.KeyboardModifier.ControlModifier:
+        if (
+            ev.type() == QEvent.Type.Wheel
+            and not ev.modifiers() & Qt.KeyboardModifier.ControlModifier
+        ):
             QApplication.sendEvent(self.bar, ev)
             return True
         return False
@@ -60,6 +64,7 @@ class WheelScrolls(QObject):
 
 class GridView(QScrollArea):
     """set_data(pair name, {framework: RunResult}, modes, {framework: OpComparison})."""
+
     tensorClicked = Signal(str)
 
     def __init__(self, parent=None):
@@ -73,27 +78,29 @@ class GridView(QScrollArea):
         self.rows: dict[str, TensorRow] = {}
         self.results: dict[str, RunResult] = {}
         self.comparisons: dict = {}
-        self.series: dict = {}                  # fw -> {(tensor, mode): Series} made off-thread
+        self.series: dict = {}  # fw -> {(tensor, mode): Series} made off-thread
         self.modes: tuple = MODES
         self.pair = ""
-        self.view_choice: dict[str, str] = {}   # tensor name -> view, kept across runs
-        self.log_scale = False                  # value-like views on a log10 |g| axis
+        self.view_choice: dict[str, str] = {}  # tensor name -> view, kept across runs
+        self.log_scale = False  # value-like views on a log10 |g| axis
         # hook(menu, tensor, framework, mode) adds entries to each plot's context menu (exports)
         self.plot_menu_hook = None
         self._wheel = WheelScrolls(self.verticalScrollBar(), self)
-        self._described: list[RunResult] = []   # the results as the description names them
+        self._described: list[RunResult] = []  # the results as the description names them
         self._readout_results: dict[str, RunResult] = {}
-        self.against = None                     # (label, {fw: RunResult}) of an earlier run
+        self.against = None  # (label, {fw: RunResult}) of an earlier run
         self._row_desc: dict[str, F.Row] = {}
         self._curves: dict = {}
-        self.header = QLabel()                  # the figure's title, subtitle and legend
+        self.header = QLabel()  # the figure's title, subtitle and legend
         self.header.setTextFormat(Qt.RichText)
         self.header.setWordWrap(True)
         self.header.setStyleSheet(HEADER_STYLE)
         self._placeholder = QLabel()
         self._placeholder.setAlignment(Qt.AlignCenter)
         self.restyle()
-        self.show_message("Load op files and press Run: every gradient of the selected op appears here.")
+        self.show_message(
+            "Load op files and press Run: every gradient of the selected op appears here."
+        )
 
     # --- public --------------------------------------------------------------------------------
     def show_message(self, text: str) -> None:
@@ -107,8 +114,15 @@ class GridView(QScrollArea):
         """The message shown instead of rows, "" when rows are shown."""
         return "" if self._placeholder.isHidden() else self._placeholder.text()
 
-    def set_data(self, pair: str, results: dict[str, RunResult], modes=MODES, comparisons=None,
-                 series=None, against=None) -> bool:
+    def set_data(
+        self,
+        pair: str,
+        results: dict[str, RunResult],
+        modes=MODES,
+        comparisons=None,
+        series=None,
+        against=None,
+    ) -> bool:
         """Show `results`; `series` ({fw: {(tensor, mode): Series}}) are values curves already
         decimated (gradviz.app.analysis). `against`: (label, {fw: RunResult}) of an earlier run,
         which the difference view subtracts (plots/against.py). Rows and plots of tensors shown
@@ -127,32 +141,49 @@ class GridView(QScrollArea):
         self._described = [result_as_pair(results[fw], pair) for fw in _ordered(results)]
         if against is not None:
             from gradviz.plots.against import with_earlier
+
             self._described = with_earlier(self._described, against[1], against[0])
         # the readout reads the gradients drawn: the earlier run's too
         self._readout_results = {r.framework: r for r in self._described}
         self._curves = {(fw, t, m): s for fw, d in self.series.items() for (t, m), s in d.items()}
         descs = F.grid_rows(self._described, self._comparison_list())
         if not descs:
-            errs = [f"{FRAMEWORK_LABEL.get(fw, fw)}: {r.error.one_line()}" for fw, r in results.items()
-                    if r.error is not None]
-            cancelled = all(r.error is not None and r.error.kind == ErrorKind.CANCELLED for r in results.values())
-            head = (f"{pair}: cancelled before it finished: nothing to draw (▶ Run runs it again)."
-                    if cancelled else f"{pair}: no tensors.")
+            errs = [
+                f"{FRAMEWORK_LABEL.get(fw, fw)}: {r.error.one_line()}"
+                for fw, r in results.items()
+                if r.error is not None
+            ]
+            cancelled = all(
+                r.error is not None and r.error.kind == ErrorKind.CANCELLED
+                for r in results.values()
+            )
+            head = (
+                f"{pair}: cancelled before it finished: nothing to draw (▶ Run runs it again)."
+                if cancelled
+                else f"{pair}: no tensors."
+            )
             self.show_message(head + "\n" + "\n".join(errs))
             return True
         self._row_desc = {d.tensor: d for d in descs}
         self._placeholder.hide()
-        keep = {name: row for name, row in self.rows.items()
-                if name in self._row_desc and self._row_desc[name].role == row.role}
+        keep = {
+            name: row
+            for name, row in self.rows.items()
+            if name in self._row_desc and self._row_desc[name].role == row.role
+        }
         for name, row in self.rows.items():
             if name not in keep:
                 row.setParent(None)
                 row.deleteLater()
         self.rows = {}
-        while self._lay.count():                # widgets stay alive; only the order is redone
+        while self._lay.count():  # widgets stay alive; only the order is redone
             item = self._lay.takeAt(0)
             w = item.widget()
-            if w is not None and w not in (self._placeholder, self.header) and w not in keep.values():
+            if (
+                w is not None
+                and w not in (self._placeholder, self.header)
+                and w not in keep.values()
+            ):
                 w.deleteLater()
         self._lay.addWidget(self.header)
         self.header.show()
@@ -161,6 +192,7 @@ class GridView(QScrollArea):
             if row is None:
                 from gradviz.qt.grid.readout import HoverReadout
                 from gradviz.qt.grid.row import TensorRow
+
                 row = TensorRow(d.tensor, d.role)
                 row.viewChanged.connect(self._view_changed)
                 row.clicked.connect(self.tensorClicked)
@@ -175,13 +207,20 @@ class GridView(QScrollArea):
         self._show_header()
         return True
 
-    def figure(self, tensor: Optional[str] = None, panel=None) -> F.Figure:
+    def figure(self, tensor: str | None = None, panel=None) -> F.Figure:
         """The figure description of what the grid shows (each row in its view): what an export
         of the grid, a row (`tensor`) or one plot (`panel` = (framework, mode)) draws."""
         views = {name: row.view() for name, row in self.rows.items()}
-        fig = F.build_figure(self._described, "values", self._comparison_list(), row_views=views,
-                             curves=self._curves, modes=self.modes, log_scale=self.log_scale,
-                             against=self.against_label())
+        fig = F.build_figure(
+            self._described,
+            "values",
+            self._comparison_list(),
+            row_views=views,
+            curves=self._curves,
+            modes=self.modes,
+            log_scale=self.log_scale,
+            against=self.against_label(),
+        )
         if tensor is None:
             return fig
         return F.select_row(fig, tensor) if panel is None else F.select_panel(fig, tensor, panel)
@@ -189,13 +228,20 @@ class GridView(QScrollArea):
     def two_rows_height(self) -> int:
         """The grid's height with its header and two whole rows in view (qt/grid_room.py)."""
         from gradviz.qt.grid.row import ROW_HEIGHT
+
         m = self._lay.contentsMargins()
         # the header wraps: its height at the grid's width (its size hint is a narrow one's)
         head = self.header.heightForWidth(self.viewport().width() - 4)
-        return (max(head, 0) + 2 * ROW_HEIGHT + 2 * self._lay.spacing()
-                + m.top() + m.bottom() + 2 * self.frameWidth())
+        return (
+            max(head, 0)
+            + 2 * ROW_HEIGHT
+            + 2 * self._lay.spacing()
+            + m.top()
+            + m.bottom()
+            + 2 * self.frameWidth()
+        )
 
-    def against_label(self) -> Optional[str]:
+    def against_label(self) -> str | None:
         """The earlier run the difference view subtracts ("run 2 (14:31:05, differs)"), or None."""
         return self.against[0] if self.against is not None else None
 
@@ -204,6 +250,7 @@ class GridView(QScrollArea):
         row = self.rows.get(tensor)
         if row is not None:
             from gradviz.qt.grid.links import fit
+
             fit(row.cells)
 
     def restyle(self) -> None:
@@ -217,7 +264,7 @@ class GridView(QScrollArea):
         for row in self.rows.values():
             row.restyle()
             for slot in row.plots:
-                slot.kind = None                # reset on the next fill
+                slot.kind = None  # reset on the next fill
             self._fill(row)
         if self.rows:
             self._show_header()
@@ -235,9 +282,9 @@ class GridView(QScrollArea):
         i = row.view_box.findData(view)
         if i < 0:
             raise ValueError(f"view {view!r} is not offered for {tensor}")
-        row.view_box.setCurrentIndex(i)     # emits viewChanged -> redraw
+        row.view_box.setCurrentIndex(i)  # emits viewChanged -> redraw
 
-    def highlight(self, tensor: Optional[str]) -> None:
+    def highlight(self, tensor: str | None) -> None:
         for name, row in self.rows.items():
             row.set_highlight(name == tensor)
         if tensor in self.rows:
@@ -251,8 +298,9 @@ class GridView(QScrollArea):
 
     # --- building ------------------------------------------------------------------------------
     def _comparison_list(self) -> list:
-        return [comparison_as_pair(c, self.pair) for c in self.comparisons.values()
-                if c is not None]
+        return [
+            comparison_as_pair(c, self.pair) for c in self.comparisons.values() if c is not None
+        ]
 
     def _same(self, pair, results, modes, comparisons) -> bool:
         """The same pair with the very same result and comparison objects as drawn now."""
@@ -260,8 +308,9 @@ class GridView(QScrollArea):
             return False
         if list(results) != list(self.results) or list(comparisons) != list(self.comparisons):
             return False
-        return all(results[k] is self.results[k] for k in results) and \
-            all(comparisons[k] is self.comparisons[k] for k in comparisons)
+        return all(results[k] is self.results[k] for k in results) and all(
+            comparisons[k] is self.comparisons[k] for k in comparisons
+        )
 
     def _clear(self) -> None:
         for row in self.rows.values():
@@ -285,23 +334,29 @@ class GridView(QScrollArea):
         views = list(dict.fromkeys(row.view() for row in self.rows.values())) or ["values"]
         legend = []
         for v in views:
-            for e in F.legend_for(F.grid_columns(self._described, v, self.modes,
-                                                 self.against_label()), v):
+            for e in F.legend_for(
+                F.grid_columns(self._described, v, self.modes, self.against_label()), v
+            ):
                 if e not in legend:
                     legend.append(e)
-        self.header.setText(f"<b>{F.figure_title([self.pair], views)}</b> &nbsp; "
-                            f"<span style='color:{surface('muted')}'>{F.subtitle(self._described)}</span><br>"
-                            + legend_html(legend))
+        self.header.setText(
+            f"<b>{F.figure_title([self.pair], views)}</b> &nbsp; "
+            f"<span style='color:{surface('muted')}'>{F.subtitle(self._described)}</span><br>"
+            + legend_html(legend)
+        )
 
     def _fill(self, row: TensorRow) -> None:
         from gradviz.qt.grid.cell import Cell
         from gradviz.qt.grid.draw import draw, values_kind
         from gradviz.qt.grid.links import link
+
         view = row.view()
         desc = replace(self._row_desc[row.name], view=view)
         columns = F.grid_columns(self._described, view, self.modes, self.against_label())
-        panels = log_row(F.row_panels(self._described, desc, view, columns, S.DEFAULT_BUCKETS,
-                                      self._curves), self.log_scale)
+        panels = log_row(
+            F.row_panels(self._described, desc, view, columns, S.DEFAULT_BUCKETS, self._curves),
+            self.log_scale,
+        )
         row.show_header(desc)
         row.cells = []
         row.used = 0
@@ -312,7 +367,9 @@ class GridView(QScrollArea):
                 slot = row.plots[col]
                 row.used = col + 1
                 slot.wait(True)
-                row.cells.append(Cell(panel.framework, panel.mode, slot, False, panel.note, panel=panel))
+                row.cells.append(
+                    Cell(panel.framework, panel.mode, slot, False, panel.note, panel=panel)
+                )
                 continue
             log = panel.log_y and panel.series is not None
             kind = values_kind(panel)
@@ -344,7 +401,9 @@ def _same_against(a, b) -> bool:
 
 
 def _ordered(results: dict) -> list[str]:
-    return [fw for fw in FRAMEWORKS if fw in results] + [fw for fw in results if fw not in FRAMEWORKS]
+    return [fw for fw in FRAMEWORKS if fw in results] + [
+        fw for fw in results if fw not in FRAMEWORKS
+    ]
 
 
 def _waitable(row: TensorRow, col: int, panel) -> bool:
@@ -352,5 +411,8 @@ def _waitable(row: TensorRow, col: int, panel) -> bool:
     if panel.kind != "values" or col >= len(row.plots):
         return False
     slot = row.plots[col]
-    return slot.kind is not None and slot.kind[:3] == ("values", panel.framework, panel.mode) \
+    return (
+        slot.kind is not None
+        and slot.kind[:3] == ("values", panel.framework, panel.mode)
         and slot.curve is not None
+    )

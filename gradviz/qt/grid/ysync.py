@@ -1,6 +1,7 @@
 """A row's plots kept on one y range: links.py makes the sync, cell.py undoes it when a plot is
 reused. It knows a plot only by its `vb`, `item` and `ysync` (a cell.CellPlot) and imports no grid
 module, so those two import it rather than each other."""
+
 from __future__ import annotations
 
 
@@ -22,6 +23,7 @@ def sync_y(slots: list) -> None:
                         s.item.setYRange(*y_range, padding=0)
             finally:
                 busy[0] = False
+
         return apply
 
     for s in slots:
