@@ -8,6 +8,7 @@ from PySide6.QtCore import QPoint
 from pytestqt.exceptions import TimeoutError as WaitTimeout
 
 from gradviz.qt import export_actions as EA
+from gradviz.qt import export_dialogs as ED
 
 # How long a GUI test waits for a run (or a load) of the real workers to end: generous, since a
 # busy machine is slow; a test never asserts on how long it took.
@@ -57,7 +58,7 @@ def move_mouse(qtbot, row, pos: QPoint) -> None:
         row.canvas.scene().sigMouseMoved.disconnect(seen.append)
 
 
-class FakeDialogs(EA.Dialogs):
+class FakeDialogs(ED.Dialogs):
     """Answers every question an export asks from a script and records what was asked."""
 
     def __init__(self, paths=(), overwrite=True):
@@ -87,7 +88,7 @@ def export_whole_run_json(win, path, monkeypatch):
     from gradviz import report
 
     fake = FakeDialogs([str(path)])
-    monkeypatch.setattr(EA, "dialogs", fake)
+    monkeypatch.setattr(ED, "dialogs", fake)
     menu = QMenu(win)
     EA.install(win.exports, menu)
     next(a for a in menu.actions() if a.text() == "Whole run as JSON report…").trigger()

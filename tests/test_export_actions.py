@@ -14,6 +14,8 @@ from samples import broken_tf_result, ste_result
 from gradviz import report
 from gradviz.compare import compare_result
 from gradviz.qt import export_actions as EA
+from gradviz.qt import export_dialogs as ED
+from gradviz.qt import export_files as EF
 
 
 def shown_exports(qtbot, big=False) -> EA.WindowExports:
@@ -47,7 +49,7 @@ def exports(qtbot):
 @pytest.fixture
 def fake(monkeypatch):
     d = FakeDialogs()
-    monkeypatch.setattr(EA, "dialogs", d)
+    monkeypatch.setattr(ED, "dialogs", d)
     return d
 
 
@@ -72,7 +74,7 @@ def test_menu_exports_grid_in_each_format(exports, fake, tmp_path):
     for _ in range(3):
         acts["Grid as image (PNG, SVG, PDF)…"].trigger()
     assert not fake.errors
-    assert fake.asked[0] == ("Export grid as image", "round_ste.png", EA.IMAGE_FILTERS)
+    assert fake.asked[0] == ("Export grid as image", "round_ste.png", ED.IMAGE_FILTERS)
     img = QImage(str(tmp_path / "grid.png"))
     assert img.width() > 2000 and img.height() > 800  # two rows, five plots wide
     root = ET.parse(tmp_path / "grid.svg").getroot()
@@ -185,7 +187,7 @@ def test_an_export_never_overwrites_an_op_file(exports, tmp_path):
     link.symlink_to(op)
     for target in (op, link):
         d = FakeDialogs([str(target)])
-        assert EA.export_json(exports.parent, [r], dialogs=d) is None
+        assert EF.export_json(exports.parent, [r], dialogs=d) is None
         [(title, text)] = d.errors
         assert title == "Export refused" and f"is the op file {op}" in text
     from gradviz.app.state import AppState
@@ -193,7 +195,7 @@ def test_an_export_never_overwrites_an_op_file(exports, tmp_path):
     exports.state = AppState([str(op)])
     d = FakeDialogs([str(op)])  # an op file the window has open
     assert (
-        EA.export_csv(exports.parent, r.tensor("x"), dialogs=d, op_files=exports.op_files()) is None
+        EF.export_csv(exports.parent, r.tensor("x"), dialogs=d, op_files=exports.op_files()) is None
         and d.errors
     )
     assert op.read_text() == "OPS = 1\n"

@@ -9,12 +9,12 @@ from gradviz.plots.formats import FIGURE_FORMATS, dialog_filter, suffixes_in_wor
 
 
 def test_every_format_has_its_writer_and_dialog_filter():
-    from gradviz.qt import export_actions as EA
+    from gradviz.qt import export_dialogs as ED
     from gradviz.qt.export.files import WRITERS
 
     assert set(WRITERS) == set(FIGURE_FORMATS)
     assert all(WRITERS[ext].SUFFIX == ext for ext in FIGURE_FORMATS)
-    assert EA.IMAGE_FILTERS.split(";;") == [dialog_filter(ext) for ext in FIGURE_FORMATS]
+    assert ED.IMAGE_FILTERS.split(";;") == [dialog_filter(ext) for ext in FIGURE_FORMATS]
     assert dialog_filter(".svg") == "SVG vector image (*.svg)"
 
 

@@ -12,6 +12,7 @@ from gui_helpers import FakeDialogs, run_keys  # noqa: E402
 
 from gradviz import report  # noqa: E402
 from gradviz.qt import export_actions as EA  # noqa: E402
+from gradviz.qt import export_dialogs as ED  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
@@ -37,7 +38,7 @@ def test_a_failed_checks_finding_reaches_the_analysis_the_tree_and_the_export(
     assert ONCE in win.tree._op_tip(key)
 
     fake = FakeDialogs([str(tmp_path / "window.json")])
-    monkeypatch.setattr(EA, "dialogs", fake)
+    monkeypatch.setattr(ED, "dialogs", fake)
     menu_action = next(
         a for a in _export_menu(win).actions() if a.text() == "Whole run as JSON report…"
     )

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication, QMenu  # noqa: E402
 from gradviz import report  # noqa: E402
 from gradviz.app.settings_file import SettingsFile  # noqa: E402
 from gradviz.qt import export_actions as EA  # noqa: E402
+from gradviz.qt import export_dialogs as ED  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
@@ -119,7 +120,7 @@ def test_default_columns_fit_and_the_header_menu_chooses_and_remembers(
     # the JSON export keeps every number, whatever the table shows
     _header_menu_pick(qtbot, numbers, "custom~numeric max abs err")
     fake = FakeDialogs([str(tmp_path / "run.json")])
-    monkeypatch.setattr(EA, "dialogs", fake)
+    monkeypatch.setattr(ED, "dialogs", fake)
     menu = QMenu(win)
     EA.install(win.exports, menu)
     next(a for a in menu.actions() if a.text() == "Whole run as JSON report…").trigger()

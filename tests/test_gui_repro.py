@@ -13,11 +13,12 @@ from PySide6.QtWidgets import QMenu  # noqa: E402
 from repro_scripts import printed_rows, run_script  # noqa: E402
 
 from gradviz.qt import export_actions as EA  # noqa: E402
+from gradviz.qt import export_dialogs as ED  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "pytest_plugin"
 
 
-class Answers(EA.Dialogs):
+class Answers(ED.Dialogs):
     def __init__(self, folder):
         self.folder, self.said, self.errors = folder, "", []
 
@@ -43,7 +44,7 @@ def test_export_reproduction_script_of_the_shown_op(qtbot, make_window, tmp_path
     folder = tmp_path / "scripts"
     folder.mkdir()
     answers = Answers(str(folder))
-    monkeypatch.setattr(EA, "dialogs", answers)
+    monkeypatch.setattr(ED, "dialogs", answers)
     menu = QMenu(win)
     EA.install(win.exports, menu)
     next(a for a in menu.actions() if a.text() == "Reproduction script (this op)…").trigger()

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QMenu  # noqa: E402
 
 from gradviz import report  # noqa: E402
 from gradviz.qt import export_actions as EA  # noqa: E402
+from gradviz.qt import export_dialogs as ED  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
@@ -63,7 +64,7 @@ def test_whole_run_json_from_the_window_has_each_ops_own_settings(
     sp.seed.setValue(5)
     run_keys(qtbot, win, keys_of(win, "round_ste"))  # then another op otherwise
     fake = FakeDialogs([str(tmp_path / "run.json")])
-    monkeypatch.setattr(EA, "dialogs", fake)
+    monkeypatch.setattr(ED, "dialogs", fake)
     _export_action(win, "Whole run as JSON report…").trigger()
     assert not fake.errors
     data = report.read_json(str(tmp_path / "run.json"))
@@ -91,7 +92,7 @@ def test_whole_run_json_from_the_window_is_what_gradviz_run_writes(
     win = make_window([traps, broken], {"run/modes": "default,custom,numeric"})
     run_keys(qtbot, win, [k for k in win.state.loaded.ops if k[0] == "torch"])
     fake = FakeDialogs([str(tmp_path / "window.json")])
-    monkeypatch.setattr(EA, "dialogs", fake)
+    monkeypatch.setattr(ED, "dialogs", fake)
     _export_action(win, "Whole run as JSON report…").trigger()
     assert not fake.errors
     window = report.read_json(str(tmp_path / "window.json"))

@@ -1,7 +1,7 @@
-"""Export from the app: images of the grid / a row / a plot (PNG, SVG, PDF) and data (CSV of one
-tensor, NPZ and JSON of the whole run). Each export asks for a path, asks before overwriting,
-writes atomically (gradviz.atomic_file, for figures and reports alike), and on failure
-shows a message box that says why; nothing half-written is left behind.
+"""The window's exports: File ▸ Export and a plot's context menu, over the parts of the window
+an export reads (images of the grid / a row / a plot, the flow chart, CSV of one tensor, NPZ and
+JSON of the whole run, reproduction scripts). The writing is export_files' (results in, a file
+out) and the asking export_dialogs' (path, overwrite question, the reason on failure).
 
 How the window uses it: it makes a WindowExports(parent, grid, state, flow_view) of the parts an
 export reads, and
@@ -12,330 +12,20 @@ export reads, and
 Functions usable directly (and by tests):
     grid_image(exports, path=None, tensor=None, panel=None)        -> written path or None
                                            (the grid's own figure description, GridView.figure)
-    export_csv(parent, tensor_result, path=None, name="")          -> path or None
-    export_npz(parent, results, path=None)                          -> path or None
-    export_json(parent, results, path=None, comparisons=None)       -> path or None
-    export_repro(parent, results, folder=None, comparisons=None)    -> paths or None
-`results` is a list of RunResults, or the grid's {framework: RunResult}. With `path` given no file
-dialog is shown (the overwrite question still is). `op_files`: the files an export must never
-overwrite besides the results' own (the window's open op files).
-
-Dialogs go through the module-level `dialogs` object (class Dialogs): tests replace it, or pass
-`dialogs=` to any function, to answer without blocking.
+    flow_image(exports, path=None), tensor_csv(exports, tensor=None, framework=None, path=None),
+    export_whole_run_json(exports, path=None), repro_of_shown(exports, folder=None)
+and export_files' export_csv / export_npz / export_json / export_repro / export_flow.
+Each takes `dialogs=` (export_dialogs.Dialogs) to answer without blocking.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Sequence
+from gradviz.model import OpKey, RunResult
+from gradviz.qt import export_dialogs as ED
+from gradviz.qt.export_dialogs import IMAGE_FILTERS, Dialogs, as_list, safe_name
+from gradviz.qt.export_files import export_csv, export_flow, export_json, export_npz, export_repro
 
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox
-
-from gradviz.model import OpKey, RunResult, TensorResult
-from gradviz.plots.formats import FIGURE_FORMATS, dialog_filter
-
-IMAGE_FILTERS = ";;".join(dialog_filter(ext) for ext in FIGURE_FORMATS)
-FILTERS = {
-    **{ext: dialog_filter(ext) for ext in FIGURE_FORMATS},
-    ".csv": "CSV table (*.csv)",
-    ".npz": "NumPy arrays (*.npz)",
-    ".json": "JSON report (*.json)",
-}
-
-
-class Dialogs:
-    """The questions an export asks. Override any method (tests: a subclass with fixed answers)."""
-
-    def save_path(self, parent, caption: str, suggested: str, filters: str) -> str | None:
-        path, chosen = QFileDialog.getSaveFileName(
-            parent, caption, suggested, filters, options=QFileDialog.Option.DontConfirmOverwrite
-        )
-        if not path:
-            return None
-        if not os.path.splitext(path)[1]:  # no suffix typed: the chosen filter's
-            for ext, f in FILTERS.items():
-                if f == chosen:
-                    path += ext
-        return path
-
-    def folder_path(self, parent, caption: str, start: str) -> str | None:
-        return QFileDialog.getExistingDirectory(parent, caption, start) or None
-
-    def confirm_overwrite(self, parent, path: str) -> bool:
-        answer = QMessageBox.question(
-            parent,
-            "Replace file?",
-            f"{os.path.basename(path)} already exists in {os.path.dirname(path)}.\nReplace it?",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.No,
-        )
-        return answer == QMessageBox.StandardButton.Yes
-
-    def error(self, parent, title: str, text: str) -> None:
-        QMessageBox.warning(parent, title, text)
-
-    def done(self, parent, text: str) -> None:
-        """Tell the user where the file went (status bar when the parent is a main window)."""
-        if isinstance(parent, QMainWindow):
-            parent.statusBar().showMessage(text, 5000)
-
-
-dialogs = Dialogs()
-
-_last_folder = ""
-
-
-def _folder() -> str:
-    return _last_folder or os.getcwd()
-
-
-def _safe_name(text: str) -> str:
-    keep = "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
-    return keep.strip("_") or "gradviz"
-
-
-def _as_list(results) -> list[RunResult]:
-    if isinstance(results, dict):
-        return [r for r in results.values() if r is not None]
-    return [r for r in results if r is not None]
-
-
-def _is_op_file(path: str, inputs: Sequence[str]) -> str | None:
-    """The op file `path` names (one the window has open, or one of the exported results'),
-    else None: an export never overwrites an input (issue 26, item 2)."""
-    for f in inputs:
-        try:
-            if os.path.samefile(path, f):
-                return f
-        except OSError:
-            continue
-    return None
-
-
-def _run_export(
-    parent,
-    caption: str,
-    suggested: str,
-    filters: str,
-    path: str | None,
-    write: Callable[[str], object],
-    dlg: Dialogs | None,
-    inputs: Sequence[str] = (),
-) -> str | None:
-    """Path (asked unless given) -> overwrite question -> write -> report. None if not written."""
-    global _last_folder
-    dlg = dlg or dialogs
-    if path is None:
-        path = dlg.save_path(parent, caption, os.path.join(_folder(), suggested), filters)
-        if not path:
-            return None
-    path = os.path.abspath(path)
-    op_file = _is_op_file(path, inputs)
-    if op_file is not None:
-        dlg.error(
-            parent,
-            "Export refused",
-            f"{path} is the op file {op_file}; exporting there "
-            "would overwrite it. Choose another name.",
-        )
-        return None
-    if os.path.exists(path) and not dlg.confirm_overwrite(parent, path):
-        return None
-    try:
-        write(path)
-    except Exception as exc:  # noqa: BLE001 - any failure is reported, never raised into Qt
-        dlg.error(parent, "Export failed", f"Could not write {path}:\n{type(exc).__name__}: {exc}")
-        return None
-    _last_folder = os.path.dirname(path)
-    dlg.done(parent, f"saved {path}")
-    return path
-
-
-# --- images --------------------------------------------------------------------------------------
-
-
-def export_flow(
-    parent,
-    results=None,
-    path: str | None = None,
-    pair: str | None = None,
-    figure=None,
-    dialogs: Dialogs | None = None,
-    op_files: Sequence[str] = (),
-) -> str | None:
-    """The flow chart of a stack run: `figure` as the window shows it, else built from `results`."""
-    from gradviz.plots.flow import build_flow_figure, is_stack
-    from gradviz.qt.export import save_flow_figure
-
-    rs = _as_list(results or [])
-    if figure is None and not (rs and is_stack(rs)):
-        (dialogs or globals()["dialogs"]).error(
-            parent,
-            "Nothing to export",
-            "The flow chart belongs to a run of the stack graph: "
-            "choose graph 'stack' in the settings and run an op first.",
-        )
-        return None
-    fig = figure if figure is not None else build_flow_figure(rs, pair)
-    name = pair or (rs[0].name if rs else fig.title.split(" ")[0])
-    return _run_export(
-        parent,
-        "Export flow chart as image",
-        _safe_name(f"{name}_flow") + ".png",
-        IMAGE_FILTERS,
-        path,
-        lambda p: save_flow_figure(fig, p),
-        dialogs,
-        op_files,
-    )
-
-
-def flow_image(src: WindowExports, path=None, dialogs=None):
-    """The window's flow chart, from the very description the window draws."""
-    results, _, pair, _ = _grid_state(src)
-    figure = src.flow_view.figure if src.flow_view is not None else None
-    return export_flow(src.parent, results, path, pair, figure, dialogs, src.op_files())
-
-
-# --- data ----------------------------------------------------------------------------------------
-
-
-def export_csv(
-    parent,
-    tensor: TensorResult,
-    path: str | None = None,
-    name: str = "",
-    dialogs: Dialogs | None = None,
-    op_files: Sequence[str] = (),
-) -> str | None:
-    from gradviz import report
-
-    suggested = _safe_name(f"{name}_{tensor.name}" if name else tensor.name) + ".csv"
-    return _run_export(
-        parent,
-        f"Export {tensor.name} as CSV",
-        suggested,
-        FILTERS[".csv"],
-        path,
-        lambda p: report.write_csv(p, tensor),
-        dialogs,
-        op_files,
-    )
-
-
-def export_npz(
-    parent,
-    results,
-    path: str | None = None,
-    dialogs: Dialogs | None = None,
-    op_files: Sequence[str] = (),
-) -> str | None:
-    from gradviz import report
-
-    rs = _as_list(results)
-    return _run_export(
-        parent,
-        "Export run as NPZ",
-        "gradviz_run.npz",
-        FILTERS[".npz"],
-        path,
-        lambda p: report.write_npz(p, rs),
-        dialogs,
-        [*(r.request.file for r in rs), *op_files],
-    )
-
-
-def export_json(
-    parent,
-    results,
-    path: str | None = None,
-    comparisons: Sequence | None = None,
-    dialogs: Dialogs | None = None,
-    diagnostics: Sequence | None = None,
-    load_errors: Sequence = (),
-    op_files: Sequence[str] = (),
-    history=None,
-) -> str | None:
-    """`diagnostics`: the findings of each result, aligned with them, and `load_errors`: the
-    FileCatalogs of files that did not load, as `gradviz run --json` writes them; `history`:
-    each op's kept runs (report.report_dict)."""
-    from gradviz import report
-
-    rs = _as_list(results)
-    settings = rs[0].request.settings if rs else {}
-    return _run_export(
-        parent,
-        "Export run as JSON report",
-        "gradviz_report.json",
-        FILTERS[".json"],
-        path,
-        lambda p: report.write_json(
-            p,
-            rs,
-            settings,
-            comparisons,
-            diagnostics=diagnostics,
-            load_errors=load_errors,
-            history=history,
-        ),
-        dialogs,
-        [*(r.request.file for r in rs), *op_files],
-    )
-
-
-def export_repro(
-    parent,
-    results,
-    folder: str | None = None,
-    comparisons: Sequence | None = None,
-    dialogs: Dialogs | None = None,
-) -> list[str] | None:
-    """A reproduction script per op and framework of `results` (gradviz.repro) into a folder
-    (asked unless given); the files written, or None."""
-    global _last_folder
-    from gradviz.repro import script_name, unsupported, write_repro
-
-    dlg = dialogs or globals()["dialogs"]
-    rs = _as_list(results)
-    if not rs:
-        dlg.error(parent, "Nothing to export", "Run an op first.")
-        return None
-    if folder is None:
-        folder = dlg.folder_path(parent, "Export reproduction scripts into a folder", _folder())
-        if not folder:
-            return None
-    folder = os.path.abspath(folder)
-    taken = [os.path.join(folder, script_name(r)) for r in rs if not unsupported(r)]
-    taken = [p for p in taken if os.path.exists(p)]
-    if taken and not dlg.confirm_overwrite(parent, taken[0]):
-        return None
-    try:
-        written, left = write_repro(folder, rs, comparisons)
-    except Exception as exc:  # noqa: BLE001 - any failure is reported, never raised into Qt
-        dlg.error(
-            parent, "Export failed", f"Could not write into {folder}:\n{type(exc).__name__}: {exc}"
-        )
-        return None
-    if not written:
-        dlg.error(parent, "No reproduction script", "\n".join(left))
-        return None
-    _last_folder = folder
-    scripts = [p for p in written if p.endswith(".py")]
-    dlg.done(
-        parent,
-        f"saved {len(scripts)} reproduction script(s) in {folder}"
-        + (f"; {len(left)} op(s) left out" if left else ""),
-    )
-    return written
-
-
-def repro_of_shown(src: WindowExports, folder=None, dialogs=None):
-    """The op the grid shows, each framework's script (the whole run if the grid is empty)."""
-    results = _as_list(_grid_state(src)[0]) or _run_results(src)
-    return export_repro(src.parent, results, folder, _run_comparisons(src, results), dialogs)
-
-
-# --- the window ----------------------------------------------------------------------------------
+# --- the window's parts --------------------------------------------------------------------------
 
 
 class WindowExports:
@@ -369,7 +59,7 @@ def _current_tensor(src: WindowExports) -> str | None:
 def _run_results(src: WindowExports) -> list[RunResult]:
     """Everything the window holds (the whole run), else what the grid shows."""
     held = [a.result for a in src.state.results.analyses().values()]
-    return held or _as_list(_grid_state(src)[0])
+    return held or as_list(_grid_state(src)[0])
 
 
 def _run_comparisons(src: WindowExports, results: list[RunResult]):
@@ -408,6 +98,19 @@ def _load_errors(src: WindowExports) -> list:
     return [FileCatalog(file, "", error=err) for file, err in src.state.loaded.errors.items()]
 
 
+def flow_image(src: WindowExports, path=None, dialogs=None):
+    """The window's flow chart, from the very description the window draws."""
+    results, _, pair, _ = _grid_state(src)
+    figure = src.flow_view.figure if src.flow_view is not None else None
+    return export_flow(src.parent, results, path, pair, figure, dialogs, src.op_files())
+
+
+def repro_of_shown(src: WindowExports, folder=None, dialogs=None):
+    """The op the grid shows, each framework's script (the whole run if the grid is empty)."""
+    results = as_list(_grid_state(src)[0]) or _run_results(src)
+    return export_repro(src.parent, results, folder, _run_comparisons(src, results), dialogs)
+
+
 def export_whole_run_json(
     src: WindowExports, path: str | None = None, dialogs: Dialogs | None = None
 ) -> str | None:
@@ -432,7 +135,7 @@ def grid_image(src: WindowExports, path=None, tensor=None, panel=None, dialogs=N
     """The grid, a row or a plot as the window draws it: the grid's own figure description."""
     grid = src.grid
     if not grid.rows:
-        (dialogs or globals()["dialogs"]).error(src.parent, "Nothing to export", "Run an op first.")
+        ED.asked(dialogs).error(src.parent, "Nothing to export", "Run an op first.")
         return None
     from gradviz.qt.export import save_figure
 
@@ -442,10 +145,10 @@ def grid_image(src: WindowExports, path=None, tensor=None, panel=None, dialogs=N
         + ([tensor] if tensor else [])
         + (["_".join(map(str, panel))] if isinstance(panel, tuple) else [])
     )
-    return _run_export(
+    return ED.run_export(
         src.parent,
         f"Export {what} as image",
-        _safe_name("_".join(parts)) + ".png",
+        safe_name("_".join(parts)) + ".png",
         IMAGE_FILTERS,
         path,
         lambda p: save_figure(grid.figure(tensor, panel), p),
@@ -476,7 +179,7 @@ def tensor_csv(
                 dialogs=dialogs,
                 op_files=src.op_files(),
             )
-    (dialogs or globals()["dialogs"]).error(
+    ED.asked(dialogs).error(
         src.parent, "Nothing to export", "Select a tensor of an op that has run."
     )
     return None
