@@ -10,6 +10,7 @@ recorded tensors need no framework hook."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import random
 
@@ -20,11 +21,13 @@ import numpy as np
 from gradviz.backends import jax_devices, jax_modules
 from gradviz.backends.adapter import AdapterBase, BuiltBase
 from gradviz.backends.graphs import differentiable, leaf_array
-from gradviz.backends.introspect import OpOutputError, no_arg_constructible
+from gradviz.backends.introspect import OpOutputError, defined_at, no_arg_constructible
 from gradviz.backends.jax_numeric_kit import F, NumericKit, is_array
 from gradviz.backends.jax_rules import (
+    check_filter_args,
     check_nondiff,
     has_rule,
+    is_filter_vjp,
     is_jax_own,
     nondiff_names,
     primal,
@@ -125,6 +128,7 @@ class JaxAdapter(AdapterBase):
                 return None, ""  # jax.nn.relu imported into the file: JAX's, not the user's
             if not has_rule(obj):
                 what = "defvjp" if kind == "custom_vjp" else "defjvp / defjvps"
+                what = "def_fwd / def_bwd" if is_filter_vjp(obj) else what
                 return None, _NO_RULE.format(kind=kind, what=what)
             return kind, ""
         module_kind = jax_modules.module_kind(obj)
@@ -143,6 +147,16 @@ class JaxAdapter(AdapterBase):
                 "with an __init__ that passes them"
             )
         return "module", ""
+
+    def find_ops(self, module, path: str):
+        found, skipped = super().find_ops(module, path)
+        # a filter_custom_vjp is an object of equinox's: where it is defined is its fn's
+        return [
+            (dataclasses.replace(info, defined_at=defined_at(primal(obj), module)), obj)
+            if is_filter_vjp(obj)
+            else (info, obj)
+            for info, obj in found
+        ], skipped
 
     def defining(self, obj, kind: str):
         return primal(obj) if kind in ("custom_vjp", "custom_jvp") else obj
@@ -166,6 +180,7 @@ class JaxAdapter(AdapterBase):
         reference = meta.get("reference")
         if info.kind in ("custom_vjp", "custom_jvp"):
             check_nondiff(obj, info.where, plans)
+            check_filter_args(obj, info.where, plans)
             if mode == "custom":
                 return Built(obj)
             if reference is not None:
