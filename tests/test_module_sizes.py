@@ -20,7 +20,6 @@ OVER = {
     "engine/engine.py": 456,
     "backends/torch_backend.py": 458,
     "cli/commands.py": 487,
-    "backends/runner.py": 515,
 }
 
 
