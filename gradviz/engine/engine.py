@@ -6,14 +6,16 @@ parallel (one thread each), ops of one framework one after another in its worker
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
-from gradviz.engine.errors import Cancelled, WorkerFailure, WorkerUnavailable
+from gradviz.engine.checks_pass import ChecksMerge
+from gradviz.engine.errors import WorkerFailure
 from gradviz.engine.failures import failure_info
+from gradviz.engine.file_loading import LOAD_TIMEOUT, load_files
+from gradviz.engine.in_flight import InFlight
 from gradviz.engine.numeric_pass import numeric_cancelled, numeric_failed, with_numeric
 from gradviz.engine.passes import (
     CHECKS_PASS,
@@ -27,13 +29,10 @@ from gradviz.engine.passes import (
     without_checks,
     without_numeric,
 )
+from gradviz.engine.per_framework import by_framework, in_parallel
 from gradviz.engine.worker import Worker, WorkerState
-from gradviz.import_scan import frameworks_used
 from gradviz.model import (
-    CHECK_CANCELLED,
-    CHECKS,
     FRAMEWORKS,
-    CheckResult,
     ErrorInfo,
     FileCatalog,
     NumericReply,
@@ -41,9 +40,7 @@ from gradviz.model import (
     RunRequest,
     RunResult,
 )
-from gradviz.vocab import CheckStatus, ErrorKind, Mode
-
-LOAD_TIMEOUT = 60.0
+from gradviz.vocab import ErrorKind, Mode
 
 
 def _as_is(value):
@@ -61,9 +58,7 @@ class Engine:
         self.workers = {fw: Worker(fw, on_state) for fw in self.frameworks}
         self._stop = threading.Event()  # skip the rest of the run (cancel, close)
         self._closed = False
-        self._skipped: set[tuple] = set()  # ops skipped in this run: no later pass runs them
-        self._in_flight: dict[str, tuple] = {}  # framework -> the op its worker runs now
-        self._flight_lock = threading.Lock()
+        self._flight = InFlight()
         if start:
             self.start()
 
@@ -106,48 +101,8 @@ class Engine:
 
     # --- loading files--------------------------------------------------------------------------
     def load(self, files: Iterable[str], timeout: float = LOAD_TIMEOUT) -> list[FileCatalog]:
-        """Ops of each file, per framework it uses. A file that fails to load gives a catalog with
-        `error` set. Files are sent only to the workers of the frameworks they import.
-        `timeout` bounds importing the files of one framework (a module may hang at import)."""
-        files = [os.path.abspath(f) for f in files]
-        jobs: dict[str, list[str]] = {fw: [] for fw in self.frameworks}
-        out: list[FileCatalog] = []
-        for f in files:
-            used, err = frameworks_used(f)
-            if err is not None:
-                out.append(FileCatalog(f, "", (), err))
-                continue
-            for fw in used:
-                if fw in jobs:
-                    jobs[fw].append(f)
-        results: dict[str, list[FileCatalog]] = {}
-
-        def work(fw: str) -> None:
-            results[fw] = self._load_in(fw, jobs[fw], timeout) if jobs[fw] else []
-
-        _in_parallel(work, self.frameworks)
-        for fw in self.frameworks:
-            out.extend(results.get(fw, []))
-        order = {f: i for i, f in enumerate(files)}
-        out.sort(key=lambda c: (order.get(c.file, 0), c.framework))
-        return out
-
-    def _load_in(self, fw: str, files: list[str], timeout: float) -> list[FileCatalog]:
-        """Import `files` in one call; when that kills the worker, blame the file the stack dump
-        points at and load the others again (one at a time if the dump names none of them)."""
-        try:
-            return self.workers[fw].call("load", files, timeout)
-        except (WorkerFailure, RuntimeError) as exc:  # RuntimeError: a bug in the worker
-            err = replace(failure_info(exc, "loading the file", fw, timeout), kind=ErrorKind.LOAD)
-            if len(files) == 1 or isinstance(exc, (WorkerUnavailable, Cancelled)) or self._closed:
-                return [FileCatalog(f, fw, (), err) for f in files]
-            blamed = [f for f in files if err.where.startswith(f + ":")]
-            if blamed:
-                rest = [f for f in files if f not in blamed]
-                return [FileCatalog(f, fw, (), err) for f in blamed] + self._load_in(
-                    fw, rest, timeout
-                )
-            return [c for f in files for c in self._load_in(fw, [f], timeout)]
+        """Ops of each file, per framework it uses (engine.file_loading.load_files)."""
+        return load_files(self.workers, self.frameworks, files, timeout, lambda: self._closed)
 
     def devices(self) -> dict[str, dict]:
         """{framework: {"devices": [{"name", "kind", "available", "reason"}], "error": str|None}}."""
@@ -159,7 +114,7 @@ class Engine:
             except (WorkerFailure, RuntimeError) as exc:
                 out[fw] = {"devices": [], "error": str(exc)}
 
-        _in_parallel(work, self.frameworks)
+        in_parallel(work, self.frameworks)
         return {fw: out[fw] for fw in self.frameworks}
 
     # --- runs ----------------------------------------------------------------------------------
@@ -214,7 +169,7 @@ class Engine:
         requests = list(requests)
         emit = on_event or (lambda _ev: None)
         self._stop.clear()
-        self._skipped.clear()
+        self._flight.new_run()
         main = [without_checks(r) for r in requests] if CHECKS_PASS in passes else requests
 
         def arrived(res: RunResult) -> None:
@@ -246,31 +201,10 @@ class Engine:
 
     def _run_checks(self, requests, results, on_checks) -> list[RunResult]:
         """The CHECKS pass. A run that fails here leaves its checks skipped, with why."""
-        # not a skipped op's, nor one whose numeric pass hung or crashed its worker (its
-        # float64 checks would most likely cost another timeout or crash)
-        todo = [
-            i
-            for i, (req, res) in enumerate(zip(requests, results))
-            if CHECKS_PASS.takes(req)
-            and res.status == "ok"
-            and not res.numeric_cancelled
-            and not (res.numeric_failed and res.mode_errors[Mode.NUMERIC].kind != ErrorKind.ERROR)
-        ]
-        merged = list(results)
-        pending = [CHECKS_PASS.asks(requests[i]) for i in todo]
-        slots: dict[RunRequest, list[int]] = {}
-        for i, req in zip(todo, pending):
-            slots.setdefault(req, []).append(i)
-
-        def deliver(res: RunResult) -> None:
-            i = slots[res.request].pop(0)
-            checks = res.checks if res.status == "ok" else _checks_skipped(res)
-            merged[i] = replace(merged[i], checks=checks, request=requests[i])
-            on_checks(merged[i])
-
-        if pending and not self._stop.is_set():
-            self._run_batch(pending, deliver, None)
-        return merged
+        merge = ChecksMerge(requests, results, on_checks)
+        if merge.pending and not self._stop.is_set():
+            self._run_batch(merge.pending, merge.deliver, None)
+        return merge.results
 
     def _run_batch(
         self, requests, on_result, on_start, background=False, quick=None, first=None
@@ -280,16 +214,13 @@ class Engine:
         keeps what it made) and goes straight on to its share of `requests`, without waiting
         for the other framework's quick pass; their numeric passes find the quick results in
         `quick` (filled by that on_result)."""
-        by_fw = _by_framework(requests)
-        first_by_fw = _by_framework(first[0]) if first else {}
+        by_fw = by_framework(requests)
+        first_by_fw = by_framework(first[0]) if first else {}
         results: list[RunResult | None] = [None] * len(requests)
 
         def one(fw: str, req: RunRequest, keep: bool) -> RunResult:
-            key = _op_key(req)
-            with self._flight_lock:
-                skipped = key in self._skipped
-                if not skipped:
-                    self._in_flight[fw] = key
+            key = OpKey.of_request(req)
+            skipped = self._flight.begin(fw, key)
             # only a request with numeric had a quick pass: one without it whose request
             # equals that quick pass must not take it (nor its kept run)
             earlier = (
@@ -312,11 +243,9 @@ class Engine:
                     res = self._run_numeric(req, earlier, stop=self._stop)
                 else:
                     res = self.run_one(req, background and not keep, keep, stop=self._stop)
-            with self._flight_lock:
-                self._in_flight.pop(fw, None)
-                skipped = key in self._skipped
-                if skipped and res.error is not None and res.error.kind == ErrorKind.CANCELLED:
-                    res = replace(res, error=replace(res.error, message="skipped by the user"))
+            skipped = self._flight.end(fw, key)
+            if skipped and res.error is not None and res.error.kind == ErrorKind.CANCELLED:
+                res = replace(res, error=replace(res.error, message="skipped by the user"))
             if (
                 res.error is not None
                 and res.error.kind == ErrorKind.CANCELLED
@@ -334,7 +263,7 @@ class Engine:
                 if on_result is not None:
                     on_result(res)
 
-        _in_parallel(work, list(dict.fromkeys([*first_by_fw, *by_fw])))
+        in_parallel(work, list(dict.fromkeys([*first_by_fw, *by_fw])))
         return [r for r in results if r is not None]
 
     def run_one(
@@ -401,14 +330,11 @@ class Engine:
         pass runs it; the rest of the run goes on. Returns once the op is no longer running (at
         most `wait` s)."""
         deadline = time.monotonic() + wait
-        with self._flight_lock:
-            self._skipped.add(key)
+        self._flight.skip(key)
         while time.monotonic() < deadline:
-            with self._flight_lock:
-                if self._in_flight.get(key[0]) != key:
-                    return
-                # set again while it runs: a call just starting clears an earlier cancel
-                self.workers[key[0]].cancel()
+            # set again while it runs: a call just starting clears an earlier cancel
+            if not self._flight.while_running(key, lambda: self.workers[key[0]].cancel()):
+                return
             time.sleep(0.05)
 
     def cancel(self) -> None:
@@ -419,38 +345,5 @@ class Engine:
             w.cancel()
 
 
-def _by_framework(requests) -> dict[str, list[int]]:
-    """Indexes of the requests of each framework, in order."""
-    out: dict[str, list[int]] = {}
-    for i, r in enumerate(requests):
-        out.setdefault(r.framework, []).append(i)
-    return out
-
-
-def _op_key(req: RunRequest) -> OpKey:
-    return OpKey.of_request(req)
-
-
-def _checks_skipped(res: RunResult) -> tuple:
-    why = (
-        f"{CHECK_CANCELLED} ({res.error.message})"
-        if res.error and res.error.kind == ErrorKind.CANCELLED
-        else f"the checks run failed: {res.error.one_line()}"
-        if res.error
-        else "the checks run failed"
-    )
-    return tuple(
-        CheckResult(n, CheckStatus.SKIP, why) for n in CHECKS if n in res.request.settings.checks
-    )
-
-
 def _failed(req: RunRequest, err: ErrorInfo) -> RunResult:
     return RunResult(request=req, op=None, status="error", error=err)
-
-
-def _in_parallel(fn: Callable[[str], None], keys: Iterable[str]) -> None:
-    threads = [threading.Thread(target=fn, args=(k,), daemon=True) for k in keys]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
