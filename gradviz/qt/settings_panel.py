@@ -1,12 +1,10 @@
 """Run settings: devices per framework, graph, shape, dtype, range, seed, upstream, modes,
 contract checks, timeout.
-Persisted in the settings file (app/settings_file.py, checked by its schema); invalid text is
-shown in red, never silently replaced.
+Persisted in the settings file by qt/settings_saved.py (app/settings_file.py, checked by its
+schema); invalid text is shown in red, never silently replaced.
 """
 
 from __future__ import annotations
-
-import math
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QStandardItemModel
@@ -25,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gradviz.app.settings_schema import SCHEMA, SEED_RANGE, TIMEOUT_RANGE
+from gradviz.app.settings_schema import SEED_RANGE, TIMEOUT_RANGE
 from gradviz.model import (
     CHECKS,
     DEPTH_RANGE,
@@ -38,6 +36,8 @@ from gradviz.model import (
     parse_shape,
     parse_upstream,
 )
+from gradviz.qt import settings_saved
+from gradviz.qt.settings_saved import DEFAULT_RANGE, default
 from gradviz.qt.theme import FRAMEWORK_LABELS, surface
 
 GRAPH_HELP = {
@@ -56,14 +56,6 @@ CHECK_HELP = {
     "compiled": "torch.compile (aot_eager) / tf.function against eager (slow: compiles)",
     "precision": "float32 vs numeric disagreement: rounding or a bug? (re-run in float64)",
 }
-
-
-def _default(key: str):
-    """A setting's default: the schema's, for the run settings RunSettings' own (as the CLI's)."""
-    return SCHEMA[key].default
-
-
-DEFAULT_RANGE = _default("run/range")
 
 
 class SettingsPanel(QWidget):
@@ -112,11 +104,11 @@ class SettingsPanel(QWidget):
         form.addRow("", self.graph_help)
         self.depth = QSpinBox()
         self.depth.setRange(*DEPTH_RANGE)
-        self.depth.setValue(_default("run/depth"))
+        self.depth.setValue(default("run/depth"))
         self.depth.setToolTip("layers of the stack graph: dense → op, repeated")
         self.depth.valueChanged.connect(self._changed)
         form.addRow("depth", self.depth)
-        self.shape = QLineEdit(_default("run/shape"))
+        self.shape = QLineEdit(default("run/shape"))
         self.shape.setToolTip("sizes separated by x: 200 or 4x50")
         self.shape.textChanged.connect(self._changed)
         form.addRow("shape", self.shape)
@@ -159,7 +151,7 @@ class SettingsPanel(QWidget):
         self.timeout = QDoubleSpinBox()
         self.timeout.setRange(*TIMEOUT_RANGE)
         self.timeout.setSuffix(" s")
-        self.timeout.setValue(_default("run/timeout"))
+        self.timeout.setValue(default("run/timeout"))
         self.timeout.valueChanged.connect(self._changed)
         form.addRow("timeout", self.timeout)
         self.problem = QLabel()
@@ -234,87 +226,21 @@ class SettingsPanel(QWidget):
             self._loading = False
         self._changed()
 
-    # --- persistence ---------------------------------------------------------------------------
+    # --- persistence (qt/settings_saved) ---------------------------------------------------------
     def load(self) -> None:
         self._loading = True
-        self.graph.setCurrentIndex(max(0, self.graph.findData(self._saved("run/graph"))))
-        self.shape.setText(str(self._saved("run/shape")))
-        self.dtype.setCurrentText(str(self._saved("run/dtype")))
-        self.fallbacks: list[str] = []  # saved values that were unusable: defaults used
-        self.seed.setValue(self._number("run/seed", int, self.seed))
-        self.range.setText(self._range_text())
-        self.upstream.setCurrentText(str(self._saved("run/upstream")))
-        saved = self._saved("run/modes")
-        saved = saved.split(",") if isinstance(saved, str) else list(saved or [])
-        for m, cb in self.modes.items():
-            cb.setChecked(m in saved)
-        self.timeout.setValue(self._number("run/timeout", float, self.timeout))
-        self.depth.setValue(self._number("run/depth", int, self.depth))
-        chosen = str(self._saved("run/checks") or "").split(",")
-        for name, cb in self.checks.items():
-            cb.setChecked(name in chosen)
-        for fw, box in self.device.items():
-            dev = self._saved(f"run/device/{fw}")
-            if box.findData(dev) < 0:
-                box.addItem(dev, dev)
-            box.setCurrentIndex(box.findData(dev))
+        self.fallbacks = settings_saved.load(self, self.qs)  # unusable saved values: defaults used
         self._loading = False
 
     def reset_to_defaults(self) -> None:
         """Every run setting back to its default (what a fresh install starts with): a float64,
         random-upstream or numeric-off choice persists across launches unnoticed otherwise."""
-        for key in self.qs.allKeys():
-            if key.startswith("run/") and key != "run/watch":  # watching is a menu's, not a run's
-                self.qs.remove(key)
+        settings_saved.forget(self.qs)
         self.load()
         self._changed()
 
-    def _saved(self, key: str):
-        return self.qs.value(key, _default(key))
-
-    def _number(self, key: str, kind, box):
-        """The saved number at `key` when it is one the spin box can show, else its default (the
-        key is then listed in self.fallbacks so the window can say so)."""
-        default = _default(key)
-        raw = self.qs.value(key, default)
-        try:
-            value = kind(raw)
-            ok = math.isfinite(value) and box.minimum() <= value <= box.maximum()
-        except (TypeError, ValueError, OverflowError):
-            ok = False
-        if ok:
-            return value
-        self.fallbacks.append(f"{key}={raw!r}")
-        return default
-
-    def _range_text(self) -> str:
-        """The saved range when it parses, else the default (named in self.fallbacks)."""
-        raw = self.qs.value("run/range", DEFAULT_RANGE)
-        if isinstance(raw, list) and all(isinstance(p, str) for p in raw):
-            raw = ",".join(raw)  # a hand-written `range=-6,6` reads back as a list of two
-        try:
-            if not isinstance(raw, str):
-                raise ValueError(raw)
-            parse_range(raw)
-            return raw
-        except ValueError:
-            self.fallbacks.append(f"run/range={raw!r}")
-            return DEFAULT_RANGE
-
     def save(self) -> None:
-        qs = self.qs
-        qs.setValue("run/graph", self.graph.currentData())
-        qs.setValue("run/shape", self.shape.text())
-        qs.setValue("run/dtype", self.dtype.currentText())
-        qs.setValue("run/seed", self.seed.value())
-        qs.setValue("run/range", self.range.text())
-        qs.setValue("run/upstream", self.upstream.currentText())
-        qs.setValue("run/modes", ",".join(m for m, cb in self.modes.items() if cb.isChecked()))
-        qs.setValue("run/timeout", self.timeout.value())
-        qs.setValue("run/depth", self.depth.value())
-        qs.setValue("run/checks", ",".join(n for n, cb in self.checks.items() if cb.isChecked()))
-        for fw, box in self.device.items():
-            qs.setValue(f"run/device/{fw}", box.currentData() or "auto")
+        settings_saved.save(self, self.qs)
 
     def _checks_row(self) -> dict[str, QCheckBox]:
         """Contract checks, run after the plain results (none by default, as on the command
