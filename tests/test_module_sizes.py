@@ -16,7 +16,6 @@ OVER = {
     "qt/grid/view.py": 418,
     "qt/grid/cell.py": 428,
     "backends/tf_backend.py": 432,
-    "backends/torch_backend.py": 458,
     "cli/commands.py": 487,
 }
 

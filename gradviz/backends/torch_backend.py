@@ -8,22 +8,21 @@ import inspect
 import numpy as np
 import torch
 
-from gradviz.api import marked
 from gradviz.backends import torch_devices, torch_grad_dtypes
 from gradviz.backends.adapter import AdapterBase, BuiltBase
 from gradviz.backends.first_build import FirstBuild
 from gradviz.backends.graphs import differentiable, leaf_array
-from gradviz.backends.introspect import function_apply, no_arg_constructible
+from gradviz.backends.introspect import function_apply
 from gradviz.backends.torch_grads import training_grads
+from gradviz.backends.torch_numeric_kit import F, NumericKit
+from gradviz.backends.torch_op_kinds import custom_op_body, op_kind
 from gradviz.backends.torch_overrides import (
     OverrideKept,
     aliases_missed,
     default_apply,
     functions_as_default,
-    is_override,
     kept_message,
     overrides_in_graph,
-    own_attrs,
     uses_setup_context,
 )
 from gradviz.model import FROZEN
@@ -37,85 +36,6 @@ _NO_PATH = (
     "no gradient path: the forward cuts the graph (.detach(), .data, numpy, or an op "
     "without a derivative), so autograd never reaches this tensor"
 )
-
-
-class F:
-    """The few tensor functions the graphs use."""
-
-    sum = staticmethod(torch.sum)
-    mean = staticmethod(torch.mean)
-
-    @staticmethod
-    def weighted_sum(w, t):
-        return torch.sum(w * t)
-
-    @staticmethod
-    def dense(x, w, b):
-        return x @ w + b
-
-    @staticmethod
-    def const(arr, like):
-        return torch.as_tensor(np.asarray(arr), dtype=like.dtype, device=like.device)
-
-    @staticmethod
-    def shape(t):
-        return tuple(t.shape)
-
-    @staticmethod
-    def non_differentiable(outs):
-        """Indices of outputs autograd does not differentiate (ctx.mark_non_differentiable,
-        integer outputs); None where it cannot tell (no autograd, or no output needs a grad)."""
-        integer = {i for i, o in enumerate(outs) if not o.is_floating_point()}
-        if not torch.is_grad_enabled() or not any(o.requires_grad for o in outs):
-            return integer or None
-        return {i for i, o in enumerate(outs) if not o.requires_grad} | integer
-
-
-def _is_function(obj) -> bool:
-    return (
-        isinstance(obj, type)
-        and issubclass(obj, torch.autograd.Function)
-        and obj is not torch.autograd.Function
-        and "backward" in own_attrs(obj)
-    )
-
-
-_NOT_AN_OP = (
-    "marked with gradviz.op, but a plain function is not an op (gradviz runs torch "
-    "Functions, Modules and torch.library custom ops); call it from a Module's "
-    "forward to check its gradient there"
-)
-
-
-def _marked_function(obj, own: bool, named: bool) -> bool:
-    """A plain function the file marked with gradviz.op: it was left out in silence. In a file
-    that imports TensorFlow too, the TF worker says so (a tf.function may be its op)."""
-    return (
-        inspect.isfunction(obj)
-        and not _imports_tensorflow(obj.__globals__)
-        and marked(obj, own, named)
-    )
-
-
-def _imports_tensorflow(namespace: dict) -> bool:
-    return any(
-        inspect.ismodule(v) and v.__name__.split(".")[0] in ("tensorflow", "keras", "tf_keras")
-        for v in namespace.values()
-    )
-
-
-def _custom_op_body(obj):
-    """The Python function of a `torch.library.custom_op` with a registered autograd formula
-    (`register_autograd`), or None. Its body is what the framework's autograd differentiates in
-    the default mode; calling the op itself runs the registered backward."""
-    try:
-        from torch._library.custom_ops import CustomOpDef
-    except ImportError:  # a torch without torch.library.custom_op
-        return None
-    if not isinstance(obj, CustomOpDef) or getattr(obj, "_backward_fn", None) is None:
-        return None
-    body = getattr(obj, "_init_fn", None)
-    return body if callable(body) else None
 
 
 class Built(BuiltBase):
@@ -147,97 +67,6 @@ class Built(BuiltBase):
         p = self._params[name]
         with torch.no_grad():
             p.copy_(torch.as_tensor(np.asarray(values), dtype=p.dtype, device=p.device))
-
-
-def _fits(out, a, b) -> bool:
-    """`out` can take an elementwise result of a and b with the values and layout a fresh one
-    would have: same shape and strides all three (no broadcast, no reordered reduction later),
-    the result's dtype and device, and no memory shared with a or b."""
-    return (
-        out is not None
-        and a.shape == b.shape == out.shape
-        and a.stride() == b.stride() == out.stride()
-        and out.dtype == torch.result_type(a, b)
-        and out.device == a.device == b.device
-        and out.data_ptr() not in (a.data_ptr(), b.data_ptr())
-    )
-
-
-class NumericKit:
-    """What numeric_eval needs of torch: float64 tensors on one device, a few tensor functions."""
-
-    F = F
-
-    def __init__(self, device):
-        self.device = device
-
-    @contextlib.contextmanager
-    def scope(self):
-        # One intra-op thread: the numeric pass runs at low priority beside the other framework's
-        # worker and the window, and OpenMP threads spinning for a descheduled sibling made each
-        # 10^6-element op 5x slower on a busy 2-core machine.
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            with torch.no_grad():
-                yield
-        finally:
-            torch.set_num_threads(threads)
-
-    def tensor(self, arr, copy=True):
-        arr = leaf_array(arr)  # float64; int64 / bool inputs as they are
-        return (torch.tensor if copy else torch.as_tensor)(arr, device=self.device)
-
-    def numbers(self, t) -> np.ndarray:
-        t = t.detach().double().cpu().numpy() if torch.is_tensor(t) else t
-        return np.asarray(t, dtype=np.float64).reshape(-1)
-
-    def version(self, t) -> int:
-        return t._version  # bumped by every in-place change, views included
-
-    def step(self, delta, scale):
-        return torch.as_tensor(delta, device=self.device), scale  # axpy scales it on the fly
-
-    def axpy(self, a, b, scale, out=None):
-        """a + scale * b in one pass; into `out` (an earlier result) where it fits (_fits)."""
-        if _fits(out, a, b):
-            return torch.add(a, b, alpha=scale, out=out)
-        return torch.add(a, b, alpha=scale)
-
-    def same_layout(self, a, b) -> bool:  # shape, strides, dtype, device: 1.0 * b is then b
-        return (
-            a.shape == b.shape
-            and a.stride() == b.stride()
-            and (a.dtype, a.device) == (b.dtype, b.device)
-        )
-
-    def mul(self, a, b, out=None):
-        """a * b; into `out` (an earlier result) where it fits (_fits)."""
-        if _fits(out, a, b):
-            return torch.mul(a, b, out=out)
-        return a * b
-
-    def reduce(self, t, mean):
-        dims = tuple(range(1, t.dim()))
-        if not dims:
-            return t
-        return t.mean(dim=dims) if mean else t.sum(dim=dims)
-
-    def matmul(self, a, b):
-        return torch.matmul(a, b)
-
-    def reshape(self, t, shape):
-        return t.reshape(shape)
-
-    def concat(self, ts):
-        return torch.cat(ts)
-
-    def param(self, built, name):
-        return built.params()[name].detach().clone()
-
-    def assign(self, built, name, t):
-        with torch.no_grad():
-            built.params()[name].copy_(t)
 
 
 class TorchAdapter(AdapterBase):
@@ -273,36 +102,15 @@ class TorchAdapter(AdapterBase):
 
     # --- finding ops (the walk is AdapterBase.find_ops) --------------------------------------
     def classify(self, obj, own: bool, named: bool, qualname: str) -> tuple[str | None, str]:
-        body = _custom_op_body(obj)
-        if body is not None:  # the op object is torch's; its body tells whose op it is
-            return ("custom_op", "") if not body.__module__.startswith("torch.") else (None, "")
-        if not isinstance(obj, type):
-            return None, (_NOT_AN_OP if _marked_function(obj, own, named) else "")
-        if _is_function(obj):
-            # an imported Function with its own backward is an op (torch's own are not)
-            return ("function", "") if own or named or is_override(obj) else (None, "")
-        if not issubclass(obj, torch.nn.Module):
-            return None, ""
-        if not own and not named:
-            if obj.__module__.split(".")[0] == "torch":
-                return None, ""
-            return None, (
-                f"an imported nn.Module; write gradviz.op()({qualname}) at module level to run it"
-            )
-        if not no_arg_constructible(obj):
-            return None, (
-                "its constructor needs arguments; give them defaults or subclass it "
-                "with an __init__ that passes them"
-            )
-        return "module", ""
+        return op_kind(obj, own, named, qualname)
 
     def defining(self, obj, kind: str):
-        return _custom_op_body(obj) if kind == "custom_op" else obj
+        return custom_op_body(obj) if kind == "custom_op" else obj
 
     def forward_params(self, obj, info_or_kind) -> list[inspect.Parameter]:
         kind = getattr(info_or_kind, "kind", info_or_kind)
         if kind == "custom_op":
-            return list(inspect.signature(_custom_op_body(obj)).parameters.values())
+            return list(inspect.signature(custom_op_body(obj)).parameters.values())
         if kind == "function":
             params = list(inspect.signature(obj.forward).parameters.values())
             return params if uses_setup_context(obj) else params[1:]
@@ -316,7 +124,7 @@ class TorchAdapter(AdapterBase):
                 return Built(obj)
             if reference is not None:
                 return Built(reference)
-            return Built(_custom_op_body(obj), patch=functions_as_default)
+            return Built(custom_op_body(obj), patch=functions_as_default)
         if info.kind == "function":
             if mode == "custom":
                 return Built(function_apply(obj))
