@@ -10,7 +10,6 @@ import sys
 
 import numpy as np
 import tensorflow as tf
-from tensorflow.python.eager import context as tf_context
 
 from gradviz.backends import tf_devices
 from gradviz.backends.adapter import AdapterBase, BuiltBase
@@ -22,6 +21,7 @@ from gradviz.backends.tf_arrays import (
     HostArrays,
     host_array,
 )
+from gradviz.backends.tf_batch_eval import batch_evaluator
 from gradviz.backends.tf_grad_returns import grad_returns_checked
 from gradviz.backends.tf_layer_build import DTYPES, build_layer, floatx, keras_switches
 from gradviz.backends.tf_numeric_kit import F, NumericKit, RunF, _watchable
@@ -31,7 +31,8 @@ from gradviz.backends.tf_overrides import (
     kept_message,
     take_kept,
 )
-from gradviz.backends.upstream_probe import probe_skipped_reason
+from gradviz.backends.tf_random_draws import same_random_draws
+from gradviz.backends.tf_tape_reads import host_float, own_dtype, probe_grads
 from gradviz.model import FROZEN
 
 _NO_PATH = (
@@ -52,52 +53,6 @@ _FROZEN = (
     "seeded, not perturbed by the numeric reference"
 )
 _LAYER_DEFAULT_ARGS = ("training", "mask")
-_RANDOM_SEED = 20240601
-_RESET: dict = {"state": None}  # TF's op-seed stream right after gradviz last reset it
-
-
-def _probe_grads(tape, recorded: dict, targets: list, probe) -> tuple[dict, str]:
-    """The inputs' and weights' gradients under the probe's upstream (upstream_probe), from
-    the run's persistent tape after the run's own gradient; ({}, why) when the op's grad
-    function raises when called a second time (it frees its state: it runs once in training),
-    ({}, "") when there is nothing to probe."""
-    outs = [(n, t) for n, (t, role) in recorded.items() if role == "output" and t.dtype.is_floating]
-    wrt = [(n, t) for n, t, role in targets if role in ("input", "param")]
-    if not outs or not wrt:
-        return {}, ""
-    ups = [tf.constant(probe(n, tuple(t.shape)), dtype=t.dtype) for n, t in outs]
-    try:
-        gs = tape.gradient(
-            [t for _, t in outs], [_watchable(t) for _, t in wrt], output_gradients=ups
-        )
-    except Exception as exc:  # noqa: BLE001 - a grad that runs once: the probe alone goes
-        return {}, probe_skipped_reason(exc)
-    out = {}
-    for (n, _), g in zip(wrt, gs):
-        if isinstance(g, tf.IndexedSlices):
-            g = tf.convert_to_tensor(g)
-        if g is not None:
-            out[n] = _host_float(g)
-    return out, ""
-
-
-def _same_random_draws() -> None:
-    """TF's global random state as right after a reset, for the forward about to run. A reset
-    (tf.random.set_seed) also clears TF's eager kernel cache, so every op after it builds its
-    kernel again (~2.3 ms per mode at 10^3, 4x a run's cost): it is done only when the op-seed
-    stream moved since the last one (a forward drew from TF's global random ops, or the user's
-    code set the seed), which a random forward always does. Random ops given an op seed of their
-    own continue their stream across calls, in plain TF too, and are not reset."""
-    ctx = tf_context.context()
-    rng = getattr(ctx, "_rng", None)  # TF's op-seed stream (TF internals; else reset)
-    if (
-        rng is None
-        or getattr(ctx, "_seed", None) != _RANDOM_SEED
-        or rng.getstate() != _RESET["state"]
-    ):
-        tf.random.set_seed(_RANDOM_SEED)
-        rng = getattr(ctx, "_rng", None)
-        _RESET["state"] = rng.getstate() if rng is not None else None
 
 
 def _dense_tensor(t) -> bool:
@@ -273,7 +228,7 @@ class TfAdapter(AdapterBase):
             # mode: custom and default of a random forward otherwise compared different forwards
             # (GV201 blamed an override that was not there). The numeric pass does not reseed
             # between its forwards: it finds such a forward not repeatable (numeric.py).
-            _same_random_draws()
+            same_random_draws()
             # one window for the forward and its gradient: a grad function that runs forward
             # code again (tf.recompute_grad) must get the same functions
             with built.window():
@@ -303,7 +258,7 @@ class TfAdapter(AdapterBase):
                         grads = tape.gradient(loss, [_watchable(t) for _, t, _ in targets])
                     kept = take_kept() if built.check_overrides else []
                 probes, skipped = (
-                    _probe_grads(tape, recorded, targets, probe) if probe and not kept else ({}, "")
+                    probe_grads(tape, recorded, targets, probe) if probe and not kept else ({}, "")
                 )
             del tape
             if kept:
@@ -315,18 +270,18 @@ class TfAdapter(AdapterBase):
                 g = tf.convert_to_tensor(g)
             got[name] = {
                 "role": role,
-                "value": _host_float(t),
-                "grad": None if g is None else _host_float(g),
+                "value": host_float(t),
+                "grad": None if g is None else host_float(g),
                 "why": "" if g is not None else why,
                 "probe": probes.get(name),
-                "grad_dtype": _own_dtype(g, t),
+                "grad_dtype": own_dtype(g, t),
             }
             if skipped and role in ("input", "param"):
                 got[name]["probe_skipped"] = skipped
         for name, v in built.frozen.items():
             got[name] = {
                 "role": "param",
-                "value": _host_float(v),
+                "value": host_float(v),
                 "grad": None,
                 "why": _FROZEN,
                 "frozen": True,
@@ -354,74 +309,7 @@ class TfAdapter(AdapterBase):
             return float(graph.forward(tensors, built.call_op, rec, F))
 
     def batch_evaluator(self, graph, built, device, base_leaves: dict, shapes: dict):
-        """losses(name, deltas[k, ...]): the loss for k perturbations of one leaf, parameter or
-        intermediate, in one compiled call (eager TensorFlow pays ~1 ms per forward; the numeric
-        reference needs hundreds). Every name in `shapes` is an input of the one traced function
-        (zeros where not perturbed), so the trace is shared. Raises where the forward cannot be
-        compiled (numpy in it, ...): the caller then evaluates one perturbation at a time."""
-        names = sorted(shapes)
-        variables = {n: v for n, v in built.params().items() if n in shapes}
-
-        def one(row):
-            # Parameters are perturbed in place, so iterations run one at a time after the assign.
-            assigns = [variables[n].assign(base_vars[n] + row[n]) for n in variables]
-            with tf.control_dependencies(assigns):
-                leaves = {n: base[n] + row[n] if n in row else tf.identity(base[n]) for n in base}
-
-                def rec(name, t, role):
-                    return t + row[name] if name in row else t
-
-                return tf.cast(graph.forward(leaves, built.call_op, rec, F), tf.float64)
-
-        @tf.function(autograph=False, reduce_retracing=True)
-        def many(rows):
-            out = tf.map_fn(
-                one,
-                rows,
-                fn_output_signature=tf.float64,
-                parallel_iterations=1 if variables else 16,
-            )
-            with tf.control_dependencies([out]):
-                restores = [v.assign(base_vars[n]) for n, v in variables.items()]
-            with tf.control_dependencies(restores):
-                return tf.identity(out)
-
-        with tf.device(device):
-            base = {n: tf.constant(leaf_array(v)) for n, v in base_leaves.items()}
-            base_vars = {n: tf.constant(v.numpy()) for n, v in variables.items()}
-
-        def losses(name: str, deltas: np.ndarray) -> np.ndarray:
-            k = deltas.shape[0]
-            with tf.device(device):
-                rows = {
-                    n: tf.constant(
-                        deltas if n == name else np.zeros((k,) + shapes[n]), dtype=tf.float64
-                    )
-                    for n in names
-                }
-                return many(rows).numpy()
-
-        return losses
-
-
-def _own_dtype(g, t):
-    """The gradient's dtype where it is not its tensor's: _host_float makes a bfloat16 one
-    float32, and the report would not know a grad function returned bfloat16."""
-    if g is None:
-        return None
-    try:
-        want = tf.as_dtype(t.dtype)
-    except TypeError:
-        return None
-    return g.dtype.name if g.dtype != want else None
-
-
-def _host_float(t) -> np.ndarray:
-    """host_array, with a bfloat16 tensor (a mixed_bfloat16 layer's output) as float32: numpy
-    has no bfloat16 (ml_dtypes' is kind 'V'), and such an output was taken for an int tensor
-    with no gradient ("neither custom nor default was run")."""
-    arr = host_array(t)
-    return arr.astype(np.float32) if arr.dtype.kind == "V" else arr
+        return batch_evaluator(graph, built, device, base_leaves, shapes)
 
 
 def adapter() -> TfAdapter:
