@@ -56,7 +56,8 @@ def cmd_run(argv: list[str]) -> int:
             print(f"gradviz: no op named {name!r} in the given files", file=sys.stderr)
         requests = requests_for(chosen, frameworks, settings)
         if not requests:
-            from gradviz.cli.output import print_left_out, print_skipped, write_load_report
+            from gradviz.cli.output import print_left_out, print_skipped
+            from gradviz.cli.report_files import write_load_report
 
             print_skipped(catalogs, sys.stderr)
             print_left_out(files, catalogs, frameworks, sys.stderr)

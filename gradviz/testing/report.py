@@ -8,13 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradviz.cli.output import (
-    _err_num,
-    _table,
-    _where,
-    check_summary,
-    error_paragraph,
-)
+from gradviz.cli.output import check_summary
+from gradviz.cli.terminal_text import err_num, error_paragraph, table, where_text
 from gradviz.testing.judge import NEUTRAL, judgement, worst_verdict
 from gradviz.verdict import Verdict
 from gradviz.vocab import CheckStatus, Mode
@@ -26,7 +21,7 @@ def op_report(analysis, expect: tuple[str, ...] = ()) -> str:
     lines: list[str] = []
     r, comp = analysis.result, analysis.comparison
     passed, why = judgement(analysis, expect)
-    where = f" at {_where(r.op.where)}" if r.op is not None else ""
+    where = f" at {where_text(r.op.where)}" if r.op is not None else ""
     lines.append(
         f"gradviz: {r.name} ({r.framework}){where}: " + (worst_verdict(analysis) if passed else why)
     )
@@ -45,8 +40,8 @@ def op_report(analysis, expect: tuple[str, ...] = ()) -> str:
             t.name,
             "x".join(str(n) for n in t.shape) or "scalar",
             Verdict(t.verdict).label,
-            _err_num(t.metrics, "custom~default"),
-            _err_num(t.metrics, "custom~numeric"),
+            err_num(t.metrics, "custom~default"),
+            err_num(t.metrics, "custom~numeric"),
         )
         for t in comp.tensors
     ]
@@ -70,7 +65,7 @@ def op_report(analysis, expect: tuple[str, ...] = ()) -> str:
     if analysis.findings:
         lines.append("  findings:")
         for f in analysis.findings:
-            at = f" at {_where(f.where)}" if f.where else ""
+            at = f" at {where_text(f.where)}" if f.where else ""
             lines.append(f"    [{f.severity}] {f.code}{at}: {f.message}")
             if f.fix:
                 lines.append(f"        fix: {f.fix}")
@@ -131,5 +126,5 @@ def _table_lines(header, rows) -> list[str]:
     import io
 
     buf = io.StringIO()
-    _table(header, rows, buf)
+    table(header, rows, buf)
     return ["  " + line for line in buf.getvalue().splitlines()]
