@@ -167,8 +167,24 @@ def gui_warm(sizes: list[str], reps: int) -> None:
 
     marks: dict = {}  # "first"/"full" -> perf_counter of the repaint after it
     run_state = {"before": set(), "alive": []}
-    # every redraw of the pair goes through PairView.show (the window's show_pair, the debounce
-    # timer and refresh_view all end there)
+    _mark_repaints(win, pair, frameworks, marks, run_state)
+
+    every_op = list(win.state.loaded.ops)
+    out = {"pair": pair, "keys": len(keys), "sizes": {}}
+    for spec in sizes:
+        out["sizes"][spec] = _warm_size(app, win, spec, reps, keys, every_op, marks, run_state)
+    out["gui_peak_mib"] = peak_rss_mib()
+    out["workers_peak_mib"] = {
+        fw: vm_hwm_mib(worker_pid(w)) for fw, w in win.bridge.engine.workers.items()
+    }
+    win.close()
+    report(out)
+
+
+def _mark_repaints(win, pair: str, frameworks: set, marks: dict, run_state: dict) -> None:
+    """Time each moment of gui_warm (into `marks`) at the repaint right after the window showed it:
+    every redraw of the pair goes through PairView.show (the window's show_pair, the debounce
+    timer and refresh_view all end there)."""
     original_show_pair = win.pair_view.show
 
     def show_pair(name):
@@ -190,70 +206,69 @@ def gui_warm(sizes: list[str], reps: int) -> None:
 
     win.pair_view.show = show_pair  # PairView.refresh and the window look it up per call
 
-    every_op = list(win.state.loaded.ops)
-    out = {"pair": pair, "keys": len(keys), "sizes": {}}
-    for spec in sizes:
-        # "200", "200:default+custom", or "200:default+custom+numeric:all" (every op of the tree,
-        # timed to its last result painted)
-        n, _, rest = spec.partition(":")
-        modes_wanted, _, which = rest.partition(":")
-        run_keys = every_op if which == "all" else keys
-        if modes_wanted:
-            for m, box in win.settings_panel.modes.items():
-                box.setChecked(m in modes_wanted.split("+"))
-        win.settings_panel.shape.setText(n)
-        first, full, done = [], [], []
-        modes = None
-        partials = 0
-        for i in range(reps + 1):  # the first run warms this size up; not counted
-            marks.clear()
-            # the previous results stay referenced, so no new result can reuse their id()
-            run_state["alive"] = [a.result for a in win.state.results.analyses().values()] + list(
-                win.grid.results.values()
-            )
-            run_state["before"] = {id(r) for r in run_state["alive"]}
-            got_partial = []
-            win.bridge.resultReady.connect(got_partial.append)
-            t0 = time.perf_counter()
-            assert win.run(run_keys)
-            (results,) = wait_signal(win.runDone, 600)
-            app.processEvents()
-            end = time.monotonic() + 10
-            while "full" not in marks and time.monotonic() < end:  # the grid's debounce
-                app.processEvents()
-                time.sleep(0.001)
-            win.grid.viewport().repaint()
-            t_done = time.perf_counter()
-            win.bridge.resultReady.disconnect(got_partial.append)
-            bad = [r.error.one_line() for r in results if r.status != "ok"]
-            if bad:
-                raise RuntimeError("; ".join(bad))
-            if "first" not in marks or "full" not in marks:
-                raise RuntimeError(f"{spec}: the grid never showed this run ({sorted(marks)})")
-            modes = list(results[0].request.settings.modes)
-            if i:
-                first.append(marks["first"] - t0)
-                full.append(marks["full"] - t0)
-                done.append(t_done - t0)
-                partials += sum(1 for a in got_partial if a.result.partial)
-        out["sizes"][spec] = {
-            "first_median_s": statistics.median(first),
-            "first_runs": first,
-            "full_median_s": statistics.median(full),
-            "full_runs": full,
-            "done_median_s": statistics.median(done),
-            "done_runs": done,
-            "partial_results": partials / reps,
-            "modes": modes,
-            "ops": len(run_keys),
-            "plots": win.grid.plot_count(),
-        }
-    out["gui_peak_mib"] = peak_rss_mib()
-    out["workers_peak_mib"] = {
-        fw: vm_hwm_mib(worker_pid(w)) for fw, w in win.bridge.engine.workers.items()
+
+def _warm_size(app, win, spec: str, reps: int, keys, every_op, marks, run_state) -> dict:
+    """gui_warm's figures for one size spec: "200", "200:default+custom", or
+    "200:default+custom+numeric:all" (every op of the tree, timed to its last result painted)."""
+    n, _, rest = spec.partition(":")
+    modes_wanted, _, which = rest.partition(":")
+    run_keys = every_op if which == "all" else keys
+    if modes_wanted:
+        for m, box in win.settings_panel.modes.items():
+            box.setChecked(m in modes_wanted.split("+"))
+    win.settings_panel.shape.setText(n)
+    first, full, done = [], [], []
+    modes = None
+    partials = 0
+    for i in range(reps + 1):  # the first run warms this size up; not counted
+        t0, t_done, results, got_partial = _warm_run(app, win, spec, run_keys, marks, run_state)
+        modes = list(results[0].request.settings.modes)
+        if i:
+            first.append(marks["first"] - t0)
+            full.append(marks["full"] - t0)
+            done.append(t_done - t0)
+            partials += sum(1 for a in got_partial if a.result.partial)
+    return {
+        "first_median_s": statistics.median(first),
+        "first_runs": first,
+        "full_median_s": statistics.median(full),
+        "full_runs": full,
+        "done_median_s": statistics.median(done),
+        "done_runs": done,
+        "partial_results": partials / reps,
+        "modes": modes,
+        "ops": len(run_keys),
+        "plots": win.grid.plot_count(),
     }
-    win.close()
-    report(out)
+
+
+def _warm_run(app, win, spec: str, run_keys, marks: dict, run_state: dict):
+    """One run of gui_warm: (its start, its last repaint, its results, the partial results)."""
+    marks.clear()
+    # the previous results stay referenced, so no new result can reuse their id()
+    run_state["alive"] = [a.result for a in win.state.results.analyses().values()] + list(
+        win.grid.results.values()
+    )
+    run_state["before"] = {id(r) for r in run_state["alive"]}
+    got_partial = []
+    win.bridge.resultReady.connect(got_partial.append)
+    t0 = time.perf_counter()
+    assert win.run(run_keys)
+    (results,) = wait_signal(win.runDone, 600)
+    app.processEvents()
+    end = time.monotonic() + 10
+    while "full" not in marks and time.monotonic() < end:  # the grid's debounce
+        app.processEvents()
+        time.sleep(0.001)
+    win.grid.viewport().repaint()
+    t_done = time.perf_counter()
+    win.bridge.resultReady.disconnect(got_partial.append)
+    bad = [r.error.one_line() for r in results if r.status != "ok"]
+    if bad:
+        raise RuntimeError("; ".join(bad))
+    if "first" not in marks or "full" not in marks:
+        raise RuntimeError(f"{spec}: the grid never showed this run ({sorted(marks)})")
+    return t0, t_done, results, got_partial
 
 
 # --- grid redraw and export (synthetic results: no framework needed) --------------------------

@@ -39,6 +39,14 @@ def torch_check(ctx):
     return unless_rounding(ctx, lambda dtype: _torch(ctx, dtype))
 
 
+# what each layout of the upstream is called in a finding
+_WHAT = {
+    "transposed": "a transposed (column-major) upstream",
+    "sliced": "a sliced (strided) upstream",
+    "expanded": "an expanded (zero-stride) upstream",
+}
+
+
 def _torch(ctx, dtype: str):
     import torch
 
@@ -55,34 +63,7 @@ def _torch(ctx, dtype: str):
         written = any(not torch.equal(b, u) for b, u in zip(before, ups))
         return [T.numpy(g) for g in grads], written, len(outs)
 
-    def random_up(i, o):
-        return torch.as_tensor(
-            np.random.default_rng([5, i]).standard_normal(tuple(o.shape)),
-            dtype=o.dtype,
-            device=o.device,
-        )
-
-    def variant(layout):
-        def make(i, o):
-            u = random_up(i, o)
-            if u.dim() == 0:
-                return u  # a scalar has no layout to vary
-            if layout == "transposed":
-                return u.transpose(-1, -2).contiguous().transpose(-1, -2) if u.dim() >= 2 else u
-            if layout == "sliced":
-                wide = torch.zeros(
-                    tuple(u.shape[:-1]) + (2 * u.shape[-1],), dtype=u.dtype, device=u.device
-                )
-                view = wide[..., ::2] if u.dim() == 1 else wide[..., : u.shape[-1]]
-                view.copy_(u)
-                return view
-            return torch.full((1,) * u.dim(), EXPAND_VALUE, dtype=u.dtype, device=u.device).expand(
-                u.shape
-            )
-
-        return make
-
-    base, written, n_outs = run(random_up)
+    base, written, n_outs = run(_random_up)
     if not n_outs:
         return skipped(NAME, T.no_outputs(ctx))
     if written:
@@ -96,64 +77,98 @@ def _torch(ctx, dtype: str):
         return skipped(NAME, "every output is a scalar: its upstream has no layout to vary")
     tol = tolerances(dtype)
     for layout in layouts:
-        what = {
-            "transposed": "a transposed (column-major)",
-            "sliced": "a sliced (strided)",
-            "expanded": "an expanded (zero-stride)",
-        }[layout] + " upstream"
+        what = _WHAT[layout]
         try:
-            got, written, _ = run(variant(layout))
+            got, written, _ = run(lambda i, o, layout=layout: _laid_out(layout, _random_up(i, o)))
         except Exception as exc:  # noqa: BLE001 - the framework's refusal is the finding
-            err = error_info(exc, ErrorKind.ERROR, ctx.backward_where())
-            text = err.message
-            if "view size is not compatible" in text or ".view" in text:
-                return failed(
-                    NAME,
-                    "view",
-                    f"the backward calls .view on {what} and torch refuses: {_first(text)}",
-                    err.where,
-                    _FIX_VIEW,
-                )
-            if "more than one element of the written-to tensor" in text or "in-place" in text:
-                return _inplace(ctx, what, err.where, _first(text))
-            return failed(
-                NAME,
-                "raised",
-                f"the backward raised {err.type} on {what}: {_first(text)}",
-                err.where,
-                _FIX_LAYOUT,
-            )
+            return _refused(ctx, exc, what)
         if written:
             return _inplace(ctx, what)
-        ref = flat if layout == "expanded" else base
-        for k, (a, b) in enumerate(zip(got, ref)):
-            if (a is None) != (b is None):
-                return failed(
-                    NAME,
-                    "differs",
-                    f"with {what} the gradient of argument {k} is "
-                    f"{'missing' if a is None else 'present'} unlike with a "
-                    "contiguous one",
-                    ctx.backward_where(),
-                    _FIX_LAYOUT,
-                )
-            if a is None:
-                continue
-            ok, detail = compare(a, b, tol)
-            if not ok:
-                return failed(
-                    NAME,
-                    "differs",
-                    f"with {what} the gradient differs from the one "
-                    f"a contiguous upstream gives: {detail}",
-                    ctx.backward_where(),
-                    _FIX_LAYOUT,
-                )
+        found = _unlike(ctx, what, got, flat if layout == "expanded" else base, tol)
+        if found is not None:
+            return found
     return passed(
         NAME,
         f"{', '.join(layouts)} upstreams give the contiguous upstream's "
         "gradient and are left unchanged",
     )
+
+
+def _random_up(i, o):
+    import torch
+
+    return torch.as_tensor(
+        np.random.default_rng([5, i]).standard_normal(tuple(o.shape)),
+        dtype=o.dtype,
+        device=o.device,
+    )
+
+
+def _laid_out(layout: str, u):
+    """`u`'s values with the layout `layout` (an expanded upstream: EXPAND_VALUE everywhere)."""
+    import torch
+
+    if u.dim() == 0:
+        return u  # a scalar has no layout to vary
+    if layout == "transposed":
+        return u.transpose(-1, -2).contiguous().transpose(-1, -2) if u.dim() >= 2 else u
+    if layout == "sliced":
+        wide = torch.zeros(tuple(u.shape[:-1]) + (2 * u.shape[-1],), dtype=u.dtype, device=u.device)
+        view = wide[..., ::2] if u.dim() == 1 else wide[..., : u.shape[-1]]
+        view.copy_(u)
+        return view
+    return torch.full((1,) * u.dim(), EXPAND_VALUE, dtype=u.dtype, device=u.device).expand(u.shape)
+
+
+def _refused(ctx, exc: Exception, what: str):
+    """The failure of a backward that raised on `what`: a .view, an in-place write, or else."""
+    err = error_info(exc, ErrorKind.ERROR, ctx.backward_where())
+    text = err.message
+    if "view size is not compatible" in text or ".view" in text:
+        return failed(
+            NAME,
+            "view",
+            f"the backward calls .view on {what} and torch refuses: {_first(text)}",
+            err.where,
+            _FIX_VIEW,
+        )
+    if "more than one element of the written-to tensor" in text or "in-place" in text:
+        return _inplace(ctx, what, err.where, _first(text))
+    return failed(
+        NAME,
+        "raised",
+        f"the backward raised {err.type} on {what}: {_first(text)}",
+        err.where,
+        _FIX_LAYOUT,
+    )
+
+
+def _unlike(ctx, what: str, got: list, ref: list, tol):
+    """The failure where a gradient under `what` is not the contiguous upstream's; else None."""
+    for k, (a, b) in enumerate(zip(got, ref)):
+        if (a is None) != (b is None):
+            return failed(
+                NAME,
+                "differs",
+                f"with {what} the gradient of argument {k} is "
+                f"{'missing' if a is None else 'present'} unlike with a "
+                "contiguous one",
+                ctx.backward_where(),
+                _FIX_LAYOUT,
+            )
+        if a is None:
+            continue
+        ok, detail = compare(a, b, tol)
+        if not ok:
+            return failed(
+                NAME,
+                "differs",
+                f"with {what} the gradient differs from the one "
+                f"a contiguous upstream gives: {detail}",
+                ctx.backward_where(),
+                _FIX_LAYOUT,
+            )
+    return None
 
 
 def _inplace(ctx, what: str, where: str = "", detail: str = ""):
