@@ -129,6 +129,13 @@ def main(conn, framework: str, parent_pid: int, folder: str = "") -> None:
     except BaseException as exc:  # noqa: BLE001 - tell the parent why the framework is missing
         send(conn, ("fail", f"{type(exc).__name__}: {exc}"))
         return
+    # The framework's ~170k (torch) / ~390k (TF) import-time objects live as long as the worker:
+    # frozen, a full collection no longer walks them (70 / 160 ms of CPU each, one of which fell
+    # into the first op's run, numeric pass included). Once only: a later freeze would keep a
+    # reloaded module's garbage for good.
+    import gc
+
+    gc.freeze()
     # torch.__version__ is a TorchVersion (a str subclass): unpickling it would import torch in the
     # parent, so the backends report a plain str; keep this guard for the ready message too.
     version = str(backend.version())
