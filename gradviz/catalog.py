@@ -6,20 +6,31 @@ import os
 from dataclasses import dataclass, field, replace
 
 from gradviz.bundled import EXAMPLES_DIR
-from gradviz.model import FileCatalog, OpInfo, RunRequest, RunSettings
+from gradviz.model import FRAMEWORKS, FileCatalog, OpInfo, RunRequest, RunSettings
+from gradviz.vocab import Framework
 
 
 def builtin_examples() -> list[str]:
     """The example op modules gradviz opens when given no file (traps excluded: they fail on
-    purpose)."""
+    purpose), of the frameworks installed."""
     return [
-        str(p) for p in sorted(EXAMPLES_DIR.glob("*.py")) if not p.name.startswith(("_", "traps"))
+        str(p)
+        for p in sorted(EXAMPLES_DIR.glob("*.py"))
+        if not p.name.startswith(("_", "traps")) and _installed(p.stem)
     ]
 
 
 def trap_examples() -> list[str]:
-    """Example ops that fail on purpose, one per diagnostic gradviz gives."""
-    return [str(p) for p in sorted(EXAMPLES_DIR.glob("traps*.py"))]
+    """Example ops that fail on purpose, one per diagnostic gradviz gives, of the frameworks
+    installed."""
+    return [str(p) for p in sorted(EXAMPLES_DIR.glob("traps*.py")) if _installed(p.stem)]
+
+
+def _installed(stem: str) -> bool:
+    """An example file is named for its framework (tutorial_jax.py): one of an optional framework
+    that is not installed (JAX) is not offered, as it could not load."""
+    fw = stem.rpartition("_")[2]
+    return fw not in tuple(Framework) or fw in FRAMEWORKS
 
 
 @dataclass

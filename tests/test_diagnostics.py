@@ -81,8 +81,11 @@ def test_corpus_covers_every_code():
         "GV107-input-shape",  # test_input_shapes
         "GV108-upstream-unused",  # test_diagnostics_units
         "GV109-input-range",  # test_input_ranges
-        "GV607-backward-never-called",
-    }  # test_uncalled_backward
+        "GV607-backward-never-called",  # test_uncalled_backward
+        "GV608-vjp-residuals",  # JAX's: test_jax_diagnostics
+        "GV609-jvp-nonlinear",
+        "GV610-nondiff-array",
+    }
 
 
 @pytest.mark.parametrize(

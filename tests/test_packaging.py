@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import gradviz
+from gradviz.vocab import Framework
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,8 +33,17 @@ def test_resources_are_the_package_gradviz_resources(examples_dir):
     found = Path(str(importlib.resources.files("gradviz.resources")))
     assert found.resolve() == (ROOT / "resources").resolve()
     assert EXAMPLES_DIR.resolve() == examples_dir.resolve()
-    assert [Path(p).name for p in builtin_examples()] == ["tutorial_tf.py", "tutorial_torch.py"]
-    assert [Path(p).name for p in trap_examples()] == ["traps_tf.py", "traps_torch.py"]
+    jax = Framework.JAX.installed  # JAX's examples are offered only where it is installed
+    assert [Path(p).name for p in builtin_examples()] == [
+        *(["tutorial_jax.py"] if jax else []),
+        "tutorial_tf.py",
+        "tutorial_torch.py",
+    ]
+    assert [Path(p).name for p in trap_examples()] == [
+        *(["traps_jax.py"] if jax else []),
+        "traps_tf.py",
+        "traps_torch.py",
+    ]
 
 
 def _gradviz(*args, env=None, cwd=None, exe=(sys.executable, "-m", "gradviz"), timeout=300):
@@ -217,8 +227,9 @@ def _clean_env(**extra):
 def test_wheel_and_sdist_carry_the_resources(built):
     wheel, sdist = built
     names = set(zipfile.ZipFile(wheel).namelist())
-    for f in ("tutorial_torch.py", "tutorial_tf.py", "traps_torch.py", "traps_tf.py"):
-        assert f"gradviz/resources/examples/{f}" in names
+    for fw in ("torch", "tf", "jax"):
+        for f in (f"tutorial_{fw}.py", f"traps_{fw}.py"):
+            assert f"gradviz/resources/examples/{f}" in names
     assert {"gradviz/resources/gradviz.svg", "gradviz/resources/gradviz.png"} <= names
     assert not any(n.startswith(("tests/", "resources/")) for n in names)
     import tarfile
@@ -263,7 +274,10 @@ def test_installed_wheel_lists_and_runs_builtin_examples(wheel_venv, tmp_path):
     ran = _gradviz("run", "--json", report, exe=exe, env=env, cwd=tmp_path)
     assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
     ops = json.loads(report.read_text())["ops"]
-    assert {o["framework"] for o in ops} == {"torch", "tf"}
+    # the venv sees this environment's packages: JAX's tutorial runs where JAX is installed
+    assert {o["framework"] for o in ops} == {"torch", "tf"} | (
+        {"jax"} if Framework.JAX.installed else set()
+    )
     assert all(o["file"].startswith(site_dir + os.sep) for o in ops)
 
     # a trap's error keeps its traceback in the installed example, as in a checkout (installed

@@ -37,6 +37,7 @@ from gradviz.diagnostics import (
     from_errors,
     gradients,
     input_shapes,
+    jax_traps,
     keras_traps,
     nonfinite,
     numeric_float64,
@@ -69,6 +70,7 @@ CHECKS = (
     default_path.check,
     keras_traps.check,
     torch_traps.check,
+    jax_traps.check,
     uncalled_backward.check,
     contract_checks.check,
 )

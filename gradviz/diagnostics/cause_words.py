@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 
-from gradviz.diagnostics import source
+from gradviz.diagnostics import jax_words, source
 from gradviz.diagnostics.context import Context
 from gradviz.diagnostics.finding import Finding
 
@@ -104,9 +104,12 @@ def permuted(ctx: Context, t, c, ref, p: tuple) -> Finding:
         )
     else:
         what = f"the right gradient with its axes in the order {p}"
-        fix = (
+        fix = jax_words.say(
+            ctx,
+            "permute",
             f"Put the axes back in the input's order: permute / transpose the gradient with "
-            f"the inverse order {inverse} (or undo the forward's permute with its inverse)."
+            f"the inverse order {inverse} (or undo the forward's permute with its inverse).",
+            inverse=inverse,
         )
     return ctx.finding(
         "GV306-grad-transposed",
@@ -143,9 +146,14 @@ def belongs(ctx: Context, t, o, c, ref, oref, swapped: bool) -> Finding:
         "GV307-grads-swapped",
         "error",
         f"{head}, and differs from its own at {n_own} of {c.size}.",
-        "Return one gradient per input in the order of the forward's arguments (backward "
-        "returns grad_x, grad_w for forward(ctx, x, w); a TF grad function returns them in the "
-        "order of the function's arguments), each the derivative with respect to that input.",
+        jax_words.say(
+            ctx,
+            "order",
+            "Return one gradient per input in the order of the forward's arguments (backward "
+            "returns grad_x, grad_w for forward(ctx, x, w); a TF grad function returns them in "
+            "the order of the function's arguments), each the derivative with respect to that "
+            "input.",
+        ),
         ctx.backward_where(),
         tensor=t.name,
     )
@@ -174,9 +182,15 @@ def reduced(ctx: Context, t, o, c, ref, oref, wrong: tuple, right: tuple) -> Fin
         "GV308-grad-wrong-axis",
         "error",
         f"{head}{_shape_note(t, c)}.",
-        f"Sum the incoming gradient over exactly the axes '{t.name}' was broadcast along "
-        f"(g.sum(dim=({sum_},)) in torch, tf.reduce_sum(g, axis=[{sum_}]) in TF), then reshape "
-        f"it to the shape of '{t.name}'.",
+        jax_words.say(
+            ctx,
+            "axis",
+            f"Sum the incoming gradient over exactly the axes '{t.name}' was broadcast along "
+            f"(g.sum(dim=({sum_},)) in torch, tf.reduce_sum(g, axis=[{sum_}]) in TF), then "
+            f"reshape it to the shape of '{t.name}'.",
+            name=t.name,
+            axes=sum_,
+        ),
         ctx.backward_where(),
         tensor=t.name,
     )

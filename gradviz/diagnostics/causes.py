@@ -14,7 +14,7 @@ from gradviz.compare import tensor_metrics
 from gradviz.compare.verdicts import PASSING
 from gradviz.diagnostics import cause_arrays as A
 from gradviz.diagnostics import cause_words as W
-from gradviz.diagnostics import grad_precision
+from gradviz.diagnostics import grad_precision, jax_words
 from gradviz.diagnostics.cause_reference import close, reference_of
 from gradviz.diagnostics.context import Context
 from gradviz.diagnostics.finding import Finding
@@ -128,9 +128,13 @@ def sign_finding(ctx: Context, tensor: str, k: float, ref, n: int) -> Finding:
         "error",
         f"The custom gradient of '{tensor}' has its sign flipped{size}: it equals {W.num(k)} "
         f"times {ref.words()} at all {n} elements.",
-        "Fix the sign in backward (a derivative such as d/dx cos(x) = -sin(x), or the operand "
-        "order of a subtraction); if a gradient reversal is intended, name the op so (GradReverse"
-        ", GRL) or say 'gradient reversal' in its docstring.",
+        jax_words.say(
+            ctx,
+            "sign",
+            "Fix the sign in backward (a derivative such as d/dx cos(x) = -sin(x), or the "
+            "operand order of a subtraction); if a gradient reversal is intended, name the op so "
+            "(GradReverse, GRL) or say 'gradient reversal' in its docstring.",
+        ),
         ctx.backward_where(),
         tensor=tensor,
     )

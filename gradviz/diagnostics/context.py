@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from gradviz.diagnostics import source
+from gradviz.diagnostics import jax_source, source
 from gradviz.diagnostics.finding import CODES, Finding
 from gradviz.model import ErrorInfo, RunResult
 from gradviz.vocab import CheckStatus, ErrorKind, Framework
@@ -36,12 +36,25 @@ class Context:
         return source.line_of(self.file, self.node)
 
     def backward(self):
+        """The function holding the user's gradient (a JAX rule's bwd or tangent rule: a def or
+        a lambda), None where the source shows none."""
+        if self.framework == Framework.JAX:
+            rule = self.jax_rule()
+            return rule.gradient if rule is not None else None
         return source.backward_of(self.tree, self.qualname, module=self.kind in ("module", "layer"))
+
+    def jax_rule(self):
+        """The custom_vjp / custom_jvp of a JAX op (its own, or the first one it calls)."""
+        if "jax_rule" not in self.cache:
+            self.cache["jax_rule"] = (
+                jax_source.op_rule(self.tree, self.qualname) if self.tree is not None else None
+            )
+        return self.cache["jax_rule"]
 
     def backward_where(self, fallback: str = "") -> str:
         bw = self.backward()
         return (
-            source.last_return_line(self.file, bw)
+            jax_source.return_line(self.file, bw)
             if bw is not None
             else (fallback or self.op_where())
         )

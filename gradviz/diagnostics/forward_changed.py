@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradviz.compare.metrics import fmt, pair_metrics, tolerances
-from gradviz.diagnostics import source
+from gradviz.diagnostics import jax_words, source
 from gradviz.diagnostics.context import Context
 from gradviz.vocab import Mode
 
@@ -43,9 +43,15 @@ def check(ctx: Context) -> list:
             "warning",
             f"The custom op's forward output {detail}, so the override changed the forward, not "
             "only the backward.",
-            "Make the custom forward compute exactly what the reference forward computes (or fix "
-            "the reference= given to @gradviz.op); change only the gradient in backward.",
-            source.line_of(ctx.file, ctx.forward()) or ctx.op_where(),
+            jax_words.say(
+                ctx,
+                "forward",
+                "Make the custom forward compute exactly what the reference forward computes (or "
+                "fix the reference= given to @gradviz.op); change only the gradient in backward.",
+            ),
+            jax_words.forward_where(ctx)
+            or source.line_of(ctx.file, ctx.forward())
+            or ctx.op_where(),
             tensor="out",
         )
     ]

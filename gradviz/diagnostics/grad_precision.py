@@ -10,6 +10,7 @@ import numpy as np
 
 from gradviz.compare.metrics import Tol
 from gradviz.compare.rounding import BITS, looks_rounded, narrowest
+from gradviz.diagnostics import jax_words
 from gradviz.diagnostics.cause_reference import close
 from gradviz.diagnostics.context import Context
 from gradviz.diagnostics.finding import Finding
@@ -52,7 +53,7 @@ def narrowed(
         f"exactly a {fmt} number, while {ref.words()} is not: the backward computed it in {fmt} "
         f"and cast it back, so it differs from the true gradient by up to {_pct(err)} relative "
         f"({_keeps(fmt)}).",
-        _FIX.format(fmt=fmt),
+        jax_words.say(ctx, "narrow", _FIX.format(fmt=fmt), fmt=fmt),
         ctx.backward_where(),
         tensor=t.name,
     )
@@ -64,7 +65,9 @@ def _returned(ctx: Context, t, c, ref, visible: bool, returned: str, own: str) -
     passed = (
         f"; autograd casts it back to {own}, but the rounding stays"
         if torch
-        else f"; TensorFlow passes it on as {returned}"
+        else jax_words.say(
+            ctx, "dtype_after", f"; TensorFlow passes it on as {returned}", own=returned
+        )
     )
     effect = f"it differs from {ref.words()} by up to {_pct(err)} relative ({_keeps(returned)})"
     return ctx.finding(
@@ -74,7 +77,7 @@ def _returned(ctx: Context, t, c, ref, visible: bool, returned: str, own: str) -
         f"'{t.name}' is {own}{passed}: {effect}"
         + ("" if visible else ", within the verdict's tolerance")
         + ".",
-        _FIX.format(fmt=returned),
+        jax_words.say(ctx, "narrow", _FIX.format(fmt=returned), fmt=returned),
         ctx.backward_where(),
         tensor=t.name,
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradviz.compare.rounding import BITS
-from gradviz.diagnostics import causes
+from gradviz.diagnostics import causes, jax_words
 from gradviz.diagnostics.context import Context
 from gradviz.verdict import PASSING
 from gradviz.vocab import Framework, Mode
@@ -68,6 +68,8 @@ def _shape_dtype(ctx: Context, t, g: np.ndarray) -> list:
             if torch and wider
             else f"; autograd casts it back to {value.dtype}"
             if torch
+            else jax_words.say(ctx, "dtype_after", "", own=own)
+            if ctx.framework == Framework.JAX
             else f"; TensorFlow passes it on as {own}, and adding it to a {value.dtype} "
             f"gradient or applying it to a {value.dtype} variable can raise"
         )
@@ -86,7 +88,11 @@ def _shape_dtype(ctx: Context, t, g: np.ndarray) -> list:
                 severity,
                 f"The custom gradient of '{t.name}' is {own} but '{t.name}' is {value.dtype}"
                 f"{after}.",
-                "Cast the gradient to the input's dtype (tf.cast(g, x.dtype) / g.to(x.dtype)).",
+                jax_words.say(
+                    ctx,
+                    "cast",
+                    "Cast the gradient to the input's dtype (tf.cast(g, x.dtype) / g.to(x.dtype)).",
+                ),
                 ctx.backward_where(),
                 tensor=t.name,
             )

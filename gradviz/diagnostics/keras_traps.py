@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
-from gradviz.diagnostics import source
+from gradviz.diagnostics import jax_traps, source
 from gradviz.diagnostics.context import Context
 
 _NO_SETTER = re.compile(
@@ -65,8 +65,8 @@ def _unpacks_one_argument(ctx: Context) -> list:
     """Python's "too many values to unpack (expected 2)" at `a, b = inputs` does not say that
     gradviz passes one tensor per argument and a list of tensors in one argument is not fed."""
     found = ctx.error_matching(_UNPACK)
-    if found is None:
-        return []
+    if found is None or jax_traps.in_rule(ctx, found[1].where):
+        return []  # a JAX rule's residuals (GV608), not an argument of the op
     err = found[1]
     args = list(ctx.result.op.args) if ctx.result.op is not None else []
     arg = f"'{args[0]}'" if len(args) == 1 else "an argument"

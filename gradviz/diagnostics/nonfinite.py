@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradviz.diagnostics import jax_words
 from gradviz.diagnostics.context import Context, fmt
 from gradviz.vocab import Mode
 
@@ -48,8 +49,12 @@ def _custom(ctx: Context, t, c, bad_c, bad_d):
             "GV401-non-finite",
             "error",
             f"The custom gradient of '{t.name}' has {counts}{at}{who}.",
-            "Guard the backward where it divides by zero or takes log/sqrt of 0 (e.g. "
-            "torch.where / tf.where with a safe denominator).",
+            jax_words.say(
+                ctx,
+                "guard",
+                "Guard the backward where it divides by zero or takes log/sqrt of 0 (e.g. "
+                "torch.where / tf.where with a safe denominator).",
+            ),
             ctx.backward_where(),
             tensor=t.name,
         )
@@ -60,8 +65,12 @@ def _custom(ctx: Context, t, c, bad_c, bad_d):
             "warning",
             f"The custom gradient of '{t.name}' has {counts}{at}, at the same places as the "
             "default gradient: the forward is not differentiable there.",
-            "If those inputs can occur, define a finite gradient there in backward (e.g. with "
-            "torch.where / tf.where).",
+            jax_words.say(
+                ctx,
+                "finite",
+                "If those inputs can occur, define a finite gradient there in backward (e.g. with "
+                "torch.where / tf.where).",
+            ),
             ctx.backward_where(),
             tensor=t.name,
         )
@@ -70,8 +79,12 @@ def _custom(ctx: Context, t, c, bad_c, bad_d):
         "error",
         f"The custom gradient of '{t.name}' has {counts}{at}; the custom backward introduced "
         f"{new} of them, where the default gradient is finite.",
-        "Guard the backward where it divides by zero or takes log/sqrt of 0 (e.g. torch.where / "
-        "tf.where with a safe denominator).",
+        jax_words.say(
+            ctx,
+            "guard",
+            "Guard the backward where it divides by zero or takes log/sqrt of 0 (e.g. "
+            "torch.where / tf.where with a safe denominator).",
+        ),
         ctx.backward_where(),
         tensor=t.name,
     )

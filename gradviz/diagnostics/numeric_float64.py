@@ -14,12 +14,15 @@ _SINGLE = re.compile(r"\bfloat\b|float32", re.IGNORECASE)
 _MADE = {
     "tf": "tf.constant(2.0), tf.Variable(2.0), tf.ones([n]) or tf.cast(..., tf.float32)",
     "torch": "torch.tensor([...], dtype=torch.float32), .float() or torch.ones(n)",
+    "jax": "jnp.array([...], dtype=jnp.float32), .astype(jnp.float32) or jnp.ones(n, jnp.float32)",
 }
 _FIX = {
     "tf": "Make them in the input's dtype: tf.constant(2.0, dtype=x.dtype), tf.cast(v, x.dtype), "
     "tf.ones_like(x), or pass them in as arguments.",
     "torch": "Make them in the input's dtype: torch.ones_like(x), x.new_tensor([...]), "
     "torch.tensor(2.0, dtype=x.dtype), or pass them in as arguments.",
+    "jax": "Make them in the input's dtype: jnp.ones_like(x), jnp.asarray(v, dtype=x.dtype), "
+    "x.astype(x.dtype) rather than a fixed jnp.float32, or pass them in as arguments.",
 }
 
 

@@ -175,7 +175,7 @@ def last_return_line(path: str, fn) -> str:
 def forward_of(node):
     """The forward computation of an op definition."""
     if isinstance(node, ast.ClassDef):
-        return method(node, "forward") or method(node, "call")
+        return method(node, "forward") or method(node, "call") or method(node, "__call__")
     return node
 
 

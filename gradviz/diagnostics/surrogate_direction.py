@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gradviz.diagnostics import jax_words
 from gradviz.diagnostics.context import Context
 from gradviz.diagnostics.finding import Finding
 from gradviz.vocab import Mode
@@ -68,8 +69,13 @@ def _find(ctx: Context) -> dict[str, Finding]:
             f"gradient carries the upstream with {'its' if step > 0 else 'the opposite'} sign, but at "
             f"element {i} the upstream is {up[i]:.4g} and the custom gradient "
             f"{float(np.asarray(c).reshape(-1)[i]):.4g}: training would move '{x.name}' the wrong way there.",
-            "Pass the incoming gradient on with the step's sign (grad_output, or grad_output times "
-            "a non-negative mask such as |x| <= 1), unless pushing against the step is intended.",
+            jax_words.say(
+                ctx,
+                "step",
+                "Pass the incoming gradient on with the step's sign (grad_output, or grad_output "
+                "times a non-negative mask such as |x| <= 1), unless pushing against the step is "
+                "intended.",
+            ),
             ctx.backward_where(),
             tensor=x.name,
         )

@@ -51,15 +51,23 @@ def check(ctx: Context) -> list:
     if not names or _reads_any(bw, names) or _returns_nothing(bw):
         return []
     shown = ", ".join(f"'{n}'" for n in names)
+    jax = ctx.framework == Framework.JAX
+    part, what = ("bwd", "cotangent") if jax else ("backward", "gradient")
+    fix = (
+        f"Multiply by the cotangent: return ({names[0]} * (the derivative of the forward),), "
+        "one cotangent per argument."
+        if jax
+        else f"Multiply by the incoming gradient: return {names[0]} * (the derivative of the "
+        "forward), one per input."
+    )
     return [
         ctx.finding(
             "GV108-upstream-unused",
             "error",
-            f"The backward never uses the gradient coming into it ({shown}): it returns the same "
+            f"The {part} never uses the {what} coming into it ({shown}): it returns the same "
             "gradient whatever the loss above the op, which the chain rule does not allow. With "
             "upstream ones it can still equal the true gradient and read match here.",
-            f"Multiply by the incoming gradient: return {names[0]} * (the derivative of the forward), "
-            "one per input.",
+            fix,
             source.line_of(ctx.file, bw),
         )
     ]
@@ -69,6 +77,9 @@ def _grad_params(ctx: Context, bw) -> list[str]:
     """The parameters of the backward that receive the upstream gradients."""
     a = bw.args
     params = [p.arg for p in a.posonlyargs + a.args]
+    if ctx.framework == Framework.JAX:  # bwd(*nondiff, res, g); a tangent rule has no upstream
+        rule = ctx.jax_rule()
+        return params[-1:] if rule is not None and rule.kind == "custom_vjp" else []
     if ctx.framework == Framework.TORCH:  # a Function's backward(ctx, *grads); TF's grad(*grads)
         params = params[2:] if source.is_classmethod(bw) else params[1:]  # (cls,) ctx
     params = [p for p in params if p != "variables"]
@@ -105,7 +116,10 @@ def _returns_nothing(fn) -> bool:
     """No return gives a gradient: every one gives None (GV105's business), or there is none at
     all (a backward that only raises, `raise NotImplementedError`: it returns no gradient that
     could ignore its upstream)."""
-    rets = source.returns(fn)
+    if isinstance(fn, ast.Lambda):  # a JAX bwd written as a lambda: its body is what it returns
+        rets = [ast.Return(value=fn.body)]
+    else:
+        rets = source.returns(fn)
 
     def none(v):
         return (

@@ -8,7 +8,7 @@ import numpy as np
 from gradviz.compare import tensor_metrics
 from gradviz.compare.metrics import close_mask, fmt, tolerances
 from gradviz.compare.verdicts import numeric_defined
-from gradviz.diagnostics import causes, surrogate_direction
+from gradviz.diagnostics import causes, jax_words, surrogate_direction
 from gradviz.diagnostics.context import Context
 
 
@@ -57,10 +57,12 @@ def _judge(ctx: Context, t, c: np.ndarray, ref, ref_name: str, cn: dict):
     other = {
         "default": "the default gradient agrees with it",
         "numeric": "the default has no gradient",
-        "same": (
+        "same": jax_words.say(
+            ctx,
+            "same",
             "the default gives the same gradient: it comes from the forward itself (a "
             ".detach() trick such as x + (q - x).detach(), or a gradient hook), not "
-            "from a backward of its own"
+            "from a backward of its own",
         ),
     }[ref_name]
     base = (
@@ -73,8 +75,12 @@ def _judge(ctx: Context, t, c: np.ndarray, ref, ref_name: str, cn: dict):
             "GV301-grad-wrong",
             "error",
             base + ".",
-            "Check the chain rule in backward: multiply the incoming gradient by "
-            "the derivative of the forward at the saved inputs.",
+            jax_words.say(
+                ctx,
+                "chain_rule",
+                "Check the chain rule in backward: multiply the incoming gradient by "
+                "the derivative of the forward at the saved inputs.",
+            ),
             ctx.backward_where(),
             tensor=t.name,
         )
@@ -85,14 +91,20 @@ def _judge(ctx: Context, t, c: np.ndarray, ref, ref_name: str, cn: dict):
         if not keep.all():
             c, d = c[keep], d[keep]
             x = x[keep] if x is not None and x.size == keep.size else None
-    pattern = _pattern(c, d, x, tolerances(t.dtype, numeric=True))
+    part = jax_words.say(ctx, "part", "backward")
+    pattern = _pattern(c, d, x, tolerances(t.dtype, numeric=True), part)
     if pattern is None:
         return ctx.finding(
             "GV301-grad-wrong",
             "error",
             base + "; it follows no known surrogate pattern, so it looks like a bug.",
-            "Check the chain rule in backward: multiply the incoming gradient by the derivative "
-            "of the forward at the saved inputs, and return the gradients in input order.",
+            jax_words.say(
+                ctx,
+                "chain_rule",
+                "Check the chain rule in backward: multiply the incoming gradient by the "
+                "derivative of the forward at the saved inputs, and return the gradients in "
+                "input order.",
+            ),
             ctx.backward_where(),
             tensor=t.name,
         )
@@ -104,7 +116,9 @@ def _judge(ctx: Context, t, c: np.ndarray, ref, ref_name: str, cn: dict):
             "GV301-grad-wrong",
             severity,
             f"{base}; {why}.",
-            "Fix the constant factor in backward unless the scaling is intended.",
+            jax_words.say(
+                ctx, "factor", "Fix the constant factor in backward unless the scaling is intended."
+            ),
             ctx.backward_where(),
             tensor=t.name,
         )
@@ -125,7 +139,7 @@ def _input_values(ctx: Context, t, size: int) -> np.ndarray | None:
     return None
 
 
-def _pattern(c, d, x, tol) -> tuple[str, str, str] | None:
+def _pattern(c, d, x, tol, part: str = "backward") -> tuple[str, str, str] | None:
     """(kind, why, severity) of a recognisable surrogate, or None."""
     differ = ~close_mask(c, d, tol)
     if np.all(np.abs(d[differ]) <= tol.atol_for(d)) and np.any(c[differ] != 0):
@@ -147,7 +161,7 @@ def _pattern(c, d, x, tol) -> tuple[str, str, str] | None:
                 return ("negative factor", repr(k), "")
             why = (
                 f"it equals {fmt(k)} times the true gradient everywhere, which is usually a "
-                "wrong constant factor in backward (a bug) unless you scale on purpose"
+                f"wrong constant factor in {part} (a bug) unless you scale on purpose"
             )
             cap = float(np.max(np.abs(c[nz])))
             if (
