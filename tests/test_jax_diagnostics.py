@@ -21,6 +21,7 @@ EXAMPLES = HERE.parent / "resources" / "examples"
 TRAPS = EXAMPLES / "traps_jax.py"
 TUTORIAL = EXAMPLES / "tutorial_jax.py"
 MORE = HERE / "corpus" / "jax" / "rule_traps_jax.py"
+ADVICE = HERE / "corpus" / "jax" / "advice_jax.py"
 TRAP_CODES = {
     "GV101-grad-count",
     "GV102-grad-shape",
@@ -39,7 +40,7 @@ def runs(engine):
     """Every op of the three files in one engine call: {(file name, qualname): result}."""
     reqs = [
         RunRequest(str(path), op.qualname, "jax", RunSettings())
-        for path in (TRAPS, TUTORIAL, MORE)
+        for path in (TRAPS, TUTORIAL, MORE, ADVICE)
         for cat in engine.load([str(path)])
         for op in cat.ops
     ]
@@ -77,6 +78,19 @@ def test_each_builtin_jax_trap_is_its_finding_at_its_line(runs, qualname, code, 
     assert f.where == f"{TRAPS}:{_line(TRAPS, text)}"
     assert not any(w in f.message + f.fix for w in NOT_JAX), f.one_line()
     assert "GV000-diagnostic-failed" not in {x.code for x in found}
+
+
+@pytest.mark.parametrize("qualname, code, text", BUILT_IN, ids=[b[0] for b in BUILT_IN])
+def test_the_diagnostics_list_shows_the_finding_with_jaxs_exception_as_detail(
+    runs, qualname, code, text
+):
+    from gradviz.app.analysis import analyze
+    from gradviz.app.problems import problems
+
+    res = runs[("traps_jax.py", qualname)]
+    found = problems(("jax", str(TRAPS), qualname), analyze(res))
+    assert [p.code for p in found] == [code]  # one entry: no raw exception beside it
+    assert f"{res.error.type}: {res.error.message}" in found[0].detail
 
 
 def test_builtin_wrong_factor_differs_by_one_and_a_half(runs):
@@ -186,3 +200,28 @@ def test_tutorial_log1pexp_and_mul_weights_match_exactly(runs):
     ):
         assert set(verdicts(runs[key]).values()) == {"match"}, key
         assert _found(runs, *key) == [], key
+
+
+ADVICE_MARKS = _marked(ADVICE)
+
+
+@pytest.mark.parametrize("qualname", sorted(ADVICE_MARKS))
+def test_the_neutral_checks_advise_in_jax_words(runs, qualname):
+    code, line = ADVICE_MARKS[qualname]
+    found = _found(runs, "advice_jax.py", qualname)
+    hits = [f for f in found if f.code.startswith(code)]
+    assert hits, [f.one_line() for f in found]
+    assert hits[0].where == f"{ADVICE}:{line}"
+    for f in found:
+        assert not any(w in f.message + f.fix for w in NOT_JAX), f.one_line()
+
+
+def test_jax_advice_names_the_rules_parts(runs):
+    def one(qualname, code):
+        return next(f for f in _found(runs, "advice_jax.py", qualname) if f.code.startswith(code))
+
+    assert "bwd never uses the cotangent" in one("ignores_cotangent", "GV108").message
+    assert "fwd" in one("fwd_changes_output", "GV201").fix
+    assert "Fix the sign in bwd" in one("flipped", "GV305").fix
+    assert "jnp.where" in one("nan_cotangent", "GV401").fix
+    assert "tangent rule" in one("tangent_factor", "GV301").fix
