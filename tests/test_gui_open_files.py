@@ -11,8 +11,9 @@ pytest.importorskip("pytestqt")
 from gui_helpers import RUN_TIMEOUT_MS  # noqa: E402
 from op_packages import write_package  # noqa: E402
 
-from gradviz.app.open_list import SETTING, restore, saved_entries  # noqa: E402
+from gradviz.app.open_list import restore, saved_entries  # noqa: E402
 from gradviz.app.settings_file import SettingsFile  # noqa: E402
+from gradviz.app.settings_schema import Key  # noqa: E402
 from gradviz.catalog import builtin_examples  # noqa: E402
 from gradviz.qt.app import open_window  # noqa: E402
 
@@ -76,7 +77,7 @@ def op_names(win):
 
 
 def saved(ini):
-    return saved_entries(SettingsFile(str(ini)).value(SETTING))
+    return saved_entries(SettingsFile(str(ini)).value(Key.OPEN))
 
 
 def test_open_files_come_back_and_a_removed_one_does_not(qtbot, engine, ini, ops):
@@ -109,7 +110,7 @@ def test_open_files_come_back_and_a_removed_one_does_not(qtbot, engine, ini, ops
 
 
 def test_a_deleted_file_is_reported_missing_and_the_other_loads(qtbot, engine, ini, ops):
-    SettingsFile(str(ini)).setValue(SETTING, ops)
+    SettingsFile(str(ini)).setValue(Key.OPEN, ops)
     os.remove(ops[0])
     win = launch(qtbot, engine, ini)
     assert win.state.loaded.files == [ops[1]] and op_names(win) == ["ScaleB"]
@@ -126,7 +127,7 @@ def test_a_deleted_file_is_reported_missing_and_the_other_loads(qtbot, engine, i
 
 
 def test_command_line_files_win_and_leave_the_saved_list(qtbot, engine, ini, ops, tmp_path):
-    SettingsFile(str(ini)).setValue(SETTING, ops)
+    SettingsFile(str(ini)).setValue(Key.OPEN, ops)
     other = tmp_path / "other.py"
     other.write_text(OP_SRC.format(name="Other"))
     win = launch(qtbot, engine, ini, [str(other)])  # `gradviz other.py`
@@ -141,7 +142,7 @@ def test_command_line_files_win_and_leave_the_saved_list(qtbot, engine, ini, ops
 
 
 def test_reset_settings_keeps_the_open_files(qtbot, engine, ini, ops):
-    SettingsFile(str(ini)).setValue(SETTING, ops)
+    SettingsFile(str(ini)).setValue(Key.OPEN, ops)
     win = launch(qtbot, engine, ini)
     win.act_reset_settings.trigger()
     win.close()

@@ -109,27 +109,6 @@ def test_the_window_refuses_what_the_cli_refuses(qtbot, tmp_path, flag, value):
             parse("run/modes", value)
 
 
-def test_every_settings_key_gradviz_spells_is_a_schema_key():
-    """A key misspelt in one module (read under one name, written under another) would fall
-    back to its default silently: every "section/name" literal in gradviz/ is one SCHEMA knows."""
-    import re
-    from pathlib import Path
-
-    import gradviz
-
-    root = Path(gradviz.__file__).parent
-    key = re.compile(r"""["'](?:run|view|files|window|numbers|app)/[a-z_/{}]+["']""")
-    frameworks = ("torch", "tf", "jax")
-    found = {}
-    for path in root.rglob("*.py"):
-        for lit in key.findall(path.read_text(encoding="utf-8")):
-            lit = lit[1:-1]
-            names = [lit.replace("{fw}", fw) for fw in frameworks] if "{fw}" in lit else [lit]
-            found.update({n: path.name for n in names})
-    assert len(found) >= 20
-    assert {k: where for k, where in found.items() if k not in SCHEMA} == {}
-
-
 def test_gradviz_testing_defaults_are_run_settings_but_the_upstream():
     from gradviz.testing.run import settings_for
 

@@ -105,7 +105,7 @@ def test_out_of_range_values_fall_back_instead_of_stopping_the_start(tmp_path):
     seen = _start_app({"GRADVIZ_SETTINGS": str(conf)})
     assert (seen["depth"], seen["seed"], seen["shape"]) == (4, 0, "3x7")
     for said in (
-        "run/depth='99999999999' (not within 1..64)",
+        "run/depth='99999999999' (depth 99999999999: the stack graph takes 1 to 64 layers)",
         "run/seed='-5'",
         "run/timeout='inf'",
     ):

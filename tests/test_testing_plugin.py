@@ -165,3 +165,14 @@ def test_failing_ops_get_a_reproduction_script(ops):
     half = proc.stdout.split("_ HalfSquare (torch) _", 1)[1]
     shown = re.search(r"^  x +200 +DIFFERS +(\S+) +(\S+)$", half, re.M).groups()
     assert printed_rows(run_script(script))["x"] == shown
+
+
+def test_options_the_cli_would_refuse_are_a_usage_error_before_any_worker(ops):
+    """The --gradviz-* options go through the settings schema's rule, as gradviz run's flags:
+    a seed past 2**32-1 and a timeout of no time are named, pytest stops (exit 4), no file
+    loads."""
+    proc = _pytest(ops, "--gradviz-seed", str(2**32), "--gradviz-timeout", "0", "ops")
+    assert proc.returncode == 4, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert f"--gradviz-seed {2**32}: give an integer from 0 to {2**32 - 1}" in proc.stderr
+    assert "--gradviz-timeout 0.0: give a number of seconds" in proc.stderr
+    assert "collected" not in proc.stdout

@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from gradviz.app.loaded import LoadedFiles
 from gradviz.module_files import ModuleNameError, is_module_name, resolve
 
-SETTING = "files/open"
-
 
 @dataclass(frozen=True)
 class Restored:

@@ -13,10 +13,6 @@ from gradviz.model import (
     GRAPHS,
     MODES,
     RunSettings,
-    parse_checks,
-    parse_range,
-    parse_shape,
-    parse_upstream,
     settings_texts,
 )
 from gradviz.plots.formats import FIGURE_FORMATS, suffixes_in_words
@@ -105,26 +101,16 @@ def run_parser() -> argparse.ArgumentParser:
 
 
 def settings_from(args) -> RunSettings:
-    try:
-        shape = parse_shape(args.shape)
-        parse_upstream(args.upstream)  # refused here as a bad shape or range is
-        input_range = parse_range(args.range)
-        checks = parse_checks(args.checks)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
-    bad = [m for m in modes if m not in MODES]
-    if bad or not modes:
-        raise UsageError(
-            f"--modes {args.modes!r}: use a comma-separated subset of " + ",".join(MODES)
-        )
-    lo, hi = DEPTH_RANGE
-    if not lo <= args.depth <= hi:
-        raise UsageError(f"--depth {args.depth}: the stack graph takes {lo} to {hi} layers")
-    from gradviz.cli.limits import problems
+    """The run's settings from its flags, by the one settings schema's rule (the window's, the
+    settings file's and the pytest plugin's): every flag that cannot run named at once."""
+    from gradviz.app.settings_schema import RUN_FIELDS, SettingsError, run_settings
     from gradviz.engine.memory import memory_setting_problem
 
-    wrong = problems(shape, args.dtype, args.seed, args.timeout)
+    wrong: list[str] = []
+    try:
+        settings = run_settings({name: getattr(args, name) for name in RUN_FIELDS})
+    except SettingsError as exc:
+        wrong = [f"--{m}" for m in exc.problems.values()]
     wrong += [p for p in [memory_setting_problem()] if p]
     if wrong:
         raise UsageError("gradviz run: " + "\n".join(wrong))
@@ -132,19 +118,7 @@ def settings_from(args) -> RunSettings:
         raise UsageError(f"--plot {args.plot}: the file must end in {suffixes_in_words()}")
     if args.log_scale and not args.plot:
         raise UsageError("--log-scale draws the --plot file: give --plot PATH too")
-    return RunSettings(
-        graph=args.graph,
-        shape=shape,
-        dtype=args.dtype,
-        seed=args.seed,
-        upstream=args.upstream,
-        device=args.device,
-        modes=modes,
-        timeout=args.timeout,
-        depth=args.depth,
-        checks=checks,
-        input_range=input_range,
-    )
+    return settings
 
 
 def joined_range(argv: list[str]) -> list[str]:

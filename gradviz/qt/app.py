@@ -12,15 +12,16 @@ import sys
 from collections.abc import Sequence
 
 SCRIPTED_TIMEOUT_S = 600.0  # --run --screenshot gives up (exit 3) if the run never ends
-LAUNCHED_KEY = "app/launched"  # set on every launch: its absence (with no key at all) is the first
 
 
 def first_launch(qsettings, files_given: bool) -> bool:
     """True on the very first `gradviz` without files: no saved settings at all. A new user then
     sees the built-in examples already run (as --run does); from then on the key is saved and
     later launches wait for Run, with the settings the user left."""
+    from gradviz.app.settings_schema import Key
+
     first = not files_given and not qsettings.allKeys()
-    qsettings.setValue(LAUNCHED_KEY, True)
+    qsettings.setValue(Key.LAUNCHED, True)  # set on every launch
     qsettings.sync()
     return first
 

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QLabel, QMainWindow, QM
 
 from gradviz.app.open_list import Restored
 from gradviz.app.settings_file import SettingsFile
+from gradviz.app.settings_schema import Key
 from gradviz.app.state import AppState
 from gradviz.model import FRAMEWORKS
 from gradviz.qt.about import app_icon, show_about
@@ -68,10 +69,10 @@ class MainWindow(QMainWindow):
         self.runs.settings_changed()
         self.tree.refresh()
         self.resize(1500, 950)
-        geo = self.qs.value("window/geometry")
+        geo = self.qs.value(Key.GEOMETRY)
         bad = list(getattr(self.qs, "fallbacks", [])) + list(self.settings_panel.fallbacks)
         if geo is not None and not self.restoreGeometry(QByteArray(bytes(geo))):
-            bad.append(f"window/geometry={_short_repr(geo)}")
+            bad.append(f"{Key.GEOMETRY}={_short_repr(geo)}")
         if bad:  # said once, where the user looks first
             self.note("settings", "unusable saved settings, defaults used: " + ", ".join(bad))
         from gradviz.engine.memory import memory_setting_problem
@@ -304,7 +305,7 @@ class MainWindow(QMainWindow):
         """View > Theme: "follow desktop", "light" or "dark" (saved as view/theme)."""
         self.theme_choice = choice
         self.theme_actions[choice].setChecked(True)
-        self.qs.setValue("view/theme", choice)
+        self.qs.setValue(Key.THEME, choice)
         self.set_color_scheme(self._desktop_scheme)
 
     # --- misc ----------------------------------------------------------------------------------
@@ -330,7 +331,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, ev):
         """Save the settings, then stop every thread and worker this window started: a run in
         flight is cancelled, its threads joined."""
-        self.qs.setValue("window/geometry", bytes(self.saveGeometry().data()))
+        self.qs.setValue(Key.GEOMETRY, bytes(self.saveGeometry().data()))
         self.settings_panel.save()
         self.qs.sync()
         self.bridge.close()

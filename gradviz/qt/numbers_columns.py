@@ -9,7 +9,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMenu, QTableWidget
 
-KEY = "numbers/hidden_columns"
+from gradviz.app.settings_schema import Key
+
 ALWAYS = ("tensor",)  # a row must say what it is about
 
 
@@ -43,7 +44,7 @@ class ColumnChooser:
         header.customContextMenuRequested.connect(self._menu)
 
     def _load(self) -> set[str] | None:
-        raw = self.qs.value(KEY, None) if self.qs is not None else None
+        raw = self.qs.value(Key.HIDDEN_COLUMNS, None) if self.qs is not None else None
         if raw is None:
             return None
         if isinstance(raw, (list, tuple)):  # a hand-edited `a, b` reads as a list
@@ -82,13 +83,13 @@ class ColumnChooser:
     def use_defaults(self) -> None:
         self.hidden = None
         if self.qs is not None:
-            self.qs.remove(KEY)
+            self.qs.remove(Key.HIDDEN_COLUMNS)
         self.apply(self.columns)
 
     def _choose(self, hidden: set[str]) -> None:
         self.hidden = hidden - set(ALWAYS)
         if self.qs is not None:
-            self.qs.setValue(KEY, ",".join(sorted(self.hidden)))
+            self.qs.setValue(Key.HIDDEN_COLUMNS, ",".join(sorted(self.hidden)))
         self.apply(self.columns)
 
     def menu(self) -> QMenu:

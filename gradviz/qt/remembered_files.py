@@ -6,14 +6,15 @@ the command line are a one-off look and leave the saved list alone."""
 
 from __future__ import annotations
 
-from gradviz.app.open_list import SETTING, Restored, entries_of, restore, saved_entries
+from gradviz.app.open_list import Restored, entries_of, restore, saved_entries
+from gradviz.app.settings_schema import Key
 
 
 def read_saved(qsettings) -> Restored | None:
     """The files of the saved list, or None when there is no list (a fresh or older config)."""
-    if not qsettings.contains(SETTING):
+    if not qsettings.contains(Key.OPEN):
         return None
-    entries = saved_entries(qsettings.value(SETTING))
+    entries = saved_entries(qsettings.value(Key.OPEN))
     return None if entries is None else restore(entries)
 
 
@@ -53,7 +54,7 @@ class RememberedFiles:
         entries = entries_of(loaded)
         if entries == self._saved:
             return
-        self.qs.setValue(SETTING, entries)
+        self.qs.setValue(Key.OPEN, entries)
         self._saved = entries
         for entry in [e for e in self._missing if e in entries]:  # opened again: not missing
             self.diagnostics.clear_for(self._missing.pop(entry))

@@ -23,7 +23,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gradviz.app.settings_schema import SEED_RANGE, TIMEOUT_RANGE
+from gradviz.app.settings_schema import (
+    SEED_RANGE,
+    TIMEOUT_DECIMALS,
+    TIMEOUT_RANGE,
+    device_key,
+    run_settings,
+)
 from gradviz.model import (
     CHECKS,
     DEPTH_RANGE,
@@ -32,9 +38,6 @@ from gradviz.model import (
     GRAPHS,
     MODES,
     RunSettings,
-    parse_range,
-    parse_shape,
-    parse_upstream,
 )
 from gradviz.qt import settings_saved
 from gradviz.qt.settings_saved import DEFAULT_RANGE, default
@@ -104,11 +107,11 @@ class SettingsPanel(QWidget):
         form.addRow("", self.graph_help)
         self.depth = QSpinBox()
         self.depth.setRange(*DEPTH_RANGE)
-        self.depth.setValue(default("run/depth"))
+        self.depth.setValue(default("depth"))
         self.depth.setToolTip("layers of the stack graph: dense → op, repeated")
         self.depth.valueChanged.connect(self._changed)
         form.addRow("depth", self.depth)
-        self.shape = QLineEdit(default("run/shape"))
+        self.shape = QLineEdit(default("shape"))
         self.shape.setToolTip("sizes separated by x: 200 or 4x50")
         self.shape.textChanged.connect(self._changed)
         form.addRow("shape", self.shape)
@@ -123,7 +126,8 @@ class SettingsPanel(QWidget):
         )
         self.range.textChanged.connect(self._changed)
         form.addRow("range", self.range)
-        self.seed = QSpinBox()
+        self.seed = QDoubleSpinBox()  # a QSpinBox stops at 2**31-1; seeds go on to SEED_RANGE's
+        self.seed.setDecimals(0)
         self.seed.setRange(*SEED_RANGE)
         self.seed.valueChanged.connect(self._changed)
         form.addRow("seed", self.seed)
@@ -149,9 +153,10 @@ class SettingsPanel(QWidget):
         self.checks = self._checks_row()
         form.addRow("checks", self.checks_box)
         self.timeout = QDoubleSpinBox()
+        self.timeout.setDecimals(TIMEOUT_DECIMALS)
         self.timeout.setRange(*TIMEOUT_RANGE)
         self.timeout.setSuffix(" s")
-        self.timeout.setValue(default("run/timeout"))
+        self.timeout.setValue(default("timeout"))
         self.timeout.valueChanged.connect(self._changed)
         form.addRow("timeout", self.timeout)
         self.problem = QLabel()
@@ -163,27 +168,23 @@ class SettingsPanel(QWidget):
 
     # --- values --------------------------------------------------------------------------------
     def settings(self, framework: str | None = None) -> RunSettings:
-        """The RunSettings for one framework's requests. Raises ValueError on invalid text."""
-        shape = parse_shape(self.shape.text())
-        input_range = parse_range(self.range.text())
-        upstream = self.upstream.currentText().strip()
-        parse_upstream(upstream)
-        modes = tuple(m for m in MODES if self.modes[m].isChecked())
-        if not modes:
-            raise ValueError("pick at least one mode")
+        """The RunSettings for one framework's requests, by the schema's rule (the CLI's).
+        Raises SettingsError (a ValueError) naming every field that cannot run."""
         device = self.device[framework].currentData() if framework in self.device else "auto"
-        return RunSettings(
-            graph=self.graph.currentData(),
-            shape=shape,
-            dtype=self.dtype.currentText(),
-            seed=self.seed.value(),
-            upstream=upstream,
-            device=device or "auto",
-            modes=modes,
-            timeout=float(self.timeout.value()),
-            depth=self.depth.value(),
-            input_range=input_range,
-            checks=tuple(c for c in CHECKS if self.checks[c].isChecked()),
+        return run_settings(
+            {
+                "graph": self.graph.currentData(),
+                "shape": self.shape.text(),
+                "dtype": self.dtype.currentText(),
+                "seed": int(self.seed.value()),
+                "upstream": self.upstream.currentText(),
+                "device": device or "auto",
+                "modes": tuple(m for m in MODES if self.modes[m].isChecked()),
+                "timeout": self.timeout.value(),
+                "depth": self.depth.value(),
+                "range": self.range.text(),
+                "checks": tuple(c for c in CHECKS if self.checks[c].isChecked()),
+            }
         )
 
     def text_fields(self) -> list[QWidget]:
@@ -201,7 +202,7 @@ class SettingsPanel(QWidget):
         """info: Engine.devices(). Unavailable devices are listed, disabled, with the reason."""
         for fw, box in self.device.items():
             entry = info.get(fw) or {}
-            wanted = self.qs.value(f"run/device/{fw}", box.currentData() or "auto")
+            wanted = self.qs.value(device_key(fw), box.currentData() or "auto")
             self._loading = True
             box.clear()
             box.addItem("auto", "auto")

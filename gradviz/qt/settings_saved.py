@@ -4,44 +4,40 @@ its default and its key named for the window to say so; save() writes what they 
 
 from __future__ import annotations
 
-import math
-
-from gradviz.app.settings_schema import SCHEMA
-from gradviz.model import parse_range
+from gradviz.app.settings_schema import RUN_FIELDS, RUN_KEYS, SCHEMA, device_key, run_key
 
 
-def default(key: str):
-    """A setting's default: the schema's, for the run settings RunSettings' own (as the CLI's)."""
-    return SCHEMA[key].default
+def default(field: str):
+    """A run setting's default: the schema's, RunSettings' own (as the CLI's)."""
+    return SCHEMA[run_key(field)].default
 
 
-DEFAULT_RANGE = default("run/range")
+DEFAULT_RANGE = default("range")
 
 
 def load(panel, qs) -> list[str]:
     """Fill `panel`'s fields from `qs`; the saved values that were unusable ("key='raw'")."""
     fallbacks: list[str] = []
 
-    def saved(key: str):
-        return qs.value(key, default(key))
+    def saved(field: str):
+        return qs.value(run_key(field), default(field))
 
-    panel.graph.setCurrentIndex(max(0, panel.graph.findData(saved("run/graph"))))
-    panel.shape.setText(str(saved("run/shape")))
-    panel.dtype.setCurrentText(str(saved("run/dtype")))
-    panel.seed.setValue(_number(qs, "run/seed", int, panel.seed, fallbacks))
+    panel.graph.setCurrentIndex(max(0, panel.graph.findData(saved("graph"))))
+    panel.shape.setText(str(saved("shape")))
+    panel.dtype.setCurrentText(str(saved("dtype")))
+    panel.seed.setValue(_ruled(qs, "seed", fallbacks))
     panel.range.setText(_range_text(qs, fallbacks))
-    panel.upstream.setCurrentText(str(saved("run/upstream")))
-    modes = saved("run/modes")
-    modes = modes.split(",") if isinstance(modes, str) else list(modes or [])
+    panel.upstream.setCurrentText(str(saved("upstream")))
+    modes = _ruled(qs, "modes", fallbacks)
     for m, cb in panel.modes.items():
         cb.setChecked(m in modes)
-    panel.timeout.setValue(_number(qs, "run/timeout", float, panel.timeout, fallbacks))
-    panel.depth.setValue(_number(qs, "run/depth", int, panel.depth, fallbacks))
-    chosen = str(saved("run/checks") or "").split(",")
+    panel.timeout.setValue(_ruled(qs, "timeout", fallbacks))
+    panel.depth.setValue(_ruled(qs, "depth", fallbacks))
+    chosen = _ruled(qs, "checks", fallbacks)
     for name, cb in panel.checks.items():
         cb.setChecked(name in chosen)
     for fw, box in panel.device.items():
-        dev = saved(f"run/device/{fw}")
+        dev = qs.value(device_key(fw), SCHEMA[device_key(fw)].default)
         if box.findData(dev) < 0:
             box.addItem(dev, dev)
         box.setCurrentIndex(box.findData(dev))
@@ -50,51 +46,51 @@ def load(panel, qs) -> list[str]:
 
 def forget(qs) -> None:
     """Every run setting back to its default (what a fresh install starts with)."""
-    for key in qs.allKeys():
-        if key.startswith("run/") and key != "run/watch":  # watching is a menu's, not a run's
-            qs.remove(key)
+    for key in RUN_KEYS:  # not Key.WATCH: watching is a menu's, not a run's
+        qs.remove(key)
 
 
-def _number(qs, key: str, kind, box, fallbacks: list[str]):
-    """The saved number at `key` when it is one the spin box can show, else its default (the
-    key is then listed in `fallbacks` so the window can say so)."""
-    value = raw = qs.value(key, default(key))
+def _ruled(qs, field: str, fallbacks: list[str]):
+    """The saved value of `field` as the schema's rule for it reads it (what the CLI would
+    take), else the default's (the key then listed in `fallbacks` so the window can say so)."""
+    rule = RUN_FIELDS[field][1]
+    raw = qs.value(run_key(field), default(field))
     try:
-        value = kind(raw)
-        ok = math.isfinite(value) and box.minimum() <= value <= box.maximum()
+        return rule(raw)
     except (TypeError, ValueError, OverflowError):
-        ok = False
-    if ok:
-        return value
-    fallbacks.append(f"{key}={raw!r}")
-    return default(key)
+        fallbacks.append(f"{run_key(field)}={raw!r}")
+        return rule(default(field))
 
 
 def _range_text(qs, fallbacks: list[str]) -> str:
     """The saved range when it parses, else the default (named in `fallbacks`)."""
-    raw = qs.value("run/range", DEFAULT_RANGE)
+    raw = qs.value(run_key("range"), DEFAULT_RANGE)
     if isinstance(raw, list) and all(isinstance(p, str) for p in raw):
         raw = ",".join(raw)  # a hand-written `range=-6,6` reads back as a list of two
     try:
         if not isinstance(raw, str):
             raise ValueError(raw)
-        parse_range(raw)
+        RUN_FIELDS["range"][1](raw)
         return raw
     except ValueError:
-        fallbacks.append(f"run/range={raw!r}")
+        fallbacks.append(f"{run_key('range')}={raw!r}")
         return DEFAULT_RANGE
 
 
 def save(panel, qs) -> None:
-    qs.setValue("run/graph", panel.graph.currentData())
-    qs.setValue("run/shape", panel.shape.text())
-    qs.setValue("run/dtype", panel.dtype.currentText())
-    qs.setValue("run/seed", panel.seed.value())
-    qs.setValue("run/range", panel.range.text())
-    qs.setValue("run/upstream", panel.upstream.currentText())
-    qs.setValue("run/modes", ",".join(m for m, cb in panel.modes.items() if cb.isChecked()))
-    qs.setValue("run/timeout", panel.timeout.value())
-    qs.setValue("run/depth", panel.depth.value())
-    qs.setValue("run/checks", ",".join(n for n, cb in panel.checks.items() if cb.isChecked()))
+    shown = {
+        "graph": panel.graph.currentData(),
+        "shape": panel.shape.text(),
+        "dtype": panel.dtype.currentText(),
+        "seed": int(panel.seed.value()),
+        "range": panel.range.text(),
+        "upstream": panel.upstream.currentText(),
+        "modes": ",".join(m for m, cb in panel.modes.items() if cb.isChecked()),
+        "timeout": panel.timeout.value(),
+        "depth": panel.depth.value(),
+        "checks": ",".join(n for n, cb in panel.checks.items() if cb.isChecked()),
+    }
+    for field, value in shown.items():
+        qs.setValue(run_key(field), value)
     for fw, box in panel.device.items():
-        qs.setValue(f"run/device/{fw}", box.currentData() or "auto")
+        qs.setValue(device_key(fw), box.currentData() or "auto")

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFileDialog
 
+from gradviz.app.settings_schema import Key
 from gradviz.qt.file_watcher import FileWatcher
 
 
@@ -91,20 +92,20 @@ class FileControl:
             self.load(new)
 
     def open_dialog(self) -> None:
-        start = self.qs.value("files/last_dir", os.getcwd())
+        start = self.qs.value(Key.LAST_DIR, os.getcwd())
         paths, _ = QFileDialog.getOpenFileNames(
             self.parent, "Open op files", start, "Python files (*.py)"
         )
         if paths:
-            self.qs.setValue("files/last_dir", os.path.dirname(paths[0]))
+            self.qs.setValue(Key.LAST_DIR, os.path.dirname(paths[0]))
             self.open_files(paths)
 
     def open_module_dialog(self) -> None:
         from gradviz.qt.open_module import ask_module_file
 
-        path, name = ask_module_file(self.parent, str(self.qs.value("files/last_module", "")))
+        path, name = ask_module_file(self.parent, str(self.qs.value(Key.LAST_MODULE, "")))
         if path:
-            self.qs.setValue("files/last_module", name)
+            self.qs.setValue(Key.LAST_MODULE, name)
             self.open_files([path], {path: name})
 
     def catalogs(self, catalogs, files) -> None:
@@ -175,7 +176,7 @@ class FileControl:
         self.load(files)
 
     def watch_toggled(self, on: bool) -> None:
-        self.qs.setValue("run/watch", "true" if on else "false")
+        self.qs.setValue(Key.WATCH, "true" if on else "false")
         self.watcher.enabled = on
 
     @staticmethod

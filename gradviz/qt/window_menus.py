@@ -6,6 +6,8 @@ from __future__ import annotations
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QToolBar
 
+from gradviz.app.settings_schema import Key
+
 RECENT_MAX = 10
 VIEWS = (
     ("values", "Values by index"),
@@ -47,7 +49,7 @@ def build_menus(win) -> None:
     )
     win.act_skip.setEnabled(False)
     win.act_watch = QAction("Watch files and re-run", win, checkable=True)
-    win.act_watch.setChecked(str(win.qs.value("run/watch", "true")).lower() == "true")
+    win.act_watch.setChecked(str(win.qs.value(Key.WATCH, "true")).lower() == "true")
     win.act_screenshot = QAction("Save window image…", win, triggered=win.screenshot_dialog)
     win.act_quit = QAction("&Quit", win, shortcut=QKeySequence.Quit, triggered=win.close)
     menu = win.menuBar()
@@ -83,11 +85,11 @@ def build_menus(win) -> None:
         "values and difference views as log10 |g| (zeros left out, "
         "counted in each plot's note); exports draw it too"
     )
-    win.act_log_scale.setChecked(win.qs.value("view/log_scale", False, type=bool))
+    win.act_log_scale.setChecked(win.qs.value(Key.LOG_SCALE, False, type=bool))
     win.grid.set_log_scale(win.act_log_scale.isChecked())
 
     def log_scale(on: bool) -> None:
-        win.qs.setValue("view/log_scale", bool(on))
+        win.qs.setValue(Key.LOG_SCALE, bool(on))
         win.grid.set_log_scale(on)
 
     win.act_log_scale.toggled.connect(log_scale)
@@ -121,7 +123,7 @@ def focus_filter(win) -> None:
 
 
 class RecentFiles:
-    """The File ▸ Open recent menu over the "files/recent" setting (newest first)."""
+    """The File ▸ Open recent menu over the files/recent setting (Key.RECENT) (newest first)."""
 
     def __init__(self, qsettings, menu, open_files) -> None:
         self.qs, self.menu, self._open = qsettings, menu, open_files
@@ -129,11 +131,11 @@ class RecentFiles:
 
     def add(self, path: str) -> None:
         recent = [p for p in self.paths() if p != path]
-        self.qs.setValue("files/recent", [path] + recent[: RECENT_MAX - 1])
+        self.qs.setValue(Key.RECENT, [path] + recent[: RECENT_MAX - 1])
         self.refresh()
 
     def paths(self) -> list[str]:
-        v = self.qs.value("files/recent", [])
+        v = self.qs.value(Key.RECENT, [])
         return [v] if isinstance(v, str) else list(v or [])
 
     def refresh(self) -> None:

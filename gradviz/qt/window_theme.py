@@ -8,6 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QActionGroup, QGuiApplication
 
+from gradviz.app.settings_schema import Key
 from gradviz.qt.app_palette import apply_app_scheme
 from gradviz.qt.theme import (
     THEME_CHOICES,
@@ -21,7 +22,7 @@ from gradviz.qt.theme import (
 def build_theme_menu(win) -> None:
     """View > Theme on `win` (win.theme_actions, win.theme_choice), and the window on the
     desktop's scheme now and whenever it changes."""
-    saved = str(win.qs.value("view/theme", THEME_CHOICES[0]))
+    saved = str(win.qs.value(Key.THEME, THEME_CHOICES[0]))
     win.theme_choice = saved if saved in THEME_CHOICES else THEME_CHOICES[0]
     menu, group = win.view_menu.addMenu("Theme"), QActionGroup(win)
     win.theme_actions = {}

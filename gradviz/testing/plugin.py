@@ -56,6 +56,31 @@ def pytest_addoption(parser) -> None:
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "gradviz: an op collected by --gradviz (-m gradviz)")
+    if config.getoption("gradviz", False):
+        _settings(config)  # options that cannot run are refused before any file loads
+
+
+def _settings(config):
+    """The run settings of the --gradviz-* options, by the one settings schema's rule (gradviz
+    run's); pytest.UsageError naming each option that cannot run."""
+    from gradviz.app.settings_schema import SettingsError
+    from gradviz.testing.run import settings_for
+
+    opt = config.getoption
+    try:
+        return settings_for(
+            opt("gradviz_graph"),
+            opt("gradviz_upstream"),
+            opt("gradviz_checks"),
+            seed=opt("gradviz_seed"),
+            shape=opt("gradviz_shape"),
+            dtype=opt("gradviz_dtype"),
+            timeout=opt("gradviz_timeout"),
+        )
+    except SettingsError as exc:
+        raise pytest.UsageError(
+            "\n".join(f"--gradviz-{m}" for m in exc.problems.values())
+        ) from None
 
 
 def pytest_collect_file(file_path, parent):
@@ -117,22 +142,12 @@ class OpItem(pytest.Item):
 
     def runtest(self) -> None:
         from gradviz.app.analysis import analyze
-        from gradviz.model import RunRequest, parse_shape
+        from gradviz.model import RunRequest
         from gradviz.testing.judge import judgement
         from gradviz.testing.report import op_report
-        from gradviz.testing.run import settings_for
         from gradviz.testing.session import shared_engine
 
-        opt = self.config.getoption
-        settings = settings_for(
-            opt("gradviz_graph"),
-            opt("gradviz_upstream"),
-            opt("gradviz_checks"),
-            seed=opt("gradviz_seed"),
-            shape=parse_shape(opt("gradviz_shape")),
-            dtype=opt("gradviz_dtype"),
-            timeout=opt("gradviz_timeout"),
-        )
+        settings = _settings(self.config)
         req = RunRequest(self.op.file, self.op.qualname, self.op.framework, settings)
         analysis = analyze(shared_engine().run_one(req), curves=False)
         if analysis.problem:

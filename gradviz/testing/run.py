@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gradviz.errors import GradvizError
-from gradviz.model import GivenArgs, OpInfo, RunRequest, RunSettings, parse_checks
+from gradviz.model import GivenArgs, OpInfo, RunRequest, RunSettings
 from gradviz.testing.given import as_array, run_device, run_dtype
 from gradviz.testing.locate import OpNotFound, framework_of, locate
 
@@ -24,7 +24,7 @@ def settings_for(
     checks: str | Iterable[str] = (),
     *,
     seed: int = _D.seed,
-    shape: tuple | None = None,
+    shape: str | tuple | None = None,
     dtype: str = _D.dtype,
     device: str = _D.device,
     modes: Iterable[str] = _D.modes,
@@ -32,20 +32,24 @@ def settings_for(
     depth: int = _D.depth,
     input_range: tuple = _D.input_range,
 ) -> RunSettings:
-    """RunSettings from the testing API's arguments (the plugin's options too)."""
-    names = parse_checks(checks) if isinstance(checks, str) else parse_checks(",".join(checks))
-    return RunSettings(
-        graph=graph,
-        shape=tuple(shape or _D.shape),
-        dtype=dtype,
-        seed=seed,
-        upstream=upstream,
-        device=device,
-        modes=tuple(modes),
-        timeout=timeout,
-        depth=depth,
-        checks=names,
-        input_range=tuple(input_range),
+    """RunSettings from the testing API's arguments (the plugin's options too), by the one
+    settings schema's rule (gradviz run's): a SettingsError (ValueError) names what cannot run."""
+    from gradviz.app.settings_schema import run_settings
+
+    return run_settings(
+        {
+            "graph": graph,
+            "shape": _D.shape if shape is None else shape,
+            "dtype": dtype,
+            "seed": seed,
+            "upstream": upstream,
+            "device": device,
+            "modes": tuple(modes),
+            "timeout": timeout,
+            "depth": depth,
+            "checks": checks if isinstance(checks, str) else tuple(checks),
+            "range": tuple(input_range),
+        }
     )
 
 
