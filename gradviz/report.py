@@ -101,7 +101,7 @@ def _tensor_dict(tc) -> dict:
     }
 
 
-def _op_dict(r: RunResult, comp: OpComparison, findings: Sequence) -> dict:
+def _op_dict(r: RunResult, comp: OpComparison, findings: Sequence, flow: Sequence) -> dict:
     return {
         "name": comp.name,
         "framework": comp.framework,
@@ -110,7 +110,7 @@ def _op_dict(r: RunResult, comp: OpComparison, findings: Sequence) -> dict:
         "error": _error_dict(comp.error),
         "tensors": [_tensor_dict(tc) for tc in comp.tensors],
         "diagnostics": [f.as_dict() for f in findings],
-        "flow": [row.as_dict() for row in flow_of(r)],
+        "flow": [row.as_dict() for row in flow],
         "qualname": r.op.qualname if r.op else r.request.qualname,
         "file": r.op.file if r.op else r.request.file,
         # the line in "file"; an imported op's line is in its own file: "where" has both
@@ -145,10 +145,12 @@ def report_dict(
     diagnostics: Sequence[Sequence] | None = None,
     load_errors=(),
     history=None,
+    flows: Sequence[Sequence] | None = None,
 ) -> dict:
     """The JSON report as a Python dict (strict-JSON values). `diagnostics`: the findings
     (gradviz.diagnostics.Finding) of each result, aligned with `results` (the analysis's, as
-    app.analysis makes them); None: none listed. `load_errors`: FileCatalogs of files that
+    app.analysis makes them); None: none listed. `flows`: the flow rows (gradviz.flow.FlowRow)
+    of each result, aligned with it (the analysis's); None: worked out here. `load_errors`: FileCatalogs of files that
     could not be loaded; each is listed and counts once as "error" in the summary, as an op
     that failed before producing a tensor does. `history`: the window's earlier runs of each
     op (gradviz.app.history.RunHistory.as_dicts), under a key of its own, "history"; without it
@@ -160,6 +162,9 @@ def report_dict(
     findings = [()] * len(results) if diagnostics is None else list(diagnostics)
     if len(findings) != len(results):
         raise ValueError(f"{len(findings)} lists of findings for {len(results)} results")
+    flows = [flow_of(r) for r in results] if flows is None else list(flows)
+    if len(flows) != len(results):
+        raise ValueError(f"{len(flows)} lists of flow rows for {len(results)} results")
     rows = parity(results) if parity_rows is None else parity_rows
     if isinstance(settings, RunSettings):
         settings = settings.as_dict()
@@ -167,7 +172,7 @@ def report_dict(
         {
             "gradviz": gradviz.__version__,
             "settings": shared_settings(settings, results),
-            "ops": [_op_dict(r, c, f) for r, c, f in zip(results, comps, findings)],
+            "ops": [_op_dict(*op) for op in zip(results, comps, findings, flows)],
             "parity": [p.as_json() for p in rows],
             "summary": _summary(comps, load_errors),
             "load_errors": [_load_error_dict(cat) for cat in load_errors],
@@ -219,12 +224,13 @@ def write_json(
     diagnostics=None,
     load_errors=(),
     history=None,
+    flows=None,
 ) -> dict:
     """Write the JSON report (DESIGN.md's keys plus explanation/metrics/role/dtype/tolerance/log).
     Returns the dict written."""
     try:
         data = report_dict(
-            results, settings, comparisons, parity_rows, diagnostics, load_errors, history
+            results, settings, comparisons, parity_rows, diagnostics, load_errors, history, flows
         )
         text = json.dumps(data, indent=1, allow_nan=False)
     except (TypeError, ValueError) as exc:

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from gradviz.model import MODES, RunResult
+from gradviz.flow import FlowRow, flow_of
+from gradviz.model import MODES, RunRequest, RunResult
 from gradviz.plots import series as ps
 
 if TYPE_CHECKING:  # compare and diagnostics are imported where an analysis is made
@@ -24,8 +25,9 @@ if TYPE_CHECKING:  # compare and diagnostics are imported where an analysis is m
 @dataclass(frozen=True)
 class Analysis:
     """What the CLI's output and reports, the window's grid, Numbers, Diagnostics and exports
-    take for one op run: its result, its comparison (verdicts and numbers), and its findings,
-    the contract checks' (GV7xx) among them once the checks are in (with_checks)."""
+    take for one op run: its result, its comparison (verdicts and numbers), its findings,
+    the contract checks' (GV7xx) among them once the checks are in (with_checks), and the
+    stack graph's gradient flow (a FlowRow per layer; none for other graphs)."""
 
     result: RunResult
     comparison: OpComparison | None = None
@@ -33,6 +35,13 @@ class Analysis:
     series: dict = field(default_factory=dict)
     problem: str = ""  # why the comparison could not be made
     findings: tuple[Finding, ...] = ()
+    flow: tuple[FlowRow, ...] = ()
+
+    def as_asked(self, request: RunRequest) -> Analysis:
+        """This (partial) analysis under the request the op was asked with: its flow rows are
+        made again, since a mode asked but not in yet (numeric) has a row entry saying so."""
+        result = replace(self.result, request=request)
+        return replace(self, result=result, flow=tuple(flow_of(result)))
 
     def with_checks(self, result: RunResult) -> Analysis:
         """This analysis once the op's contract checks came back in `result` (the same run's
@@ -104,6 +113,5 @@ def analyze(result: RunResult, curves: bool = True, earlier: Analysis | None = N
             findings = tuple(diagnose(result, comp))
     except Exception as exc:  # noqa: BLE001 - a bug in compare must not lose the result
         comp, problem = None, f"{type(exc).__name__}: {exc}"
-    return Analysis(
-        result, comp, values_series(result, earlier) if curves else {}, problem, findings
-    )
+    series = values_series(result, earlier) if curves else {}
+    return Analysis(result, comp, series, problem, findings, tuple(flow_of(result)))

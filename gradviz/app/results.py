@@ -3,7 +3,6 @@ default in, numeric still running) or final, and the request each was asked with
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gradviz.model import OpKey, RunRequest, RunResult
@@ -37,7 +36,7 @@ class Results:
         key = request_key(res.request)
         asked = self._asked.get(key)
         if res.partial and asked is not None:
-            analysis = replace(analysis, result=replace(res, request=asked))
+            analysis = analysis.as_asked(asked)
         self._by_key[key] = analysis
         return key
 

@@ -14,14 +14,16 @@ def _norm_text(n) -> str:
     return "-" if n is None else f"{n:.3g}"
 
 
-def print_flow(results, out=None) -> None:
-    """Per op and framework: the L2 norm of the gradient at each layer's input h{i} per mode."""
+def print_flow(results, out=None, flows=None) -> None:
+    """Per op and framework: the L2 norm of the gradient at each layer's input h{i} per mode.
+    `flows`: each result's flow rows (its analysis's), aligned with `results`; None: made here."""
     out = out or sys.stdout  # the stream of now (tests swap it)
     from gradviz.flow import dies_at, flow_of, modes_of
 
     rows, notes, modes = [], [], []
-    for r in results:
-        flow = flow_of(r) if r.status == "ok" else []
+    flows = [flow_of(r) for r in results] if flows is None else flows
+    for r, flow in zip(results, flows):
+        flow = list(flow) if r.status == "ok" else []
         if not flow:
             continue
         ms = modes_of(r)

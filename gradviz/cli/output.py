@@ -79,18 +79,19 @@ def print_devices(devices: dict, out=sys.stdout, missing=()) -> None:
 
 
 def print_results(
-    results, comparisons, settings, args, out=None, load_errors=(), *, diagnostics
+    results, comparisons, settings, args, out=None, load_errors=(), *, diagnostics, flows=None
 ) -> int:
     """Write the requested files, then print the summary (a terminal that cannot show a name
     must not cost the user the report). `load_errors`: catalogs of files that did not load,
-    recorded in the JSON report; `diagnostics`: the findings of each result (app.analysis).
+    recorded in the JSON report; `diagnostics` and `flows`: the findings and the flow rows of
+    each result (app.analysis; flows None: worked out where they are written).
     Returns 2 when a file could not be written, else 0."""
     out = out or sys.stdout  # the stream of now (tests swap it)
     from gradviz.compare import parity, summary_counts
 
     parity_rows = parity(results)
     status = write_outputs(
-        results, settings, args, comparisons, parity_rows, diagnostics, load_errors
+        results, settings, args, comparisons, parity_rows, diagnostics, load_errors, flows
     )
     rows = []
     for r, c in zip(results, comparisons):
@@ -127,7 +128,7 @@ def print_results(
     )
     print(file=out)
     if settings.graph == "stack":
-        print_flow(results, out)
+        print_flow(results, out, flows)
     for r, c in zip(results, comparisons):
         if r.status != "ok":
             print(error_paragraph(f"{r.name} ({r.framework}) failed", r.error), file=out)

@@ -15,18 +15,21 @@ def flow_plot_path(plot: str, op: str) -> str:
     return f"{stem}.flow-{safe}{ext}"
 
 
-def _flow_plot_jobs(results, plot: str) -> list:
+def _flow_plot_jobs(results, plot: str, flows=None) -> list:
     by_op: dict[str, list] = {}
-    for r in results:
-        by_op.setdefault(r.name, []).append(r)
+    flows = [None] * len(results) if flows is None else flows
+    for r, flow in zip(results, flows):
+        by_op.setdefault(r.name, []).append((r, flow))
     jobs = []
-    for op, rs in by_op.items():
+    for op, ran in by_op.items():
 
-        def job(rs=rs, op=op):
+        def job(ran=ran, op=op):
             from gradviz.plots.flow import build_flow_figure
             from gradviz.qt.export import save_flow_figure
 
-            save_flow_figure(build_flow_figure(rs, op), flow_plot_path(plot, op))
+            rs, fl = [r for r, _ in ran], [f for _, f in ran]
+            figure = build_flow_figure(rs, op, None if None in fl else fl)
+            save_flow_figure(figure, flow_plot_path(plot, op))
 
         jobs.append((f"flow chart of {op}", flow_plot_path(plot, op), job))
     return jobs
@@ -54,7 +57,7 @@ def write_load_report(args, settings, load_errors) -> int:
 
 
 def write_outputs(
-    results, settings, args, comparisons, parity_rows, diagnostics, load_errors=()
+    results, settings, args, comparisons, parity_rows, diagnostics, load_errors=(), flows=None
 ) -> int:
     from gradviz import report
 
@@ -73,6 +76,7 @@ def write_outputs(
                     parity_rows=parity_rows,
                     diagnostics=diagnostics,
                     load_errors=load_errors,
+                    flows=flows,
                 ),
             )
         )
@@ -100,7 +104,7 @@ def write_outputs(
 
         jobs.append(("plot", args.plot, plot))
         if settings.graph == "stack":
-            jobs += _flow_plot_jobs(results, args.plot)
+            jobs += _flow_plot_jobs(results, args.plot, flows)
     for what, path, job in jobs:
         try:
             job()

@@ -97,6 +97,7 @@ def cmd_run(argv: list[str]) -> int:
             args,
             load_errors=failed_files,
             diagnostics=[list(a.findings) for a in analyses],
+            flows=[a.flow for a in analyses],
         )
     closing.join()
     if written != EXIT_OK:  # a report file could not be written

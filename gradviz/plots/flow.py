@@ -121,15 +121,22 @@ def _decades(charts: list[FlowChart]) -> tuple[int, int]:
     return (lo, hi) if hi > lo else (lo - 1, hi + 1)
 
 
-def build_flow_figure(results: Sequence[RunResult], pair: str | None = None) -> FlowFigure:
-    """The flow chart of one op's stack runs (one RunResult per framework)."""
-    results = [r for r in results if r is not None]
+def build_flow_figure(
+    results: Sequence[RunResult],
+    pair: str | None = None,
+    flows: Sequence[Sequence[FlowRow]] | None = None,
+) -> FlowFigure:
+    """The flow chart of one op's stack runs (one RunResult per framework); `flows`: their
+    flow rows (their analyses'), aligned with `results`; None: made here."""
+    fl = [None] * len(results) if flows is None else list(flows)
+    ran = [(r, f) for r, f in zip(results, fl) if r is not None]
     order: dict[str, int] = {fw: i for i, fw in enumerate(FRAMEWORKS)}
-    results.sort(key=lambda r: order.get(r.framework, len(order)))
+    ran.sort(key=lambda rf: order.get(rf[0].framework, len(order)))
+    results = [r for r, _ in ran]
     name = pair or (results[0].name if results else "no op")
     charts, modes = [], []
-    for r in results:
-        flow = flow_of(r) if r.status == "ok" else []
+    for r, rows in ran:
+        flow = (flow_of(r) if rows is None else list(rows)) if r.status == "ok" else []
         ms = modes_of(r)
         modes += [m for m in ms if m not in modes]
         depth = layer_count(r) or int(getattr(r.request.settings, "depth", 0) or 0)

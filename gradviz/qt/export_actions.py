@@ -118,6 +118,7 @@ def export_whole_run_json(
     run, its findings and its files that did not load included, and each op's last few runs
     under "history" (a key the CLI's report leaves out)."""
     rs = _run_results(src)
+    analyses = _run_analyses(src, rs)
     return export_json(
         src.parent,
         rs,
@@ -128,6 +129,7 @@ def export_whole_run_json(
         load_errors=_load_errors(src),
         op_files=src.op_files(),
         history=src.state.history.as_dicts(),
+        flows=None if analyses is None else [a.flow for a in analyses],
     )
 
 

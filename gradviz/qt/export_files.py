@@ -111,10 +111,11 @@ def export_json(
     load_errors: Sequence = (),
     op_files: Sequence[str] = (),
     history=None,
+    flows: Sequence | None = None,
 ) -> str | None:
-    """`diagnostics`: the findings of each result, aligned with them, and `load_errors`: the
-    FileCatalogs of files that did not load, as `gradviz run --json` writes them; `history`:
-    each op's kept runs (report.report_dict)."""
+    """`diagnostics` and `flows`: the findings and flow rows of each result, aligned with them,
+    and `load_errors`: the FileCatalogs of files that did not load, as `gradviz run --json`
+    writes them; `history`: each op's kept runs (report.report_dict)."""
     from gradviz import report
 
     rs = as_list(results)
@@ -133,6 +134,7 @@ def export_json(
             diagnostics=diagnostics,
             load_errors=load_errors,
             history=history,
+            flows=flows,
         ),
         dialogs,
         [*(r.request.file for r in rs), *op_files],

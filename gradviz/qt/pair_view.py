@@ -67,7 +67,7 @@ class PairView:
         modes = next((r.request.settings.modes for r in results.values()), MODES)
         self.pair_label.show_pair(pair)
         self.flow_view.set_figure(
-            build_flow_figure(list(results.values()), pair)
+            build_flow_figure(list(results.values()), pair, [a.flow for a in analyses.values()])
             if is_stack(list(results.values()))
             else None
         )
