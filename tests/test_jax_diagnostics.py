@@ -136,11 +136,12 @@ def test_each_class_of_mistake_is_found_in_other_shapes(runs, qualname):
 
 def test_the_corpus_marks_every_class():
     assert {c for c, _ in MORE_MARKS.values()} == {"GV101", "GV102", "GV608", "GV609", "GV610"}
-    assert len(MORE_MARKS) >= 10
+    assert len(MORE_MARKS) >= 12
 
 
 @pytest.mark.parametrize(
-    "qualname", ["right_product", "right_lambda", "right_tanh", "right_two", "scaled_by"]
+    "qualname",
+    ["right_product", "right_lambda", "right_tanh", "right_two", "scaled_by", "eqx_right"],
 )
 def test_right_rules_get_no_trap_finding_and_match(runs, qualname):
     res = runs[("rule_traps_jax.py", qualname)]
@@ -225,3 +226,16 @@ def test_jax_advice_names_the_rules_parts(runs):
     assert "Fix the sign in bwd" in one("flipped", "GV305").fix
     assert "jnp.where" in one("nan_cotangent", "GV401").fix
     assert "tangent rule" in one("tangent_factor", "GV301").fix
+    eqx = one("eqx_ignores_cotangent", "GV108").fix  # equinox's bwd returns no tuple
+    assert eqx == (
+        "Multiply by the cotangent: return g * (the derivative of the forward), the first "
+        "argument's cotangent alone."
+    )
+
+
+def test_equinox_rules_are_named_so_with_their_own_advice(runs):
+    [f] = [f for f in _found(runs, "rule_traps_jax.py", "eqx_tuple") if f.code in TRAP_CODES]
+    assert "equinox.filter_custom_vjp eqx_tuple returns a tuple of 1" in f.message
+    assert "not a tuple" in f.fix
+    [r] = [f for f in _found(runs, "rule_traps_jax.py", "eqx_residuals") if f.code in TRAP_CODES]
+    assert "residuals 'residuals'" in r.message and "`c, s = residuals`" in r.message

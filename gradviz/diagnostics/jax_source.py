@@ -1,7 +1,9 @@
 """JAX rules in the user's source, read with ast (never imported): a custom_vjp's fwd and bwd, a
 custom_jvp's jvp, and its nondiff_argnums. The rule is attached after the def, by
 `f.defvjp(fwd, bwd)`, `f.defjvp(jvp)` / `@f.defjvp` or `f.defjvps(...)`; each part is a def at
-module level or a lambda."""
+module level or a lambda. An equinox.filter_custom_vjp (kind custom_vjp) has `@f.def_fwd` /
+`@f.def_bwd`, and its bwd(residuals, grad_obj, perturbed, *args) returns the first argument's
+cotangent alone."""
 
 from __future__ import annotations
 
@@ -21,6 +23,16 @@ class Rule:
     bwd: ast.AST | None = None
     jvp: ast.AST | None = None
     nondiff: tuple[int, ...] = ()
+    equinox: bool = False  # an equinox.filter_custom_vjp
+
+    @property
+    def residual_index(self) -> int:
+        """bwd's parameter that receives fwd's residuals: after the nondiff arguments."""
+        return 0 if self.equinox else len(self.nondiff)
+
+    def upstream(self, params: list[str]) -> list[str]:
+        """bwd's parameter that receives the cotangent of the output."""
+        return params[1:2] if self.equinox else params[-1:]
 
     @property
     def gradient(self):
@@ -30,7 +42,8 @@ class Rule:
 
 def kind_of(fn) -> tuple[str, tuple[int, ...]] | None:
     """(kind, nondiff_argnums) of a def decorated with jax.custom_vjp / custom_jvp, directly or
-    through functools.partial(jax.custom_vjp, nondiff_argnums=...)."""
+    through functools.partial(jax.custom_vjp, nondiff_argnums=...); ("filter_custom_vjp", ())
+    for equinox's."""
     for d in getattr(fn, "decorator_list", ()):
         target, call = d, None
         if isinstance(d, ast.Call):
@@ -39,7 +52,7 @@ def kind_of(fn) -> tuple[str, tuple[int, ...]] | None:
             if source.dotted(target).split(".")[-1] == "partial" and d.args:
                 target = d.args[0]
         kind = source.dotted(target).split(".")[-1]
-        if kind in KINDS:
+        if kind in (*KINDS, "filter_custom_vjp"):
             return kind, _nondiff(call)
     return None
 
@@ -63,15 +76,28 @@ def rule_of(tree, name: str) -> Rule | None:
     if found is None:
         return None
     kind, nondiff = found
+    equinox = kind == "filter_custom_vjp"
     parts: dict[str, ast.AST | None] = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             parts.update(_attached(tree, stmt.value, name))
         if isinstance(stmt, source.FuncDef):
-            for d in stmt.decorator_list:  # @f.defjvp
-                if source.dotted(d) in (f"{name}.defjvp", f"{name}.defjvps"):
-                    parts["jvp"] = stmt
-    return Rule(kind, fn, parts.get("fwd"), parts.get("bwd"), parts.get("jvp"), nondiff)
+            for d in stmt.decorator_list:  # @f.defjvp, @f.def_fwd, @f.def_bwd
+                part = _DECORATORS.get(source.dotted(d).removeprefix(f"{name}."))
+                if part is not None and source.dotted(d).startswith(f"{name}."):
+                    parts[part] = stmt
+    return Rule(
+        "custom_vjp" if equinox else kind,
+        fn,
+        parts.get("fwd"),
+        parts.get("bwd"),
+        parts.get("jvp"),
+        nondiff,
+        equinox,
+    )
+
+
+_DECORATORS = {"defjvp": "jvp", "defjvps": "jvp", "def_fwd": "fwd", "def_bwd": "bwd"}
 
 
 def _attached(tree, call: ast.Call, name: str) -> dict:
@@ -84,6 +110,9 @@ def _attached(tree, call: ast.Call, name: str) -> dict:
         }
     if what in (f"{name}.defjvp", f"{name}.defjvps"):
         return {"jvp": _resolve(tree, args.get(0, args.get("jvp")))}
+    part = _DECORATORS.get(what.removeprefix(f"{name}.")) if what.startswith(f"{name}.") else None
+    if part in ("fwd", "bwd"):  # equinox's f.def_fwd(fn) written as a call
+        return {part: _resolve(tree, args.get(0))}
     return {}
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
-from gradviz.diagnostics import jax_source, jax_tangent_traps, source
+from gradviz.diagnostics import jax_source, jax_tangent_traps, jax_words, source
 from gradviz.diagnostics.context import Context
 from gradviz.vocab import Framework, Mode
 
@@ -22,6 +22,8 @@ _TYPE = re.compile(
     r"an input of (?:type|shape/dtype) (\w+)\[([^\]]*)\]"
 )
 _AT = re.compile(r"at output\[(\d+)\]")
+# equinox.filter_custom_vjp's words for a bwd whose cotangent is not its first argument's structure
+_EQX_STRUCTURE = "custom_vjp gradients must have the same structure as `equinox.filter(vjp_arg"
 _FWD_PAIR = "must produce a pair (list or tuple of length two) where the first"
 _FWD_OUT = "fwd rule output's first element had container/pytree structure"
 # what Python says when bwd takes its residuals apart as another structure than fwd gave
@@ -45,7 +47,7 @@ def findings(ctx: Context) -> list:
         for mode, err in ctx.errors():
             if mode == Mode.DEFAULT:
                 continue  # JAX's own derivative of the primal: no rule of the user's in it
-            for fn in (_count, _cotangent_type, _fwd_pair, _residuals):
+            for fn in (_count, _eqx_count, _cotangent_type, _fwd_pair, _residuals):
                 f = fn(ctx, err)
                 if f is not None:
                     out.append(f)
@@ -108,7 +110,7 @@ def _count(ctx: Context, err):
     bwd = rule.bwd if rule is not None else None
     who = f" ({_name(bwd)})" if bwd is not None else ""
     message = (
-        f"The bwd{who} of custom_vjp {ctx.qualname} returns {what} where {ctx.qualname} takes "
+        f"The bwd{who} of {jax_words.rule_name(ctx)} {ctx.qualname} returns {what} where {ctx.qualname} takes "
         f"{n} differentiable argument{'s' if n != 1 else ''}{names}; JAX needs bwd to return "
         "a tuple with exactly one cotangent per argument of the decorated function, in order "
         "(nondiff_argnums arguments have none)."
@@ -117,6 +119,31 @@ def _count(ctx: Context, err):
     fix = (
         f"Return a tuple of {n} cotangent{'s' if n != 1 else ''}, one per argument in order: "
         f"{one if n == 1 else 'return (g * ..., g * ...)'}; None for an argument that gets none."
+    )
+    return ctx.finding("GV101-grad-count", "error", message, fix, _bwd_where(ctx, err))
+
+
+def _eqx_count(ctx: Context, err):
+    if _EQX_STRUCTURE not in err.message:
+        return None
+    rule = _rule(ctx)
+    bwd = rule.bwd if rule is not None else None
+    first = jax_source.params(rule.primal)[:1] if rule is not None else []
+    arg = f" '{first[0]}'" if first else ""
+    exprs = jax_source.returned(bwd) if bwd is not None else []
+    what = (
+        f"a tuple of {len(exprs[0].elts)}"
+        if len(exprs) == 1 and isinstance(exprs[0], ast.Tuple)
+        else "another structure"
+    )
+    message = (
+        f"The bwd{f' ({_name(bwd)})' if bwd is not None else ''} of equinox.filter_custom_vjp "
+        f"{ctx.qualname} returns {what} where equinox needs the cotangent of the first "
+        f"argument{arg} alone, in its structure (equinox differentiates no other argument)."
+    )
+    fix = (
+        f"Return the cotangent of{arg or ' the first argument'} only, shaped as it is (for one "
+        "array: return g * ..., not a tuple); the other arguments get none."
     )
     return ctx.finding("GV101-grad-count", "error", message, fix, _bwd_where(ctx, err))
 
@@ -177,7 +204,7 @@ def _fwd_pair(ctx: Context, err):
     who = f" ({_name(fwd)})" if fwd is not None else ""
     if out:
         message = (
-            f"The first element of the pair the fwd{who} of custom_vjp {ctx.qualname} returns "
+            f"The first element of the pair the fwd{who} of {jax_words.rule_name(ctx)} {ctx.qualname} returns "
             f"is not structured as {ctx.qualname}'s own output; JAX takes it as the op's output "
             "and needs it to be exactly what the decorated function returns."
         )
@@ -188,7 +215,7 @@ def _fwd_pair(ctx: Context, err):
     else:
         given = _given(fwd)
         message = (
-            f"The fwd{who} of custom_vjp {ctx.qualname} returns {given} where JAX needs a pair "
+            f"The fwd{who} of {jax_words.rule_name(ctx)} {ctx.qualname} returns {given} where JAX needs a pair "
             "(output, residuals): the op's output, and the residuals bwd receives as its first "
             "argument."
         )
@@ -223,16 +250,15 @@ def _residuals(ctx: Context, err):
     line = source.where_line(err.where)
     bwd = rule.bwd
     names = jax_source.params(bwd)
-    k = len(rule.nondiff)
-    if not jax_source.contains(bwd, line) or len(names) <= k:
+    if not jax_source.contains(bwd, line) or len(names) <= rule.residual_index:
         return None
-    res = names[k]
+    res = names[rule.residual_index]
     stmt = _statement_at(bwd, line)
     if stmt is None or not any(isinstance(n, ast.Name) and n.id == res for n in ast.walk(stmt)):
         return None  # the failing line does not read the residuals: another mistake
     said = " ".join(err.message.split())[:120]
     message = (
-        f"The bwd ({_name(bwd)}) of custom_vjp {ctx.qualname} reads its residuals '{res}' as "
+        f"The bwd ({_name(bwd)}) of {jax_words.rule_name(ctx)} {ctx.qualname} reads its residuals '{res}' as "
         f"another structure than fwd gives ({err.type}: {said}): `{_short(stmt)}`, where fwd "
         f"returns {_residual_given(rule)} as residuals. bwd receives exactly the second "
         "element of fwd's pair."

@@ -83,6 +83,27 @@ _JVP = {
         "jax.grad JAX runs the rule, not the function); change only the tangent output."
     ),
 }
+# equinox.filter_custom_vjp: bwd returns the first argument's cotangent alone, not a tuple
+_EQX = {
+    **_BWD,
+    "chain_rule": (
+        "Check the chain rule in bwd: multiply the cotangent g by the derivative of the forward "
+        "at the residuals fwd saved, and return the first argument's cotangent alone."
+    ),
+    "order": (
+        "Return the cotangent of the first argument (equinox's vjp_arg), the derivative with "
+        "respect to it; equinox differentiates no other argument."
+    ),
+    "upstream_fix": (
+        "Multiply by the cotangent: return {g} * (the derivative of the forward), the first "
+        "argument's cotangent alone."
+    ),
+}
+_BWD["upstream_fix"] = (
+    "Multiply by the cotangent: return ({g} * (the derivative of the forward),), one cotangent "
+    "per argument."
+)
+_JVP["upstream_fix"] = _BWD["upstream_fix"]
 # the same for either rule
 _BOTH = {
     "same": (
@@ -103,13 +124,23 @@ def rule_kind(ctx) -> str:
     return rule.kind if rule is not None else "custom_vjp"
 
 
+def rule_name(ctx) -> str:
+    """How a finding names the op's kind of rule: "custom_vjp", "equinox.filter_custom_vjp"."""
+    rule = ctx.jax_rule()
+    if rule is not None and rule.equinox:
+        return "equinox.filter_custom_vjp"
+    return rule_kind(ctx) or "custom_vjp"
+
+
 def say(ctx, key: str, default: str, **kw) -> str:
     """The JAX words for `key` (formatted with kw) where the op is JAX's, else `default` (the
     caller's own words, as they are)."""
     kind = rule_kind(ctx)
     if not kind:
         return default
-    words = _BOTH.get(key) or (_JVP if kind == "custom_jvp" else _BWD)[key]
+    rule = ctx.jax_rule()
+    table = _JVP if kind == "custom_jvp" else _EQX if getattr(rule, "equinox", False) else _BWD
+    words = _BOTH.get(key) or table[key]
     return words.format(**kw) if kw else words
 
 

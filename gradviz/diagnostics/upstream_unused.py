@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from gradviz.diagnostics import source
+from gradviz.diagnostics import jax_words, source
 from gradviz.diagnostics.context import Context
 from gradviz.vocab import Framework
 
@@ -53,12 +53,12 @@ def check(ctx: Context) -> list:
     shown = ", ".join(f"'{n}'" for n in names)
     jax = ctx.framework == Framework.JAX
     part, what = ("bwd", "cotangent") if jax else ("backward", "gradient")
-    fix = (
-        f"Multiply by the cotangent: return ({names[0]} * (the derivative of the forward),), "
-        "one cotangent per argument."
-        if jax
-        else f"Multiply by the incoming gradient: return {names[0]} * (the derivative of the "
-        "forward), one per input."
+    fix = jax_words.say(
+        ctx,
+        "upstream_fix",
+        f"Multiply by the incoming gradient: return {names[0]} * (the derivative of the "
+        "forward), one per input.",
+        g=names[0],
     )
     return [
         ctx.finding(
@@ -79,7 +79,7 @@ def _grad_params(ctx: Context, bw) -> list[str]:
     params = [p.arg for p in a.posonlyargs + a.args]
     if ctx.framework == Framework.JAX:  # bwd(*nondiff, res, g); a tangent rule has no upstream
         rule = ctx.jax_rule()
-        return params[-1:] if rule is not None and rule.kind == "custom_vjp" else []
+        return rule.upstream(params) if rule is not None and rule.kind == "custom_vjp" else []
     if ctx.framework == Framework.TORCH:  # a Function's backward(ctx, *grads); TF's grad(*grads)
         params = params[2:] if source.is_classmethod(bw) else params[1:]  # (cls,) ctx
     params = [p for p in params if p != "variables"]

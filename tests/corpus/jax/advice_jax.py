@@ -1,6 +1,7 @@
 """JAX rules that the framework-neutral checks find (no JAX error): their advice must read in
 JAX's words (bwd, cotangent, the tangent rule, jnp), never torch's or TF's. The line each
 finding names says `# GVxxx`."""
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 
@@ -58,3 +59,18 @@ def _tangent_factor_jvp(primals, tangents):
     (x,) = primals
     (t,) = tangents
     return x * x, 3.0 * x * t  # GV301
+
+
+@eqx.filter_custom_vjp
+def eqx_ignores_cotangent(x):
+    return x * x
+
+
+@eqx_ignores_cotangent.def_fwd
+def _eqx_ignores_fwd(perturbed, x):
+    return x * x, x
+
+
+@eqx_ignores_cotangent.def_bwd
+def _eqx_ignores_bwd(residuals, g, perturbed, x):  # GV108
+    return 2.0 * residuals

@@ -3,6 +3,7 @@ traps_jax.py (lambdas, two arguments, other containers), and right rules beside 
 trap finding may name. Each wrong op's line that the finding names says `# GVxxx`."""
 from functools import partial
 
+import equinox as eqx
 import flax.nnx as nnx
 import jax
 import jax.numpy as jnp
@@ -124,6 +125,37 @@ class NnxNondiff(nnx.Module):
         return scaled_by(self.s.value, x)  # GV610
 
 
+@eqx.filter_custom_vjp
+def eqx_tuple(x):
+    return 2.0 * x
+
+
+@eqx_tuple.def_fwd
+def _eqx_tuple_fwd(perturbed, x):
+    return 2.0 * x, None
+
+
+@eqx_tuple.def_bwd
+def _eqx_tuple_bwd(residuals, g, perturbed, x):
+    return (2.0 * g,)  # GV101
+
+
+@eqx.filter_custom_vjp
+def eqx_residuals(x):
+    return jnp.sin(x)
+
+
+@eqx_residuals.def_fwd
+def _eqx_residuals_fwd(perturbed, x):
+    return jnp.sin(x), jnp.cos(x)
+
+
+@eqx_residuals.def_bwd
+def _eqx_residuals_bwd(residuals, g, perturbed, x):
+    c, s = residuals  # GV608
+    return g * c
+
+
 # --- right rules: no trap finding, verdict match ---------------------------------------------
 
 
@@ -184,3 +216,19 @@ def _asserts_in_primal_jvp(primals, tangents):
     (x,) = primals
     (t,) = tangents
     return asserts_in_primal(x), jnp.cos(x) * t
+
+
+@eqx.filter_custom_vjp
+def eqx_right(x):
+    return jnp.sin(x)
+
+
+@eqx_right.def_fwd
+def _eqx_right_fwd(perturbed, x):
+    return jnp.sin(x), (jnp.cos(x),)
+
+
+@eqx_right.def_bwd
+def _eqx_right_bwd(residuals, g, perturbed, x):
+    (c,) = residuals
+    return g * c
