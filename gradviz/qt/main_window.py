@@ -26,7 +26,7 @@ from gradviz.qt.window_files import FileControl
 from gradviz.qt.window_layout import build_layout
 from gradviz.qt.window_menus import RecentFiles, build_menus, hook_exports
 from gradviz.qt.window_runs import RunControl
-from gradviz.qt.window_theme import build_theme_menu, show_scheme
+from gradviz.qt.window_theme import build_theme_menu, follow_desktop, show_scheme
 from gradviz.qt.worker_status import WorkerLabels
 
 
@@ -64,6 +64,31 @@ class MainWindow(QMainWindow):
         )
         self.gc = GuiGarbageCollector(self)  # cycles freed on this thread, not a worker's
         self.bridge = EngineBridge(engine, frameworks, self)
+        # the window's widgets: built and laid out by window_layout, which hands them back
+        parts = build_layout(self.state, self.qs, self.bridge.frameworks, self)
+        self.setCentralWidget(parts.central)
+        self.tree, self.op_filter = parts.tree, parts.op_filter
+        self.settings_panel, self.settings_scroll = parts.settings_panel, parts.settings_scroll
+        self.field_escape = parts.field_escape
+        self.grid, self.grid_room = parts.grid, parts.grid_room
+        self.flow_view, self.flow_split = parts.flow_view, parts.flow_split
+        self.pair_label, self.run_picker = parts.pair_label, parts.run_picker
+        self.tabs = parts.tabs
+        self.numbers, self.worst, self.pair_numbers = parts.numbers, parts.worst, parts.pair_numbers
+        self.diagnostics, self.checks_matrix = parts.diagnostics, parts.checks_matrix
+        self.log = parts.log
+        # its actions and menus (window_menus)
+        menus = build_menus(self, self.qs, self.grid)
+        self.act_open, self.act_open_module = menus.act_open, menus.act_open_module
+        self.act_reload, self.act_screenshot = menus.act_reload, menus.act_screenshot
+        self.act_quit, self.act_traps = menus.act_quit, menus.act_traps
+        self.act_find = menus.act_find
+        self.act_run, self.act_run_one = menus.act_run, menus.act_run_one
+        self.act_skip, self.act_cancel = menus.act_skip, menus.act_cancel
+        self.act_watch, self.act_reset_settings = menus.act_watch, menus.act_reset_settings
+        self.act_log_scale = menus.act_log_scale
+        self.recent_menu, self.export_menu = menus.recent_menu, menus.export_menu
+        self.view_menu = menus.view_menu
         self._build()
         self._connect()
         self.runs.settings_changed()
@@ -98,8 +123,7 @@ class MainWindow(QMainWindow):
 
     # --- layout and wiring ----------------------------------------------------------------------
     def _build(self) -> None:
-        build_layout(self)
-        build_menus(self)
+        """The window's controllers over its widgets, and its status bar."""
         self.recent = RecentFiles(self.qs, self.recent_menu, self.open_files)
         self.exports = WindowExports(self, self.grid, self.state, self.flow_view)
         hook_exports(self.exports, self.export_menu, self.grid)
@@ -173,7 +197,9 @@ class MainWindow(QMainWindow):
             self.checks_matrix,
             self.workers,
         )
-        build_theme_menu(self)  # last: it repaints the parts built above
+        # last: the scheme repaints the parts built above
+        self.theme_choice, self.theme_actions = build_theme_menu(self, self.view_menu, self.qs)
+        follow_desktop(self.set_color_scheme)
         self.setAcceptDrops(True)
 
     def _connect(self) -> None:

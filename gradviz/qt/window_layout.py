@@ -4,6 +4,8 @@ Diagnostics / Checks / Log tabs."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
@@ -13,6 +15,7 @@ from gradviz.qt.field_escape import FieldEscape
 from gradviz.qt.filter_box import FilterBox
 from gradviz.qt.flow_view import FlowView
 from gradviz.qt.grid import GridView
+from gradviz.qt.grid_room import GridRoom
 from gradviz.qt.log_panel import LogPanel
 from gradviz.qt.numbers_table import NumbersTable
 from gradviz.qt.op_tree import OpTree
@@ -22,42 +25,68 @@ from gradviz.qt.run_picker import EarlierRunPicker
 from gradviz.qt.settings_panel import SettingsPanel, SettingsScroll
 
 
-def build_layout(win) -> None:
-    """Create the widgets of MainWindow `win` (win.tree, win.grid, win.tabs, ...) and lay them out."""
-    win.tree = OpTree(win.state)
-    win.op_filter = FilterBox(next_focus=win.tree)
+@dataclass(frozen=True)
+class WindowLayout:
+    """What build_layout makes: the window's central widget and the parts of it the window
+    keeps (MainWindow takes each as an attribute of its own)."""
+
+    central: QWidget
+    tree: OpTree
+    op_filter: FilterBox
+    settings_panel: SettingsPanel
+    field_escape: FieldEscape
+    settings_scroll: SettingsScroll
+    grid: GridView
+    numbers: NumbersTable
+    worst: NumbersTable
+    pair_numbers: PairNumbers
+    diagnostics: DiagnosticsPanel
+    log: LogPanel
+    checks_matrix: ChecksMatrix
+    tabs: QTabWidget
+    pair_label: PairHeader
+    run_picker: EarlierRunPicker
+    flow_view: FlowView
+    flow_split: QSplitter
+    grid_room: GridRoom
+
+
+def build_layout(state, qs, frameworks, parent) -> WindowLayout:
+    """The widgets of a main window (`parent`) over its `state` and settings `qs`, laid out."""
+    tree = OpTree(state)
+    op_filter = FilterBox(next_focus=tree)
     ops = QWidget()
     ol = QVBoxLayout(ops)
     ol.setContentsMargins(0, 0, 0, 0)
-    ol.addWidget(win.op_filter)
-    ol.addWidget(win.tree, 1)
-    win.settings_panel = SettingsPanel(win.qs, win.bridge.frameworks)
-    win.field_escape = FieldEscape(win.settings_panel.text_fields(), win.tree, win)
+    ol.addWidget(op_filter)
+    ol.addWidget(tree, 1)
+    settings_panel = SettingsPanel(qs, frameworks)
+    field_escape = FieldEscape(settings_panel.text_fields(), tree, parent)
     # the settings wrap and scroll rather than hold the left pane at their width (~440 px, the
     # checks' two columns beside the labels): at 1000x700 the grid and Diagnostics need the room
-    win.settings_scroll = SettingsScroll(win.settings_panel)
+    settings_scroll = SettingsScroll(settings_panel)
     left = QSplitter(Qt.Vertical)
     left.addWidget(ops)
-    left.addWidget(win.settings_scroll)
+    left.addWidget(settings_scroll)
     left.setSizes([520, 380])
-    win.grid = GridView()
-    win.numbers = NumbersTable(win.qs, own_filter_line=False)
-    win.worst = NumbersTable(win.qs, scope="run", own_filter_line=False)  # every op's tensors
-    win.pair_numbers = PairNumbers(win.numbers, win)
-    win.diagnostics = DiagnosticsPanel()
-    win.log = LogPanel()
-    win.checks_matrix = ChecksMatrix()
-    win.tabs = QTabWidget()
+    grid = GridView()
+    numbers = NumbersTable(qs, own_filter_line=False)
+    worst = NumbersTable(qs, scope="run", own_filter_line=False)  # every op's tensors
+    pair_numbers = PairNumbers(numbers, parent)
+    diagnostics = DiagnosticsPanel()
+    log = LogPanel()
+    checks_matrix = ChecksMatrix()
+    tabs = QTabWidget()
     for widget, title in (
-        (win.numbers, "Numbers"),
-        (win.worst, "Worst tensors"),
-        (win.diagnostics, "Diagnostics"),
-        (win.checks_matrix, "Checks"),
-        (win.log, "Log"),
+        (numbers, "Numbers"),
+        (worst, "Worst tensors"),
+        (diagnostics, "Diagnostics"),
+        (checks_matrix, "Checks"),
+        (log, "Log"),
     ):
-        win.tabs.addTab(widget, title)
-    _table_filters(win)
-    win.pair_label = PairHeader(win.state)
+        tabs.addTab(widget, title)
+    _table_filters(tabs, numbers, worst)
+    pair_label = PairHeader(state)
     center = QWidget()
     cl = QVBoxLayout(center)
     cl.setContentsMargins(0, 0, 0, 0)
@@ -65,28 +94,26 @@ def build_layout(win) -> None:
     # the pair's name, and the earlier run its difference view may subtract (before and after)
     head = QHBoxLayout()
     head.setContentsMargins(0, 0, 4, 0)
-    head.addWidget(win.pair_label, 1)
-    win.run_picker = EarlierRunPicker()
-    head.addWidget(win.run_picker)
+    head.addWidget(pair_label, 1)
+    run_picker = EarlierRunPicker()
+    head.addWidget(run_picker)
     cl.addLayout(head)
     # a stack run shows its flow chart above the per-tensor grid
-    win.flow_view = FlowView()
-    win.flow_view.hide()
-    win.flow_split = QSplitter(Qt.Vertical)
-    win.flow_split.addWidget(win.flow_view)
-    win.flow_split.addWidget(win.grid)
-    win.flow_split.setStretchFactor(0, 0)  # a taller window gives the rows the room
-    win.flow_split.setStretchFactor(1, 1)
-    cl.addWidget(win.flow_split, 1)
+    flow_view = FlowView()
+    flow_view.hide()
+    flow_split = QSplitter(Qt.Vertical)
+    flow_split.addWidget(flow_view)
+    flow_split.addWidget(grid)
+    flow_split.setStretchFactor(0, 0)  # a taller window gives the rows the room
+    flow_split.setStretchFactor(1, 1)
+    cl.addWidget(flow_split, 1)
     middle = QSplitter(Qt.Vertical)
     middle.addWidget(center)
-    middle.addWidget(win.tabs)
+    middle.addWidget(tabs)
     middle.setSizes([640, 260])
     middle.setCollapsible(1, False)
-    win.tabs.setMinimumHeight(win.tabs.tabBar().sizeHint().height())  # GridRoom may take the rest
-    from gradviz.qt.grid_room import GridRoom
-
-    win.grid_room = GridRoom(middle, center, win.tabs, win.grid, win.flow_view, win.pair_label)
+    tabs.setMinimumHeight(tabs.tabBar().sizeHint().height())  # GridRoom may take the rest
+    grid_room = GridRoom(middle, center, tabs, grid, flow_view, pair_label)
     main = QSplitter(Qt.Horizontal)
     main.addWidget(left)
     main.addWidget(middle)
@@ -96,17 +123,37 @@ def build_layout(win) -> None:
     # minimum width held it at 440)
     main.setStretchFactor(0, 1)
     main.setStretchFactor(1, 4)
-    win.setCentralWidget(main)
+    return WindowLayout(
+        central=main,
+        tree=tree,
+        op_filter=op_filter,
+        settings_panel=settings_panel,
+        field_escape=field_escape,
+        settings_scroll=settings_scroll,
+        grid=grid,
+        numbers=numbers,
+        worst=worst,
+        pair_numbers=pair_numbers,
+        diagnostics=diagnostics,
+        log=log,
+        checks_matrix=checks_matrix,
+        tabs=tabs,
+        pair_label=pair_label,
+        run_picker=run_picker,
+        flow_view=flow_view,
+        flow_split=flow_split,
+        grid_room=grid_room,
+    )
 
 
-def _table_filters(win) -> None:
+def _table_filters(tabs: QTabWidget, numbers: NumbersTable, worst: NumbersTable) -> None:
     """The Numbers / Worst tensors filter boxes beside the tabs, the shown tab's one: a line of
     their own took 24 px of the grid's height, and at 1000x700 it had none to spare."""
     from PySide6.QtWidgets import QStackedWidget
 
     stack = QStackedWidget()
     blank = QWidget()
-    for w in (win.numbers.filter, win.worst.filter, blank):
+    for w in (numbers.filter, worst.filter, blank):
         stack.addWidget(w)
     stack.setFixedWidth(260)
     # in a layout, so the corner's size hint is that width: the tab widget places a corner by
@@ -114,11 +161,11 @@ def _table_filters(win) -> None:
     corner = QWidget()
     QHBoxLayout(corner).setContentsMargins(0, 0, 2, 0)
     corner.layout().addWidget(stack)
-    win.tabs.setCornerWidget(corner, Qt.Corner.TopRightCorner)
+    tabs.setCornerWidget(corner, Qt.Corner.TopRightCorner)
 
     def follow(_i: int) -> None:
-        shown = win.tabs.currentWidget()
-        stack.setCurrentWidget(shown.filter if shown in (win.numbers, win.worst) else blank)
+        shown = tabs.currentWidget()
+        stack.setCurrentWidget(shown.filter if shown in (numbers, worst) else blank)
 
-    win.tabs.currentChanged.connect(follow)
+    tabs.currentChanged.connect(follow)
     follow(0)

@@ -19,22 +19,27 @@ from gradviz.qt.theme import (
 )
 
 
-def build_theme_menu(win) -> None:
-    """View > Theme on `win` (win.theme_actions, win.theme_choice), and the window on the
-    desktop's scheme now and whenever it changes."""
-    saved = str(win.qs.value(Key.THEME, THEME_CHOICES[0]))
-    win.theme_choice = saved if saved in THEME_CHOICES else THEME_CHOICES[0]
-    menu, group = win.view_menu.addMenu("Theme"), QActionGroup(win)
-    win.theme_actions = {}
+def build_theme_menu(win, view_menu, qs) -> tuple[str, dict]:
+    """View > Theme in `view_menu` of `win` (each item calls win.set_theme): the saved choice
+    and the action of each choice."""
+    saved = str(qs.value(Key.THEME, THEME_CHOICES[0]))
+    chosen = saved if saved in THEME_CHOICES else THEME_CHOICES[0]
+    menu, group = view_menu.addMenu("Theme"), QActionGroup(win)
+    actions = {}
     for choice in THEME_CHOICES:
         act = menu.addAction(f"Theme: {choice}", lambda c=choice: win.set_theme(c))
         act.setCheckable(True)
-        act.setChecked(choice == win.theme_choice)
+        act.setChecked(choice == chosen)
         group.addAction(act)
-        win.theme_actions[choice] = act
+        actions[choice] = act
+    return chosen, actions
+
+
+def follow_desktop(set_color_scheme) -> None:
+    """`set_color_scheme` called with the desktop's scheme now and whenever it changes."""
     hints = QGuiApplication.styleHints()
-    hints.colorSchemeChanged.connect(win.set_color_scheme)
-    win.set_color_scheme(hints.colorScheme())
+    hints.colorSchemeChanged.connect(set_color_scheme)
+    set_color_scheme(hints.colorScheme())
 
 
 def show_scheme(win, choice: str, desktop_scheme, restyled) -> str:
