@@ -13,7 +13,7 @@ pytest.importorskip("pytestqt")
 import pyqtgraph as pg  # noqa: E402
 from gui_helpers import FakeDialogs, keys_of, run_keys  # noqa: E402
 from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
-from PySide6.QtGui import QPalette  # noqa: E402
+from PySide6.QtGui import QColor, QPalette  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from gradviz.model import CheckResult  # noqa: E402
@@ -283,13 +283,17 @@ def test_every_coloured_entry_reads_in_dark(qtbot, shown):
         for cell in row.cells:
             title = re.search(r"color:(#\w{6})", cell.plot.titleLabel.text).group(1)
             assert contrast_ratio(title, plot_bg) >= READABLE, (row.name, cell.mode, title)
-            for label, _follow in cell.slot.corners:
-                bg = empty_bg if label is cell.slot.message_item else plot_bg
-                if label is cell.slot.message_item:
-                    assert cell.slot.vb.background.brush().color().name() == empty_bg
-                assert contrast_ratio(label.color.name(), bg) >= READABLE, (
-                    label.textItem.toPlainText()
+            message = cell.slot.message_item
+            if message is not None:
+                assert cell.slot.vb.background.brush().color().name() == empty_bg
+                assert contrast_ratio(message.color.name(), empty_bg) >= READABLE, (
+                    message.textItem.toPlainText()
                 )
+                notes += 1
+            for role, (text, color) in cell.slot.note_line.texts.items():
+                shown = cell.slot.note_line.items[role].brush().color().name()
+                assert shown == QColor(color).name()
+                assert contrast_ratio(shown, plot_bg) >= READABLE, (text, shown)
                 notes += 1
     assert notes >= 2, "no note drawn in any cell"
 

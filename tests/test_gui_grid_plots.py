@@ -207,14 +207,16 @@ def test_long_notes_wrap_inside_their_plot_and_keep_every_word(qtbot):
     assert " ".join(shown.split()) == " ".join(cell.message.split())  # every word is there
     assert text.textItem.boundingRect().width() <= cell.plot.vb.width() + 1  # inside the plot
     numeric = _cells(grid, "x")[("torch", "numeric")]
-    ((label, _),) = numeric.slot.corners
-    assert label.textItem.toPlainText() == "1,000,000 elements, min/max of 800 buckets"
-    assert label.textItem.boundingRect().width() <= numeric.plot.vb.width()
-    # notes sit above the data on the plot's background (under a dense curve they were unreadable)
-    curves = [i for i in _cells(grid, "out")[("torch", "default")].plot.listDataItems()]
-    note, _ = _cells(grid, "out")[("torch", "default")].slot.corners[0]
-    assert curves and note.zValue() > max(c.zValue() for c in curves)
-    assert note.fill.color().alpha() >= 200
+    line = numeric.slot.note_line
+    assert line.text() == "1,000,000 elements, min/max of 800 buckets"
+    assert line.toolTip() == line.text()  # whole in the tooltip, elided or not
+    # on its line under the plot's x axis, inside the plot, over none of its data
+    box = line.sceneBoundingRect()
+    assert numeric.plot.sceneBoundingRect().contains(box)
+    assert box.top() >= numeric.slot.vb.sceneBoundingRect().bottom()
+    for item in line.items.values():
+        if item.isVisible():
+            assert item.sceneBoundingRect().right() <= numeric.plot.sceneBoundingRect().right()
 
 
 def _tick_label_rects(axis):

@@ -11,7 +11,10 @@ from gradviz.plots.flow import FlowChart, FlowFigure
 from gradviz.plots.ticks import fmt
 from gradviz.qt.theme import figure_ink
 
-PREFERRED_HEIGHT = 200  # px: title, legend and one plot per framework still read
+PREFERRED_HEIGHT = 200  # px: where the window has room (1500x950), ~125 px of data
+# the least it is given (grid_room.py): one line of title and legend, ~50 px of data; at 1000x700
+# two whole grid rows leave it ~135
+MIN_HEIGHT = 120
 
 
 def layer_text(chart: FlowChart, layer: int) -> str:
@@ -39,11 +42,13 @@ class FlowView(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.figure: FlowFigure | None = None
-        self.setMinimumHeight(PREFERRED_HEIGHT)
+        self.setMinimumHeight(MIN_HEIGHT)
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Preferred)
         self.setMouseTracking(True)
         self.readout = QLabel(self)
         self.readout.setStyleSheet("font-size: 11px; padding: 1px 4px")
+        # opaque: in a compact chart it covers the x label's line while the mouse is over a layer
+        self.readout.setAutoFillBackground(True)
         self.readout.hide()
 
     def text_at(self, x: float, y: float) -> str | None:
@@ -86,6 +91,8 @@ class FlowView(QWidget):
             return
         self.figure = figure
         self.readout.hide()
+        # a compact chart leaves its subtitle out (what was run, the norm drawn): said here
+        self.setToolTip(figure.subtitle if figure is not None else "")
         appears = figure is not None and self.isHidden()
         self.setVisible(figure is not None)
         split = self.parentWidget()

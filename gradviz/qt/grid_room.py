@@ -1,12 +1,15 @@
-"""Room for the grid (issue 28 item 6): at 1000x700 a stack run's flow chart (200 px, less does
-not read) and the tabs below left the grid one row, cut. When the window is resized or the flow
-chart appears, the middle splitter gives the grid two whole rows first, the flow chart its
-height, and the tabs what is left (down to their tab bar: a click on the splitter's handle, or a
-drag, gives them room again); a window with room to spare keeps the splitter as it was."""
+"""Room for the grid (issue 28 item 6): at 1000x700 a stack run's flow chart and the tabs below
+left the grid one row, cut. When the window is resized or the flow chart appears, the middle
+splitter gives the grid two whole rows first, the flow chart at least its minimum height, and the
+tabs what is left (down to their tab bar: a click on the splitter's handle, or a drag, gives them
+room again); a window with room to spare keeps the splitter as it was. Between flow chart and
+grid, the chart gets up to its preferred height from what two whole rows leave."""
 
 from __future__ import annotations
 
 from PySide6.QtWidgets import QSplitter
+
+from gradviz.qt.flow_view import PREFERRED_HEIGHT
 
 
 class GridRoom:
@@ -29,8 +32,22 @@ class GridRoom:
             return
         upper, lower = self.middle.sizes()
         need = self.needed()
-        if upper >= need:
+        if upper < need:
+            total = upper + lower
+            upper = min(need, total - self.tabs.tabBar().sizeHint().height())
+            self.middle.setSizes([upper, total - upper])
+        self.fit_flow()
+
+    def fit_flow(self) -> None:
+        """The flow chart as tall as two whole rows below it allow, up to PREFERRED_HEIGHT."""
+        split = self.flow_view.parentWidget()
+        if self.flow_view.isHidden() or not isinstance(split, QSplitter) or split.count() != 2:
             return
-        total = upper + lower
-        upper = min(need, total - self.tabs.tabBar().sizeHint().height())
-        self.middle.setSizes([upper, total - upper])
+        flow, grid = split.sizes()
+        total = flow + grid
+        want = min(
+            PREFERRED_HEIGHT,
+            max(self.flow_view.minimumHeight(), total - self.grid.two_rows_height()),
+        )
+        if want != flow:
+            split.setSizes([want, total - want])

@@ -38,6 +38,11 @@ CHART_W, CHART_H = 460, 330  # one chart of an exported figure
 PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 58, 12, 6, 46
 NOTE_H = 14
 DEAD_MARK = 4.0  # half size of the death cross
+# Below this height (the window's flow view between its grid rows) the figure is drawn compact:
+# title and legend share one line, the subtitle goes (the view's tooltip says it), the x label
+# and a chart's note share the line under the ticks; a 200 px view kept 35 px of data otherwise.
+COMPACT_BELOW = 300
+COMPACT_TOP, COMPACT_HEAD_H, COMPACT_TITLE_H, COMPACT_TICKS_H, COMPACT_LINE_H = 4, 20, 16, 15, 14
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,7 @@ class FlowLayout:
     height: float
     charts: tuple[Rect, ...]  # whole chart, title included
     plots: tuple[Rect, ...]  # data area
+    compact: bool = False  # see COMPACT_BELOW
 
 
 def export_size(fig: FL.FlowFigure) -> tuple[int, int]:
@@ -56,6 +62,8 @@ def export_size(fig: FL.FlowFigure) -> tuple[int, int]:
 
 def flow_layout(fig: FL.FlowFigure, width: float, height: float) -> FlowLayout:
     n = max(len(fig.charts), 1)
+    if height < COMPACT_BELOW:
+        return _compact_layout(fig, width, height, n)
     top = MARGIN + TITLE_H + SUBTITLE_H + LEGEND_H
     cw = max((width - 2 * MARGIN - (n - 1) * GAP_X) / n, 120.0)
     ch = max(height - top - MARGIN, 120.0)
@@ -70,6 +78,22 @@ def flow_layout(fig: FL.FlowFigure, width: float, height: float) -> FlowLayout:
             )
         )
     return FlowLayout(width, height, tuple(charts), tuple(plots))
+
+
+def _compact_layout(fig: FL.FlowFigure, width: float, height: float, n: int) -> FlowLayout:
+    top = COMPACT_TOP + COMPACT_HEAD_H
+    cw = max((width - 2 * MARGIN - (n - 1) * GAP_X) / n, 120.0)
+    ch = max(height - top - 2, 60.0)
+    bottom = COMPACT_TICKS_H + COMPACT_LINE_H + 2
+    charts, plots = [], []
+    for j in range(len(fig.charts)):
+        x = MARGIN + j * (cw + GAP_X)
+        charts.append(Rect(x, top, cw, ch))
+        py = top + COMPACT_TITLE_H
+        plots.append(
+            Rect(x + PLOT_LEFT, py, cw - PLOT_LEFT - PLOT_RIGHT, max(top + ch - bottom - py, 10.0))
+        )
+    return FlowLayout(width, height, tuple(charts), tuple(plots), compact=True)
 
 
 def layer_ticks(depth: int) -> list[int]:
@@ -89,6 +113,11 @@ class _FlowPainter(Painter):
     def draw_flow(self, fig: FL.FlowFigure, lay: FlowLayout) -> None:
         QtCore, QtGui, ink = self.QtCore, self.QtGui, self.ink
         self.p.fillRect(QtCore.QRectF(0, 0, lay.width, lay.height), QtGui.QColor(ink["background"]))
+        if lay.compact:
+            self._compact_head(fig, lay)
+            for chart, box, plot in zip(fig.charts, lay.charts, lay.plots):
+                self._chart(chart, box, plot, compact=True)
+            return
         room = lay.width - 2 * MARGIN
         px = 15.0
         while px > 10 and text_w(fig.title, px, True) > room:
@@ -101,10 +130,24 @@ class _FlowPainter(Painter):
         for chart, box, plot in zip(fig.charts, lay.charts, lay.plots):
             self._chart(chart, box, plot)
 
-    def _flow_legend(self, fig: FL.FlowFigure, y: float) -> None:
+    def _compact_head(self, fig: FL.FlowFigure, lay: FlowLayout) -> None:
+        """The title, whole, then the legend on the same line: its last entry, the death cross,
+        elided to the room left (the charts' crosses say where)."""
+        room = lay.width - 2 * MARGIN
+        px = 12.5
+        while px > 10 and text_w(fig.title, px, True) > room / 2:
+            px -= 0.5
+        self.font(px, bold=True)
+        title_w = min(self.text_width(fig.title), room)
+        self.text(MARGIN, COMPACT_TOP, title_w + 1, COMPACT_HEAD_H - 4, fig.title)
+        self._flow_legend(fig, COMPACT_TOP - 4, x0=MARGIN + title_w + 16, right=MARGIN + room)
+
+    def _flow_legend(
+        self, fig: FL.FlowFigure, y: float, x0: float = MARGIN, right: float | None = None
+    ) -> None:
         QtCore = self.QtCore
         self.font(LEGEND_PX)
-        x = float(MARGIN)
+        x = float(x0)
         for e in fig.legend:
             width, _, radius = FL.MODE_STYLE.get(e.label, (2.0, e.dash, 3.0))
             self.pen(e.color, width, e.dash)
@@ -113,7 +156,10 @@ class _FlowPainter(Painter):
             self.text(x + 31, y, 200, 24, e.label, elide=False)
             x += 31 + self.text_width(e.label) + 18
         self._cross(x + 5, y + 12, self.ink["mark"])
-        self.text(x + 14, y, 400, 24, FL.DEAD_LABEL, color=self.ink["label"], elide=False)
+        if right is None:
+            self.text(x + 14, y, 400, 24, FL.DEAD_LABEL, color=self.ink["label"], elide=False)
+        elif right - x - 14 > 40:
+            self.text(x + 14, y, right - x - 14, 24, FL.DEAD_LABEL, color=self.ink["label"])
 
     def _dot(self, x: float, y: float, color: str, radius: float = 3.0) -> None:
         self.pen(color, 1.0)
@@ -127,21 +173,26 @@ class _FlowPainter(Painter):
         self.p.drawLine(QtCore.QPointF(x - d, y - d), QtCore.QPointF(x + d, y + d))
         self.p.drawLine(QtCore.QPointF(x - d, y + d), QtCore.QPointF(x + d, y - d))
 
-    def _chart(self, chart: FL.FlowChart, box: Rect, plot: Rect) -> None:
+    def _chart(self, chart: FL.FlowChart, box: Rect, plot: Rect, compact: bool = False) -> None:
         QtCore = self.QtCore
         self.font(11, bold=True)
-        self.text(plot.x, box.y, plot.w, PANEL_TITLE_H, chart.title)
+        self.text(plot.x, box.y, plot.w, COMPACT_TITLE_H if compact else PANEL_TITLE_H, chart.title)
         self.pen(self.ink["frame"], 0.8)
         self.no_brush()
         self.p.drawRect(QtCore.QRectF(plot.x, plot.y, plot.w, plot.h))
-        self.font(10.5)
-        self.text(plot.x, plot.bottom + 18, plot.w, 14, chart.xlabel, "center")
+        if compact:  # one line under the ticks: the x label, then the chart's note
+            self.font(10)
+            line = chart.xlabel + (f" · {chart.note}" if chart.note else "")
+            self.text(box.x, plot.bottom + COMPACT_TICKS_H, box.w, COMPACT_LINE_H, line, "center")
+        else:
+            self.font(10.5)
+            self.text(plot.x, plot.bottom + 18, plot.w, 14, chart.xlabel, "center")
         self.p.save()
         self.p.translate(box.x + 9, plot.y + plot.h / 2)
         self.p.rotate(-90)
         self.text(-plot.h / 2, -8, plot.h, 16, chart.ylabel, "center")
         self.p.restore()
-        if chart.note:
+        if chart.note and not compact:
             self.font(9, italic=True)
             self.text(
                 box.x, plot.bottom + 32, box.w, NOTE_H, chart.note, "center", self.ink["note"]

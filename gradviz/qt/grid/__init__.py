@@ -1,6 +1,7 @@
-"""The window's gradient grid, split by job: view (the scroll area of rows), row (a tensor's
-header and plots), cell (one reusable plot and its state), draw (a panel per view kind), links
-(one range per row). It draws the figure description of gradviz.plots.figure."""
+"""The window's gradient grid, split by job: view (the scroll area of rows), fill (a row drawn
+from its description), row (a tensor's header and plots), cell (one reusable plot and its state),
+axis (tick labels), notes (a plot's note line), draw (a panel per view kind), links (one range per
+row), readout (the value under the mouse). It draws the figure description of gradviz.plots.figure."""
 
 from gradviz.qt.grid.view import GridView
 

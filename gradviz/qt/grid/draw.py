@@ -15,7 +15,6 @@ from gradviz.plots.palette import (
     diverging_lut,
 )
 from gradviz.qt.grid.cell import Cell
-from gradviz.qt.grid.corners import view_points
 from gradviz.qt.theme import surface
 
 MARKER_LIMIT = 2000
@@ -67,7 +66,6 @@ def draw(cell: Cell, panel: Panel) -> None:
 def _series(cell: Cell, panel: Panel) -> None:
     s, slot = panel.series, cell.slot
     cell.data = {"x": s.x, "y": s.y, "n": s.n, "decimated": s.decimated}
-    slot.points = view_points(s.x, s.y)
     if slot.curve is not None:  # the same kind of plot as before: new data only
         slot.curve.setData(s.x, s.y)
         return
@@ -114,12 +112,6 @@ def _hist(cell: Cell, panel: Panel) -> None:
         pen=pen(panel.color, panel.dash),
     )
     cell.data = {"edges": h.edges, "counts": h.counts, "n": h.n}
-    # a bar covers its whole height, down to 0: its top, middle and foot count as drawn
-    mid, counts = 0.5 * (h.edges[:-1] + h.edges[1:]), np.asarray(h.counts, dtype=np.float64)
-    foot = np.where(counts > 0, 0.02 * counts, np.nan)
-    cell.slot.points = view_points(
-        np.concatenate([mid, mid, mid]), np.concatenate([counts, 0.5 * counts, foot])
-    )
     if h.nonfinite.total:
         cell.data["nonfinite"] = h.nonfinite
 
@@ -143,7 +135,6 @@ def _scatter(cell: Cell, panel: Panel) -> None:
         symbolPen=None,
     )
     cell.data = {"x": sc.x, "y": sc.y, "n": sc.n}
-    cell.slot.points = view_points(sc.x, sc.y)
 
 
 def _points(cell: Cell, panel: Panel) -> None:
@@ -163,11 +154,6 @@ def _points(cell: Cell, panel: Panel) -> None:
     plot.setXRange(*panel.x_range, padding=0)
     plot.setYRange(*panel.y_range, padding=0)
     cell.data = {"projections": {ps.label: ps.y for ps in panel.points}}
-    if panel.points:
-        cell.slot.points = view_points(
-            np.concatenate([np.ravel(ps.x) for ps in panel.points]),
-            np.concatenate([np.ravel(ps.y) for ps in panel.points]),
-        )
 
 
 def _heatmap(cell: Cell, panel: Panel) -> None:

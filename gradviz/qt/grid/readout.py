@@ -15,7 +15,8 @@ from PySide6.QtCore import QEvent, QObject
 
 from gradviz.model import MODES
 from gradviz.plots.ticks import fmt
-from gradviz.qt.grid.cell import Cell, small_font
+from gradviz.qt.grid.axis import small_font
+from gradviz.qt.grid.cell import Cell
 from gradviz.qt.theme import surface
 
 # Views whose x axis is the flat element index: the readout names the element and its values.
@@ -94,7 +95,6 @@ class HoverReadout:
         self.label.setZValue(2000)
         self.label.hide()
         self.text = ""  # what the label says now ("" when hidden; tests)
-        self._over = None  # the CellPlot whose notes the label hides
         row.canvas.scene().sigMouseMoved.connect(self.moved)
         # the scene sees no move when the mouse leaves the canvas: a readout stayed behind
         self._leave = _LeaveFilter(self.hide, row.canvas)
@@ -107,7 +107,7 @@ class HoverReadout:
                 p = vb.mapSceneToView(scene_pos)
                 text = cell_text(cell, self.results(), self.row.name, p.x(), p.y())
                 if text:
-                    self.show(vb, text, vb.mapFromScene(scene_pos), cell.slot)
+                    self.show(vb, text, vb.mapFromScene(scene_pos))
                     return
                 break
         self.hide()
@@ -117,14 +117,8 @@ class HoverReadout:
         nearly opaque panel of the readout surface, readable over any curve."""
         return surface("note"), surface("readout_fill")
 
-    def show(self, vb, text: str, cursor=None, slot=None) -> None:
-        """`cursor`: the mouse in vb's own coordinates; the label goes to the corner away from it.
-        `slot`: the CellPlot of vb, whose corner notes are hidden meanwhile (they overlapped)."""
-        if slot is not self._over:
-            self._notes(True)
-            self._over = slot
-            if slot is not None:
-                slot.show_notes(False)
+    def show(self, vb, text: str, cursor=None) -> None:
+        """`cursor`: the mouse in vb's own coordinates; the label goes to the corner away from it."""
         colors = self.colors()
         if colors != self._colors:  # first shown, or the scheme changed since
             self._colors = colors
@@ -151,12 +145,6 @@ class HoverReadout:
     def hide(self) -> None:
         self.label.hide()
         self.text = ""
-        self._notes(True)
-        self._over = None
-
-    def _notes(self, on: bool) -> None:
-        if self._over is not None:
-            self._over.show_notes(on)
 
 
 class _LeaveFilter(QObject):

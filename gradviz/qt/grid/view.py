@@ -4,7 +4,6 @@ so the grid shows what an export of it writes. Rows keep their own view and reus
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
@@ -13,8 +12,6 @@ from PySide6.QtWidgets import QApplication, QLabel, QScrollArea, QVBoxLayout, QW
 from gradviz.app.analysis import comparison_as_pair, result_as_pair
 from gradviz.model import FRAMEWORKS, MODES, RunResult
 from gradviz.plots import figure as F
-from gradviz.plots import series as S
-from gradviz.plots.logscale import log_row
 from gradviz.plots.palette import FRAMEWORK_LABEL
 from gradviz.qt.theme import mark_color, surface
 from gradviz.vocab import ErrorKind
@@ -30,7 +27,7 @@ if TYPE_CHECKING:
 
 def import_plots() -> None:
     """Import the grid's pyqtgraph side now rather than when the first row is drawn."""
-    from gradviz.qt.grid import draw, links, readout, row  # noqa: F401
+    from gradviz.qt.grid import draw, fill, links, readout, row  # noqa: F401
 
 
 HEADER_STYLE = "font-size: 11px"
@@ -226,12 +223,17 @@ class GridView(QScrollArea):
         return F.select_row(fig, tensor) if panel is None else F.select_panel(fig, tensor, panel)
 
     def two_rows_height(self) -> int:
-        """The grid's height with its header and two whole rows in view (qt/grid_room.py)."""
+        """The grid's height with its header and two whole rows in view (qt/grid_room.py), and
+        the horizontal scroll bar where the rows are wider than the grid (it took the second
+        row's tick labels at 1000x700)."""
         from gradviz.qt.grid.row import ROW_HEIGHT
 
         m = self._lay.contentsMargins()
         # the header wraps: its height at the grid's width (its size hint is a narrow one's)
         head = self.header.heightForWidth(self.viewport().width() - 4)
+        wide = max((r.minimumWidth() for r in self.rows.values()), default=0)
+        bar = self.horizontalScrollBar()
+        scrolls = wide + m.left() + m.right() > self.viewport().width() or bar.isVisible()
         return (
             max(head, 0)
             + 2 * ROW_HEIGHT
@@ -239,6 +241,7 @@ class GridView(QScrollArea):
             + m.top()
             + m.bottom()
             + 2 * self.frameWidth()
+            + (bar.sizeHint().height() if scrolls else 0)
         )
 
     def against_label(self) -> str | None:
@@ -346,52 +349,9 @@ class GridView(QScrollArea):
         )
 
     def _fill(self, row: TensorRow) -> None:
-        from gradviz.qt.grid.cell import Cell
-        from gradviz.qt.grid.draw import draw, values_kind
-        from gradviz.qt.grid.links import link
+        from gradviz.qt.grid.fill import fill
 
-        view = row.view()
-        desc = replace(self._row_desc[row.name], view=view)
-        columns = F.grid_columns(self._described, view, self.modes, self.against_label())
-        panels = log_row(
-            F.row_panels(self._described, desc, view, columns, S.DEFAULT_BUCKETS, self._curves),
-            self.log_scale,
-        )
-        row.show_header(desc)
-        row.cells = []
-        row.used = 0
-        for col, panel in enumerate(panels):
-            if panel.waiting and _waitable(row, col, panel):
-                # last run's curve stays in place, hidden under one reusable note: a re-run then
-                # only sets data, with no reset, axes or layout change (~90 ms less)
-                slot = row.plots[col]
-                row.used = col + 1
-                slot.wait(True)
-                row.cells.append(
-                    Cell(panel.framework, panel.mode, slot, False, panel.note, panel=panel)
-                )
-                continue
-            log = panel.log_y and panel.series is not None
-            kind = values_kind(panel)
-            # log10 |g| drawn on a linear axis, as the exporters draw it: a reused plot keeps
-            # to one of the two (no zero line on a log plot)
-            slot = row.plot(col, kind + ("log",) if log and kind else kind)
-            slot.style(panel)
-            cell = Cell(panel.framework, panel.mode, slot, True, panel=panel)
-            draw(cell, panel)
-            row.cells.append(cell)
-        row.retire_unused()
-        link(row.cells)
-        if self.plot_menu_hook is not None:
-            for c in row.cells:
-                menu = c.slot.vb.menu
-                c.slot.drop_menu_actions()
-                if menu is not None:
-                    before = set(menu.actions())
-                    menu.addSeparator()
-                    self.plot_menu_hook(menu, row.name, c.framework, c.mode)
-                    # removed again when the plot is reused for another tensor or mode
-                    c.slot.menu_actions = [a for a in menu.actions() if a not in before]
+        fill(self, row)
 
 
 def _same_against(a, b) -> bool:
@@ -404,15 +364,3 @@ def _ordered(results: dict) -> list[str]:
     return [fw for fw in FRAMEWORKS if fw in results] + [
         fw for fw in results if fw not in FRAMEWORKS
     ]
-
-
-def _waitable(row: TensorRow, col: int, panel) -> bool:
-    """Whether column `col` still shows last run's values curve of this panel's mode."""
-    if panel.kind != "values" or col >= len(row.plots):
-        return False
-    slot = row.plots[col]
-    return (
-        slot.kind is not None
-        and slot.kind[:3] == ("values", panel.framework, panel.mode)
-        and slot.curve is not None
-    )
