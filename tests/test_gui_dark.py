@@ -20,7 +20,7 @@ from gradviz.model import CheckResult  # noqa: E402
 from gradviz.plots.palette import MODE_COLORS, PLOT_SCHEMES, VERDICT_TINT, contrast_ratio  # noqa: E402
 from gradviz.qt import export_actions as EA  # noqa: E402
 from gradviz.qt.export import render_flow_image  # noqa: E402
-from gradviz.qt.theme import SURFACES, figure_ink  # noqa: E402
+from gradviz.qt.theme import SURFACES, figure_ink, framework_color  # noqa: E402
 
 pytestmark = pytest.mark.gui
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -270,7 +270,7 @@ def test_every_coloured_entry_reads_in_dark(qtbot, shown):
     for color, text in re.findall(
         r"color:\s*(#\w{6})'>([^<]*)<", win.grid.header.text() + win.pair_label.text()
     ):
-        if text in ("●", "╌╌", "━━"):  # legend marks: lines and dots, 3:1
+        if text in ("●", "╌╌", "━━", "┈┈"):  # legend marks: lines and dots, 3:1
             assert contrast_ratio(color, window_bg) >= 3, (text, color)
             marks += 1
         else:
@@ -348,11 +348,13 @@ def test_dark_window_exports_a_light_figure(qtbot, shown, tmp_path):
         SURFACES["dark"]["window"],
     }
     assert "#ffffff" in fills and not fills & dark_surfaces, fills
-    # the titles are drawn in the light scheme's mode colours, whatever the window shows
+    # the titles are drawn in the light scheme's mode and framework colours, whatever the
+    # window shows
     titles = {
         (t.text or "").strip(): (t.get("fill") or "").lower() for t in root.iter(SVG_NS + "text")
     }
-    assert titles["torch · default"] == MODE_COLORS["default"]
+    assert titles["· default"] == MODE_COLORS["default"]
+    assert titles["torch"] == framework_color("torch", "light")
 
 
 def test_flow_chart_is_dark_in_the_window_and_light_in_files(qtbot, make_window, corpus_dir):

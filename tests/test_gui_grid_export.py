@@ -26,16 +26,20 @@ def _plain(markup: str) -> str:
 
 
 def _window_panel(cell):
-    """(title, title colour, x label, y label, note) as the window's plot shows them."""
+    """(title, its coloured parts [(text, colour)], x label, y label, note) as the window's plot
+    shows them: the title's framework in the framework's colour, the rest in the mode's."""
     plot = cell.plot
     markup = plot.titleLabel.text
-    color = re.search(r"color:\s*(#[0-9a-fA-F]{6})", markup).group(1).lower()
+    parts = [
+        (" ".join(_plain(text).split()), color.lower())
+        for color, text in re.findall(r"color:\s*(#[0-9a-fA-F]{6})[^>]*>([^<]+)<", markup)
+    ]
     note = ""
     if not cell.has_data:
         note = cell.slot.message_item.textItem.toPlainText()
     axes = [plot.getAxis(a) for a in ("bottom", "left")]
     labels = tuple(a.labelText if a.isVisible() else "" for a in axes)
-    return _plain(markup), color, *labels, " ".join(note.split())
+    return _plain(markup), parts, *labels, " ".join(note.split())
 
 
 def _svg(path):
@@ -89,10 +93,13 @@ def test_window_grid_and_svg_export_draw_the_same_figure(shown, tmp_path, view):
     for row in grid.rows.values():
         panels = [_window_panel(c) for c in row.cells]
         n_panels += len(panels)
-        # every window panel's title is in the file, in the same colour, row by row in order
-        assert _in_order([p[0] for p in panels], words)
-        for title, color, xlabel, ylabel, note in panels:
-            assert color in fills[title], (title, color, fills[title])
+        # every window panel's title is in the file, each part in the same colour, row by row
+        # in order
+        assert _in_order([text for p in panels for text, _c in p[1]], words)
+        for _title, parts, xlabel, ylabel, note in panels:
+            assert [t for t, _c in parts][0] == cell_fw(_title)
+            for text, color in parts:
+                assert color in fills[text], (text, color, fills[text])
             if note:  # an empty panel: its note is the file's note
                 assert note[:25] in " ".join(words), (note, words)
             else:  # a drawn panel: its axis labels are the file's
@@ -109,8 +116,9 @@ def test_window_grid_and_svg_export_draw_the_same_figure(shown, tmp_path, view):
                 f"{fw} · {m}" for fw in ("torch", "tf") for m in ("default", "custom", "numeric")
             ]
     # the file has exactly the window's panels: one title per panel
-    titles = [w for w in words if re.fullmatch(r"(torch|tf) · \w+( vs \w+)?", w)]
+    titles = [w for w in words if re.fullmatch(r"· \w+( vs \w+)?", w)]
     assert len(titles) == n_panels
+    assert len([w for w in words if w in ("torch", "tf")]) >= n_panels
     # the window's title and legend are the file's
     header = _plain(grid.header.text())
     fig = grid.figure()
@@ -134,6 +142,10 @@ def test_window_grid_and_svg_export_draw_the_same_figure(shown, tmp_path, view):
         want = MODE_COLORS[c.mode.split("~")[0]]
         assert want in colours, (c.framework, c.mode, colours)
         assert want in strokes
+
+
+def cell_fw(title: str) -> str:
+    return title.split(" · ")[0]
 
 
 def pg_brush(item):

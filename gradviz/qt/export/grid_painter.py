@@ -27,6 +27,7 @@ from gradviz.qt.export.layout import (
     value_to_px,
 )
 from gradviz.qt.export.painter import Painter
+from gradviz.qt.theme import framework_color
 
 
 class GridPainter(Painter):
@@ -97,6 +98,18 @@ class GridPainter(Painter):
             self.text(x, y, 200, ROW_HEADER_H, v, color=VERDICT_TEXT.get(v, "#333333"), elide=False)
             x += self.text_width(v) + 16
 
+    def _panel_title(self, panel, x: float, y: float, width: float) -> None:
+        """The panel's title: its framework in the framework's colour (the column group it is
+        of), the rest in the mode's, as the window's plot titles (qt/grid/cell.py)."""
+        fw, sep, rest = panel.title.partition(" · ")
+        if not sep or fw != panel.framework:
+            self.text(x, y, width, PANEL_TITLE_H, panel.title, color=panel.color)
+            return
+        fw_w = min(self.text_width(fw), width)
+        self.text(x, y, fw_w + 1, PANEL_TITLE_H, fw, color=framework_color(fw, "light"))
+        rest_x = x + fw_w
+        self.text(rest_x, y, max(width - fw_w, 0), PANEL_TITLE_H, f" · {rest}", color=panel.color)
+
     def _panel(self, panel: F.Panel, box: Rect, plot: Rect):
         QtCore = self.QtCore
         self.font(11, bold=True)
@@ -121,7 +134,7 @@ class GridPainter(Painter):
         while px > 8.5 and text_w(panel.title, px, True) > title_w:  # shrink before eliding
             px -= 0.5
         self.font(px, bold=True)
-        self.text(box.x + PLOT_LEFT, box.y, title_w, PANEL_TITLE_H, panel.title, color=panel.color)
+        self._panel_title(panel, box.x + PLOT_LEFT, box.y, title_w)
         if panel.nonfinite_text:
             # in the title line, where it never hides data
             used = self.text_width(panel.title) + 10

@@ -15,7 +15,7 @@ from gradviz.plots.palette import NAN_COLOR
 from gradviz.qt.grid.axis import CompactAxis, small_font
 from gradviz.qt.grid.notes import NOTE_ROW, NoteLine, message_label
 from gradviz.qt.grid.ysync import unsync_y
-from gradviz.qt.theme import plot_options, plot_text, surface
+from gradviz.qt.theme import framework_color, plot_options, plot_text, surface
 
 # The first of the grid's modules to set up pyqtgraph (after the window's first paint, view.py):
 # its defaults for every plot made from now on, on the colour scheme the window shows.
@@ -42,6 +42,18 @@ def _remove(item) -> None:
     item.setParentItem(None)
     if item.scene() is not None:
         item.scene().removeItem(item)
+
+
+def title_html(panel: Panel) -> str:
+    """The plot's title: its framework in the framework's colour (which column group it is of,
+    with two or three frameworks side by side), the rest in the mode's colour."""
+    fw, sep, rest = panel.title.partition(" · ")
+    if not sep or fw != panel.framework:
+        return f"<span style='color:{plot_text(panel.color)}; font-size:9pt'>{panel.title}</span>"
+    return (
+        f"<span style='font-size:9pt'><span style='color:{plot_text(framework_color(fw))}'>"
+        f"{fw}</span><span style='color:{plot_text(panel.color)}'> · {rest}</span></span>"
+    )
 
 
 class CellPlot:
@@ -80,7 +92,7 @@ class CellPlot:
 
     # --- look -------------------------------------------------------------------------------------
     def style(self, panel: Panel) -> None:
-        html = f"<span style='color:{plot_text(panel.color)}; font-size:9pt'>{panel.title}</span>"
+        html = title_html(panel)
         if self._title != html:  # setTitle lays out HTML: not for nothing
             self.item.setTitle(html)
             self.item.titleLabel.setMaximumHeight(TITLE_ROW_H)

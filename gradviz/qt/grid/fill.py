@@ -47,6 +47,7 @@ def fill(grid, row: TensorRow) -> None:
         cell = Cell(panel.framework, panel.mode, slot, True, panel=panel)
         draw(cell, panel)
         row.cells.append(cell)
+    row.set_groups([c.framework for c in row.cells])
     row.retire_unused()
     link(row.cells)
     if grid.plot_menu_hook is not None:

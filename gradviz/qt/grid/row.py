@@ -30,6 +30,8 @@ HEADER_W = 150
 # scrolls sideways in a small window instead of cutting columns off.
 MIN_CELL_W = 130
 MIN_HEATMAP_W = 190  # a heatmap cell also holds its colour bar
+PLOT_GAP = 2  # pixels between two plots of a framework
+GROUP_GAP = 16  # and between two frameworks' column groups (torch | tf | jax)
 
 
 class QuietCombo(QComboBox):
@@ -77,6 +79,7 @@ class TensorRow(QFrame):
         self.used = 0  # plots of self.plots taken by the current fill
         self.highlighted = False
         self.desc = None  # the Row description its header shows
+        self.groups: list[str] = []  # the framework of each column (set_groups)
         self.setFrameShape(QFrame.StyledPanel)
         self.setObjectName("tensorRow")
         lay = QHBoxLayout(self)
@@ -110,7 +113,7 @@ class TensorRow(QFrame):
         lay.addWidget(head)
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
-        self.canvas.ci.setSpacing(2)
+        self.canvas.ci.setSpacing(PLOT_GAP)
         self.canvas.ci.setContentsMargins(1, 1, 1, 1)
         # no pyqtgraph "Export…" in a plot's menu: its "Matplotlib Window" is broken and its
         # images are not what File ▸ Export draws (the window's own figure description)
@@ -213,10 +216,20 @@ class TensorRow(QFrame):
         used = self.plots[: self.used]
         ci = self.canvas.ci
         need = sum(slot.item.effectiveSizeHint(Qt.SizeHint.MinimumSize).width() for slot in used)
-        need += ci.layout.horizontalSpacing() * max(0, len(used) - 1) + 4
+        need += sum(ci.layout.columnSpacing(col) for col in range(len(used) - 1)) + 4
         width = HEADER_W + 16 + int(max(self.used * each, need) + 0.999)
         if width != self.minimumWidth():
             self.setMinimumWidth(width)
+
+    def set_groups(self, frameworks: list[str]) -> None:
+        """A wider gap after the last column of each framework: the row's columns read as one
+        group per framework (one, two or three of them)."""
+        lay = self.canvas.ci.layout
+        for col in range(len(frameworks) - 1):
+            gap = GROUP_GAP if frameworks[col + 1] != frameworks[col] else PLOT_GAP
+            if lay.columnSpacing(col) != gap:
+                lay.setColumnSpacing(col, gap)
+        self.groups = list(frameworks)
 
     def retire(self, slot: CellPlot) -> None:
         """Take a plot out of the layout and keep it in self.spare for reuse. Freeing a removed

@@ -33,10 +33,14 @@ def import_plots() -> None:
 HEADER_STYLE = "font-size: 11px"
 
 
+LEGEND_LINES = {"dash": "╌╌", "dot": "┈┈", "solid": "━━"}
+
+
 def legend_html(fig_legend) -> str:
     parts = []
     for e in fig_legend:
-        mark = "●" if e.marker == "dot" else ("╌╌" if e.dash == "dash" else "━━")
+        # each framework's line style as the plots draw it (JAX's dotted read as solid "━━")
+        mark = "●" if e.marker == "dot" else LEGEND_LINES.get(e.dash, "━━")
         parts.append(f"<span style='color:{mark_color(e.color)}'>{mark}</span>&nbsp;{e.label}")
     return " &nbsp;&nbsp; ".join(parts)
 
