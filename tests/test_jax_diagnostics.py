@@ -27,6 +27,8 @@ TRAP_CODES = {
     "GV102-grad-shape",
     "GV103-grad-dtype",
     "GV606-one-argument-unpacked",
+    "GV107-input-shape",  # nor the input stories, told for an op's inputs, not a rule's
+    "GV109-input-range",
     "GV608-vjp-residuals",
     "GV609-jvp-nonlinear",
     "GV610-nondiff-array",

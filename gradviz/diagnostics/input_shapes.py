@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from gradviz.diagnostics import jax_traps
 from gradviz.diagnostics.context import Context, first_lines
 
 # the frameworks' words for "this tensor has the wrong rank or size" (torch, then TensorFlow)
@@ -34,8 +35,8 @@ def _int_ranges(ctx: Context) -> list:
     """GV109: an index out of the op's table. Integer inputs are drawn from their range with both
     ends included (DESIGN.md), so range (0, 10) for a table of 10 rows gives index 10 too."""
     found = ctx.error_matching(_INDEX_ERROR)
-    if found is None:
-        return []
+    if found is None or jax_traps.explains(ctx, found[1]):
+        return []  # a JAX bwd indexing its residuals (GV608): no table, no integer input
     err = found[1]
     message = (
         f"The op raised an index error ({err.type}: {first_lines(err.message)[:160]}). "

@@ -304,3 +304,8 @@ def in_rule(ctx: Context, where: str) -> bool:
     return rule is not None and any(
         jax_source.contains(fn, line) for fn in (rule.fwd, rule.bwd, rule.jvp)
     )
+
+
+def explains(ctx: Context, err) -> bool:
+    """A JAX trap finding stands at the error's own line: no other check's story for it."""
+    return bool(err.where) and any(f.where == err.where for f in findings(ctx))

@@ -77,6 +77,18 @@ def _dict_residuals_fwd(x):
 dict_residuals.defvjp(_dict_residuals_fwd, lambda res, g: (g * res["c"],))  # GV608
 
 
+@jax.custom_vjp
+def index_residuals(x):
+    return jnp.sin(x)
+
+
+def _index_residuals_bwd(res, g):
+    return (g * res[0] * res[1],)  # GV608
+
+
+index_residuals.defvjp(lambda x: (jnp.sin(x), (jnp.cos(x),)), _index_residuals_bwd)
+
+
 @jax.custom_jvp
 def abs_tangent(x):
     return jnp.abs(x)
