@@ -8,6 +8,7 @@ from gradviz.backends.checks.float64_witness import unless_rounding
 from gradviz.backends.checks.outcome import brief, compare, failed, passed, skipped
 from gradviz.backends.user_code import error_info
 from gradviz.compare.metrics import tolerances
+from gradviz.model import CheckResult
 from gradviz.vocab import ErrorKind
 
 NAME = "compiled"
@@ -40,8 +41,7 @@ def torch_check(ctx):
 
 
 def _torch(ctx, dtype: str):
-    import torch
-
+    from gradviz.backends.checks import torch_compile_kept as K
     from gradviz.backends.checks import torch_ops as T
 
     built = ctx.build("custom", dtype)
@@ -56,28 +56,24 @@ def _torch(ctx, dtype: str):
     def run(*a):
         return tuple(T.call(ctx, built, dict(zip(names, a))))
 
-    def compiled_grads(fullgraph: bool):
-        fn = torch.compile(run, backend=TORCH_BACKEND, fullgraph=fullgraph, dynamic=False)
+    def compiled_grads(fn):
         leaves = T.leaves(ctx, dtype)
         outs = list(fn(*leaves.values()))
         return [T.numpy(g) for g in T.training_grads(outs, list(leaves.values()), ups)]
 
-    note = ""
-    torch._dynamo.reset()
-    try:
+    key = K.key_of(ctx, dtype, tuple((n, tuple(x.shape)) for n, x in xs.items()))
+    kept = K.find(ctx, key)
+    got = None
+    if kept is not None:  # compiled in an earlier run of this op: Dynamo's guards decide
         try:
-            got = compiled_grads(fullgraph=True)
-        except Exception as exc:  # noqa: BLE001 - a graph break: try with breaks allowed
-            note = (
-                f"; it does not compile as one graph (graph break: "
-                f"{_first_line(exc)}), so part of it runs eagerly"
-            )
-            try:
-                got = compiled_grads(fullgraph=False)
-            except Exception as exc2:  # noqa: BLE001
-                return _raised(ctx, exc2, f"torch.compile(backend={TORCH_BACKEND!r})")
-    finally:
-        torch._dynamo.reset()  # the user's module is reloaded fresh next run: drop its code
+            got, note = compiled_grads(kept.fn), kept.note
+        except Exception:  # noqa: BLE001 - compiled afresh below, which says what it raises
+            K.drop_all()
+    if got is None:
+        fresh = _compile_fresh(ctx, run, compiled_grads, key)
+        if isinstance(fresh, CheckResult):  # it raised
+            return fresh
+        got, note = fresh
     tol = tolerances(dtype, numeric=True)  # compilers reorder float arithmetic
     for name, a, b in zip(names, got, eager):
         if (a is None) != (b is None):
@@ -103,6 +99,43 @@ def _torch(ctx, dtype: str):
     return passed(
         NAME, f"torch.compile(backend={TORCH_BACKEND!r}) gives the eager custom gradient{note}"
     )
+
+
+def _compile_fresh(ctx, run, compiled_grads, key):
+    """(gradients, graph-break note) of `run` compiled now, whole graph first, and kept for the
+    op's next runs where `key` allows (torch_compile_kept); or the check's failure."""
+    import torch
+
+    from gradviz.backends.checks import torch_compile_kept as K
+
+    def compile_(fullgraph: bool):
+        fn = torch.compile(
+            K.own_code(run), backend=TORCH_BACKEND, fullgraph=fullgraph, dynamic=False
+        )
+        return fn, compiled_grads(fn)
+
+    if key is None:
+        K.drop_all()  # a Module is built afresh: nothing of an earlier trace applies
+    note = ""
+    try:
+        try:
+            fn, got = compile_(fullgraph=True)
+        except Exception as exc:  # noqa: BLE001 - a graph break: try with breaks allowed
+            note = (
+                f"; it does not compile as one graph (graph break: "
+                f"{_first_line(exc)}), so part of it runs eagerly"
+            )
+            try:
+                fn, got = compile_(fullgraph=False)
+            except Exception as exc2:  # noqa: BLE001
+                key = None
+                return _raised(ctx, exc2, f"torch.compile(backend={TORCH_BACKEND!r})")
+    finally:
+        if key is None:
+            K.drop_all()  # the user's module is reloaded fresh next run: drop its code
+    if key is not None:
+        K.keep(ctx, key, fn, note)
+    return got, note
 
 
 def _first_line(exc) -> str:
