@@ -228,6 +228,7 @@ def test_jax_advice_names_the_rules_parts(runs):
     assert "Fix the sign in bwd" in one("flipped", "GV305").fix
     assert "jnp.where" in one("nan_cotangent", "GV401").fix
     assert "tangent rule" in one("tangent_factor", "GV301").fix
+    assert '"x": (1, 8, 8, 3)' in one("NeedsFeatures", "GV107").fix  # channels last
     eqx = one("eqx_ignores_cotangent", "GV108").fix  # equinox's bwd returns no tuple
     assert eqx == (
         "Multiply by the cotangent: return g * (the derivative of the forward), the first "

@@ -73,7 +73,7 @@ class Finding:
     message: str  # one sentence, plain words, with numbers
     fix: str  # one sentence: what to do
     where: str = ""  # "file:line" in the user's file, or ""
-    framework: str = ""  # "torch" | "tf"
+    framework: str = ""  # "torch" | "tf" | "jax"
     op: str = ""
     tensor: str = ""
 

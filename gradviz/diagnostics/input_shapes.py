@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import re
 
-from gradviz.diagnostics import jax_traps
+from gradviz.diagnostics import jax_traps, jax_words
 from gradviz.diagnostics.context import Context, first_lines
 
-# the frameworks' words for "this tensor has the wrong rank or size" (torch, then TensorFlow)
+# the frameworks' words for "this tensor has the wrong rank or size" (torch, TensorFlow, JAX)
 _SHAPE_ERROR = re.compile(
     r"Expected \d+D|to be at least \d+D|need to be at least \d+D|shapes cannot be multiplied|"
     r"size mismatch|must match the size of tensor|cannot be broadcast|not aligned|"
     r"Incompatible shapes|Dimensions must be equal|must be at least rank|must be rank|"
-    r"Shape must be rank|ndims|Matrix size-incompatible|In\[0\] and In\[1\]",
+    r"Shape must be rank|ndims|Matrix size-incompatible|In\[0\] and In\[1\]|"
+    r"could not be broadcast together|dot_general requires contracting dimensions",
     re.IGNORECASE,
 )
 
@@ -66,8 +67,11 @@ def _shapes(ctx: Context) -> list:
         "unless @gradviz.op(inputs=...) gives its own. If the op needs inputs of other "
         "shapes (a conv, a matmul), that is a setting to change, not a bug in the op."
     )
-    fix = (
+    fix = jax_words.say(
+        ctx,
+        "input_shape",
         f'Give the op inputs of the shapes it expects: @gradviz.op(inputs={{"x": (1, 3, 8, 8)}}) '
-        f"on the op, or the shape setting (--shape 4x50 instead of {given})."
+        f"on the op, or the shape setting (--shape 4x50 instead of {given}).",
+        given=given,
     )
     return [ctx.finding("GV107-input-shape", "error", message, fix, err.where or ctx.op_where())]

@@ -112,6 +112,12 @@ _BOTH = {
         "rule of its own"
     ),
     "dtype_after": "; JAX passes it on as {own}",
+    # flax / equinox convolutions take channels last
+    "input_shape": (
+        'Give the op inputs of the shapes it expects: @gradviz.op(inputs={{"x": (1, 8, 8, 3)}}) '
+        "on the op (a flax conv takes channels last), or the shape setting (--shape 4x50 "
+        "instead of {given})."
+    ),
 }
 
 

@@ -2,6 +2,7 @@
 JAX's words (bwd, cotangent, the tangent rule, jnp), never torch's or TF's. The line each
 finding names says `# GVxxx`."""
 import equinox as eqx
+import flax.nnx as nnx
 import jax
 import jax.numpy as jnp
 
@@ -74,3 +75,11 @@ def _eqx_ignores_fwd(perturbed, x):
 @eqx_ignores_cotangent.def_bwd
 def _eqx_ignores_bwd(residuals, g, perturbed, x):  # GV108
     return 2.0 * residuals
+
+
+class NeedsFeatures(nnx.Module):
+    def __init__(self):
+        self.inner = nnx.Linear(4, 3, rngs=nnx.Rngs(0))
+
+    def __call__(self, x):
+        return self.inner(x)  # GV107
