@@ -84,6 +84,14 @@ def _not_applicable(ctx):
     return None
 
 
+def jax_check(ctx):
+    return skipped(
+        NAME,
+        "JAX has no autocast: no context changes the dtype an op computes in, and mixed "
+        "precision there is casting arrays yourself (the op then runs in the dtype it is given)",
+    )
+
+
 def torch_check(ctx):
     import torch
 

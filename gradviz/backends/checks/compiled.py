@@ -1,9 +1,12 @@
 """compiled: the custom gradient under a compiler equals the eager one. torch: torch.compile
 with the "aot_eager" backend (AOTAutograd traces forward and backward, no code generation, so it
-is cheap and needs no C compiler), whole graph first; TF: tf.function around the tape."""
+is cheap and needs no C compiler), whole graph first; TF: tf.function around the tape; JAX:
+jax.jit around jax.grad (two calls of one trace, as TF: Python state a rule reads is frozen at
+the trace)."""
 
 from __future__ import annotations
 
+from gradviz.backends.checks import outcome
 from gradviz.backends.checks.float64_witness import unless_rounding
 from gradviz.backends.checks.outcome import brief, compare, failed, passed, skipped
 from gradviz.backends.user_code import error_info
@@ -27,10 +30,11 @@ _FIX_CUSTOM_OP = (
 )
 
 
-def _raised(ctx, exc, during: str):
+def _raised(ctx, exc, during: str, fix: str = _FIX, first_line: bool = False):
     err = error_info(exc, ErrorKind.ERROR, ctx.backward_where())
-    text = brief(err.message)
-    fix = _FIX_CUSTOM_OP if ctx.info.kind == "custom_op" and "fake" in err.message.lower() else _FIX
+    text = brief(outcome.first_line(err.message) if first_line else err.message)
+    if ctx.info.kind == "custom_op" and "fake" in err.message.lower():
+        fix = _FIX_CUSTOM_OP
     return failed(NAME, "raised", f"{during} raised {err.type}: {text}", err.where, fix)
 
 
@@ -182,3 +186,46 @@ def _tf(ctx, dtype_name: str):
                     _FIX,
                 )
     return passed(NAME, "tf.function gives the eager custom gradient (two calls of one trace)")
+
+
+def jax_check(ctx):
+    if not ctx.tensor_plans():
+        return skipped(NAME, f"{ctx.info.name} takes no tensor argument")
+    return unless_rounding(ctx, lambda dtype: _jax(ctx, dtype))
+
+
+def _jax(ctx, dtype: str):
+    import jax
+
+    from gradviz.backends.checks import jax_ops as J
+
+    built = ctx.build("custom", dtype)
+    with J.scope(ctx, dtype):
+        xs = J.arrays(ctx, dtype)
+        names = list(xs)
+        probe = J.outputs(ctx, built, xs)
+        if not probe:
+            return skipped(
+                NAME, f"{ctx.info.name} returns no float output: nothing to differentiate"
+            )
+        grad = J.grad_fn(ctx, built, names, J.upstreams(ctx, probe))
+        eager = grad(*xs.values())
+        try:
+            jitted = jax.jit(grad)
+            got = jitted(*xs.values())
+            got_again = jitted(*xs.values())  # the trace reused: Python state stays as traced
+        except Exception as exc:  # noqa: BLE001 - JAX's refusal is the finding
+            return _raised(ctx, exc, "jax.jit(jax.grad(op))", J.FIX_TRACED, first_line=True)
+    tol = tolerances(dtype, numeric=True)  # XLA reorders and fuses float arithmetic
+    for k, name in enumerate(names):
+        for label, g in (("", got[k]), (" on a second call", got_again[k])):
+            ok, detail = compare(J.numpy(g), J.numpy(eager[k]), tol)
+            if not ok:
+                return failed(
+                    NAME,
+                    "differs",
+                    f"jax.jit gives another gradient for {name}{label} than eager: {detail}",
+                    ctx.backward_where(),
+                    J.FIX_TRACED,
+                )
+    return passed(NAME, "jax.jit gives the eager custom gradient (two calls of one trace)")

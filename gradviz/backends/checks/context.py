@@ -17,7 +17,7 @@ from gradviz.seeds import upstream_values
 
 @dataclass
 class CheckContext:
-    adapter: Any  # TorchAdapter | TfAdapter
+    adapter: Any  # TorchAdapter | TfAdapter | JaxAdapter
     obj: Any  # the user's Function / Module / custom_gradient / Layer
     info: OpInfo
     module: Any  # the user's loaded module
@@ -96,7 +96,12 @@ class CheckContext:
     # --- where to point ------------------------------------------------------------------------
     def backward_where(self) -> str:
         """The `def` line of the user's gradient: a Function's backward, a custom_gradient's
-        inner grad function, or that of the first such op a Module / Layer calls."""
+        inner grad function, or that of the first such op a Module / Layer calls; JAX: a
+        custom_vjp's bwd, a custom_jvp's jvp."""
+        if self.framework == "jax":
+            from gradviz.backends.jax_rules import rule_where
+
+            return rule_where(self.obj, self.info.where)
         path = self.info.where.rpartition(":")[0] or self.info.file  # an imported op's own file
         node = source.backward_of(
             source.parse(path), self.info.qualname, module=self.info.kind in ("module", "layer")

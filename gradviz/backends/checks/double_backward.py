@@ -1,15 +1,27 @@
 """double_backward: the custom gradient differentiated again (torch `create_graph=True`, TF
-nested tapes) must agree with the numeric derivative of the custom backward itself (what
-gradgradcheck checks) and, where the first derivatives agree, with the default's second
-derivative. Everything in float64, along a few random directions (cheap at any size)."""
+nested tapes, JAX jax.grad of the gradient through the rule) must agree with the numeric
+derivative of the custom backward itself (what gradgradcheck checks) and, where the first
+derivatives agree, with the default's second derivative. Everything in float64, along a few
+random directions (cheap at any size)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from gradviz.backends.checks.outcome import failed, passed, skipped
+from gradviz.backends.checks.outcome import (
+    CheckFailed,
+    failed,
+    first_line,
+    passed,
+    raised,
+    skipped,
+)
 from gradviz.backends.numeric import REL_EPS
+from gradviz.backends.user_code import error_info
 from gradviz.compare.rounding import narrowest
+from gradviz.vocab import ErrorKind
 
 NAME = "double_backward"
 DIRECTIONS = 3
@@ -20,6 +32,16 @@ _FIX_CUT = (
     "@once_differentiable (torch) so a double backward raises instead of returning a "
     "silent zero."
 )
+_FIX_JAX = (
+    "Compute the rule from jax.numpy / jax.lax ops on its residuals and the cotangent (no "
+    "jax.lax.stop_gradient, numpy or host callback in it): JAX differentiates the rule itself "
+    "for second derivatives (jax.hessian, jax.jvp of jax.grad)."
+)
+# how each framework's words name the second-order check and the fix
+_WORDS = {
+    "jax": ("jax.test_util.check_grads(order=2)", "", _FIX_JAX),
+}
+_TORCH_WORDS = ("gradgradcheck", f"; mark it {_ONCE} if that is intended", _FIX_CUT)
 
 
 def torch_check(ctx):
@@ -106,6 +128,41 @@ def tf_check(ctx):
     return _check(ctx, lambda b, v: tapes(b, v, True), lambda b, v: tapes(b, v, False)[0])
 
 
+def jax_check(ctx):
+    import jax
+    import jax.numpy as jnp
+
+    from gradviz.backends.checks import jax_ops as J
+
+    def grads(built, values, nested: bool):
+        names = list(values)
+        with J.scope(ctx, "float64"):
+            xs = [jnp.asarray(v, jnp.float64) for v in values.values()]
+            probe = J.outputs(ctx, built, dict(zip(names, xs)))
+            if not probe:
+                return None, None
+            ups = [jnp.asarray(_upstream(i, o.shape), o.dtype) for i, o in enumerate(probe)]
+            grad = J.grad_fn(ctx, built, names, ups)
+            g = [J.numpy(gi) for gi in grad(*xs)]
+            if not nested:
+                return g, None
+            vs = [jnp.asarray(v) for v in _vs(values)]
+
+            def along(*a):
+                return sum(jnp.sum(v * gi) for v, gi in zip(vs, grad(*a)))
+
+            try:
+                gg = jax.grad(along, argnums=tuple(range(len(xs))))(*xs)
+            except Exception as exc:  # noqa: BLE001 - the first order ran: JAX refuses the rule
+                err = error_info(exc, ErrorKind.ERROR, ctx.backward_where())
+                err = replace(err, message=first_line(err.message))
+                during = "differentiating the custom rule again (jax.grad of its gradient)"
+                raise CheckFailed(raised(NAME, err, during, fix=_FIX_JAX)) from exc
+            return g, [J.numpy(x) for x in gg]
+
+    return _check(ctx, lambda b, v: grads(b, v, True), lambda b, v: grads(b, v, False)[0])
+
+
 def _np(t):
     if t is None:
         return None
@@ -151,6 +208,7 @@ def _check(ctx, second, first):
     if g is None:
         return skipped(NAME, f"{ctx.info.name} returns no output that needs a gradient")
     names = list(values)
+    checker, mark, fix = _WORDS.get(ctx.framework, _TORCH_WORDS)
     gg = [np.zeros(np.shape(v)) if x is None else x for v, x in zip(values.values(), gg)]
     rng = np.random.default_rng(3)
     for _ in range(DIRECTIONS):
@@ -177,10 +235,9 @@ def _check(ctx, second, first):
                     f"the custom gradient is not differentiable: double backward gives zero "
                     f"(no graph) for {', '.join(names)}, while the numeric derivative of the "
                     f"backward along a random direction is {num:.4g}, so gradient penalties "
-                    f"and second-order methods get a silent zero; mark it {_ONCE} if that is "
-                    "intended",
+                    f"and second-order methods get a silent zero{mark}",
                     ctx.backward_where(),
-                    _FIX_CUT,
+                    fix,
                 )
             unfit = _unfit_for_differences(g, first(custom, values))
             if unfit:
@@ -189,14 +246,14 @@ def _check(ctx, second, first):
                 NAME,
                 "wrong_second",
                 f"differentiating the custom backward again gives {ana:.6g} along a random "
-                f"direction where its numeric derivative is {num:.6g} (gradgradcheck would "
+                f"direction where its numeric derivative is {num:.6g} ({checker} would "
                 "fail): part of the backward is computed outside the graph",
                 ctx.backward_where(),
-                _FIX_CUT,
+                fix,
             )
     note = _versus_default(ctx, second, values, g, gg)
     if isinstance(note, tuple):
-        return failed(NAME, "differs_default", note[0], ctx.backward_where(), _FIX_CUT)
+        return failed(NAME, "differs_default", note[0], ctx.backward_where(), fix)
     return passed(
         NAME,
         f"the custom gradient differentiated again agrees with the numeric "

@@ -1,6 +1,7 @@
-"""noncontiguous_upstream (torch): real training hands a backward upstream gradients that are
-transposed, sliced or expanded (the gradient of a sum is a zero-stride expand). The backward must
-run on each and give the gradient it gives for a contiguous upstream, without writing into it."""
+"""noncontiguous_upstream (torch; TF and JAX arrays have no strides: a skip there): real training
+hands a backward upstream gradients that are transposed, sliced or expanded (the gradient of a
+sum is a zero-stride expand). The backward must run on each and give the gradient it gives for a
+contiguous upstream, without writing into it."""
 
 from __future__ import annotations
 
@@ -32,6 +33,14 @@ def tf_check(ctx):
     return skipped(
         NAME,
         "TensorFlow tensors have no strides: an upstream gradient is always dense and contiguous",
+    )
+
+
+def jax_check(ctx):
+    return skipped(
+        NAME,
+        "JAX arrays have no strides or views: a rule is handed its cotangent as a dense array, "
+        "and XLA chooses the memory layout",
     )
 
 

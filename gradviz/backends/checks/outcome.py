@@ -60,6 +60,13 @@ def brief(text: str, limit: int = 240) -> str:
     return _short(text, limit)
 
 
+def first_line(text: str) -> str:
+    """An error's first line: JAX's following lines name tracers and the frames that made them
+    (gradviz's), not the user's fault."""
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    return lines[0] if lines else str(text)
+
+
 def compare(got, ref, tol: Tol) -> tuple[bool, str]:
     """(agree, "max abs difference X at N of M elements") for two gradients."""
     got = np.asarray(got, dtype=np.float64)

@@ -46,6 +46,10 @@ def tf_check(ctx):
     return _check(ctx)
 
 
+def jax_check(ctx):
+    return _check(ctx)
+
+
 def _check(ctx):
     if ctx.settings.dtype == "float64":
         return skipped(
@@ -93,7 +97,9 @@ def _check(ctx):
             "float32 rounding, not a bug" + also,
             tensors=tuple(rounding),
         )
-    why_not = _default_disagrees_too(ctx, infos64, grads64, bad64)
+    why_not = _default_disagrees_too(ctx, infos64, grads64, bad64) or _reversed(
+        infos64, grads64, bad64
+    )
     if why_not:
         return skipped(NAME, why_not)
     detail = "; ".join(f"{n}: {d}" for n, d in bad64.items())
@@ -233,3 +239,32 @@ def _default_disagrees_too(ctx, infos64: dict, grads64: dict, bad64: dict) -> st
                 "rounding cannot be told from a wrong gradient here"
             )
     return ""
+
+
+def _reversed(infos64: dict, grads64: dict, bad64: dict) -> str:
+    """Why a float64 disagreement is not called "not rounding" as if it were a bug: every one is
+    the numeric gradient times one negative factor at every element, a gradient reversal (or a
+    flipped sign: GV302 / GV305 tell which from the op's name), which is no question of
+    precision."""
+    factors = {}
+    tol = tolerances("float64", numeric=True)
+    for name in bad64:
+        ref = infos64.get(name, {}).get("grad")
+        if ref is None:
+            return ""
+        g = np.asarray(grads64[name], np.float64).reshape(-1)
+        ref = np.asarray(ref, np.float64).reshape(-1)
+        live = np.abs(ref) > tol.atol_for(ref)
+        if live.sum() < 2 or g.shape != ref.shape:
+            return ""
+        k = float(np.median(g[live] / ref[live]))
+        # as the check judges: within its float64 tolerance of k x numeric, everywhere
+        if k >= 0 or not np.allclose(g, k * ref, rtol=tol.rtol, atol=tol.atol_for(k * ref)):
+            return ""
+        factors[name] = k
+    said = ", ".join(f"{n} is {fmt(k)} x numeric" for n, k in factors.items())
+    return (
+        f"the custom gradient is numeric times a negative factor at every element ({said}): "
+        "a gradient reversal, or a flipped sign (the diagnostics say which), not a question "
+        "of precision"
+    )

@@ -1,5 +1,6 @@
 """vmap: per-sample gradients of a batch (torch.func.vmap over torch.func.grad, and jacrev; TF
-tf.vectorized_map over a tape) must equal the gradients of each sample run alone."""
+tf.vectorized_map over a tape; JAX jax.vmap over jax.grad, and jax.jacrev: jax_vmap.py) must
+equal the gradients of each sample run alone."""
 
 from __future__ import annotations
 
@@ -290,3 +291,9 @@ def _tf(ctx, dtype_name: str):
     return passed(
         NAME, f"tf.vectorized_map over {SAMPLES} samples gives each sample's own gradient{note}"
     )
+
+
+def jax_check(ctx):
+    from gradviz.backends.checks import jax_vmap
+
+    return jax_vmap.check(ctx)
