@@ -43,6 +43,29 @@ def test_the_built_in_straight_through_round_is_skipped_as_a_surrogate(engine, f
     assert np.all(x.grads["custom"] == 1.0) and np.all(x.grads["numeric"] == 0.0)
 
 
+VERDICTS = Path(__file__).resolve().parent / "corpus" / "verdicts"
+
+
+@pytest.mark.parametrize(
+    "framework, path, qualname",
+    [
+        ("torch", VERDICTS / "classes_torch.py", "Reversal"),
+        ("tf", VERDICTS / "classes_tf.py", "reversal"),
+    ],
+)
+def test_a_gradient_reversal_is_skipped_not_called_a_precision_bug(
+    engine, framework, path, qualname
+):
+    """-g for an identity: numeric times -1 at every element, in float64 too. Not rounding, and
+    no bug either: GV302 calls it an intended reversal by its name; precision says nothing."""
+    res, c = run(engine, path, qualname, framework)
+    assert (c.status, c.kind) == ("skip", "")
+    assert "x is -1 x numeric" in c.message and "gradient reversal, or a flipped sign" in c.message
+    found = codes(res)
+    assert "GV302-grad-surrogate" in found and "GV751-precision-bug" not in found
+    np.testing.assert_array_equal(res.tensor("x").grads["custom"], -np.ones(200))
+
+
 TF_SHAPES = """\
     import tensorflow as tf
 

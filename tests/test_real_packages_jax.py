@@ -4,7 +4,9 @@ derivative (a gradient scaling) differs.
 
 optax: the unit-simplex projection (a custom_jvp; sparsemax's Jacobian), weighted_logsoftmax (a
 custom_jvp with two differentiable inputs) and scale_gradient's rule (a custom_vjp).
-jax itself: jax.nn.relu, a custom_jvp of JAX's own, run when the file names it."""
+jax itself: jax.nn.relu, a custom_jvp of JAX's own, run when the file names it. Their contract
+checks: none fails but scale_gradient's precision (a scaling is not the derivative, in float64
+too, as for any framework's)."""
 
 import numpy as np
 import pytest
@@ -98,3 +100,32 @@ def test_jax_nn_relu_is_run_when_named_and_matches(engine, write_module):
     np.testing.assert_array_equal(res.tensor("x").grads["custom"], (x > 0).astype(np.float64))
     np.testing.assert_array_equal(res.tensor("x").grads["default"], (x > 0).astype(np.float64))
     assert verdicts(res)["x"] == "match"
+
+
+PACKAGE_OPS = {
+    "_projection_unit_simplex": "from optax.projections._projections import "
+    "_projection_unit_simplex\n",
+    "weighted_logsoftmax": "from optax.losses._classification import weighted_logsoftmax\n",
+    "_scale_gradient": "import gradviz\nfrom optax._src.utils import _scale_gradient\n\n"
+    'gradviz.op(name="scale_gradient", consts={"scale": 0.5})(_scale_gradient)\n',
+    "relu": 'import gradviz\nimport jax\n\ngradviz.op(name="relu")(jax.nn.relu)\n',
+}
+
+
+def test_the_packages_rules_pass_their_contract_checks(engine, write_module):
+    pytest.importorskip("optax")
+    from gradviz.model import CHECKS, RunRequest
+
+    reqs = [
+        RunRequest(write_module(f"{q.strip('_')}.py", src), q, "jax", RunSettings(checks=CHECKS))
+        for q, src in PACKAGE_OPS.items()
+    ]
+    for res in engine.run(reqs):
+        assert res.status == "ok", res.error
+        by = {c.name: (c.status, c.message) for c in res.checks}
+        assert by.pop("noncontiguous_upstream")[0] == by.pop("autocast")[0] == "skip"
+        if res.request.qualname == "_scale_gradient":
+            status, message = by.pop("precision")
+            assert status == "fail" and "max abs difference 0.5" in message  # 0.5 g for g
+            assert "differs from the default's (a surrogate?)" in by["double_backward"][1]
+        assert {n: s for n, (s, _) in by.items()} == dict.fromkeys(by, "pass"), by
