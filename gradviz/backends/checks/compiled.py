@@ -38,10 +38,14 @@ def _raised(ctx, exc, during: str, fix: str = _FIX, first_line: bool = False):
     return failed(NAME, "raised", f"{during} raised {err.type}: {text}", err.where, fix)
 
 
-def torch_check(ctx):
+def _checked(ctx, run):
     if not ctx.tensor_plans():
         return skipped(NAME, f"{ctx.info.name} takes no tensor argument")
-    return unless_rounding(ctx, lambda dtype: _torch(ctx, dtype))
+    return unless_rounding(ctx, lambda dtype: run(ctx, dtype))
+
+
+def torch_check(ctx):
+    return _checked(ctx, _torch)
 
 
 def _torch(ctx, dtype: str):
@@ -148,9 +152,7 @@ def _first_line(exc) -> str:
 
 
 def tf_check(ctx):
-    if not ctx.tensor_plans():
-        return skipped(NAME, f"{ctx.info.name} takes no tensor argument")
-    return unless_rounding(ctx, lambda dtype: _tf(ctx, dtype))
+    return _checked(ctx, _tf)
 
 
 def _tf(ctx, dtype_name: str):
@@ -173,25 +175,12 @@ def _tf(ctx, dtype_name: str):
             got_again = graph_fn(*xs)  # a second call: state kept in Python shows up here
         except Exception as exc:  # noqa: BLE001 - the framework's refusal is the finding
             return _raised(ctx, exc, "tf.function around the tape")
-    tol = tolerances(dtype_name, numeric=True)  # reordered float arithmetic
-    for k, name in enumerate(names):
-        for label, g in (("", got[k]), (" on a second call", got_again[k])):
-            ok, detail = compare(g.numpy(), eager[k].numpy(), tol)
-            if not ok:
-                return failed(
-                    NAME,
-                    "differs",
-                    f"tf.function gives another gradient for {name}{label} than eager: {detail}",
-                    ctx.backward_where(),
-                    _FIX,
-                )
-    return passed(NAME, "tf.function gives the eager custom gradient (two calls of one trace)")
+    pairs = [[a.numpy() for a in g] for g in (got, got_again, eager)]
+    return _twice_as_eager(ctx, names, *pairs, dtype_name, "tf.function", _FIX)
 
 
 def jax_check(ctx):
-    if not ctx.tensor_plans():
-        return skipped(NAME, f"{ctx.info.name} takes no tensor argument")
-    return unless_rounding(ctx, lambda dtype: _jax(ctx, dtype))
+    return _checked(ctx, _jax)
 
 
 def _jax(ctx, dtype: str):
@@ -216,16 +205,22 @@ def _jax(ctx, dtype: str):
             got_again = jitted(*xs.values())  # the trace reused: Python state stays as traced
         except Exception as exc:  # noqa: BLE001 - JAX's refusal is the finding
             return _raised(ctx, exc, "jax.jit(jax.grad(op))", J.FIX_TRACED, first_line=True)
-    tol = tolerances(dtype, numeric=True)  # XLA reorders and fuses float arithmetic
+    pairs = [[J.numpy(a) for a in g] for g in (got, got_again, eager)]
+    return _twice_as_eager(ctx, names, *pairs, dtype, "jax.jit", J.FIX_TRACED)
+
+
+def _twice_as_eager(ctx, names, got, got_again, eager, dtype: str, what: str, fix: str):
+    """Two calls of one compiled trace against the eager gradients."""
+    tol = tolerances(dtype, numeric=True)  # compilers reorder and fuse float arithmetic
     for k, name in enumerate(names):
         for label, g in (("", got[k]), (" on a second call", got_again[k])):
-            ok, detail = compare(J.numpy(g), J.numpy(eager[k]), tol)
+            ok, detail = compare(g, eager[k], tol)
             if not ok:
                 return failed(
                     NAME,
                     "differs",
-                    f"jax.jit gives another gradient for {name}{label} than eager: {detail}",
+                    f"{what} gives another gradient for {name}{label} than eager: {detail}",
                     ctx.backward_where(),
-                    J.FIX_TRACED,
+                    fix,
                 )
-    return passed(NAME, "jax.jit gives the eager custom gradient (two calls of one trace)")
+    return passed(NAME, f"{what} gives the eager custom gradient (two calls of one trace)")
