@@ -250,3 +250,24 @@ def test_the_command_line_prints_and_writes_the_jax_checks(tmp_path):
     assert [d["code"] for d in ops["square_stopped"]["diagnostics"]] == [
         "GV702-double-backward-cut"
     ]
+
+
+def test_the_window_s_checks_tab_shows_the_jax_checks(qtbot, make_window):
+    from gui_helpers import RUN_TIMEOUT_MS
+
+    window = make_window([str(OPS)], {"run/modes": "default,custom"})
+    panel = window.settings_panel
+    for name in ("double_backward", "autocast"):
+        panel.checks[name].setChecked(True)
+    keys = [("jax", str(OPS), q) for q in ("square", "square_stopped")]
+    with qtbot.waitSignal(window.runDone, timeout=RUN_TIMEOUT_MS):
+        assert window.run(keys)
+    m = window.checks_matrix
+    assert m.cell_text(keys[0], "double_backward") == "✓ pass"
+    assert m.cell_text(keys[1], "double_backward") == "✗ fail"
+    assert m.cell_text(keys[1], "autocast").endswith("skip")
+    assert window.tabs.tabText(window.tabs.indexOf(m)) == "Checks (1 failed)"
+    m.choose(keys[1], "double_backward")
+    text = m.detail.text()
+    assert "stop_gradient" in text and "fix:" in text
+    assert line_of("def _stopped_bwd", "def _stopped_bwd").rpartition("/")[2] in text

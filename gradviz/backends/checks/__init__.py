@@ -1,15 +1,17 @@
 """Contract checks: the ways real training calls a backward, beyond one plain call.
 
-One module per check; each has `torch_check(ctx)` and `tf_check(ctx)` returning a CheckResult
-(see outcome.py). Worker-only: the frameworks are imported inside the check functions.
-`run_checks` runs the requested ones after the plain modes; user code that raises inside a
-check becomes a `fail` at the user's file:line, never a crash of the run; a check whose own code
-raises is gradviz's failure, never the user's: a `skip` that says so, with the exception.
-"""
+One module per check; each has `torch_check(ctx)`, `tf_check(ctx)` and `jax_check(ctx)`
+returning a CheckResult (see outcome.py); a framework's part too large for its check's module
+lives in checks/{framework}_{name}.py (jax_vmap.py), which run_one looks in first. Worker-only:
+the frameworks are imported inside the check functions. `run_checks` runs the requested ones
+after the plain modes; user code that raises inside a check becomes a `fail` at the user's
+file:line, never a crash of the run; a check whose own code raises is gradviz's failure, never
+the user's: a `skip` that says so, with the exception."""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sysconfig
 import traceback
@@ -66,9 +68,17 @@ def unfit(numeric_error) -> dict:
     return {}
 
 
+def _module_of(name: str, framework: str):
+    """Where `{framework}_check` of check `name` is: checks/{framework}_{name}.py where one
+    framework's part has a module of its own (jax_vmap.py: vmap.py would pass 400 lines), else
+    checks/{name}.py."""
+    own = f"{__name__}.{framework}_{name}"
+    return importlib.import_module(own if importlib.util.find_spec(own) else f"{__name__}.{name}")
+
+
 def run_one(ctx, name: str) -> CheckResult:
     try:
-        module = importlib.import_module(f"gradviz.backends.checks.{name}")
+        module = _module_of(name, ctx.framework)
         check = getattr(module, f"{ctx.framework}_check", None)
         if check is None:
             return CheckResult(

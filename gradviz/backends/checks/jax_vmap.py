@@ -1,10 +1,13 @@
-"""vmap for JAX (vmap.jax_check): jax.vmap of jax.grad over a batch of the op's inputs must give
-each sample's own gradient, and upstream x jax.jacrev's Jacobian the custom gradient. jacrev
-batches the cotangent, so it reaches a rule's batching that vmap over the inputs may not (a host
-callback that sums over its whole array). Worker-only."""
+"""vmap for JAX (run_one finds jax_check here; vmap.py holds torch's and TF's): jax.vmap of
+jax.grad over a batch of the op's inputs must give each sample's own gradient, and upstream x
+jax.jacrev's Jacobian the custom gradient. jacrev batches the cotangent, so it reaches a rule's
+batching that vmap over the inputs may not (a host callback that sums over its whole array).
+Worker-only."""
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from gradviz.backends.checks import jax_ops as J
@@ -24,7 +27,7 @@ _FIX_DIFFERS = (
 _WHY_CONCRETE = "the rule needs concrete values (numpy, float(), a Python branch on an array)"
 
 
-def check(ctx):
+def jax_check(ctx):
     if not ctx.tensor_plans():
         return skipped(NAME, f"{ctx.info.name} takes no tensor argument to batch")
     return unless_rounding(ctx, lambda dtype: _run(ctx, dtype))
@@ -48,9 +51,6 @@ def _differs(ctx, what: str, detail: str):
 
 
 def _run(ctx, dtype: str):
-    import jax
-    import jax.numpy as jnp
-
     built = ctx.build("custom", dtype)
     with J.scope(ctx, dtype):
         samples = [J.arrays(ctx, dtype, variant=k) for k in range(SAMPLES)]
@@ -84,9 +84,6 @@ def _run(ctx, dtype: str):
 
 
 def _jacrev(ctx, built, sample, names, probe, ups, alone, tol):
-    import jax
-    import jax.numpy as jnp
-
     xs = list(sample.values())
     size = sum(int(o.size) for o in probe) * sum(int(x.size) for x in xs)
     if size > JACOBIAN_MAX:

@@ -291,9 +291,3 @@ def _tf(ctx, dtype_name: str):
     return passed(
         NAME, f"tf.vectorized_map over {SAMPLES} samples gives each sample's own gradient{note}"
     )
-
-
-def jax_check(ctx):
-    from gradviz.backends.checks import jax_vmap
-
-    return jax_vmap.check(ctx)
