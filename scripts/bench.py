@@ -468,7 +468,7 @@ def main(argv=None) -> int:
     reps = 3 if args.quick else 5
     sizes = [10**3, 10**5, 10**7] if args.quick else [10**3, 10**4, 10**5, 10**6, 10**7]
     only = set(filter(None, args.only.split(",")))
-    rows, errors = [], {}
+    rows, errors, loads = [], {}, {}
     compile_gradviz()
     with tempfile.TemporaryDirectory(prefix="gradviz-bench-") as tmp:
         env = child_env(tmp)
@@ -487,7 +487,7 @@ def main(argv=None) -> int:
             if only and name not in only:
                 continue
             log(f"bench: {name}…")
-            t0 = time.perf_counter()
+            t0, load0 = time.perf_counter(), os.getloadavg()[0]
             try:
                 rows += step()
             except Exception as exc:  # noqa: BLE001 - one broken row must not hide the others
@@ -499,13 +499,16 @@ def main(argv=None) -> int:
                         "",
                     )
                 )
-            log(f"bench: {name} took {time.perf_counter() - t0:.0f} s")
+            # timings on a shared machine mean little without the load beside them
+            loads[name] = (round(load0, 2), round(os.getloadavg()[0], 2))
+            log(f"bench: {name} took {time.perf_counter() - t0:.0f} s, load {loads[name]}")
     info = {
         "machine": machine(),
         "quick": args.quick,
         "repetitions": reps,
         "rows": rows,
         "errors": errors,
+        "load_average": loads,  # step -> 1-minute load average at its start and end
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
     out = args.json or (None if only else os.path.join(ROOT, "docs", "bench.json"))
@@ -520,6 +523,10 @@ def main(argv=None) -> int:
         + (" (--quick)" if args.quick else "")
     )
     print(table(rows, args.markdown))
+    print(
+        "load average (1 min) at the start and end of each step: "
+        + ", ".join(f"{k} {a:.1f}-{b:.1f}" for k, (a, b) in loads.items())
+    )
     for name, err in errors.items():
         print(f"\n{name} failed:\n{err}", file=sys.stderr)
     return 1 if errors else 0
