@@ -136,6 +136,14 @@ def test_each_class_of_mistake_is_found_in_other_shapes(runs, qualname):
     assert not any(w in traps[0].message + traps[0].fix for w in NOT_JAX)
 
 
+def test_a_modules_wrong_rule_is_named_at_the_rules_line(runs):
+    found = _found(runs, "rule_traps_jax.py", "EqxCallsNonlinear")
+    [f] = [f for f in found if f.code in TRAP_CODES]
+    # JAX's backward pass reaches no_tuple's bwd first: that rule, by name, at its line
+    assert f.code == "GV101-grad-count" and "custom_vjp no_tuple returns a single" in f.message
+    assert f.where == f"{MORE}:{MORE_MARKS['no_tuple'][1]}"
+
+
 def test_the_corpus_marks_every_class():
     assert {c for c, _ in MORE_MARKS.values()} == {"GV101", "GV102", "GV608", "GV609", "GV610"}
     assert len(MORE_MARKS) >= 12

@@ -125,6 +125,22 @@ def _resolve(tree, node):
     return None
 
 
+def all_rules(tree) -> list[Rule]:
+    """Every module-level rule of the file."""
+    found = (
+        rule_of(tree, n.name) for n in (tree.body if tree else ()) if isinstance(n, source.FuncDef)
+    )
+    return [r for r in found if r is not None]
+
+
+def rule_holding(tree, line: int) -> Rule | None:
+    """The rule whose fwd, bwd or tangent rule holds `line`: whose code raised there."""
+    for rule in all_rules(tree):
+        if line and any(contains(fn, line) for fn in (rule.fwd, rule.bwd, rule.jvp)):
+            return rule
+    return None
+
+
 def rules_called(tree, node) -> list[Rule]:
     """The rules a class's __call__ / forward (or a def's body) calls by their module-level
     name, in order: those of a flax / equinox Module that uses one."""

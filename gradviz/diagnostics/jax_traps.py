@@ -57,8 +57,32 @@ def findings(ctx: Context) -> list:
 
 
 def _rule(ctx: Context):
+    """The op's custom_vjp: its own, or the one custom_vjp a Module or function calls (with
+    several, JAX's structure errors do not say whose: none)."""
     rule = ctx.jax_rule()
-    return rule if rule is not None and rule.kind == "custom_vjp" else None
+    if rule is not None and rule.kind == "custom_vjp":
+        return rule
+    node = source.top_level(ctx.tree, ctx.qualname)
+    called = jax_source.rules_called(ctx.tree, node) if node is not None else []
+    vjps = [r for r in called if r.kind == "custom_vjp"]
+    return vjps[0] if len(vjps) == 1 else None
+
+
+def _kind(rule) -> str:
+    return "equinox.filter_custom_vjp" if rule.equinox else "custom_vjp"
+
+
+def _label(ctx: Context) -> str:
+    """ "custom_vjp f": the rule the finding is about, by its kind and name."""
+    rule = _rule(ctx)
+    if rule is None:
+        return f"{jax_words.rule_name(ctx)} {ctx.qualname}"
+    return f"{_kind(rule)} {rule.primal.name}"
+
+
+def _fn(ctx: Context) -> str:
+    rule = _rule(ctx)
+    return rule.primal.name if rule is not None else ctx.qualname
 
 
 def _name(fn) -> str:
@@ -110,7 +134,7 @@ def _count(ctx: Context, err):
     bwd = rule.bwd if rule is not None else None
     who = f" ({_name(bwd)})" if bwd is not None else ""
     message = (
-        f"The bwd{who} of {jax_words.rule_name(ctx)} {ctx.qualname} returns {what} where {ctx.qualname} takes "
+        f"The bwd{who} of {_label(ctx)} returns {what} where {_fn(ctx)} takes "
         f"{n} differentiable argument{'s' if n != 1 else ''}{names}; JAX needs bwd to return "
         "a tuple with exactly one cotangent per argument of the decorated function, in order "
         "(nondiff_argnums arguments have none)."
@@ -138,7 +162,7 @@ def _eqx_count(ctx: Context, err):
     )
     message = (
         f"The bwd{f' ({_name(bwd)})' if bwd is not None else ''} of equinox.filter_custom_vjp "
-        f"{ctx.qualname} returns {what} where equinox needs the cotangent of the first "
+        f"{_fn(ctx)} returns {what} where equinox needs the cotangent of the first "
         f"argument{arg} alone, in its structure (equinox differentiates no other argument)."
     )
     fix = (
@@ -204,8 +228,8 @@ def _fwd_pair(ctx: Context, err):
     who = f" ({_name(fwd)})" if fwd is not None else ""
     if out:
         message = (
-            f"The first element of the pair the fwd{who} of {jax_words.rule_name(ctx)} {ctx.qualname} returns "
-            f"is not structured as {ctx.qualname}'s own output; JAX takes it as the op's output "
+            f"The first element of the pair the fwd{who} of {_label(ctx)} returns "
+            f"is not structured as {_fn(ctx)}'s own output; JAX takes it as the op's output "
             "and needs it to be exactly what the decorated function returns."
         )
         fix = (
@@ -215,7 +239,7 @@ def _fwd_pair(ctx: Context, err):
     else:
         given = _given(fwd)
         message = (
-            f"The fwd{who} of {jax_words.rule_name(ctx)} {ctx.qualname} returns {given} where JAX needs a pair "
+            f"The fwd{who} of {_label(ctx)} returns {given} where JAX needs a pair "
             "(output, residuals): the op's output, and the residuals bwd receives as its first "
             "argument."
         )
@@ -241,13 +265,16 @@ def _short(node, limit: int = 60) -> str:
 
 
 def _residuals(ctx: Context, err):
-    """bwd failed taking its residuals apart at a line that reads them."""
-    rule = _rule(ctx)
-    if rule is None or rule.bwd is None or err.type not in _READ_TYPES:
+    """bwd failed taking its residuals apart at a line that reads them (the rule whose bwd holds
+    the line: a Module may call several)."""
+    if err.type not in _READ_TYPES:
         return None
     if err.type != "KeyError" and not _READ_FAILED.search(err.message):
         return None
     line = source.where_line(err.where)
+    rule = jax_source.rule_holding(ctx.tree, line)
+    if rule is None or rule.kind != "custom_vjp" or rule.bwd is None:
+        return None
     bwd = rule.bwd
     names = jax_source.params(bwd)
     if not jax_source.contains(bwd, line) or len(names) <= rule.residual_index:
@@ -258,8 +285,8 @@ def _residuals(ctx: Context, err):
         return None  # the failing line does not read the residuals: another mistake
     said = " ".join(err.message.split())[:120]
     message = (
-        f"The bwd ({_name(bwd)}) of {jax_words.rule_name(ctx)} {ctx.qualname} reads its residuals '{res}' as "
-        f"another structure than fwd gives ({err.type}: {said}): `{_short(stmt)}`, where fwd "
+        f"The bwd ({_name(bwd)}) of {_kind(rule)} {rule.primal.name} reads its residuals "
+        f"'{res}' as another structure than fwd gives ({err.type}: {said}): `{_short(stmt)}`, where fwd "
         f"returns {_residual_given(rule)} as residuals. bwd receives exactly the second "
         "element of fwd's pair."
     )
@@ -298,12 +325,10 @@ def _residual_given(rule) -> str:
 
 
 def in_rule(ctx: Context, where: str) -> bool:
-    """The line is in the op's fwd, bwd or tangent rule: an error there is a JAX rule's."""
-    rule = ctx.jax_rule() if ctx.framework == Framework.JAX else None
-    line = source.where_line(where)
-    return rule is not None and any(
-        jax_source.contains(fn, line) for fn in (rule.fwd, rule.bwd, rule.jvp)
-    )
+    """The line is in a fwd, bwd or tangent rule of the file: an error there is a JAX rule's."""
+    if ctx.framework != Framework.JAX:
+        return False
+    return jax_source.rule_holding(ctx.tree, source.where_line(where)) is not None
 
 
 def explains(ctx: Context, err) -> bool:

@@ -30,7 +30,9 @@ _BWD = {
         "Guard bwd where it divides by zero or takes log/sqrt of 0 (e.g. jnp.where with a safe "
         "denominator)."
     ),
-    "finite": "If those inputs can occur, define a finite gradient there in bwd (e.g. with jnp.where).",
+    "finite": (
+        "If those inputs can occur, define a finite gradient there in bwd (e.g. with jnp.where)."
+    ),
     "cast": "Cast the cotangent to the argument's dtype (g.astype(x.dtype)).",
     "narrow": (
         "Compute the cotangent in the argument's dtype: drop the cast to {fmt} in bwd (a cast "

@@ -168,6 +168,18 @@ def _eqx_residuals_bwd(residuals, g, perturbed, x):
     return g * c
 
 
+class EqxCallsNonlinear(eqx.Module):
+    """A Module whose rule is wrong: the finding names the rule's line, not the Module's."""
+
+    scale: jax.Array
+
+    def __init__(self, n: int = 200):
+        self.scale = jnp.ones((n,))
+
+    def __call__(self, x):
+        return abs_tangent(x) * self.scale + no_tuple(x)
+
+
 # --- right rules: no trap finding, verdict match ---------------------------------------------
 
 
