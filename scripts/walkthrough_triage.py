@@ -247,6 +247,57 @@ class TriageWalk(Walk):
         win.act_reset_settings.trigger()
         win.resize(1500, 950)
 
+    def notes_dense(self) -> None:
+        """Item 1: dense data fills the plots; each note is on its line under the x axis."""
+        win = self.win
+        self.click_op("mul_weights")
+        win.settings_panel.shape.setText("40000")
+        keys = win.state.loaded.keys_of("mul_weights")
+        self.run_and_wait(lambda: win.run(keys), "mul_weights on 40,000 elements")
+        self.wait(lambda: bool(win.grid.rows) and win.grid.plot_count() > 0, "the dense plots")
+        for name in list(win.grid.rows):
+            win.grid.set_view(name, "values")
+        self.shot(
+            "28h_notes_dense.png",
+            "mul_weights on 40,000 elements: the notes under the x axes, none over the data",
+        )
+        win.act_reset_settings.trigger()
+
+    def jax_twins(self) -> None:
+        """Issue 31: one op in torch, TF and JAX, a column group each."""
+        from gradviz.vocab import Framework
+
+        if not Framework.JAX.installed:
+            print("jax is not installed: no 31_* shots", flush=True)
+            return
+        win = self.win
+        corpus = os.path.join(ROOT, "tests", "corpus", "jax")
+        files = [os.path.join(corpus, f"twins_{fw}.py") for fw in ("torch", "tf", "jax")]
+        loaded = []
+        win.catalogsLoaded.connect(lambda: loaded.append(1))
+        win.open_files(files)
+        self.wait(
+            lambda: loaded and all(any(k[1] == f for k in win.state.loaded.ops) for f in files),
+            "the twins",
+        )
+        keys = [k for k in win.state.loaded.ops if k[1] in files]
+        self.run_and_wait(lambda: win.run(keys), "the torch, TF and JAX twins")
+        self.click_op("cube")
+        self.wait(lambda: "x" in win.grid.rows, "cube's rows")
+        for name in list(win.grid.rows):
+            win.grid.set_view(name, "values")
+        self.wait(lambda: len(win.grid.rows["x"].cells) == 9, "nine columns")
+        win.tabs.setCurrentWidget(win.numbers)  # the parity table: each two frameworks
+        self.wait(lambda: win.numbers.parity.rowCount() > 0, "the parity rows")
+        self.shot(
+            "31_jax_three_frameworks.png",
+            "cube in torch, TF and JAX: a column group each, titles in the framework's colour",
+        )
+        bar = win.grid.horizontalScrollBar()
+        bar.setValue(bar.maximum())
+        self.shot("31b_jax_group_scrolled.png", "scrolled right: JAX's group whole")
+        bar.setValue(0)
+
 
 def main(argv=None) -> int:
     out = (argv or sys.argv[1:] or [os.path.join(ROOT, "docs", "walkthrough")])[0]
@@ -262,6 +313,8 @@ def main(argv=None) -> int:
             walk.header_tooltip,
             walk.before_after,
             walk.flow_small,
+            walk.notes_dense,
+            walk.jax_twins,
             walk.cancel,
         ):
             step()

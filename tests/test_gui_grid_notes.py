@@ -4,6 +4,7 @@ plotted data, however dense (issue 28: placed in the emptiest corner of the data
 dense curves); it stays one note per plot however often the op is re-run, and the hover readout
 never hides it (they no longer share the data area) and goes when the mouse leaves the plots."""
 
+import numpy as np
 import pytest
 
 pytest.importorskip("pytestqt")
@@ -87,15 +88,18 @@ def _assert_clear_of_the_data(cell) -> None:
 
 @pytest.fixture
 def dense(qtbot, make_window, settings, examples_dir):
-    """round_ste on 40,000 elements: every values plot is a dense band filling its data area
-    from edge to edge, the notes the long "…, min/max of 800 buckets"."""
+    """mul_weights on 40,000 elements: x's gradient is the weights, random over -3..3, so every
+    values plot is a band of data filling its data area from edge to edge, and the notes the
+    long "…, min/max of 800 buckets"."""
     settings.setValue("run/shape", "40000")
-    return shown_round_ste(
-        qtbot,
-        make_window,
-        settings,
-        [examples_dir / "tutorial_torch.py", examples_dir / "tutorial_tf.py"],
+    settings.setValue("run/modes", "default,custom,numeric")
+    win = make_window(
+        [str(examples_dir / "tutorial_torch.py"), str(examples_dir / "tutorial_tf.py")]
     )
+    run_keys(qtbot, win, keys_of(win, "mul_weights"))
+    win.tree.select_pair("mul_weights")
+    win.show_pair("mul_weights")
+    return win
 
 
 @pytest.mark.parametrize("view", ["values", "vs_input", "histogram"])
@@ -115,10 +119,15 @@ def test_notes_never_cover_dense_data(qtbot, dense, view):
             # the long note, elided to the plot's width and whole in its tooltip
             assert cell.slot.notes["note"] == "40,000 elements, min/max of 800 buckets"
             assert cell.slot.note_line.toolTip() == cell.slot.notes["note"]
-            # the band of data fills the plot: its points reach the data area's four edges
+            # the band of data fills the plot: every drawn point in the data area, reaching
+            # near its four edges
             area = cell.slot.vb.sceneBoundingRect()
             drawn = _drawn_points_under(cell, area)
             assert drawn == len(cell.data["x"]), (drawn, len(cell.data["x"]))
+            (x0, x1), (y0, y1) = cell.slot.vb.viewRange()
+            xs, ys = np.asarray(cell.data["x"]), np.asarray(cell.data["y"])
+            assert xs.max() - xs.min() >= 0.95 * (x1 - x0)
+            assert ys.max() - ys.min() >= 0.9 * (y1 - y0), (ys.min(), ys.max(), y0, y1)
             dense_seen.append(cell.mode)
         _assert_clear_of_the_data(cell)
         # nothing gradviz wrote sits in the data area (a note was a TextItem in the view box)
@@ -129,6 +138,8 @@ def test_notes_never_cover_dense_data(qtbot, dense, view):
 
 
 def test_a_zoom_leaves_the_note_under_the_plot(qtbot, dense):
+    """The note does not move with the data: a zoom that brings points to any edge of the data
+    area leaves it where it was, under the plot."""
     row = dense.grid.rows["x"]
     cell = next(c for c in row.cells if (c.framework, c.mode) == ("torch", "default"))
     _settled(qtbot, cell)
