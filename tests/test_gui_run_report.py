@@ -113,6 +113,8 @@ def test_whole_run_json_from_the_window_is_what_gradviz_run_writes(
 
     assert by_op(window) == by_op(cli)
     assert any(diags for _, diags in by_op(window).values())  # findings there to compare
+    assert window["parity"] == cli["parity"] == []  # torch alone: no pair to compare
+    assert _flows(window) == _flows(cli)
     assert [e["file"] for e in window["load_errors"]] == [broken]
     assert window["load_errors"][0]["error"]["type"] == cli["load_errors"][0]["error"]["type"]
     assert window["summary"]["error"] == cli["summary"]["error"]
@@ -120,3 +122,45 @@ def test_whole_run_json_from_the_window_is_what_gradviz_run_writes(
     assert "history" not in cli and {h["qualname"] for h in window["history"]} == {
         op["qualname"] for op in window["ops"]
     }
+
+
+def _flows(data) -> dict:
+    return {(op["framework"], op["name"]): op["flow"] for op in data["ops"]}
+
+
+def _parity(data) -> list:
+    """The rows by what they compare (the window lists its ops as their results arrived)."""
+    rows = data["parity"]
+    return sorted(rows, key=lambda p: (p["op"], p.get("frameworks", []), p["tensor"], p["mode"]))
+
+
+def test_whole_run_json_from_the_window_has_the_parity_and_flow_gradviz_run_writes(
+    qtbot, make_window, corpus_dir, tmp_path, monkeypatch
+):
+    """A torch/tf twin on the stack graph: the window's export takes the parity rows and the
+    flow rows its analyses hold (the run task made them), and they are the numbers `gradviz run
+    --json` writes for the same ops and settings."""
+    from gradviz.cli import main
+
+    files = [str(corpus_dir / "flow" / "flow_torch.py"), str(corpus_dir / "flow" / "flow_tf.py")]
+    win = make_window(files, {"run/graph": "stack", "run/depth": "2", "run/shape": "8"})
+    ops = ("sign_ste", "reverse_grad")
+    run_keys(qtbot, win, [k for op in ops for k in keys_of(win, op)])
+    held = list(win.state.results.analyses().values())
+    assert len(held) == 4 and all(a.parity for a in held) and all(len(a.flow) == 2 for a in held)
+    fake = FakeDialogs([str(tmp_path / "window.json")])
+    monkeypatch.setattr(ED, "dialogs", fake)
+    _export_action(win, "Whole run as JSON report…").trigger()
+    assert not fake.errors
+    window = report.read_json(str(tmp_path / "window.json"))
+    argv = ["run", *files, "--graph", "stack", "--depth", "2", "--shape", "8"]
+    argv += ["--modes", "default,custom", "--op", ops[0], "--op", ops[1]]
+    assert main([*argv, "--json", str(tmp_path / "cli.json")]) == 0
+    cli = report.read_json(str(tmp_path / "cli.json"))
+    assert _parity(window) == _parity(cli)
+    assert {p["op"] for p in cli["parity"]} == set(ops)
+    # sign_ste's custom gradient is the same in both frameworks, to the last bit at layer 2
+    h2 = [p for p in cli["parity"] if (p["op"], p["tensor"], p["mode"]) == (ops[0], "h2", "custom")]
+    assert [(p["verdict"], p["max_abs_err"]) for p in h2] == [("match", 0.0)]
+    assert _flows(window) == _flows(cli)
+    assert [row["norm"]["default"] for row in _flows(cli)[("tf", "sign_ste")]] == [0.0, 0.0]

@@ -19,6 +19,7 @@ from gradviz.plots import series as ps
 
 if TYPE_CHECKING:  # compare and diagnostics are imported where an analysis is made
     from gradviz.compare import OpComparison
+    from gradviz.compare.torch_vs_tf import ParityRow
     from gradviz.diagnostics import Finding
 
 
@@ -26,8 +27,10 @@ if TYPE_CHECKING:  # compare and diagnostics are imported where an analysis is m
 class Analysis:
     """What the CLI's output and reports, the window's grid, Numbers, Diagnostics and exports
     take for one op run: its result, its comparison (verdicts and numbers), its findings,
-    the contract checks' (GV7xx) among them once the checks are in (with_checks), and the
-    stack graph's gradient flow (a FlowRow per layer; none for other graphs)."""
+    the contract checks' (GV7xx) among them once the checks are in (with_checks), the
+    stack graph's gradient flow (a FlowRow per layer; none for other graphs), and the parity
+    rows comparing it with the op of its name in each other framework (app.parity_rows), None
+    until the op is paired, () when it has no twin that ran."""
 
     result: RunResult
     comparison: OpComparison | None = None
@@ -36,6 +39,7 @@ class Analysis:
     problem: str = ""  # why the comparison could not be made
     findings: tuple[Finding, ...] = ()
     flow: tuple[FlowRow, ...] = ()
+    parity: tuple[ParityRow, ...] | None = None
 
     def as_asked(self, request: RunRequest) -> Analysis:
         """This (partial) analysis under the request the op was asked with: its flow rows are

@@ -3,6 +3,7 @@ default in, numeric still running) or final, and the request each was asked with
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gradviz.model import OpKey, RunRequest, RunResult
@@ -54,6 +55,18 @@ class Results:
             return None
         self._by_key[key] = held.with_checks(result)
         return key
+
+    def add_parity(self, analyses) -> list[OpKey]:
+        """The parity rows of a pair's analyses (app.parity_rows.pair_parity): each held
+        analysis of the very same run takes its rows; the keys that took them."""
+        took = []
+        for a in analyses:
+            key = request_key(a.result.request)
+            held = self._by_key.get(key)
+            if held is not None and held.result.request is a.result.request:
+                self._by_key[key] = replace(held, parity=a.parity)
+                took.append(key)
+        return took
 
     def get(self, key) -> Analysis | None:
         return self._by_key.get(key)

@@ -196,6 +196,17 @@ class AppState:
         self.pending = None
 
     # --- what the views read -------------------------------------------------------------------
+    def pairing(self, requests) -> dict:
+        """{OpKey: (pair name, the pair's final analyses not asked again)} of a batch's
+        requests: what each pair's parity compares once the batch's own results are in."""
+        keys = {OpKey.of_request(r) for r in requests}
+        out = {}
+        for key in keys:
+            pair = self.loaded.pair_name(key)
+            held = [self.results.get(k) for k in self.loaded.keys_of(pair) if k not in keys]
+            out[key] = (pair, tuple(a for a in held if a is not None and not a.result.partial))
+        return out
+
     def pair_analyses(self, pair: str) -> dict[str, Analysis]:
         out = {}
         for fw, op in self.loaded.pairs().get(pair, {}).items():

@@ -79,17 +79,27 @@ def print_devices(devices: dict, out=sys.stdout, missing=()) -> None:
 
 
 def print_results(
-    results, comparisons, settings, args, out=None, load_errors=(), *, diagnostics, flows=None
+    results,
+    comparisons,
+    settings,
+    args,
+    out=None,
+    load_errors=(),
+    *,
+    diagnostics,
+    flows=None,
+    parity_rows=None,
 ) -> int:
     """Write the requested files, then print the summary (a terminal that cannot show a name
     must not cost the user the report). `load_errors`: catalogs of files that did not load,
     recorded in the JSON report; `diagnostics` and `flows`: the findings and the flow rows of
-    each result (app.analysis; flows None: worked out where they are written).
+    each result, `parity_rows` the run's (app.analysis, app.parity_rows; None: worked out here).
     Returns 2 when a file could not be written, else 0."""
     out = out or sys.stdout  # the stream of now (tests swap it)
     from gradviz.compare import parity, summary_counts
 
-    parity_rows = parity(results)
+    if parity_rows is None:
+        parity_rows = parity(results)
     status = write_outputs(
         results, settings, args, comparisons, parity_rows, diagnostics, load_errors, flows
     )

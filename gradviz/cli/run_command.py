@@ -83,8 +83,9 @@ def cmd_run(argv: list[str]) -> int:
         warm_up.join()  # its imports are done before this thread imports
         # the app's analysis: the verdicts and diagnostics the window shows for the same results
         from gradviz.app.analysis import analyze
+        from gradviz.app.parity_rows import parity_in_order, with_parity
 
-        analyses = [analyze(r, curves=False) for r in results]
+        analyses = with_parity([analyze(r, curves=False) for r in results])
         for a in analyses:
             if a.problem:  # a bug in gradviz's comparison: say so, loudly
                 raise RuntimeError(f"comparing {a.result.name} ({a.result.framework}): {a.problem}")
@@ -98,6 +99,7 @@ def cmd_run(argv: list[str]) -> int:
             load_errors=failed_files,
             diagnostics=[list(a.findings) for a in analyses],
             flows=[a.flow for a in analyses],
+            parity_rows=parity_in_order(analyses),
         )
     closing.join()
     if written != EXIT_OK:  # a report file could not be written

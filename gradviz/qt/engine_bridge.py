@@ -31,6 +31,9 @@ class EngineBridge(QObject):
     # final; a partial one always before the final one of the same op, all before runFinished
     resultReady = Signal(object)
     checksReady = Signal(object)  # RunResult with its contract checks, after its result
+    # (pair, list[Analysis]): a pair's final analyses with their parity rows, made in the run
+    # task once each framework's final result of the pair is in, after their resultReady
+    parityReady = Signal(str, object)
     runFinished = Signal(object)  # list[RunResult], when the whole batch is done
     busyChanged = Signal(bool)
     failed = Signal(str)  # a bug in the engine itself (not user code)
@@ -51,6 +54,7 @@ class EngineBridge(QObject):
         self._poll.setInterval(150)
         self._poll.timeout.connect(self._poll_states)
         self._unfollow: Callable[[], None] | None = None
+        self._pairing: _Pairing | None = None  # the running batch's pairs
         self.tasks = TaskGroup(self)
         self.tasks.errored.connect(self.failed)
 
@@ -115,10 +119,13 @@ class EngineBridge(QObject):
     def refresh_devices(self) -> None:
         self.tasks.start("devices", self.engine.devices, self.devicesReady.emit)
 
-    def run(self, requests: list[RunRequest]) -> bool:
-        """Start a batch; False when one is already running (the caller keeps the request)."""
+    def run(self, requests: list[RunRequest], pairs: dict | None = None) -> bool:
+        """Start a batch; False when one is already running (the caller keeps the request).
+        `pairs`: {OpKey: (pair name, final analyses of the pair's ops not in this batch)} of
+        the requests: each pair's parity is made in the run task (parityReady)."""
         if self._running or not requests or self.tasks.closed:
             return False
+        self._pairing = _Pairing(pairs or {})
         self._running = True
         self._cancel_asked.clear()
         self.busyChanged.emit(True)
@@ -186,7 +193,29 @@ class EngineBridge(QObject):
         except Exception as exc:  # noqa: BLE001 - the result must still reach the window
             ready = Analysis(res, None, {}, f"{type(exc).__name__}: {exc}")
         self._after(before, self.resultReady.emit, ready)
+        if not ready.result.partial and self._pairing is not None:
+            self._pair_up(self._pairing, ready)
         return ready
+
+    def _pair_up(self, pairing: _Pairing, ready) -> None:
+        """The last final result of a pair in: its parity, here off the GUI thread (~0.2 s per
+        10^6-element tensor), unless the batch was cancelled."""
+        pair, members = pairing.arrived(ready)
+        if members and not self._cancel_asked.is_set():
+            from gradviz.app.parity_rows import pair_parity
+
+            self.parityReady.emit(pair, pair_parity(pair, members))
+
+    def parity_pending(self, pair: str) -> bool:
+        """Whether the running batch may still bring `pair`'s parity: parityReady reaches the
+        GUI thread before runFinished does, so till then (unless cancelled) it is on its way."""
+        pairing = self._pairing
+        return (
+            self._running
+            and not self._cancel_asked.is_set()
+            and pairing is not None
+            and pairing.pending(pair)
+        )
 
     @staticmethod
     def _after(before: Future | None, emit: Callable, value) -> None:
@@ -206,3 +235,31 @@ class EngineBridge(QObject):
         if self.engine is not None and self._running:
             keys = list(keys)
             self.tasks.start("skip", lambda: [self.engine.skip(k) for k in keys])
+
+
+class _Pairing:
+    """A batch's pairs: which final results each waits for, and those in so far."""
+
+    def __init__(self, pairs: dict) -> None:
+        self.pairs = pairs
+        self.expected: dict[str, int] = {}
+        for pair, _ in pairs.values():
+            self.expected[pair] = self.expected.get(pair, 0) + 1
+        self.finals: dict[str, list] = {}
+        self.lock = threading.Lock()
+
+    def arrived(self, analysis) -> tuple[str, list]:
+        """(pair, its analyses to compare) once `analysis` is the pair's last, else (pair, [])."""
+        entry = self.pairs.get(OpKey.of_request(analysis.result.request))
+        if entry is None:
+            return "", []
+        pair, partners = entry
+        with self.lock:
+            got = self.finals.setdefault(pair, [])
+            got.append(analysis)
+            if len(got) != self.expected[pair]:
+                return pair, []
+            return pair, [*got, *partners]
+
+    def pending(self, pair: str) -> bool:
+        return pair in self.expected

@@ -130,7 +130,18 @@ def export_whole_run_json(
         op_files=src.op_files(),
         history=src.state.history.as_dicts(),
         flows=None if analyses is None else [a.flow for a in analyses],
+        parity_rows=_run_parity(analyses),
     )
+
+
+def _run_parity(analyses):
+    """The run's parity rows as the analyses hold them (the run task made them), each once;
+    None (report.py makes them) when an op of the run has none yet."""
+    if analyses is None or any(a.parity is None for a in analyses):
+        return None
+    from gradviz.app.parity_rows import parity_in_order
+
+    return parity_in_order(analyses)
 
 
 def grid_image(src: WindowExports, path=None, tensor=None, panel=None, dialogs=None):

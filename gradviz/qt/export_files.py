@@ -112,10 +112,12 @@ def export_json(
     op_files: Sequence[str] = (),
     history=None,
     flows: Sequence | None = None,
+    parity_rows: Sequence | None = None,
 ) -> str | None:
     """`diagnostics` and `flows`: the findings and flow rows of each result, aligned with them,
-    and `load_errors`: the FileCatalogs of files that did not load, as `gradviz run --json`
-    writes them; `history`: each op's kept runs (report.report_dict)."""
+    `parity_rows` the run's (None: made from `results`), and `load_errors`: the FileCatalogs
+    of files that did not load, as `gradviz run --json` writes them; `history`: each op's kept
+    runs (report.report_dict)."""
     from gradviz import report
 
     rs = as_list(results)
@@ -135,6 +137,7 @@ def export_json(
             load_errors=load_errors,
             history=history,
             flows=flows,
+            parity_rows=parity_rows,
         ),
         dialogs,
         [*(r.request.file for r in rs), *op_files],

@@ -81,7 +81,9 @@ class PairView:
                 + ("running… (elapsed and timeout above)" if "running" in states else "queued…")
             )
         if drawn:  # else the same results as shown: nothing to redo
-            self.pair_numbers.show(pair, tuple(results.values()), comps, modes)
+            self.pair_numbers.show(
+                pair, tuple(results.values()), comps, modes, tuple(analyses.values())
+            )
 
     def _against(self, pair: str, analyses: dict):
         """Offer the pair's earlier runs in the picker; (label, {fw: RunResult}) of the one

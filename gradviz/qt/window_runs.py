@@ -58,6 +58,8 @@ class RunControl:
     def connect(self) -> None:
         b, s = self.bridge, self.state
         b.runFinished.connect(self.finished)
+        b.parityReady.connect(self.parity_arrived)
+        self.pair_view.pair_numbers.pending = b.parity_pending
         b.busyChanged.connect(self.busy)
         s.subscribe("progress", self.progress)
         s.subscribe("result", self.show_result)
@@ -80,7 +82,7 @@ class RunControl:
             state.defer(keys)
             return True
         reqs = state.requests(keys, panel.settings)
-        if not self.bridge.run(reqs):
+        if not self.bridge.run(reqs, state.pairing(reqs)):
             return False
         for k in keys:
             self.diagnostics.clear_for(f"run:{k}")
@@ -135,6 +137,11 @@ class RunControl:
         self.act_run.setEnabled(not busy)
         self.act_cancel.setEnabled(busy)
         self.act_skip.setEnabled(busy)
+
+    def parity_arrived(self, pair: str, analyses) -> None:
+        """A pair's parity, made in the run task: the analyses hold it, Numbers shows it."""
+        self.state.results.add_parity(analyses)
+        self.pair_view.pair_numbers.arrived(pair, analyses)
 
     def show_result(self, key, analysis) -> None:
         res = analysis.result
@@ -193,6 +200,7 @@ class RunControl:
         if shown is None and results:
             self.tree.select_pair(loaded.pair_name(request_key(results[0].request)))
         self.pair_view.refresh()
+        self.pair_view.pair_numbers.again()
         self.on_done(list(results))
         if pending is not None:
             self.run(pending)
