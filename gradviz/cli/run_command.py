@@ -46,7 +46,9 @@ def cmd_run(argv: list[str]) -> int:
     ):
         if args.verbose:
             engine.follow_output(_echo_worker_line)
-        engine.start()
+        # only the workers some file imports: an unused framework's import (JAX's, next to the
+        # torch and TF files a user names) took a core from the others for nothing
+        engine.start(_used_by(files, frameworks))
         catalogs = engine.load(files, timeout=settings.timeout)
         load_failed = print_load_errors(catalogs)
         print_load_notes(catalogs)
@@ -107,6 +109,15 @@ def cmd_run(argv: list[str]) -> int:
     if load_failed or missing:
         return EXIT_USAGE
     return exit_code(results, comparisons, args.strict)
+
+
+def _used_by(files: list[str], frameworks: tuple[str, ...]) -> list[str]:
+    """The frameworks of `frameworks` that some file imports (engine.load sends a file only to
+    those; a file it cannot tell about goes to every one)."""
+    from gradviz.import_scan import frameworks_used
+
+    used = {fw for f in files for fw in frameworks_used(os.path.abspath(f))[0]}
+    return [fw for fw in frameworks if fw in used]
 
 
 def _echo_worker_line(framework: str, line: str) -> None:
