@@ -160,12 +160,13 @@ def test_right_rules_get_no_trap_finding_and_match(runs, qualname):
     assert [f.one_line() for f in _found(runs, "rule_traps_jax.py", qualname)] == []
 
 
-def test_an_assert_of_the_users_is_not_called_a_nonlinear_tangent(runs):
-    res = runs[("rule_traps_jax.py", "asserts_in_primal")]
-    assert res.error.type == "AssertionError" and "takes a matrix" in res.error.message
-    assert not [
-        f for f in _found(runs, "rule_traps_jax.py", "asserts_in_primal") if f.code in TRAP_CODES
-    ]
+@pytest.mark.parametrize(
+    "qualname, error", [("asserts_in_primal", "AssertionError"), ("says_nonlinear", "ValueError")]
+)
+def test_an_error_of_the_users_own_is_not_called_a_nonlinear_tangent(runs, qualname, error):
+    res = runs[("rule_traps_jax.py", qualname)]
+    assert res.error.type == error and "matrix" in res.error.message
+    assert not [f for f in _found(runs, "rule_traps_jax.py", qualname) if f.code in TRAP_CODES]
 
 
 def test_tutorial_straight_through_custom_ones_default_zeros(runs):

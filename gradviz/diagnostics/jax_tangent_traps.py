@@ -12,7 +12,7 @@ from gradviz.diagnostics import jax_source, source
 from gradviz.diagnostics.context import Context
 
 _TRANSPOSE = re.compile(r"Transpose rule \(for reverse-mode differentiation\) for '(\w+)'")
-_NONLINEAR = re.compile(r"can't be transposed|nonlinear|non-linear")
+_NONLINEAR = re.compile(r"can't be transposed")  # "nonlinear div can't be transposed"
 _NONDIFF_TRACER = "position indicated by nondiff_argnums as non-differentiable"
 _NONDIFF_INPUT = "is in nondiff_argnums, so JAX takes it as a constant"
 # JAX's primitive -> the call that makes it (the source names these)
@@ -38,13 +38,13 @@ def _nonlinear(ctx: Context, err):
     if rule is None or rule.jvp is None:
         return None
     m = _TRANSPOSE.search(err.message)
-    line = source.where_line(err.where)
-    if m is None and not _NONLINEAR.search(err.message):
-        # JAX's transposition asserts with no words of its own and no user frame (the error
-        # then points at the op or its rule); an assert of the user's is at its own line
-        bare = {0, source.where_line(ctx.op_where()), rule.primal.lineno, rule.jvp.lineno}
-        if err.type != "AssertionError" or line not in bare:
-            return None
+    # JAX transposes after the user's code returned: its error has no user frame and points at
+    # the op or its rule's def line; one raised by the user's own code is at that code's line
+    bare = {0, source.where_line(ctx.op_where()), rule.primal.lineno, rule.jvp.lineno}
+    if source.where_line(err.where) not in bare:
+        return None
+    if m is None and not _NONLINEAR.search(err.message) and err.type != "AssertionError":
+        return None  # JAX's transposition also asserts with no words of its own
     jvp = rule.jvp
     prim = m.group(1) if m else ""
     culprit = _culprit(jvp, prim)
