@@ -6,6 +6,8 @@ the trace)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gradviz.backends.checks import outcome
 from gradviz.backends.checks.float64_witness import unless_rounding
 from gradviz.backends.checks.outcome import brief, compare, failed, passed, skipped
@@ -61,8 +63,12 @@ def _torch(ctx, dtype: str):
     eager = [T.numpy(g) for g in T.training_grads(outs, list(xs.values()), ups)]
     names = list(xs)
 
+    # what the call needs and no more: a kept compile holds its closure (the run's arrays, in
+    # ctx and the plans' values, would stay alive with it)
+    call = T.call_of([replace(p, values=None) for p in ctx.plans], built)
+
     def run(*a):
-        return tuple(T.call(ctx, built, dict(zip(names, a))))
+        return tuple(call(dict(zip(names, a))))
 
     def compiled_grads(fn):
         leaves = T.leaves(ctx, dtype)

@@ -8,6 +8,8 @@ import warnings
 import numpy as np
 import torch
 
+from gradviz.backends.graphs import _args_from
+
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
 
 
@@ -20,8 +22,17 @@ def leaves(ctx, dtype: str, variant: int = 0, requires_grad: bool = True) -> dic
 
 def call(ctx, built, tensors: dict) -> list:
     """The op's differentiable outputs (integer or detached outputs are left out of the loss)."""
-    args, kwargs = ctx.call_args(tensors)
-    return [o for o in built.call_op(args, kwargs) if o.requires_grad or o.grad_fn is not None]
+    return call_of(ctx.plans, built)(tensors)
+
+
+def call_of(plans, built):
+    """`call` as a function of the tensors alone, holding only the plans and the built op."""
+
+    def call(tensors: dict) -> list:
+        args, kwargs = _args_from(plans, tensors)
+        return [o for o in built.call_op(args, kwargs) if o.requires_grad or o.grad_fn is not None]
+
+    return call
 
 
 def upstreams(ctx, outs: list, dtype=None) -> list:
