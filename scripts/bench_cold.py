@@ -113,6 +113,7 @@ def bench_cold_numeric(row, env: dict, tmp: str, reps: int, n: int = 10**6) -> l
         for modes in ("default,custom", "default,custom,numeric"):
             timed_process(
                 GV
+                + EXAMPLES  # torch and TF, as the row says (the examples hold JAX ops too)
                 + [
                     "--op",
                     "mul_weights",
