@@ -34,6 +34,7 @@ BATCH = (
     "wave_bf16",
     "square_cancel",
     "square_wrong",
+    "StoppedScaled",
 )
 
 
@@ -66,14 +67,14 @@ def _custom(res):
     return np.asarray(res.tensor("x").grads["custom"], dtype=np.float64)
 
 
-def _along(n: int = 200) -> float:
+def _along(n: int = 200, scale=1.0) -> float:
     """The double_backward check's first direction for one (n,) input, from its seeds: the exact
-    second derivative of sum(v * g) along w, where g = 2 x * upstream (x * x's gradient), is
-    sum(v * 2 upstream * w)."""
+    second derivative of sum(v * g) along w, where g = 2 x * scale * upstream (the gradient of
+    x * x * scale), is sum(v * 2 scale upstream * w)."""
     w = np.random.default_rng(3).standard_normal(n)
     v = np.random.default_rng([11, 0]).standard_normal(n)
     up = np.random.default_rng([7, 0]).standard_normal(n)
-    return float(np.sum(v * 2.0 * up * w))
+    return float(np.sum(v * 2.0 * scale * up * w))
 
 
 def test_a_right_rule_passes_and_strides_and_autocast_skip_saying_jax_has_neither(runs):
@@ -124,6 +125,11 @@ def test_stop_gradient_in_the_rule_is_a_silent_zero_second_derivative(runs):
     assert "GV702-double-backward-cut" in codes(runs["square_stopped"])
     others = [x for x in runs["square_stopped"].checks if x.name != "double_backward"]
     assert all(x.status in ("pass", "skip") for x in others)
+    # a Module around the rule: the finding points at the rule's bwd, not at the class
+    m = check(runs["StoppedScaled"], "double_backward")
+    assert (m.status, m.kind, m.where) == ("fail", "not_differentiable", c.where)
+    scale = np.asarray(runs["StoppedScaled"].tensor("scale").value, dtype=np.float64)
+    assert f"along a random direction is {_along(scale=scale):.4g}," in m.message
 
 
 def test_a_half_stopped_rule_is_right_at_first_order_and_wrong_at_second(runs):

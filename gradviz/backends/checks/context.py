@@ -10,7 +10,7 @@ import numpy as np
 
 from gradviz.backends.graphs import ArgPlan, Graph, _args_from
 from gradviz.backends.introspect import where_of
-from gradviz.diagnostics import source
+from gradviz.diagnostics import jax_source, source
 from gradviz.model import OpInfo, RunSettings
 from gradviz.seeds import upstream_values
 
@@ -97,12 +97,15 @@ class CheckContext:
     def backward_where(self) -> str:
         """The `def` line of the user's gradient: a Function's backward, a custom_gradient's
         inner grad function, or that of the first such op a Module / Layer calls; JAX: a
-        custom_vjp's bwd, a custom_jvp's jvp."""
+        custom_vjp's bwd or a custom_jvp's jvp, or those of the first rule a Module calls."""
+        path = self.info.where.rpartition(":")[0] or self.info.file  # an imported op's own file
         if self.framework == "jax":
-            from gradviz.backends.jax_rules import rule_where
+            rule = jax_source.op_rule(source.parse(path), self.info.qualname)
+            if rule is not None and rule.gradient is not None:
+                return source.line_of(path, rule.gradient)
+            from gradviz.backends.jax_rules import rule_where  # a rule attached another way
 
             return rule_where(self.obj, self.info.where)
-        path = self.info.where.rpartition(":")[0] or self.info.file  # an imported op's own file
         node = source.backward_of(
             source.parse(path), self.info.qualname, module=self.info.kind in ("module", "layer")
         )

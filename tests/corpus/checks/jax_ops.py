@@ -1,6 +1,7 @@
 """JAX rules that pass or fail each contract check that applies (tests/test_checks_jax.py).
 Each op computes x * x (but softmax_host and wave_bf16); only its rule differs."""
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -130,3 +131,14 @@ def square_wrong(x):
 
 
 square_wrong.defvjp(lambda x: (x * x, x), lambda x, g: (2.01 * x * g,))
+
+
+class StoppedScaled(eqx.Module):
+    """double_backward, at square_stopped's bwd: an equinox Module around that rule."""
+    scale: jax.Array
+
+    def __init__(self, n: int = 200):
+        self.scale = jnp.ones((n,))
+
+    def __call__(self, x):
+        return square_stopped(x) * self.scale
