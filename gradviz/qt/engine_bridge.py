@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from gradviz.model import FRAMEWORKS, OpKey, RunRequest, RunResult
+from gradviz.model import FRAMEWORKS, RunRequest, RunResult
 from gradviz.qt.tasks import TaskGroup
+
+if TYPE_CHECKING:  # numpy and the analysis come with the first run
+    from gradviz.app.run_analysis import RunAnalysis
 
 CLOSE_TIMEOUT_S = 15.0  # a cancelled run ends within a worker kill; a load within its timeout
 
@@ -54,7 +57,7 @@ class EngineBridge(QObject):
         self._poll.setInterval(150)
         self._poll.timeout.connect(self._poll_states)
         self._unfollow: Callable[[], None] | None = None
-        self._pairing: _Pairing | None = None  # the running batch's pairs
+        self._analysis: RunAnalysis | None = None  # the running batch's analyses
         self.tasks = TaskGroup(self)
         self.tasks.errored.connect(self.failed)
 
@@ -125,7 +128,15 @@ class EngineBridge(QObject):
         the requests: each pair's parity is made in the run task (parityReady)."""
         if self._running or not requests or self.tasks.closed:
             return False
-        self._pairing = _Pairing(pairs or {})
+        from gradviz.app.run_analysis import RunAnalysis
+
+        self._analysis = RunAnalysis(
+            self.resultReady.emit,
+            self.checksReady.emit,
+            self.parityReady.emit,
+            pairs,
+            self._cancel_asked.is_set,
+        )
         self._running = True
         self._cancel_asked.clear()
         self.busyChanged.emit(True)
@@ -145,32 +156,24 @@ class EngineBridge(QObject):
 
     def _run(self, requests: list[RunRequest]) -> list[RunResult]:
         """The run task: the window's passes (QUICK -> NUMERIC -> CHECKS, engine.passes.plan),
-        their events from one thread per framework. Results are analysed in two threads, so
-        both frameworks' partial results of an op, which arrive together, are ready together
-        (numpy lets go of the GIL). Per op, what is emitted keeps the engine's order (partial,
-        final, checks): each op's job waits on its previous one."""
-        from gradviz.engine.passes import ChecksArrived, OpStarted, ResultArrived, plan
+        their events from one thread per framework, analysed in one lane per framework
+        (app.run_analysis) and emitted in each op's order; the run ends once all are out."""
+        from gradviz.engine.passes import OpStarted, plan
 
-        last: dict[OpKey, Future] = {}  # op key -> its previous emission
+        analysis = self._analysis
+        assert analysis is not None
 
-        with ThreadPoolExecutor(2, thread_name_prefix="gradviz-analyze") as pool:
+        def on_event(ev) -> None:
+            if isinstance(ev, OpStarted):
+                self._started(ev.request)
+            else:
+                analysis.put(ev)
 
-            def on_event(ev) -> None:
-                if isinstance(ev, OpStarted):
-                    self._started(ev.request)
-                    return
-                key = OpKey.of_request(ev.result.request)
-                # waits only on an earlier job, which a thread has already taken: no deadlock
-                if isinstance(ev, ResultArrived):
-                    last[key] = pool.submit(self._analyze_one, ev.result, last.get(key))
-                elif isinstance(ev, ChecksArrived):
-                    last[key] = pool.submit(
-                        self._after, last.get(key), self.checksReady.emit, ev.result
-                    )
-
-            # leaving the pool waits for every analysis: all reach the window before the end
+        try:
             passes = plan(requests, progressive=True, checks_apart=True)
             return self.engine.run_passes(requests, passes, on_event)
+        finally:
+            analysis.close()  # every analysis reaches the window before the end
 
     def _started(self, req: RunRequest) -> None:
         """An op's worker takes it (a run thread): a cancel asked before the engine's run
@@ -179,49 +182,16 @@ class EngineBridge(QObject):
             self.engine.cancel()
         self.opStarted.emit(req)
 
-    def _analyze_one(self, res: RunResult, before: Future | None):
-        """Analyse `res`, then emit it after the op's earlier emission. The final result of an
-        op shares its partial one's custom and default arrays (engine.numeric_pass): what the
-        partial's analysis worked out from them is reused, so analysing waits for it first."""
-        from gradviz.app.analysis import Analysis, analyze
-
-        earlier = before.result() if before is not None and before.exception() is None else None
-        if not isinstance(earlier, Analysis) or not earlier.result.partial:
-            earlier = None
-        try:
-            ready = analyze(res, earlier=earlier)
-        except Exception as exc:  # noqa: BLE001 - the result must still reach the window
-            ready = Analysis(res, None, {}, f"{type(exc).__name__}: {exc}")
-        self._after(before, self.resultReady.emit, ready)
-        if not ready.result.partial and self._pairing is not None:
-            self._pair_up(self._pairing, ready)
-        return ready
-
-    def _pair_up(self, pairing: _Pairing, ready) -> None:
-        """The last final result of a pair in: its parity, here off the GUI thread (~0.2 s per
-        10^6-element tensor), unless the batch was cancelled."""
-        pair, members = pairing.arrived(ready)
-        if members and not self._cancel_asked.is_set():
-            from gradviz.app.parity_rows import pair_parity
-
-            self.parityReady.emit(pair, pair_parity(pair, members))
-
     def parity_pending(self, pair: str) -> bool:
         """Whether the running batch may still bring `pair`'s parity: parityReady reaches the
         GUI thread before runFinished does, so till then (unless cancelled) it is on its way."""
-        pairing = self._pairing
+        analysis = self._analysis
         return (
             self._running
             and not self._cancel_asked.is_set()
-            and pairing is not None
-            and pairing.pending(pair)
+            and analysis is not None
+            and analysis.pending(pair)
         )
-
-    @staticmethod
-    def _after(before: Future | None, emit: Callable, value) -> None:
-        if before is not None:
-            before.exception()  # wait for it; its own failure is its own
-        emit(value)
 
     def cancel(self) -> None:
         """Stop the batch: sets flags only (Engine.cancel), never waits on a worker; the run
@@ -235,31 +205,3 @@ class EngineBridge(QObject):
         if self.engine is not None and self._running:
             keys = list(keys)
             self.tasks.start("skip", lambda: [self.engine.skip(k) for k in keys])
-
-
-class _Pairing:
-    """A batch's pairs: which final results each waits for, and those in so far."""
-
-    def __init__(self, pairs: dict) -> None:
-        self.pairs = pairs
-        self.expected: dict[str, int] = {}
-        for pair, _ in pairs.values():
-            self.expected[pair] = self.expected.get(pair, 0) + 1
-        self.finals: dict[str, list] = {}
-        self.lock = threading.Lock()
-
-    def arrived(self, analysis) -> tuple[str, list]:
-        """(pair, its analyses to compare) once `analysis` is the pair's last, else (pair, [])."""
-        entry = self.pairs.get(OpKey.of_request(analysis.result.request))
-        if entry is None:
-            return "", []
-        pair, partners = entry
-        with self.lock:
-            got = self.finals.setdefault(pair, [])
-            got.append(analysis)
-            if len(got) != self.expected[pair]:
-                return pair, []
-            return pair, [*got, *partners]
-
-    def pending(self, pair: str) -> bool:
-        return pair in self.expected
