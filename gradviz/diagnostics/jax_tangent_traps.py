@@ -19,9 +19,47 @@ _NONDIFF_INPUT = "is in nondiff_argnums, so JAX takes it as a constant"
 _CALLS = {"integer_pow": "**", "pow": "**", "max": "maximum", "min": "minimum", "mul": "*"}
 
 
+_TANGENT_TYPE = re.compile(
+    r"Custom JVP rule must produce primal and tangent outputs with corresponding shapes and "
+    r"dtypes\. Expected (\w+)\[([^\]]*)\] \(tangent type of [^)]*\) but got (\w+)\[([^\]]*)\]"
+)
+
+
 def found(ctx: Context, err) -> list:
-    out = [f for f in (_nonlinear(ctx, err), _nondiff(ctx, err)) if f is not None]
-    return out
+    checks = (_nonlinear, _tangent_type, _nondiff)
+    return [f for f in (check(ctx, err) for check in checks) if f is not None]
+
+
+def _dims(text: str) -> tuple:
+    return tuple(int(d) for d in text.split(",") if d.strip())
+
+
+def _tangent_type(ctx: Context, err):
+    """The tangent output of another shape / dtype than the primal output (GV102 / GV103)."""
+    m = _TANGENT_TYPE.search(err.message)
+    rule = _jvp_rule(ctx)
+    if m is None or rule is None or rule.jvp is None:
+        return None
+    want_dtype, want, got_dtype, got = m.groups()
+    where = jax_source.return_line(ctx.file, rule.jvp)
+    name = "a lambda" if isinstance(rule.jvp, ast.Lambda) else f"`{rule.jvp.name}`"
+    head = f"The tangent output of the tangent rule ({name}) of custom_jvp {rule.primal.name}"
+    if _dims(got) != _dims(want):
+        return ctx.finding(
+            "GV102-grad-shape",
+            "error",
+            f"{head} has shape {_dims(got)} where the primal output has {_dims(want)}; JAX needs "
+            "the tangent output in the primal output's shape.",
+            "Return a tangent of the primal output's shape (jnp.cos(x) * t, not a sum of it).",
+            where,
+        )
+    return ctx.finding(
+        "GV103-grad-dtype",
+        "error",
+        f"{head} is {got_dtype} where the primal output is {want_dtype}.",
+        "Compute the tangent in the primal output's dtype (t.astype(y.dtype)).",
+        where,
+    )
 
 
 def _jvp_rule(ctx: Context):

@@ -120,6 +120,18 @@ def _over_tangent_jvp(primals, tangents):
     return jnp.sin(x), jnp.cos(x) / t  # GV609
 
 
+@jax.custom_jvp
+def summed_tangent(x):
+    return jnp.sin(x)
+
+
+@summed_tangent.defjvp
+def _summed_tangent_jvp(primals, tangents):
+    (x,) = primals
+    (t,) = tangents
+    return jnp.sin(x), jnp.sum(jnp.cos(x) * t)  # GV102
+
+
 @gradviz.op(consts={"s": 2.0})  # a constant where nondiff_argnums wants one: right
 @partial(jax.custom_vjp, nondiff_argnums=(0,))
 def scaled_by(s, x):
