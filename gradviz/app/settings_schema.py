@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gradviz.errors import GradvizError
 from gradviz.model import (
     DEPTH_RANGE,
     DTYPES,
@@ -60,7 +61,7 @@ def _one_of(choices):
 # --- the run settings' rule: RunSettings' fields by settings_texts' names --------------------
 
 
-class SettingsError(ValueError):
+class SettingsError(GradvizError, ValueError):
     """Run settings that cannot run: `problems` maps each field (settings_texts' names, as the
     flags: "seed" is --seed) to why, each message starting with the field's name."""
 
