@@ -140,3 +140,72 @@ def test_each_kept_call_has_a_code_object_of_its_own():
     one, two = K.own_code(run), K.own_code(run)
     assert one.__code__ is not two.__code__ is not run.__code__
     assert one(1, 2) == two(1, 2) == (1, 2)
+
+
+TF_RIGHT = """
+import tensorflow as tf
+
+import gradviz
+
+
+@gradviz.op(name="square")
+@tf.custom_gradient
+def square(x):
+    def grad(g):
+        return g * 2 * x
+
+    return x * x, grad
+
+
+@gradviz.op(name="kept_traces")
+@tf.custom_gradient
+def kept_traces(x):
+    from gradviz.backends.checks import compiled
+
+    for (_, qualname, _), (_, graph_fn) in compiled._TF_KEPT.items():
+        print(f"kept={qualname}:{id(graph_fn)}:{graph_fn.experimental_get_tracing_count()}")
+
+    def grad(g):
+        return g * 2
+
+    return x * 2, grad
+"""
+
+# a Python counter in the gradient: a trace freezes it, eager calls move it
+TF_COUNTING = TF_RIGHT.replace(
+    "import gradviz\n", 'import gradviz\n\nSTATE = {"calls": 0}\n', 1
+).replace(
+    "        return g * 2 * x\n",
+    '        STATE["calls"] += 1\n        return g * 2 * x * STATE["calls"]\n',
+    1,
+)
+
+
+def _tf_compiled(engine, path: str):
+    (res,) = engine.run([RunRequest(path, "square", "tf", RunSettings(checks=("compiled",)))])
+    assert res.status == "ok", res.error
+    (check,) = res.checks
+    return check
+
+
+def _tf_kept(engine, path: str) -> list[str]:
+    res = engine.run_one(
+        RunRequest(path, "kept_traces", "tf", RunSettings(shape=(3,), modes=("custom",)))
+    )
+    assert res.status == "ok", res.error
+    return [ln for ln in res.log.splitlines() if ln.startswith("kept=square:")]
+
+
+def test_tf_a_rerun_traces_nothing_new_and_a_side_effect_is_still_caught(engine, write_module):
+    path = write_module("tf_square_ok.py", TF_RIGHT)
+    first = _tf_compiled(engine, path)
+    after_first = _tf_kept(engine, path)
+    again = [_tf_compiled(engine, path) for _ in range(2)]
+    assert [c.status for c in [first, *again]] == ["pass"] * 3
+    assert len(after_first) == 1 and after_first[0].endswith(":1"), after_first
+    assert _tf_kept(engine, path) == after_first  # one trace served both re-runs
+    with open(path, "w") as fh:  # the same op, now keeping a counter: nothing kept applies
+        fh.write(TF_COUNTING)
+    for _ in range(2):
+        check = _tf_compiled(engine, path)
+        assert check.status == "fail" and check.kind == "differs", check

@@ -161,28 +161,57 @@ def tf_check(ctx):
     return _checked(ctx, _tf)
 
 
+# TF: an op's tf.function kept between runs of a worker, as torch's compile is (a custom_gradient
+# function holds no state; a Layer is built afresh each run): (file, qualname, key) -> (the
+# user's function, its tf.function)
+_TF_KEPT: dict[tuple, tuple] = {}
+
+
 def _tf(ctx, dtype_name: str):
     import tensorflow as tf
+
+    from gradviz.backends.checks import torch_compile_kept as K
 
     built = ctx.build("custom", dtype_name)
     dtype = {"float32": tf.float32, "float64": tf.float64}[dtype_name]
     values = ctx.arg_values()
     names = list(values)
+    # the trace bakes in the upstream (from the settings: in the key) and holds this slim
+    # context, not the run's arrays
+    slim = replace(
+        ctx, plans=[replace(p, values=None) for p in ctx.plans], tensors={}, numeric_infos={}
+    )
 
     def step(*xs):
-        return ctx.tf_grads(built, names, xs)
+        return slim.tf_grads(built, names, xs)
 
+    shapes = tuple((n, tuple(v.shape)) for n, v in values.items())
+    key = K.key_of(ctx, dtype_name, shapes, ("custom_gradient",), (repr(ctx.settings),))
+    where = (ctx.info.file, ctx.info.qualname, key)
+    kept = _TF_KEPT.get(where) if key is not None else None
+    graph_fn = kept[1] if kept is not None and kept[0] is ctx.obj else None
     with tf.device(ctx.device):
         xs = [tf.constant(values[n], dtype) for n in names]
         eager = step(*xs)
         try:
-            graph_fn = tf.function(step, autograph=False)
+            if graph_fn is None:
+                graph_fn = tf.function(step, autograph=False)
+                if key is not None:
+                    _keep_tf(ctx, where, graph_fn)
             got = graph_fn(*xs)
             got_again = graph_fn(*xs)  # a second call: state kept in Python shows up here
         except Exception as exc:  # noqa: BLE001 - the framework's refusal is the finding
+            _TF_KEPT.pop(where, None)
             return _raised(ctx, exc, "tf.function around the tape")
     pairs = [[a.numpy() for a in g] for g in (got, got_again, eager)]
     return _twice_as_eager(ctx, names, *pairs, dtype_name, "tf.function", _FIX)
+
+
+def _keep_tf(ctx, where: tuple, graph_fn) -> None:
+    replaced = any(k[:2] == where[:2] and v[0] is not ctx.obj for k, v in _TF_KEPT.items())
+    if replaced or len(_TF_KEPT) >= 16:
+        _TF_KEPT.clear()  # a replaced module's traces go with it
+    _TF_KEPT[where] = (ctx.obj, graph_fn)
 
 
 def jax_check(ctx):

@@ -41,10 +41,13 @@ def _literal(value) -> bool:
     return isinstance(value, _LITERALS)
 
 
-def key_of(ctx, dtype: str, shapes: tuple) -> tuple | None:
-    """What the kept compiled call depends on besides what Dynamo guards; None where the op
-    cannot be kept (a Module or Layer, or a constant whose repr might not say its value)."""
-    if ctx.info.kind not in ("function", "custom_op"):
+def key_of(
+    ctx, dtype: str, shapes: tuple, kinds: tuple = ("function", "custom_op"), extra: tuple = ()
+) -> tuple | None:
+    """What the kept compiled call depends on besides what the compiler guards; None where the
+    op cannot be kept (a Module or Layer, or a constant whose repr might not say its value).
+    `kinds`: the op kinds whose built op holds no state; `extra`: what else the trace bakes in."""
+    if ctx.info.kind not in kinds:
         return None
     plans = []
     for p in ctx.plans:
@@ -55,7 +58,7 @@ def key_of(ctx, dtype: str, shapes: tuple) -> tuple | None:
             if p.kind == "const"
             else (p.name, p.kind, p.keyword)
         )
-    return (id(ctx.obj), ctx.info.kind, dtype, str(ctx.device), tuple(plans), shapes)
+    return (id(ctx.obj), ctx.info.kind, dtype, str(ctx.device), tuple(plans), shapes, extra)
 
 
 def find(ctx, key: tuple | None) -> Kept | None:
