@@ -20,7 +20,7 @@ Each takes `dialogs=` (export_dialogs.Dialogs) to answer without blocking.
 
 from __future__ import annotations
 
-from gradviz.model import OpKey, RunResult
+from gradviz.model import FRAMEWORKS, OpKey, RunResult
 from gradviz.qt import export_dialogs as ED
 from gradviz.qt.export_dialogs import IMAGE_FILTERS, Dialogs, as_list, safe_name
 from gradviz.qt.export_files import export_csv, export_flow, export_json, export_npz, export_repro
@@ -57,9 +57,21 @@ def _current_tensor(src: WindowExports) -> str | None:
 
 
 def _run_results(src: WindowExports) -> list[RunResult]:
-    """Everything the window holds (the whole run), else what the grid shows."""
-    held = [a.result for a in src.state.results.analyses().values()]
-    return held or as_list(_grid_state(src)[0])
+    """Everything the window holds (the whole run), else what the grid shows; in the order
+    `gradviz run` lists the same ops (pair by pair, each in torch, tf, jax order), not the
+    order their results happened to arrive in."""
+    held = src.state.results.analyses()
+    rank = {fw: i for i, fw in enumerate(FRAMEWORKS)}
+    order = {
+        OpKey.of_op(op): n
+        for n, (fw, op) in enumerate(
+            (fw, op)
+            for impls in src.state.loaded.pairs().values()
+            for fw, op in sorted(impls.items(), key=lambda item: rank.get(item[0], len(rank)))
+        )
+    }
+    keys = sorted(held, key=lambda k: order.get(k, len(order)))  # stable: the rest as held
+    return [held[k].result for k in keys] or as_list(_grid_state(src)[0])
 
 
 def _run_comparisons(src: WindowExports, results: list[RunResult]):
