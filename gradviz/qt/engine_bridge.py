@@ -130,7 +130,7 @@ class EngineBridge(QObject):
             return False
         from gradviz.app.run_analysis import RunAnalysis
 
-        self._analysis = RunAnalysis(
+        self._analysis = analysis = RunAnalysis(
             self.resultReady.emit,
             self.checksReady.emit,
             self.parityReady.emit,
@@ -142,7 +142,7 @@ class EngineBridge(QObject):
         self.busyChanged.emit(True)
         self.tasks.start(
             "run",
-            lambda: self._run(list(requests)),
+            lambda: self._run(list(requests), analysis),
             self._finished,
             lambda _error: self._finished([]),
         )
@@ -154,14 +154,11 @@ class EngineBridge(QObject):
         self.busyChanged.emit(False)
         self.runFinished.emit(list(results))
 
-    def _run(self, requests: list[RunRequest]) -> list[RunResult]:
+    def _run(self, requests: list[RunRequest], analysis: RunAnalysis) -> list[RunResult]:
         """The run task: the window's passes (QUICK -> NUMERIC -> CHECKS, engine.passes.plan),
         their events from one thread per framework, analysed in one lane per framework
         (app.run_analysis) and emitted in each op's order; the run ends once all are out."""
         from gradviz.engine.passes import OpStarted, plan
-
-        analysis = self._analysis
-        assert analysis is not None
 
         def on_event(ev) -> None:
             if isinstance(ev, OpStarted):
