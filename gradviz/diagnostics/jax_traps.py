@@ -59,9 +59,9 @@ def findings(ctx: Context) -> list:
 def _rule(ctx: Context):
     """The op's custom_vjp: its own, or the one custom_vjp a Module or function calls (with
     several, JAX's structure errors do not say whose: none)."""
-    rule = ctx.jax_rule()
-    if rule is not None and rule.kind == "custom_vjp":
-        return rule
+    own = jax_source.rule_of(ctx.tree, ctx.qualname) if ctx.tree is not None else None
+    if own is not None:
+        return own if own.kind == "custom_vjp" else None
     node = source.top_level(ctx.tree, ctx.qualname)
     called = jax_source.rules_called(ctx.tree, node) if node is not None else []
     vjps = [r for r in called if r.kind == "custom_vjp"]
@@ -72,16 +72,14 @@ def _kind(rule) -> str:
     return "equinox.filter_custom_vjp" if rule.equinox else "custom_vjp"
 
 
-def _label(ctx: Context) -> str:
+def _label(ctx: Context, rule) -> str:
     """ "custom_vjp f": the rule the finding is about, by its kind and name."""
-    rule = _rule(ctx)
     if rule is None:
         return f"{jax_words.rule_name(ctx)} {ctx.qualname}"
     return f"{_kind(rule)} {rule.primal.name}"
 
 
-def _fn(ctx: Context) -> str:
-    rule = _rule(ctx)
+def _fn(ctx: Context, rule) -> str:
     return rule.primal.name if rule is not None else ctx.qualname
 
 
@@ -134,7 +132,7 @@ def _count(ctx: Context, err):
     bwd = rule.bwd if rule is not None else None
     who = f" ({_name(bwd)})" if bwd is not None else ""
     message = (
-        f"The bwd{who} of {_label(ctx)} returns {what} where {_fn(ctx)} takes "
+        f"The bwd{who} of {_label(ctx, rule)} returns {what} where {_fn(ctx, rule)} takes "
         f"{n} differentiable argument{'s' if n != 1 else ''}{names}; JAX needs bwd to return "
         "a tuple with exactly one cotangent per argument of the decorated function, in order "
         "(nondiff_argnums arguments have none)."
@@ -162,7 +160,7 @@ def _eqx_count(ctx: Context, err):
     )
     message = (
         f"The bwd{f' ({_name(bwd)})' if bwd is not None else ''} of equinox.filter_custom_vjp "
-        f"{_fn(ctx)} returns {what} where equinox needs the cotangent of the first "
+        f"{_fn(ctx, rule)} returns {what} where equinox needs the cotangent of the first "
         f"argument{arg} alone, in its structure (equinox differentiates no other argument)."
     )
     fix = (
@@ -222,14 +220,17 @@ def _fwd_pair(ctx: Context, err):
     pair, out = _FWD_PAIR in err.message, _FWD_OUT in err.message
     if not pair:
         return None
-    rule = _rule(ctx)
+    named = re.search(r"for function (\w+)", err.message)  # JAX names the decorated function
+    rule = (jax_source.rule_of(ctx.tree, named.group(1)) if named and ctx.tree else None) or _rule(
+        ctx
+    )
     fwd = rule.fwd if rule is not None else None
     where = jax_source.return_line(ctx.file, fwd) if fwd is not None else err.where
     who = f" ({_name(fwd)})" if fwd is not None else ""
     if out:
         message = (
-            f"The first element of the pair the fwd{who} of {_label(ctx)} returns "
-            f"is not structured as {_fn(ctx)}'s own output; JAX takes it as the op's output "
+            f"The first element of the pair the fwd{who} of {_label(ctx, rule)} returns "
+            f"is not structured as {_fn(ctx, rule)}'s own output; JAX takes it as the op's output "
             "and needs it to be exactly what the decorated function returns."
         )
         fix = (
@@ -239,7 +240,7 @@ def _fwd_pair(ctx: Context, err):
     else:
         given = _given(fwd)
         message = (
-            f"The fwd{who} of {_label(ctx)} returns {given} where JAX needs a pair "
+            f"The fwd{who} of {_label(ctx, rule)} returns {given} where JAX needs a pair "
             "(output, residuals): the op's output, and the residuals bwd receives as its first "
             "argument."
         )
