@@ -14,6 +14,7 @@ import pytest
 from gradviz.compare import compare_result, parity
 from gradviz.diagnostics import diagnose
 from gradviz.model import RunRequest, RunSettings
+from gradviz.seeds import param_draw
 from gradviz.vocab import Framework
 from tests.op_runs import run, verdicts
 
@@ -85,6 +86,35 @@ def test_numeric_is_float64_in_the_worker(engine):
     # float32 forwards would be off by ~1e-2 here (the loss sums 200 squares of up to 9)
     np.testing.assert_allclose(_grad(res, "x", "numeric"), 2.0 * x, rtol=0, atol=1e-6)
     np.testing.assert_array_equal(_grad(res, "x", "custom"), 3.0 * x)
+
+
+def test_numeric_takes_a_modules_parameters_at_their_float64_draw(engine, write_module):
+    """d sum(x * scale) / dx = scale: the float64 draw, not its float32 rounding (the seeding
+    ran outside the build's x64 scope, which truncated it)."""
+    path = write_module(
+        "linear_eqx.py",
+        """
+        import equinox as eqx
+        import jax
+        import jax.numpy as jnp
+
+        import gradviz
+
+        @gradviz.op(inputs={"x": (16,)})  # a small loss: little rounding in its differences
+        class Linear(eqx.Module):
+            scale: jax.Array
+
+            def __init__(self):
+                self.scale = jnp.ones((16,))
+
+            def __call__(self, x):
+                return x * self.scale
+        """,
+    )
+    res = run(engine, path, "Linear", "jax")
+    draw = param_draw(RunSettings().seed, "scale", (16,))
+    assert np.abs(draw - draw.astype(np.float32)).max() > 1.5e-8  # the two are told apart
+    np.testing.assert_allclose(_grad(res, "x", "numeric"), draw, rtol=0, atol=3e-9)
 
 
 def test_nondiff_argnums_are_constants_or_refused_at_the_line(engine):

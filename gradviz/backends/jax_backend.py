@@ -91,7 +91,11 @@ class Built(BuiltBase):
         return np.asarray(self._params[name], dtype=np.float64)
 
     def set_param(self, name, values):
-        self.put(name, jnp.asarray(np.asarray(values), dtype=self._params[name].dtype))
+        # the runner seeds outside build's x64 scope: without it a float64 parameter (the
+        # numeric build's) was truncated to float32, and numeric ran at the rounded values
+        dtype = self._params[name].dtype
+        with x64_for(str(dtype)):
+            self.put(name, jnp.asarray(np.asarray(values), dtype=dtype))
 
     def put(self, name, value):
         self._params[name] = value

@@ -6,7 +6,8 @@ finite-difference gradients the same way, and prints the comparison gradviz's ta
 numpy only here; the arrays: arrays.py; the script's text: script_*.py.
 
 Every graph (op, seed, mlp, stack); autograd.Function, nn.Module and torch.library.custom_op
-(torch), @tf.custom_gradient and Keras Layer (tf) ops, their reference= too. An op whose
+(torch), @tf.custom_gradient and Keras Layer (tf), custom_vjp / custom_jvp (equinox's
+filter_custom_vjp too) and flax / equinox Module (jax) ops, their reference= too. An op whose
 constant has no literal form, or whose parameter is renamed away from a graph tensor's name,
 gets no script and a note saying why.
 """
@@ -24,16 +25,21 @@ from gradviz.model import FIXED_DTYPES, RunResult
 from gradviz.module_files import package_module
 from gradviz.repro.arrays import arrays as arrays_of
 from gradviz.repro.script_head import COMMON, HEAD
+from gradviz.repro.script_jax import JAX
 from gradviz.repro.script_keras import KERAS
 from gradviz.repro.script_numeric import NUMERIC, TAIL
 from gradviz.repro.script_tf import TF
 from gradviz.repro.script_torch import TORCH
 
-SUPPORTED = {"torch": ("function", "module", "custom_op"), "tf": ("custom_gradient", "layer")}
+SUPPORTED = {
+    "torch": ("function", "module", "custom_op"),
+    "tf": ("custom_gradient", "layer"),
+    "jax": ("custom_vjp", "custom_jvp", "module"),
+}
 INLINE_MAX = 64  # elements of one array written into the script itself
-BODIES = {"torch": TORCH, "tf": TF}
+BODIES = {"torch": TORCH, "tf": TF, "jax": JAX}
 WHY_NOT: dict = {}  # (framework, kind) -> why such an op gets no script
-PACKAGES = {"torch": "torch", "tf": "tensorflow"}
+PACKAGES = {"torch": "torch", "tf": "tensorflow", "jax": "jax"}
 
 
 def unsupported(result: RunResult) -> str:
@@ -42,8 +48,9 @@ def unsupported(result: RunResult) -> str:
         return "it did not run"
     if result.op.kind not in SUPPORTED.get(result.framework, ()):
         return WHY_NOT.get((result.framework, result.op.kind)) or (
-            f"a {result.op.kind} (scripts reproduce autograd.Function, nn.Module and "
-            "@tf.custom_gradient ops)"
+            f"a {result.op.kind} (scripts reproduce autograd.Function, nn.Module, "
+            "torch.library.custom_op, @tf.custom_gradient, Keras Layer, custom_vjp, custom_jvp "
+            "and flax / equinox Module ops)"
         )
     renamed = [t.name for t in result.tensors if t.role == "param" and t.name.startswith("self.")]
     if renamed:
@@ -114,7 +121,7 @@ def script_text(r: RunResult, comparison, arrays: dict, data_file: str | None) -
     head = HEAD.format(
         name=r.name,
         framework=r.framework,
-        framework_package=PACKAGES[r.framework],
+        framework_package=_packages(r),
         where=r.op.where,
         script=script_name(r),
         version=gradviz.__version__,
@@ -147,13 +154,30 @@ def script_text(r: RunResult, comparison, arrays: dict, data_file: str | None) -
     return head + COMMON + BODIES[r.framework] + keras + NUMERIC + TAIL
 
 
+def _packages(r: RunResult) -> str:
+    if r.framework == "jax" and r.op.kind == "module":
+        return "jax (with the flax or equinox its Module comes from)"
+    return PACKAGES[r.framework]
+
+
 def _no_numeric(r: RunResult) -> dict:
     """Tensors gradviz took no numeric reference of, and why (not the projected ones: their
-    reason says how it was taken)."""
+    reason says how it was taken); every one where the run took none or its numeric pass failed
+    (the script would print numbers the report does not have)."""
+    failed = r.mode_errors.get("numeric")
+    why = ""
+    if "numeric" not in r.request.settings.modes:
+        why = "the run took no numeric reference (its modes left it out)"
+    elif failed is not None:
+        first = (failed.message.strip().splitlines() or [""])[0]
+        why = f"the numeric reference failed in gradviz's run: {failed.type}: {first}"
     return {
-        t.name: t.absent["numeric"]
+        t.name: t.absent.get("numeric") or why
         for t in r.tensors
-        if "numeric" in t.absent
+        if (
+            "numeric" in t.absent
+            or (why and t.dtype not in FIXED_DTYPES and "numeric" not in t.grads)
+        )
         and not (t.numeric is not None and t.numeric.method == "projection")
     }
 
