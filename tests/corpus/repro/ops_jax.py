@@ -74,6 +74,7 @@ def _half_round(x):
 _half_round.defvjp(lambda x: (jnp.round(x), None), lambda res, g: (0.5 * g,))
 
 
+@gradviz.op(inputs={"x": (6,)})  # the sublayer's size, whatever the run's shape
 class NnxScale(nnx.Module):
     """an nnx Module with a parameter and a sublayer; its rule halves the gradient of x"""
 
@@ -95,7 +96,7 @@ class LinenScale(nn.Module):
         return nn.Dense(x.shape[-1])(jnp.tanh(x) * scale) * count.value + _half_round(x)
 
 
-@gradviz.op(reference=lambda self, x: jnp.tanh(x) * self.scale * 1.5)
+@gradviz.op(inputs={"x": (6,)}, reference=lambda self, x: jnp.tanh(x) * self.scale * 1.5)
 class EqxScale(eqx.Module):
     """an equinox Module; its reference= takes the module first (and scales by 1.5)"""
 
