@@ -21,7 +21,9 @@ from gradviz.backends.checks import torch_compile_kept as K
 class KeptCompiles(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
-        for (_, qualname, _), kept in K._kept.items():
+        for (file, qualname, _), kept in K._kept.items():
+            if file != __file__:  # another test's op of the same name
+                continue
             code = kept.fn._torchdynamo_orig_callable.__code__
             print(f"kept={qualname}:{id(kept.fn)}:{len(_debug_get_cache_entry_list(code))}")
         return x * 2
@@ -160,10 +162,14 @@ def square(x):
 @gradviz.op(name="kept_traces")
 @tf.custom_gradient
 def kept_traces(x):
-    from gradviz.backends.checks import compiled
+    from gradviz.backends.checks import compiled, vmap
 
-    for (_, qualname, _), (_, graph_fn) in compiled._TF_KEPT.items():
-        print(f"kept={qualname}:{id(graph_fn)}:{graph_fn.experimental_get_tracing_count()}")
+    for label, store in (("kept", compiled._TF_KEPT), ("vmap", vmap._TF_KEPT)):
+        for (file, qualname, _), (_, graph_fn, *_) in store.items():
+            if file != __file__:  # another test's op of the same name
+                continue
+            count = graph_fn.experimental_get_tracing_count()
+            print(f"{label}={qualname}:{id(graph_fn)}:{count}")
 
     def grad(g):
         return g * 2
@@ -181,19 +187,19 @@ TF_COUNTING = TF_RIGHT.replace(
 )
 
 
-def _tf_compiled(engine, path: str):
-    (res,) = engine.run([RunRequest(path, "square", "tf", RunSettings(checks=("compiled",)))])
+def _tf_compiled(engine, path: str, check: str = "compiled"):
+    (res,) = engine.run([RunRequest(path, "square", "tf", RunSettings(checks=(check,)))])
     assert res.status == "ok", res.error
     (check,) = res.checks
     return check
 
 
-def _tf_kept(engine, path: str) -> list[str]:
+def _tf_kept(engine, path: str, label: str = "kept") -> list[str]:
     res = engine.run_one(
         RunRequest(path, "kept_traces", "tf", RunSettings(shape=(3,), modes=("custom",)))
     )
     assert res.status == "ok", res.error
-    return [ln for ln in res.log.splitlines() if ln.startswith("kept=square:")]
+    return [ln for ln in res.log.splitlines() if ln.startswith(f"{label}=square:")]
 
 
 def test_tf_a_rerun_traces_nothing_new_and_a_side_effect_is_still_caught(engine, write_module):
@@ -209,3 +215,16 @@ def test_tf_a_rerun_traces_nothing_new_and_a_side_effect_is_still_caught(engine,
     for _ in range(2):
         check = _tf_compiled(engine, path)
         assert check.status == "fail" and check.kind == "differs", check
+
+
+def test_tf_vmap_keeps_its_batched_trace_between_runs(engine, write_module):
+    """tf.vectorized_map in eager converts the gradient anew each call: the check keeps its
+    batched tf.function (backends/checks/vmap.py) and a re-run traces nothing new."""
+    path = write_module("tf_square_vmap.py", TF_RIGHT)
+    first = _tf_compiled(engine, path, "vmap")
+    after_first = _tf_kept(engine, path, "vmap")
+    again = _tf_compiled(engine, path, "vmap")
+    assert first.status == again.status == "pass" and first.message == again.message
+    assert "each sample's own gradient" in first.message
+    assert len(after_first) == 1 and after_first[0].endswith(":1"), after_first
+    assert _tf_kept(engine, path, "vmap") == after_first

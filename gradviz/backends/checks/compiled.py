@@ -176,11 +176,7 @@ def _tf(ctx, dtype_name: str):
     dtype = {"float32": tf.float32, "float64": tf.float64}[dtype_name]
     values = ctx.arg_values()
     names = list(values)
-    # the trace bakes in the upstream (from the settings: in the key) and holds this slim
-    # context, not the run's arrays
-    slim = replace(
-        ctx, plans=[replace(p, values=None) for p in ctx.plans], tensors={}, numeric_infos={}
-    )
+    slim = K.slim(ctx)  # what the trace holds; it bakes in the upstream (the settings: keyed)
 
     def step(*xs):
         return slim.tf_grads(built, names, xs)
@@ -197,7 +193,7 @@ def _tf(ctx, dtype_name: str):
             if graph_fn is None:
                 graph_fn = tf.function(step, autograph=False)
                 if key is not None:
-                    _keep_tf(ctx, where, graph_fn)
+                    K.keep_in(_TF_KEPT, where, (ctx.obj, graph_fn))
             got = graph_fn(*xs)
             got_again = graph_fn(*xs)  # a second call: state kept in Python shows up here
         except Exception as exc:  # noqa: BLE001 - the framework's refusal is the finding
@@ -205,13 +201,6 @@ def _tf(ctx, dtype_name: str):
             return _raised(ctx, exc, "tf.function around the tape")
     pairs = [[a.numpy() for a in g] for g in (got, got_again, eager)]
     return _twice_as_eager(ctx, names, *pairs, dtype_name, "tf.function", _FIX)
-
-
-def _keep_tf(ctx, where: tuple, graph_fn) -> None:
-    replaced = any(k[:2] == where[:2] and v[0] is not ctx.obj for k, v in _TF_KEPT.items())
-    if replaced or len(_TF_KEPT) >= 16:
-        _TF_KEPT.clear()  # a replaced module's traces go with it
-    _TF_KEPT[where] = (ctx.obj, graph_fn)
 
 
 def jax_check(ctx):

@@ -85,6 +85,24 @@ def drop_all() -> None:
     torch._dynamo.reset()
 
 
+def slim(ctx):
+    """The check's context holding only what a kept trace calls (its plans without their
+    values, the settings for the upstream): not the run's arrays, which would stay alive."""
+    from dataclasses import replace
+
+    plans = [replace(p, values=None) for p in ctx.plans]
+    return replace(ctx, plans=plans, tensors={}, numeric_infos={}, graph=None)
+
+
+def keep_in(store: dict, where: tuple, entry: tuple) -> None:
+    """A TF trace into `store` ((file, qualname, key) -> (the user's op, ...)); a replaced
+    module's traces, or all past KEPT_MAX, go."""
+    replaced = any(k[:2] == where[:2] and v[0] is not entry[0] for k, v in store.items())
+    if replaced or len(store) >= KEPT_MAX:
+        store.clear()
+    store[where] = entry
+
+
 def own_code(fn: Callable) -> Callable:
     """`fn` with a code object of its own (Dynamo keeps compiled code and counts recompiles per
     code object; closures of one `def` share theirs)."""

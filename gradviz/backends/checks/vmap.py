@@ -245,36 +245,64 @@ def tf_check(ctx):
     return unless_rounding(ctx, lambda dtype: _tf(ctx, dtype))
 
 
+# an op's batched gradient as a tf.function, kept between runs of a worker as the compiled
+# check's is (compiled._keep_tf: a custom_gradient function holds no state): eager
+# tf.vectorized_map converts the gradient anew each call. (file, qualname, key) -> (the user's
+# function, the tf.function, its note)
+_TF_KEPT: dict[tuple, tuple] = {}
+
+
 def _tf(ctx, dtype_name: str):
     import tensorflow as tf
+
+    from gradviz.backends.checks import torch_compile_kept as K
 
     built = ctx.build("custom", dtype_name)
     dtype = {"float32": tf.float32, "float64": tf.float64}[dtype_name]
     samples = [ctx.arg_values(variant=k) for k in range(SAMPLES)]
     names = list(samples[0])
+    slim = K.slim(ctx)  # what a kept trace holds: no run arrays
 
     def grads(xs):
-        return ctx.tf_grads(built, names, xs)
+        return slim.tf_grads(built, names, xs)
 
+    def batched_fn(fallback: bool):
+        return tf.function(
+            lambda *st: tf.vectorized_map(
+                lambda xs: grads(list(xs)), st, fallback_to_while_loop=fallback
+            ),
+            autograph=False,
+        )
+
+    shapes = tuple((n, tuple(np.shape(samples[0][n]))) for n in names)
+    key = K.key_of(ctx, dtype_name, shapes, ("custom_gradient",), (repr(ctx.settings),))
+    where = (ctx.info.file, ctx.info.qualname, key)
+    kept = _TF_KEPT.get(where) if key is not None else None
     with tf.device(ctx.device):
         alone = [
             [g.numpy() for g in grads([tf.constant(s[n], dtype) for n in names])] for s in samples
         ]
         stacked = [tf.constant(np.stack([s[n] for s in samples]), dtype) for n in names]
-        note = ""
-        try:
-            batched = tf.vectorized_map(
-                lambda xs: grads(list(xs)), tuple(stacked), fallback_to_while_loop=False
-            )
-        except Exception as exc:  # noqa: BLE001 - try the slow path before calling it a failure
-            why = " ".join(str(exc).split())[:160]
+        batched = None
+        if kept is not None and kept[0] is ctx.obj:
             try:
-                batched = tf.vectorized_map(
-                    lambda xs: grads(list(xs)), tuple(stacked), fallback_to_while_loop=True
-                )
-            except Exception as exc2:  # noqa: BLE001
-                return _fail_raised(ctx, exc2, "tf.vectorized_map over the op's gradient")
-            note = f" (only through tf.vectorized_map's while-loop fallback: {why})"
+                batched, note = kept[1](*stacked), kept[2]
+            except Exception:  # noqa: BLE001 - converted afresh below, which says what it raises
+                _TF_KEPT.pop(where, None)
+        if batched is None:
+            note, fn = "", batched_fn(False)
+            try:
+                batched = fn(*stacked)
+            except Exception as exc:  # noqa: BLE001 - try the slow path before calling it a failure
+                why = " ".join(str(exc).split())[:160]
+                fn = batched_fn(True)
+                try:
+                    batched = fn(*stacked)
+                except Exception as exc2:  # noqa: BLE001
+                    return _fail_raised(ctx, exc2, "tf.vectorized_map over the op's gradient")
+                note = f" (only through tf.vectorized_map's while-loop fallback: {why})"
+            if key is not None:
+                K.keep_in(_TF_KEPT, where, (ctx.obj, fn, note))
     tol = tolerances(dtype_name, numeric=True)  # batched kernels reorder arithmetic
     for k, name in enumerate(names):
         for b in range(SAMPLES):
