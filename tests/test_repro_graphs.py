@@ -159,3 +159,32 @@ def test_a_torch_library_custom_op(engine, tmp_path, write_module):
     )
     x = next(t for t in comparison.tensors if t.name == "x")
     assert x.verdict == "differs" and x.metrics["custom~default"].max_abs_err > 0.1
+
+
+def test_an_int_input(engine, tmp_path, write_module):
+    """An int64 input has no gradient and no numeric reference, but the float64 loss needs it
+    (the script's numeric part once had none of it: KeyError)."""
+    path = write_module(
+        "int_ops.py",
+        """
+        import torch
+        import gradviz
+
+        @gradviz.op(inputs={"k": {"dtype": "int64", "range": (1, 3)}})
+        class TimesK(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, k):
+                ctx.save_for_backward(k)
+                return x * k
+
+            @staticmethod
+            def backward(ctx, g):
+                (k,) = ctx.saved_tensors
+                return g * k, None
+    """,
+    )
+    result, comparison, _ = _script_prints_the_runs_numbers(
+        engine, tmp_path, path, "TimesK", "torch", shape=(6,)
+    )
+    assert result.tensor("k").value.dtype.kind == "i"
+    assert {t.name: t.verdict for t in comparison.tensors}["x"] == "match"

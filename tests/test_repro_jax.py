@@ -59,6 +59,7 @@ CASES = [
     ("NnxScale", "mlp"),  # parameters by attribute path
     ("LinenScale", "op"),  # init's parameters and batch statistics (frozen)
     ("EqxScale", "stack"),  # a Module's reference= takes it first; its parameter shared
+    ("times_k", "seed"),  # an int64 input beside the graph's own
 ]
 
 
@@ -68,7 +69,8 @@ def test_each_kind_on_its_graph(engine, tmp_path, qualname, graph):
     assert f"{qualname} (jax), {graph} graph, float32 on cpu" in printed
     verdicts = {t.name: t.verdict for t in comparison.tensors}
     first = {"op": "x", "seed": "a", "mlp": "x", "stack": "x"}[graph]
-    want = "match" if qualname in ("log1pexp", "pair", "cube_with_reference") else "differs"
+    matching = ("log1pexp", "pair", "cube_with_reference", "times_k")
+    want = "match" if qualname in matching else "differs"
     if qualname == "cube_with_reference":
         # custom is right (numeric agrees); its reference, the default, is off by 0.25
         assert comparison.tensors[0].metrics["custom~default"].max_abs_err > 0.2

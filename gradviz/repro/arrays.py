@@ -63,7 +63,7 @@ def _float64(r: RunResult, name: str, role: str, value: np.ndarray) -> np.ndarra
 
 def arrays(r: RunResult) -> dict[str, np.ndarray]:
     """ "leaf/NAME": the graph's inputs and own parameters (the run's dtype); "param/NAME": the
-    op's trainable parameters; "leaf64/", "param64/": the float64 values behind them;
+    op's trainable parameters; "leaf64/", "param64/": the float64 values behind them (an int / bool leaf as it is);
     "upstream/NAME": each weighed output's weight (op, stack); "target/y": the mlp's target;
     "value/NAME": each recorded tensor's value in the run."""
     s = r.request.settings
@@ -79,6 +79,8 @@ def arrays(r: RunResult) -> dict[str, np.ndarray]:
         value = out[f"{group}/{t.name}"] = np.asarray(t.value)
         if value.dtype.kind == "f" and group != "frozen":
             out[f"{group}64/{t.name}"] = _float64(r, t.name, t.role, value)
+        elif group == "leaf":  # an int64 / bool input: the float64 loss takes it as it is
+            out[f"leaf64/{t.name}"] = value
     for t in r.tensors:
         if t.role in ("output", "intermediate"):
             out[f"value/{t.name}"] = np.asarray(t.value)

@@ -258,7 +258,7 @@ def loss64(leaves, params, inject=None):
             return t + jnp.asarray(inject[1], dtype=t.dtype)
         return t
     with jax.default_device(device()), jax.enable_x64(True):
-        tensors = leaves_of(jnp.float64, {**LEAVES, **leaves})     # int inputs: LEAVES'
+        tensors = leaves_of(jnp.float64, leaves)
         if KIND != "module":
             return float(graph_loss(leaves_call(op, None, contextlib.nullcontext), tensors, rec, K))
         if "module" not in _built64:
