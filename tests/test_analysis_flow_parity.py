@@ -10,6 +10,7 @@ import pytest
 from gradviz.app.analysis import analyze
 from gradviz.flow import dies_at, flow_of
 from gradviz.model import RunRequest, RunSettings
+from gradviz.vocab import Framework
 
 DEPTH = 3
 STACK = RunSettings(graph="stack", depth=DEPTH, shape=(16,), modes=("default", "custom"))
@@ -19,13 +20,22 @@ FLOW_OPS = {
     ("torch", "sign_ste"): "SignSTE",
     ("tf", "sign_ste"): "sign_ste",
 }
+if Framework.JAX.installed:
+    FLOW_OPS.update({("jax", "reverse_grad"): "reverse_grad", ("jax", "sign_ste"): "sign_ste"})
+FRAMEWORKS = [
+    "torch",
+    "tf",
+    pytest.param(
+        "jax", marks=pytest.mark.skipif(not Framework.JAX.installed, reason="jax is not installed")
+    ),
+]
 LAMBDA = 0.5  # reverse_grad's, as in tests/corpus/flow
 
 
 @pytest.fixture(scope="module")
 def runs(engine, corpus_dir):
-    """{(framework, op): RunResult} of the flow ops in both frameworks, one batch."""
-    files = {"torch": "flow_torch.py", "tf": "flow_tf.py"}
+    """{(framework, op): RunResult} of the flow ops in every framework, one batch."""
+    files = {"torch": "flow_torch.py", "tf": "flow_tf.py", "jax": "flow_jax.py"}
     reqs = [
         RunRequest(str(corpus_dir / "flow" / files[fw]), qualname, fw, STACK)
         for (fw, _), qualname in FLOW_OPS.items()
@@ -36,7 +46,7 @@ def runs(engine, corpus_dir):
     return dict(zip(FLOW_OPS, results))
 
 
-@pytest.mark.parametrize("fw", ["torch", "tf"])
+@pytest.mark.parametrize("fw", FRAMEWORKS)
 def test_analysis_carries_the_flow_of_a_gradient_reversal(runs, fw):
     """Identity forward, custom = (-lambda) x the upstream per layer: at h{i} the custom norm
     is lambda^(N-i+1) times the default one, exactly (lambda is a power of two)."""
@@ -49,7 +59,7 @@ def test_analysis_carries_the_flow_of_a_gradient_reversal(runs, fw):
     assert a.flow == tuple(flow_of(a.result))
 
 
-@pytest.mark.parametrize("fw", ["torch", "tf"])
+@pytest.mark.parametrize("fw", FRAMEWORKS)
 def test_analysis_flow_of_sign_ste_dies_in_default_only_and_checks_keep_it(runs, fw):
     res = runs[(fw, "sign_ste")]
     a = analyze(res, curves=False)

@@ -4,6 +4,7 @@ flow chart drawn from the very description the window shows."""
 
 import xml.etree.ElementTree as ET
 
+import numpy as np
 import pytest
 
 pytest.importorskip("pytestqt")
@@ -16,6 +17,7 @@ from gradviz.plots.figure import MODE_COLORS  # noqa: E402
 from gradviz.plots.flow import build_flow_figure  # noqa: E402
 from gradviz.qt import export_actions as EA  # noqa: E402
 from gradviz.qt.export import render_flow_image  # noqa: E402
+from gradviz.vocab import Framework  # noqa: E402
 
 pytestmark = pytest.mark.gui
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -104,3 +106,45 @@ def test_flow_view_hides_for_other_graphs(qtbot, stack_window):
     dlg = FakeDialogs()
     assert EA.flow_image(win.exports, path="/nonexistent/never.png", dialogs=dlg) is None
     assert dlg.errors and "stack graph" in dlg.errors[0][1]
+
+
+@pytest.mark.skipif(not Framework.JAX.installed, reason="jax is not installed")
+def test_flow_view_shows_a_jax_chart_beside_torch_and_tf(qtbot, make_window, corpus_dir):
+    """The twins of flow_torch.py in all three frameworks: one chart each, JAX's last, its
+    reversal's custom norms lambda^(N-i+1) times its default ones, as the other two's are."""
+    flow = corpus_dir / "flow"
+    win = make_window([str(flow / f"flow_{fw}.py") for fw in ("torch", "tf", "jax")])
+    panel = win.settings_panel
+    panel.graph.setCurrentIndex(panel.graph.findData("stack"))
+    panel.depth.setValue(3)
+    panel.shape.setText("16")
+    results = run_keys(qtbot, win, keys_of(win, "reverse_grad"))
+    assert sorted(r.framework for r in results) == ["jax", "tf", "torch"]
+    assert all(r.status == "ok" for r in results), [r.error for r in results]
+    win.tree.select_pair("reverse_grad")
+    win.show_pair("reverse_grad")
+    assert win.flow_view.isVisible()
+    fig = win.flow_view.figure
+    assert fig == build_flow_figure(
+        [a.result for a in win.state.pair_analyses("reverse_grad").values()], "reverse_grad"
+    )
+    assert [c.title for c in fig.charts] == [
+        "PyTorch · reverse_grad",
+        "TensorFlow · reverse_grad",
+        "JAX · reverse_grad",
+    ]
+    [jax] = [
+        a.result
+        for a in win.state.pair_analyses("reverse_grad").values()
+        if a.result.framework == "jax"
+    ]
+    jax_chart = fig.charts[2]
+    series = {s.mode: s for s in jax_chart.series}
+    assert series["default"].layers == series["custom"].layers == (1, 2, 3)
+    assert series["custom"].dies_at is None and series["default"].dies_at is None
+    for layer, d, c in zip(
+        series["default"].layers, series["default"].norms, series["custom"].norms
+    ):
+        assert c == pytest.approx(0.5 ** (3 - layer + 1) * d, rel=1e-6)
+        h = jax.tensor(f"h{layer}").grads["default"].astype(np.float64)
+        assert d == pytest.approx(float(np.sqrt(np.sum(h * h))), rel=1e-6)

@@ -1,15 +1,17 @@
-"""The `stack` graph in both frameworks: ops whose flow through depth is known whatever the
-weights (tests/corpus/flow/), the per-layer `flow` norms, and an op that cannot be stacked."""
+"""The `stack` graph in every framework (JAX's where it is installed): ops whose flow through
+depth is known whatever the weights (tests/corpus/flow/), the per-layer `flow` norms, and an op
+that cannot be stacked."""
 
 import numpy as np
 import pytest
 
 from gradviz.flow import dies_at, flow_of
 from gradviz.model import RunRequest, RunSettings
+from gradviz.vocab import Framework
 
 DEPTH = 3
 STACK = RunSettings(graph="stack", depth=DEPTH, shape=(16,))
-FILES = {"torch": "flow_torch.py", "tf": "flow_tf.py"}
+FILES = {"torch": "flow_torch.py", "tf": "flow_tf.py", "jax": "flow_jax.py"}
 QUALNAMES = {
     ("torch", "reverse_grad"): "ReverseGrad",
     ("tf", "reverse_grad"): "reverse_grad",
@@ -18,12 +20,16 @@ QUALNAMES = {
     ("torch", "smooth_tanh"): "SmoothTanh",
     ("tf", "smooth_tanh"): "smooth_tanh",
 }
+if Framework.JAX.installed:
+    QUALNAMES.update({("jax", op): op for op in ("reverse_grad", "sign_ste", "smooth_tanh")})
+NO_JAX = pytest.mark.skipif(not Framework.JAX.installed, reason="jax is not installed")
+FRAMEWORKS = ["torch", "tf", pytest.param("jax", marks=NO_JAX)]
 LAMBDA = 0.5  # as in the corpus files
 
 
 @pytest.fixture(scope="module")
 def runs(engine, corpus_dir):
-    """Every flow op in both frameworks, one batch: {(framework, op): RunResult}."""
+    """Every flow op in every framework, one batch: {(framework, op): RunResult}."""
     keys = list(QUALNAMES)
     reqs = [
         RunRequest(str(corpus_dir / "flow" / FILES[fw]), QUALNAMES[(fw, op)], fw, STACK)
@@ -39,7 +45,7 @@ def grad(res, name, mode):
     return res.tensor(name).grads[mode]
 
 
-@pytest.mark.parametrize("fw", ["torch", "tf"])
+@pytest.mark.parametrize("fw", FRAMEWORKS)
 def test_stack_records_every_tensor_with_seeded_weights(runs, fw):
     res = runs[(fw, "smooth_tanh")]
     names = [t.name for t in res.tensors]
@@ -61,13 +67,16 @@ def test_stack_records_every_tensor_with_seeded_weights(runs, fw):
         o = np.tanh(h)
 
 
-def test_both_frameworks_get_the_same_weights_and_inputs(runs):
-    t, f = runs[("torch", "sign_ste")], runs[("tf", "sign_ste")]
-    for name in ["x"] + [f"{p}{i}" for i in range(1, DEPTH + 1) for p in "wb"]:
-        np.testing.assert_array_equal(t.tensor(name).value, f.tensor(name).value)
+def test_every_framework_gets_the_same_weights_and_inputs(runs):
+    t = runs[("torch", "sign_ste")]
+    others = [r for (fw, op), r in runs.items() if op == "sign_ste" and fw != "torch"]
+    assert len(others) == len(FILES) - 1 if Framework.JAX.installed else len(others) == 1
+    for other in others:
+        for name in ["x"] + [f"{p}{i}" for i in range(1, DEPTH + 1) for p in "wb"]:
+            np.testing.assert_array_equal(t.tensor(name).value, other.tensor(name).value)
 
 
-@pytest.mark.parametrize("fw", ["torch", "tf"])
+@pytest.mark.parametrize("fw", FRAMEWORKS)
 def test_gradient_reversal_scales_by_minus_lambda_per_layer(runs, fw):
     """Identity forward: custom at h{i} = (-lambda)^(N-i+1) x default, element by element.
     lambda = 0.5 is a power of two, so the scaling is exact in floating point."""
@@ -84,7 +93,7 @@ def test_gradient_reversal_scales_by_minus_lambda_per_layer(runs, fw):
     assert dies_at(flow, "custom") is None and dies_at(flow, "default") is None
 
 
-@pytest.mark.parametrize("fw", ["torch", "tf"])
+@pytest.mark.parametrize("fw", FRAMEWORKS)
 def test_sign_ste_keeps_gradient_alive_where_autodiff_kills_it(runs, fw):
     """sign's derivative is zero: the default gradient is zero at every layer and weight. The
     clipped STE passes g * (|h| <= 1): from the upstream ones at the top, then back through
@@ -109,7 +118,7 @@ def test_sign_ste_keeps_gradient_alive_where_autodiff_kills_it(runs, fw):
     assert dies_at(flow, "default") == DEPTH and dies_at(flow, "custom") is None
 
 
-@pytest.mark.parametrize("fw", ["torch", "tf"])
+@pytest.mark.parametrize("fw", FRAMEWORKS)
 def test_correct_smooth_op_flows_like_default_and_numeric(runs, fw):
     res = runs[(fw, "smooth_tanh")]
     for t in res.tensors:
@@ -256,3 +265,63 @@ def test_numeric_reference_does_the_flow_tensors_first(monkeypatch):
     tensors = {"c": {"value": np.ones(5), "grads": {}}}
     out = numeric.compute(Adapter(), graph, Built(), "cpu", tensors)
     assert out["c"]["grad"] is None and out["c"]["info"].method == "skipped"
+
+
+@NO_JAX
+def test_a_jax_reversal_on_the_mlp_graph_scales_by_minus_lambda_below_the_op(engine, corpus_dir):
+    """mlp: x -> h = x @ w1 + b1 -> out = op(h) -> y = out @ w2 + b2. Above the op the gradients
+    agree exactly; at h and below it custom = -lambda x default, element by element (a power of
+    two commutes with every rounding of the dense layer's products)."""
+    s = RunSettings(graph="mlp", shape=(16,), modes=("default", "custom"))
+    [res] = engine.run(
+        [RunRequest(str(corpus_dir / "flow" / "flow_jax.py"), "reverse_grad", "jax", s)]
+    )
+    assert res.status == "ok", res.error
+    for name in ("out", "w2", "b2", "y"):
+        np.testing.assert_array_equal(grad(res, name, "custom"), grad(res, name, "default"))
+    for name in ("h", "x", "w1", "b1"):
+        default = grad(res, name, "default")
+        assert np.abs(default).max() > 0, name
+        np.testing.assert_array_equal(grad(res, name, "custom"), -LAMBDA * default, err_msg=name)
+
+
+@NO_JAX
+def test_cli_stack_run_of_a_jax_op_prints_its_flow_table(tmp_path, corpus_dir):
+    import json
+
+    from cli_runs import gradviz
+
+    proc = gradviz(
+        "run",
+        corpus_dir / "flow" / "flow_jax.py",
+        "--framework",
+        "jax",
+        "--op",
+        "reverse_grad",
+        "--graph",
+        "stack",
+        "--depth",
+        "2",
+        "--shape",
+        "8",
+        "--modes",
+        "default,custom",
+        "--json",
+        tmp_path / "r.json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    head = next(i for i, t in enumerate(lines) if t.startswith("gradient flow"))
+    assert lines[head + 1].split() == ["op", "fw", "layer", "default", "custom"]
+    rows = [t.split() for t in lines[head + 3 : head + 5]]
+    assert [r[:3] for r in rows] == [["reverse_grad", "jax", "1"], ["reverse_grad", "jax", "2"]]
+    [op] = json.loads((tmp_path / "r.json").read_text())["ops"]
+    assert op["framework"] == "jax"
+    flow = {r["layer"]: r["norm"] for r in op["flow"]}
+    assert sorted(flow) == [1, 2]
+    for layer, norm in flow.items():  # h{i}: (-lambda)^(N-i+1) x default, so its norm exactly
+        assert norm["default"] > 0
+        assert norm["custom"] == pytest.approx(LAMBDA ** (2 - layer + 1) * norm["default"], 1e-6)
+    for r, layer in zip(rows, (1, 2)):  # the table prints the JSON's numbers
+        assert float(r[3]) == pytest.approx(flow[layer]["default"], rel=5e-3)
+        assert float(r[4]) == pytest.approx(flow[layer]["custom"], rel=5e-3)

@@ -264,7 +264,8 @@ class JaxAdapter(AdapterBase):
         grads = {**gx, **gp, **gt}
         targets = [(n, xs[n], "input" if _role(graph, n) == "input" else "param") for n in xs]
         targets += [(n, params[n], "param") for n in params]
-        targets += [(n, values[n], roles.get(n, "intermediate")) for n in taps]
+        # in the order the graph recorded them (a pytree's dict comes back sorted by name)
+        targets += [(n, values[n], roles[n]) for n in roles if n in taps]
         for name, value, role in targets:
             g = grads.get(name)
             got[name] = {
@@ -278,7 +279,8 @@ class JaxAdapter(AdapterBase):
             }
             if skipped and role in ("input", "param"):
                 got[name]["probe_skipped"] = skipped
-        for name, value in values.items():  # integer outputs: their values, no gradient
+        for name in roles:  # integer outputs: their values, no gradient
+            value = values[name]
             if name not in got:
                 got[name] = {
                     "role": roles.get(name, "output"),
