@@ -277,3 +277,36 @@ def test_the_window_s_checks_tab_shows_the_jax_checks(qtbot, make_window):
     text = m.detail.text()
     assert "stop_gradient" in text and "fix:" in text
     assert line_of("def _stopped_bwd", "def _stopped_bwd").rpartition("/")[2] in text
+
+
+RANDOM = HERE / "corpus" / "jax" / "random_rules_jax.py"
+
+
+def test_a_rule_drawing_from_numpy_or_python_is_random_and_its_checks_skip_saying_so(engine):
+    """numpy's and Python's generators draw anew at every call of bwd: each check would compare
+    two draws, so all are skipped up front with the reason, as for torch and TF. A rule drawing
+    with a jax.random key it gets the same way at every call is no random backward."""
+    names = ("coin_ste_numpy", "noisy_python", "coin_ste_key", "coin_ste_seeded")
+    runs = {
+        r.request.qualname: r
+        for r in engine.run([RunRequest(str(RANDOM), q, "jax", ALL) for q in names])
+    }
+    for q in ("coin_ste_numpy", "noisy_python"):
+        res = runs[q]
+        assert res.status == "ok", res.error
+        assert [c.name for c in res.checks] == list(CHECKS)
+        for c in res.checks:
+            assert c.status == "skip" and c.message.startswith("the custom backward is random"), c
+        assert not [f for f in diagnose(res) if f.severity == "error"], q
+    # the seeded draw of each mode: custom and default see one stream, so the plain run's
+    # gradient of the noisy rule is (2 + u) * 2 for one u in [0, 1) at every element
+    g = _custom(runs["noisy_python"])
+    assert np.ptp(g) == 0 and 2.0 <= g[0] < 3.0
+    for q in ("coin_ste_key", "coin_ste_seeded"):
+        res = runs[q]
+        assert res.status == "ok", res.error
+        assert not [c for c in res.checks if "backward is random" in c.message], q
+        by = {c.name: c for c in res.checks}
+        assert {by[n].status for n in ("compiled", "vmap", "double_backward")} == {"pass"}, by
+        custom = _custom(res)  # the key's mask: 0 or 2 times upstream ones
+        assert set(np.unique(custom)) == {0.0, 2.0}

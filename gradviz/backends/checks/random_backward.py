@@ -3,7 +3,9 @@ gradient): every contract check compares two calls of it, so each would compare 
 blame strides, compile, autocast or batching for the noise. It is told once, before the checks,
 from the custom gradient under the same inputs and upstream: it changes with the random seed,
 and comes back when the seed does. A backward that keeps state of its own (a call counter)
-differs under one seed too: it is not random, and the checks go on to show it. Worker-only."""
+differs under one seed too: it is not random, and the checks go on to show it. JAX: only a rule
+drawing from Python's or numpy's generators can be random (a jax.random key is the same at every
+call). Worker-only."""
 
 from __future__ import annotations
 
@@ -42,13 +44,14 @@ def _same(a: list, b: list) -> bool:
 def _grads_under(ctx, seed: int):
     """The custom gradients of the op's tensor arguments with every RNG seeded `seed`; the RNGs'
     states are put back after."""
-    if ctx.framework not in ("torch", "tf"):
-        return None  # jax: a rule's randomness comes from keys the op is given
+    grads_of = {"torch": _torch, "tf": _tf, "jax": _jax}.get(ctx.framework)
+    if grads_of is None:
+        return None
     state = random.getstate(), np.random.get_state()
     try:
         random.seed(seed)
         np.random.seed(seed)
-        return (_torch if ctx.framework == "torch" else _tf)(ctx, seed)
+        return grads_of(ctx, seed)
     finally:
         random.setstate(state[0])
         np.random.set_state(state[1])
@@ -82,3 +85,22 @@ def _tf(ctx, seed: int):
     with tf.device(ctx.device):
         xs = [tf.constant(values[n], dtype) for n in names]
         return [g.numpy() for g in ctx.tf_grads(built, names, xs)]
+
+
+def _jax(ctx, seed: int):
+    """JAX has no global random state: a rule's jax.random draws come from keys, the same at
+    every call; only Python's and numpy's generators (seeded above) make a rule random here.
+    Eager jax.grad, so a bwd runs as it is at each call (a jit would freeze one draw)."""
+    from gradviz.backends.checks import jax_ops as J
+
+    if not ctx.tensor_plans():
+        return None
+    built = ctx.build("custom")
+    dtype = ctx.settings.dtype
+    with J.scope(ctx, dtype):
+        xs = J.arrays(ctx, dtype)
+        outs = J.outputs(ctx, built, xs)
+        if not outs:
+            return None
+        grad = J.grad_fn(ctx, built, list(xs), J.upstreams(ctx, outs))
+        return [J.numpy(g) for g in grad(*xs.values())]
