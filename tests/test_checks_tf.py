@@ -21,6 +21,7 @@ BATCH = (
     "square",
     "square_numpy",
     "square_stopped",
+    "square_half_stopped",
     "square_f32const",
     "square_cancel",
     "square_wrong",
@@ -92,6 +93,42 @@ def test_stop_gradient_in_the_gradient_is_a_silent_zero_second_derivative(runs, 
     assert "GV702-double-backward-cut" in codes(runs["square_stopped"])
     assert tf_says["second derivative square_stopped"] == "zero"  # the true one is 2
     assert check(runs["square"], "double_backward").status == "pass"
+
+
+def _along(n: int = 200) -> float:
+    """The double_backward check's first direction for one (n,) input, from its seeds: the
+    second derivative of sum(v * g) along w through g = upstream * (x + stop_gradient(x)) is
+    sum(v * upstream * w) (the true one twice that)."""
+    w = np.random.default_rng(3).standard_normal(n)
+    v = np.random.default_rng([11, 0]).standard_normal(n)
+    up = np.random.default_rng([7, 0]).standard_normal(n)
+    return float(np.sum(v * up * w))
+
+
+def test_double_backward_speaks_tensorflow_not_torch(runs):
+    """TF has no once_differentiable nor gradgradcheck: a cut or half-cut grad_fn is told in
+    nested tf.GradientTape's words, the fix naming what cuts TF's graph."""
+    cut = check(runs["square_stopped"], "double_backward")
+    half = check(runs["square_half_stopped"], "double_backward")
+    assert (cut.kind, half.kind) == ("not_differentiable", "wrong_second")
+    assert f"direction is {2 * _along():.4g}" in cut.message  # what the true one would be
+    assert (
+        f"again gives {_along():.6g} along a random direction where its numeric derivative is {2 * _along():.6g}"
+        in half.message
+    )
+    assert "a second-order check with nested tf.GradientTape would fail" in half.message
+    for c in (cut, half):
+        words = c.message + c.fix
+        assert "once_differentiable" not in words and "gradgradcheck" not in words, c
+        assert ".detach()" not in words and "no_grad" not in words
+        assert "tf.stop_gradient" in c.fix and "nested tf.GradientTape" in c.fix
+        assert "grad_fn" in c.fix
+    np.testing.assert_allclose(
+        runs["square_half_stopped"].tensor("x").grads["custom"],
+        2.0 * runs["square_half_stopped"].tensor("x").value,
+        rtol=1e-6,
+    )
+    assert "GV703-double-backward-wrong" in codes(runs["square_half_stopped"])
 
 
 def test_a_float32_constant_in_the_gradient_breaks_under_bfloat16(runs, tf_says):

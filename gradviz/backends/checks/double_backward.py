@@ -37,8 +37,14 @@ _FIX_JAX = (
     "jax.lax.stop_gradient, numpy or host callback in it): JAX differentiates the rule itself "
     "for second derivatives (jax.hessian, jax.jvp of jax.grad)."
 )
+_FIX_TF = (
+    "Compute the custom_gradient's grad_fn from differentiable TensorFlow ops on the tensors it "
+    "closes over and the upstream (no tf.stop_gradient, .numpy(), numpy or tf.py_function in "
+    "it): a nested tf.GradientTape differentiates grad_fn itself for second derivatives."
+)
 # how each framework's words name the second-order check and the fix
 _WORDS = {
+    "tf": ("a second-order check with nested tf.GradientTape", "", _FIX_TF),
     "jax": ("jax.test_util.check_grads(order=2)", "", _FIX_JAX),
 }
 _TORCH_WORDS = ("gradgradcheck", f"; mark it {_ONCE} if that is intended", _FIX_CUT)
