@@ -110,7 +110,13 @@ class TensorRow(QFrame):
         controls.addWidget(self.view_box, 1)
         controls.addWidget(self.fit_button)
         hl.addLayout(controls)
-        lay.addWidget(head)
+        # the header is not in the layout but on top of its room, at the grid's horizontal scroll
+        # offset (pin): it stays in view while the plots scroll under it, as a frozen column
+        lay.addSpacing(HEADER_W)
+        head.setParent(self)
+        head.setObjectName("rowHead")
+        head.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.offset = 0
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
         self.canvas.ci.setSpacing(PLOT_GAP)
@@ -124,6 +130,23 @@ class TensorRow(QFrame):
             lambda _i: self.viewChanged.emit(self.name, self.view_box.currentData() or "values")
         )
         self.restyle()  # the header's colours and the (unhighlighted) frame
+        head.raise_()
+
+    def pin(self, offset: int) -> None:
+        """Keep the header at the left of the grid's viewport, scrolled `offset` px sideways."""
+        self.offset = max(int(offset), 0)
+        self._place_head()
+
+    def _place_head(self) -> None:
+        m, r = self.layout().contentsMargins(), self.contentsRect()  # inside the frame's border
+        left = r.left() + m.left()
+        # never past the row's right end (a row narrower than the scrolled body)
+        x = min(left + self.offset, max(r.right() + 1 - m.right() - HEADER_W, left))
+        self.head.setGeometry(x, r.top() + m.top(), HEADER_W, r.height() - m.top() - m.bottom())
+
+    def resizeEvent(self, ev):
+        super().resizeEvent(ev)
+        self._place_head()
 
     def mousePressEvent(self, ev):
         self.clicked.emit(self.name)
@@ -144,11 +167,14 @@ class TensorRow(QFrame):
 
     def set_highlight(self, on: bool) -> None:
         self.highlighted = on
+        # the header is opaque: plots scrolled sideways pass under it
         self.setStyleSheet(
             f"#tensorRow {{ border: 3px solid {surface('row_focus')}; "
-            f"background: {surface('row_focus_fill')}; }}"
+            f"background: {surface('row_focus_fill')}; }} "
+            f"#rowHead {{ background: {surface('row_focus_fill')}; }}"
             if on
-            else f"#tensorRow {{ border: 1px solid {surface('row_border')}; }}"
+            else f"#tensorRow {{ border: 1px solid {surface('row_border')}; }} "
+            "#rowHead { background: palette(window); }"
         )
 
     def restyle(self) -> None:

@@ -13,6 +13,7 @@ from gradviz.app.analysis import comparison_as_pair, result_as_pair
 from gradviz.model import FRAMEWORKS, MODES, RunResult
 from gradviz.plots import figure as F
 from gradviz.plots.palette import FRAMEWORK_LABEL
+from gradviz.qt.grid.pinned import PinnedHeader
 from gradviz.qt.theme import mark_color, surface
 from gradviz.vocab import ErrorKind
 
@@ -96,6 +97,9 @@ class GridView(QScrollArea):
         self.header.setTextFormat(Qt.RichText)
         self.header.setWordWrap(True)
         self.header.setStyleSheet(HEADER_STYLE)
+        self._head_box = PinnedHeader(self.header, self, 2)
+        # rows and header stay put at the viewport's left while the plots scroll sideways
+        self.horizontalScrollBar().valueChanged.connect(self._pin)
         self._placeholder = QLabel()
         self._placeholder.setAlignment(Qt.AlignCenter)
         self.restyle()
@@ -106,7 +110,7 @@ class GridView(QScrollArea):
     # --- public --------------------------------------------------------------------------------
     def show_message(self, text: str) -> None:
         self._clear()
-        self.header.hide()
+        self._head_box.hide()
         self._placeholder.setText(text)
         self._placeholder.show()
         self._lay.addWidget(self._placeholder, 1)
@@ -182,12 +186,12 @@ class GridView(QScrollArea):
             w = item.widget()
             if (
                 w is not None
-                and w not in (self._placeholder, self.header)
+                and w not in (self._placeholder, self._head_box)
                 and w not in keep.values()
             ):
                 w.deleteLater()
-        self._lay.addWidget(self.header)
-        self.header.show()
+        self._lay.addWidget(self._head_box)
+        self._head_box.show()
         for d in descs:
             row = keep.get(d.tensor)
             if row is None:
@@ -202,6 +206,7 @@ class GridView(QScrollArea):
                 row.readout = HoverReadout(row, lambda: self._readout_results)
             row.set_views(F.views_for(d), self.view_choice.get(d.tensor, "values"))
             self.rows[d.tensor] = row
+            row.pin(self.horizontalScrollBar().value())
             self._lay.addWidget(row)
             self._fill(row)
         self._lay.addStretch(1)
@@ -327,7 +332,7 @@ class GridView(QScrollArea):
         while self._lay.count():
             item = self._lay.takeAt(0)
             w = item.widget()
-            if w is not None and w not in (self._placeholder, self.header):
+            if w is not None and w not in (self._placeholder, self._head_box):
                 w.deleteLater()
 
     def _view_changed(self, tensor: str, view: str) -> None:
@@ -336,6 +341,15 @@ class GridView(QScrollArea):
         if row is not None:
             self._fill(row)
             self._show_header()
+
+    def _pin(self, offset: int) -> None:
+        self._head_box.pin(offset)
+        for row in self.rows.values():
+            row.pin(offset)
+
+    def resizeEvent(self, ev):
+        super().resizeEvent(ev)
+        self._head_box.place()  # it wraps at the viewport's width, not the body's
 
     def _show_header(self) -> None:
         views = list(dict.fromkeys(row.view() for row in self.rows.values())) or ["values"]
@@ -351,6 +365,7 @@ class GridView(QScrollArea):
             f"<span style='color:{surface('muted')}'>{F.subtitle(self._described)}</span><br>"
             + legend_html(legend)
         )
+        self._head_box.place()
 
     def _fill(self, row: TensorRow) -> None:
         from gradviz.qt.grid.fill import fill
