@@ -1,5 +1,5 @@
 """Issue 28 item 6 on the real window (offscreen, real workers), a stack run: the flow chart
-reads out the norms of the layer under the mouse as numbers, in a line under its charts, and
+reads out the norms of the layer under the mouse as numbers, in the legend's line above its charts, and
 at 1000x700 the grid below it still shows two whole rows (both rows' plots in its viewport)."""
 
 import pytest
@@ -46,10 +46,10 @@ def test_the_flow_chart_reads_out_the_hovered_layers_norms(qtbot, stack_run):
     default = next(s for s in chart.series if s.mode == "default")
     assert default.dies_at == 3 and default.layers == ()
     assert "default none (dies at layer 3)" in text
-    # the readout sits below every chart's plot: it covers no data
+    # the readout sits in the legend's line, above every chart: it covers no data
     box = view.readout.geometry()
-    for p in flow_layout(view.figure, view.width(), view.height()).plots:
-        assert box.top() > p.bottom
+    for c in flow_layout(view.figure, view.width(), view.height()).charts:
+        assert box.bottom() < c.y
     qtbot.mouseMove(view, QPoint(2, 2))  # off the plots: no readout
     qtbot.waitUntil(lambda: not view.readout.isVisible())
 

@@ -145,14 +145,14 @@ def test_a_stack_runs_flow_chart_reads_and_leaves_two_whole_rows(qtbot, stack_ru
     # the title on its line whole, the legend after it (at 10 px at the least)
     assert lay.compact and text_w(view.figure.title, 10, True) <= (view.width() - 2 * MARGIN) / 2
     assert view.toolTip() == view.figure.subtitle  # what a compact chart leaves out
-    # the hover readout: the norms of the layer under the mouse, under the charts' data
+    # the hover readout: the norms of the layer under the mouse, clear of the charts
     plot = lay.plots[1]
     qtbot.mouseMove(view, QPoint(int(plot.x + plot.w / 2), int(plot.y + plot.h / 2)))
     qtbot.waitUntil(view.readout.isVisible)
     assert view.readout.text().startswith(f"{view.figure.charts[1].title}, layer 2 (h2): ")
     box = view.readout.geometry()
     assert QRect(QPoint(0, 0), view.size()).contains(box)
-    for p in lay.plots:
-        assert box.top() > p.bottom
+    for c in lay.charts:  # in the legend's line, above every chart's title and data
+        assert box.bottom() < c.y
     qtbot.mouseMove(view, QPoint(2, 2))
     qtbot.waitUntil(lambda: not view.readout.isVisible())

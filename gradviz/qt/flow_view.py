@@ -34,8 +34,8 @@ def layer_text(chart: FlowChart, layer: int) -> str:
 
 
 class FlowView(QWidget):
-    """The flow chart, with the norms of the layer under the mouse in a line at its foot (the
-    readout; it sits under the charts' data, never over it)."""
+    """The flow chart, with the norms of the layer under the mouse in the legend's line (the
+    readout names each mode it reads: it covers no data, axis label or title of a chart)."""
 
     appeared = Signal()  # shown for a stack run: the window makes room (grid_room.py)
 
@@ -47,7 +47,7 @@ class FlowView(QWidget):
         self.setMouseTracking(True)
         self.readout = QLabel(self)
         self.readout.setStyleSheet("font-size: 11px; padding: 1px 4px")
-        # opaque: in a compact chart it covers the x label's line while the mouse is over a layer
+        # opaque: it covers the legend while the mouse is over a layer
         self.readout.setAutoFillBackground(True)
         self.readout.hide()
 
@@ -72,12 +72,16 @@ class FlowView(QWidget):
         if text is None:
             self.readout.hide()
         else:
+            from gradviz.qt.export.flow import flow_layout, legend_line
+
             self.readout.setText(text)
             self.readout.adjustSize()
-            self.readout.move(
-                max(self.width() - self.readout.width() - 4, 0),
-                self.height() - self.readout.height(),
-            )
+            line = legend_line(self.figure, flow_layout(self.figure, self.width(), self.height()))
+            # wider than the legend's line: it takes the figure title's room too (the readout
+            # starts with the hovered chart's title), never a chart's
+            x = min(line.x, self.width() - self.readout.width() - 4)
+            y = line.y + (line.h - self.readout.height()) / 2
+            self.readout.move(int(max(x, 0)), int(max(y, 0)))
             self.readout.show()
         super().mouseMoveEvent(ev)
 

@@ -43,6 +43,10 @@ DEAD_MARK = 4.0  # half size of the death cross
 # and a chart's note share the line under the ticks; a 200 px view kept 35 px of data otherwise.
 COMPACT_BELOW = 300
 COMPACT_TOP, COMPACT_HEAD_H, COMPACT_TITLE_H, COMPACT_TICKS_H, COMPACT_LINE_H = 4, 20, 16, 15, 14
+# A compact chart's ~55 px of data cut the rotated y label: it goes level, in the title line
+# left of the plot, as the first of these that fits there (the view's tooltip says the rest)
+COMPACT_YLABELS = ("‖∂loss/∂h‖₂", "‖∂L/∂h‖₂", "‖g‖")
+YLABEL_PX = 9.5
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,35 @@ def _compact_layout(fig: FL.FlowFigure, width: float, height: float, n: int) -> 
     return FlowLayout(width, height, tuple(charts), tuple(plots), compact=True)
 
 
+def compact_title(fig: FL.FlowFigure, width: float) -> tuple[float, float]:
+    """The compact title's font size and width: the legend follows it on the same line."""
+    room = width - 2 * MARGIN
+    px = 12.5
+    while px > 10 and text_w(fig.title, px, True) > room / 2:
+        px -= 0.5
+    return px, min(text_w(fig.title, px, True), room)
+
+
+def legend_line(fig: FL.FlowFigure, lay: FlowLayout) -> Rect:
+    """The legend's line (after the title in a compact figure): where the window's hover
+    readout goes, as it names each mode it reads; under the charts it covered the x label."""
+    if lay.compact:
+        x = MARGIN + compact_title(fig, lay.width)[1] + 16
+        return Rect(x, 0, max(lay.width - MARGIN - x, 0), COMPACT_TOP + COMPACT_HEAD_H)
+    return Rect(MARGIN, MARGIN + TITLE_H + SUBTITLE_H, lay.width - 2 * MARGIN, LEGEND_H)
+
+
+def y_label(chart: FL.FlowChart, box: Rect, plot: Rect, compact: bool) -> tuple[str, Rect, bool]:
+    """(text, rect, rotated): the y label and its room; a rotated one's rect is the strip left
+    of the plot, its text runs along the rect's height."""
+    if not compact:
+        return chart.ylabel, Rect(box.x + 1, plot.y, 16, plot.h), True
+    # clear of the top decade's tick label, which reaches ~7 px above the plot
+    room = Rect(box.x, box.y - 2, plot.x - box.x - 4, COMPACT_TITLE_H - 5)
+    fits = [s for s in COMPACT_YLABELS if text_w(s, YLABEL_PX) <= room.w]
+    return (fits[0] if fits else COMPACT_YLABELS[-1]), room, False
+
+
 def layer_ticks(depth: int) -> list[int]:
     if depth <= 16:
         return list(range(1, depth + 1))
@@ -134,11 +167,8 @@ class _FlowPainter(Painter):
         """The title, whole, then the legend on the same line: its last entry, the death cross,
         elided to the room left (the charts' crosses say where)."""
         room = lay.width - 2 * MARGIN
-        px = 12.5
-        while px > 10 and text_w(fig.title, px, True) > room / 2:
-            px -= 0.5
+        px, title_w = compact_title(fig, lay.width)
         self.font(px, bold=True)
-        title_w = min(self.text_width(fig.title), room)
         self.text(MARGIN, COMPACT_TOP, title_w + 1, COMPACT_HEAD_H - 4, fig.title)
         self._flow_legend(fig, COMPACT_TOP - 4, x0=MARGIN + title_w + 16, right=MARGIN + room)
 
@@ -187,11 +217,16 @@ class _FlowPainter(Painter):
         else:
             self.font(10.5)
             self.text(plot.x, plot.bottom + 18, plot.w, 14, chart.xlabel, "center")
-        self.p.save()
-        self.p.translate(box.x + 9, plot.y + plot.h / 2)
-        self.p.rotate(-90)
-        self.text(-plot.h / 2, -8, plot.h, 16, chart.ylabel, "center")
-        self.p.restore()
+        text, at, rotated = y_label(chart, box, plot, compact)
+        if rotated:
+            self.p.save()
+            self.p.translate(at.x + at.w / 2, at.y + at.h / 2)
+            self.p.rotate(-90)
+            self.text(-at.h / 2, -at.w / 2, at.h, at.w, text, "center")
+            self.p.restore()
+        else:
+            self.font(YLABEL_PX)
+            self.text(at.x, at.y, at.w, at.h, text, "right", elide=False)
         if chart.note and not compact:
             self.font(9, italic=True)
             self.text(
