@@ -533,12 +533,29 @@ class Walk:
         self.settle()
 
 
+def only(names: str | None, *steps):
+    """The steps named in `names` ("a,b"), in walk order; every step when None."""
+    if names is None:
+        return steps
+    want = [n.strip() for n in names.split(",") if n.strip()]
+    known = {s.__name__ for s in steps}
+    unknown = [n for n in want if n not in known]
+    if unknown:
+        raise SystemExit(f"--only: no step {', '.join(unknown)} (steps: {', '.join(known)})")
+    return [s for s in steps if s.__name__ in want]
+
+
 def main(argv=None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", nargs="?", default=os.path.join(ROOT, "docs", "walkthrough"))
     ap.add_argument("--readme", metavar="PNG", help="also save the README screenshot here")
+    ap.add_argument(
+        "--only",
+        metavar="STEPS",
+        help="retake these steps' shots only, comma-separated (e.g. item1_stack_scroll)",
+    )
     args = ap.parse_args(argv)
     home = tempfile.mkdtemp(prefix="gradviz-walk-")
     os.environ["HOME"] = home  # no saved settings play a part
@@ -549,7 +566,8 @@ def main(argv=None) -> int:
         walk.start()
         if args.readme:
             walk.readme_shot(args.readme)
-        for step in (
+        for step in only(
+            args.only,
             walk.item1_wheel,
             walk.item2_tree,
             walk.item3_small,

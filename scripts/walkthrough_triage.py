@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from walkthrough import ROOT, Walk  # noqa: E402
+from walkthrough import ROOT, Walk, only  # noqa: E402
 
 # Buggy ops of a researcher: a backward 2x and one 5x too big for y, a right one, one that raises
 # and one whose double backward fails (once_differentiable), and one that hangs (for Cancel).
@@ -289,6 +289,15 @@ class TriageWalk(Walk):
         self.wait(lambda: len(win.grid.rows["x"].cells) == 9, "nine columns")
         win.tabs.setCurrentWidget(win.numbers)  # the parity table: each two frameworks
         self.wait(lambda: win.numbers.parity.rowCount() > 0, "the parity rows")
+        # the tabs given room as a drag of the splitter's handle does: at 1000x700 (flow_small)
+        # the grid's two rows left them their tab bar, and the window keeps that when it grows
+        win.numbers.filter.clear()
+        room = win.grid_room
+        upper, lower = room.middle.sizes()
+        if lower < 300:
+            need = room.needed()
+            room.middle.setSizes([need, upper + lower - need])
+        self.settle()
         self.shot(
             "31_jax_three_frameworks.png",
             "cube in torch, TF and JAX: a column group each, titles in the framework's colour",
@@ -300,7 +309,13 @@ class TriageWalk(Walk):
 
 
 def main(argv=None) -> int:
-    out = (argv or sys.argv[1:] or [os.path.join(ROOT, "docs", "walkthrough")])[0]
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", nargs="?", default=os.path.join(ROOT, "docs", "walkthrough"))
+    ap.add_argument("--only", metavar="STEPS", help="these steps only, e.g. jax_twins,flow_small")
+    args = ap.parse_args(argv)
+    out = args.out
     home = tempfile.mkdtemp(prefix="gradviz-walk-")
     os.environ["HOME"] = home
     os.environ["XDG_CONFIG_HOME"] = os.path.join(home, ".config")
@@ -308,7 +323,8 @@ def main(argv=None) -> int:
     walk = TriageWalk(out, home)
     try:
         walk.start()
-        for step in (
+        for step in only(
+            args.only,
             walk.triage,
             walk.header_tooltip,
             walk.before_after,
