@@ -49,15 +49,29 @@ def cmd_run(argv: list[str]) -> int:
         # only the workers some file imports: an unused framework's import (JAX's, next to the
         # torch and TF files a user names) took a core from the others for nothing
         engine.start(_used_by(files, frameworks))
-        catalogs = engine.load(files, timeout=settings.timeout)
-        load_failed = print_load_errors(catalogs)
-        print_load_notes(catalogs)
-        paired = pair_ops(catalogs)
-        chosen, missing = select(paired, args.op)
-        for name in missing:
-            print(f"gradviz: no op named {name!r} in the given files", file=sys.stderr)
-        requests = requests_for(chosen, frameworks, settings)
+        from gradviz.cli.run_stream import HeldEvents, InBackground, OpsAsLoaded
+
+        # one FULL pass (each op as asked, its checks inside it); a framework's ops start as
+        # soon as its own files are loaded (cli.run_stream)
+        ops, events = OpsAsLoaded(frameworks, args.op, settings), HeldEvents()
+        running = InBackground(
+            lambda: engine.run_streams({fw: ops.stream(fw) for fw in frameworks}, events),
+            name="gradviz-run",
+        )
+        try:
+            catalogs = engine.load(files, timeout=settings.timeout, on_loaded=ops.loaded)
+            load_failed = print_load_errors(catalogs)
+            print_load_notes(catalogs)
+            paired = pair_ops(catalogs)
+            chosen, missing = select(paired, args.op)
+            for name in missing:
+                print(f"gradviz: no op named {name!r} in the given files", file=sys.stderr)
+            requests = requests_for(chosen, frameworks, settings)
+            ops.all_loaded(requests)
+        finally:
+            ops.all_loaded([])  # only where loading failed: the streams end
         if not requests:
+            running.result()
             from gradviz.cli.output import print_left_out, print_skipped
             from gradviz.cli.report_files import write_load_report
 
@@ -71,13 +85,8 @@ def cmd_run(argv: list[str]) -> int:
                 file=sys.stderr,
             )
             return EXIT_USAGE
-        progress = None if args.quiet else _progress(len(requests))
-        from gradviz.engine.passes import plan
-
-        # one FULL pass: each op as asked, its checks inside it
-        results = label_results(
-            paired, engine.run_passes(requests, plan(requests, False, False), progress)
-        )
+        events.release(None if args.quiet else _progress(len(requests)))
+        results = label_results(paired, ops.in_order(running.result()))
         # the workers are killed and reaped (~0.1 s: TensorFlow's takes a while to go) while the
         # results are compared and written; leaving the block then finds them stopped
         closing = threading.Thread(target=engine.close, name="gradviz-close")

@@ -100,9 +100,16 @@ class Engine:
         self.close()
 
     # --- loading files--------------------------------------------------------------------------
-    def load(self, files: Iterable[str], timeout: float = LOAD_TIMEOUT) -> list[FileCatalog]:
+    def load(
+        self,
+        files: Iterable[str],
+        timeout: float = LOAD_TIMEOUT,
+        on_loaded: Callable[[str, list[FileCatalog]], None] | None = None,
+    ) -> list[FileCatalog]:
         """Ops of each file, per framework it uses (engine.file_loading.load_files)."""
-        return load_files(self.workers, self.frameworks, files, timeout, lambda: self._closed)
+        return load_files(
+            self.workers, self.frameworks, files, timeout, lambda: self._closed, on_loaded
+        )
 
     def devices(self) -> dict[str, dict]:
         """{framework: {"devices": [{"name", "kind", "available", "reason"}], "error": str|None}}."""
@@ -199,6 +206,25 @@ class Engine:
             results = self._run_checks(requests, results, lambda res: emit(ChecksArrived(res)))
         return results
 
+    def run_streams(
+        self,
+        streams: dict[str, Iterable[RunRequest]],
+        on_event: Callable[[RunEvent], None] | None = None,
+    ) -> list[RunResult]:
+        """One FULL pass whose requests of each framework come from that framework's own
+        iterable, which may wait for them (the CLI's: a framework's ops as soon as its own files
+        are loaded, not when every worker's are). Returns the results framework by framework
+        (`streams` order), each in the order its iterable gave them; events as run_passes."""
+        emit = on_event or (lambda _ev: None)
+        self._stop.clear()
+        self._flight.new_run()
+        return self._run_batch(
+            [],
+            lambda res: emit(ResultArrived(res)),
+            lambda req: emit(OpStarted(req)),
+            streams=streams,
+        )
+
     def _run_checks(self, requests, results, on_checks) -> list[RunResult]:
         """The CHECKS pass. A run that fails here leaves its checks skipped, with why."""
         merge = ChecksMerge(requests, results, on_checks)
@@ -207,13 +233,14 @@ class Engine:
         return merge.results
 
     def _run_batch(
-        self, requests, on_result, on_start, background=False, quick=None, first=None
+        self, requests, on_result, on_start, background=False, quick=None, first=None, streams=None
     ) -> list[RunResult]:
         """Each framework's requests in its own thread, in order. `first`: (requests, on_result)
         of the app's quick pass: each framework's thread runs its share of it first (its worker
         keeps what it made) and goes straight on to its share of `requests`, without waiting
         for the other framework's quick pass; their numeric passes find the quick results in
-        `quick` (filled by that on_result)."""
+        `quick` (filled by that on_result). `streams` ({framework: iterable}, instead of
+        `requests`): each framework's requests as its iterable gives them (run_streams)."""
         by_fw = by_framework(requests)
         first_by_fw = by_framework(first[0]) if first else {}
         results: list[RunResult | None] = [None] * len(requests)
@@ -255,6 +282,8 @@ class Engine:
                 res = numeric_cancelled(earlier, req, skipped)
             return res
 
+        streamed: dict[str, list[RunResult]] = {fw: [] for fw in streams or ()}
+
         def work(fw: str) -> None:
             for i in first_by_fw.get(fw, ()):
                 first[1](one(fw, first[0][i], True))
@@ -262,9 +291,13 @@ class Engine:
                 results[i] = res = one(fw, requests[i], False)
                 if on_result is not None:
                     on_result(res)
+            for req in (streams or {}).get(fw, ()):
+                streamed[fw].append(res := one(fw, req, False))
+                if on_result is not None:
+                    on_result(res)
 
-        in_parallel(work, list(dict.fromkeys([*first_by_fw, *by_fw])))
-        return [r for r in results if r is not None]
+        in_parallel(work, list(dict.fromkeys([*first_by_fw, *by_fw, *streamed])))
+        return [r for r in results if r is not None] + [r for rs in streamed.values() for r in rs]
 
     def run_one(
         self,

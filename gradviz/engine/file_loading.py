@@ -23,11 +23,13 @@ def load_files(
     files: Iterable[str],
     timeout: float,
     closed: Callable[[], bool],
+    on_loaded: Callable[[str, list[FileCatalog]], None] | None = None,
 ) -> list[FileCatalog]:
     """Ops of each file, per framework it uses. A file that fails to load gives a catalog with
     `error` set. Files are sent only to the workers of the frameworks they import.
     `timeout` bounds importing the files of one framework (a module may hang at import);
-    `closed()`: the engine is closing, so a failed call is not tried again."""
+    `closed()`: the engine is closing, so a failed call is not tried again. `on_loaded(fw,
+    catalogs)`, from fw's loading thread: fw's files are all in (its ops may start meanwhile)."""
     files = [os.path.abspath(f) for f in files]
     jobs: dict[str, list[str]] = {fw: [] for fw in frameworks}
     out: list[FileCatalog] = []
@@ -40,14 +42,17 @@ def load_files(
             if fw in jobs:
                 jobs[fw].append(f)
     results: dict[str, list[FileCatalog]] = {}
+    order = {f: i for i, f in enumerate(files)}
 
     def work(fw: str) -> None:
         results[fw] = _load_in(workers[fw], fw, jobs[fw], timeout, closed) if jobs[fw] else []
+        results[fw].sort(key=lambda c: order.get(c.file, 0))  # a blamed file came first
+        if on_loaded is not None:
+            on_loaded(fw, results[fw])
 
     in_parallel(work, frameworks)
     for fw in frameworks:
         out.extend(results.get(fw, []))
-    order = {f: i for i, f in enumerate(files)}
     out.sort(key=lambda c: (order.get(c.file, 0), c.framework))
     return out
 
