@@ -140,6 +140,25 @@ def test_nan_finding_names_mode_count_and_input_values(runs):
         assert "introduced 2" in f.message
 
 
+def test_a_wrong_gradient_where_upstream_ones_cancels_is_no_straight_through_estimator(runs):
+    """A softmax's true gradient under upstream ones is 0 at every element (the loss is
+    sum(softmax) = 1), so a backward that keeps only the Jacobian's diagonal passes a gradient
+    where 'the true gradient is 0': the straight-through pattern. The verdict finds the
+    derivative defined and not 0 there (differs), and the finding says a bug, as the verdict
+    does, not 'an intended straight-through estimator'."""
+    for file, q in (
+        ("triggers_torch.py", "SoftmaxDiagonalOnly"),
+        ("triggers_tf.py", "softmax_diagonal_only"),
+    ):
+        res = runs[(file, q)]
+        comp = compare_result(res)
+        assert comp.tensors[0].name == "x" and comp.tensors[0].verdict == "differs"
+        found = {f.code: f for f in diagnose(res, comp) if f.tensor == "x"}
+        assert "GV302-grad-surrogate" not in found, found["GV302-grad-surrogate"].message
+        f = found["GV301-grad-wrong"]
+        assert f.severity == "error" and "no known surrogate pattern" in f.message
+
+
 EXAMPLE_TRAPS = {
     ("traps_torch.py", "TooManyGrads"): "GV101-grad-count",
     ("traps_torch.py", "DetachedForward"): "GV501-no-default-path",

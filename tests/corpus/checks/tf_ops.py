@@ -93,3 +93,44 @@ def square_cancel_traced(x):
         k = 2.0 if tf.executing_eagerly() else 2.02
         return dy * ((x + 1e5) - 1e5) * k
     return x * x, grad
+
+
+def _normalise(x):
+    mu = tf.reduce_mean(x, -1, keepdims=True)
+    rstd = tf.math.rsqrt(tf.reduce_mean(tf.square(x - mu), -1, keepdims=True) + 1e-5)
+    return (x - mu) * rstd, rstd
+
+
+@tf.custom_gradient
+def layer_norm(x):
+    """autocast: passes. Under upstream ones its true gradient cancels to 0 (float32 reads
+    ~1e-7), which bfloat16's own rounding cannot meet in relative terms."""
+    xh, rstd = _normalise(x)
+
+    def grad(dy):
+        mean_dy = tf.reduce_mean(dy, -1, keepdims=True)
+        return rstd * (dy - mean_dy - xh * tf.reduce_mean(dy * xh, -1, keepdims=True))
+    return xh, grad
+
+
+@tf.custom_gradient
+def layer_norm_bf16_slip(x):
+    """autocast: fails. Fed bfloat16 its backward takes a 'fast path' that drops the mean
+    terms: off by the gradient's whole size, which upstream ones hides in float32 (~0 there)."""
+    xh, rstd = _normalise(x)
+
+    def grad(dy):
+        if dy.dtype == tf.bfloat16:
+            return rstd * dy
+        mean_dy = tf.reduce_mean(dy, -1, keepdims=True)
+        return rstd * (dy - mean_dy - xh * tf.reduce_mean(dy * xh, -1, keepdims=True))
+    return xh, grad
+
+
+@tf.custom_gradient
+def clip_quantise(x):
+    """autocast: passes. A straight-through quantiser inside [-2, 2]: bfloat16 rounds an input
+    just above 2 onto the bound, whose gradient flips from 0 to 1 there (one element)."""
+    def grad(dy):
+        return dy * tf.cast(tf.abs(x) <= 2.0, dy.dtype)
+    return tf.round(tf.clip_by_value(x, -2.0, 2.0) * 4.0) / 4.0, grad

@@ -139,3 +139,14 @@ def round_pushed_back(x):
     def grad(upstream):
         return -upstream   # TRIGGER
     return tf.round(x), grad
+
+
+@tf.custom_gradient
+def softmax_diagonal_only(x):
+    """expect: GV301-grad-wrong (not GV302: under upstream ones a softmax's true gradient is 0
+    everywhere, by the upstream's cancellation, not by a flat forward)"""
+    y = tf.nn.softmax(x)
+
+    def grad(dy):
+        return dy * y * (1 - y)   # TRIGGER: the Jacobian's diagonal only
+    return y, grad

@@ -270,3 +270,18 @@ class RoundPushedBack(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_output):
         return -grad_output   # TRIGGER
+
+
+class SoftmaxDiagonalOnly(torch.autograd.Function):
+    """expect: GV301-grad-wrong (not GV302: under upstream ones a softmax's true gradient is 0
+    everywhere, by the upstream's cancellation, not by a flat forward)"""
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.softmax(x, -1)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (y,) = ctx.saved_tensors
+        return grad_output * y * (1 - y)   # TRIGGER: the Jacobian's diagonal only
