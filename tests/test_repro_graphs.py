@@ -188,3 +188,17 @@ def test_an_int_input(engine, tmp_path, write_module):
     )
     assert result.tensor("k").value.dtype.kind == "i"
     assert {t.name: t.verdict for t in comparison.tensors}["x"] == "match"
+
+
+@pytest.mark.parametrize("modes", [("custom", "numeric"), ("custom", "default")])
+def test_a_mode_the_run_left_out_prints_none(engine, tmp_path, modes):
+    """The script takes the run's modes: where the report has no number, it prints none."""
+    _, comparison, printed = _script_prints_the_runs_numbers(
+        engine, tmp_path, TORCH, "HalfTanh", "torch", shape=(6,), modes=modes
+    )
+    left_out = ({"custom", "default", "numeric"} - set(modes)).pop()
+    column = 0 if left_out == "default" else 1
+    assert printed_rows(printed)["x"][column] == "-"
+    assert printed_rows(printed)["x"][1 - column] not in ("-", "0")  # half the truth
+    if left_out == "numeric":
+        assert "no numeric reference of x: the run took no numeric reference" in printed

@@ -149,6 +149,7 @@ def script_text(r: RunResult, comparison, arrays: dict, data_file: str | None) -
             if t.dtype not in FIXED_DTYPES
         ],
         no_numeric=_no_numeric(r),
+        modes=tuple(str(getattr(m, "value", m)) for m in s.modes),
     )
     keras = KERAS if r.op.kind == "layer" else ""
     return head + COMMON + BODIES[r.framework] + keras + NUMERIC + TAIL

@@ -44,6 +44,8 @@ CONSTS = {{{consts}}}
 ROWS = {rows!r}
 # tensors gradviz took no numeric reference of, and why (the script takes none either)
 NO_NUMERIC = {no_numeric!r}
+# the modes gradviz's run took: the script takes those (one left out prints "-", as the report)
+MODES = {modes!r}
 {data}
 '''
 

@@ -92,7 +92,9 @@ def against_numeric(g, numeric):
 
 
 def main():
-    custom, default, numeric = gradients("custom"), gradients("default"), numeric_of()
+    custom = gradients("custom") if "custom" in MODES else {}
+    default = gradients("default") if "default" in MODES else {}
+    numeric = numeric_of() if custom else {}
     rows = [("tensor", "shape", "|custom-default|", "|custom-numeric|")]
     for name, shape in ROWS:
         c = custom.get(name)
