@@ -85,6 +85,7 @@ def test_corpus_covers_every_code():
         "GV608-vjp-residuals",  # JAX's: test_jax_diagnostics
         "GV609-jvp-nonlinear",
         "GV610-nondiff-array",
+        "GV611-jvp-pair",
     }
 
 

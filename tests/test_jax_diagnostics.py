@@ -32,6 +32,7 @@ TRAP_CODES = {
     "GV608-vjp-residuals",
     "GV609-jvp-nonlinear",
     "GV610-nondiff-array",
+    "GV611-jvp-pair",
 }
 # words of the other frameworks' advice that must not reach a JAX op's finding
 NOT_JAX = ("ctx.", "save_for_backward", ".backward()", "torch", "tf.", "autograd", "detach")
@@ -145,13 +146,29 @@ def test_a_modules_wrong_rule_is_named_at_the_rules_line(runs):
 
 
 def test_the_corpus_marks_every_class():
-    assert {c for c, _ in MORE_MARKS.values()} == {"GV101", "GV102", "GV608", "GV609", "GV610"}
+    assert {c for c, _ in MORE_MARKS.values()} == {
+        "GV101",
+        "GV102",
+        "GV608",
+        "GV609",
+        "GV610",
+        "GV611",
+    }
     assert len(MORE_MARKS) >= 12
 
 
 @pytest.mark.parametrize(
     "qualname",
-    ["right_product", "right_lambda", "right_tanh", "right_two", "scaled_by", "eqx_right"],
+    [
+        "right_product",
+        "right_lambda",
+        "right_tanh",
+        "right_two",
+        "scaled_by",
+        "eqx_right",
+        "right_list_pair",
+        "right_dict_pair",
+    ],
 )
 def test_right_rules_get_no_trap_finding_and_match(runs, qualname):
     res = runs[("rule_traps_jax.py", qualname)]
@@ -251,3 +268,30 @@ def test_equinox_rules_are_named_so_with_their_own_advice(runs):
     assert "not a tuple" in f.fix
     [r] = [f for f in _found(runs, "rule_traps_jax.py", "eqx_residuals") if f.code in TRAP_CODES]
     assert "residuals 'residuals'" in r.message and "`c, s = residuals`" in r.message
+
+
+def test_a_tangent_rule_returning_no_pair_is_gv611_in_jaxs_words(runs):
+    """JAX checks the tangent rule's (primal_out, tangent_out) after the rule returned, in
+    words naming no line: the finding says what the rule returned, at its return line, also
+    for a Module calling the rule (whose error stands at the call)."""
+    found = {
+        q: [f for f in _found(runs, "rule_traps_jax.py", q) if f.code in TRAP_CODES]
+        for q in ("tangent_only", "three_returned", "tangent_in_tuple", "CallsTangentOnly")
+    }
+    assert {q: [f.code for f in fs] for q, fs in found.items()} == {
+        q: ["GV611-jvp-pair"] for q in found
+    }
+    [single], [three], [tuple_], [module] = found.values()
+    assert "returns one value (`jnp.cos(p[0]) * t[0]`) where JAX needs a pair" in single.message
+    assert "(a lambda) of custom_jvp tangent_only" in single.message
+    assert "`_three_returned_jvp`) of custom_jvp three_returned returns a tuple of 3" in (
+        three.message
+    )
+    assert "tangent output `(jnp.cos(x) * t,)` is structured as PyTreeDef((*,))" in tuple_.message
+    assert "primal output is PyTreeDef(*)" in tuple_.message
+    assert module.where == single.where == f"{MORE}:{MORE_MARKS['tangent_only'][1]}"
+    assert module.message == single.message
+    for f in (single, three, tuple_):
+        assert f.severity == "error" and "return jnp.sin(x), jnp.cos(x) * t" in f.fix
+    res = runs[("rule_traps_jax.py", "CallsTangentOnly")]
+    assert res.error.where == f"{MORE}:{_line(MORE, 'self.scale.value * tangent_only(x)')}"

@@ -1,6 +1,6 @@
 """One entry per problem of a run, for the diagnostics list: a user's exception that several
 modes hit (and the op-level error it caused) is one entry naming the modes, and an exception a
-diagnostic rewrote in plain words (GV101-GV106, JAX's rule traps GV608-GV610, or any finding at
+diagnostic rewrote in plain words (GV101-GV106, JAX's rule traps GV608-GV611, or any finding at
 the same file:line) is that
 finding, with the exception kept as its detail. A cancelled run is not a problem; a cancelled
 numeric pass is one "info" entry that says what is missing."""
@@ -57,7 +57,18 @@ def check_problems(key: tuple, analysis: Analysis) -> list[Problem]:
 
 # findings that stand for the exception a custom mode raised (JAX's rule traps name the rule's
 # line, which its exception, raised after the rule returned, does not)
-_REWRITES = ("GV101", "GV102", "GV103", "GV104", "GV105", "GV106", "GV608", "GV609", "GV610")
+_REWRITES = (
+    "GV101",
+    "GV102",
+    "GV103",
+    "GV104",
+    "GV105",
+    "GV106",
+    "GV608",
+    "GV609",
+    "GV610",
+    "GV611",
+)
 
 
 def _error_text(err) -> str:

@@ -40,10 +40,11 @@ CODES = {
     "GV605-inplace-no-mark-dirty": "In-place forward without ctx.mark_dirty",
     "GV606-one-argument-unpacked": "call/forward unpacks one argument into several tensors",
     "GV607-backward-never-called": "Module / Layer backward method that nothing calls",
-    # GV608-GV610: JAX rules (diagnostics/jax_traps.py, jax_tangent_traps.py)
+    # GV608-GV611: JAX rules (diagnostics/jax_traps.py, jax_tangent_traps.py)
     "GV608-vjp-residuals": "custom_vjp fwd's residuals do not fit what bwd unpacks",
     "GV609-jvp-nonlinear": "custom_jvp tangent rule is not linear in the tangents",
     "GV610-nondiff-array": "An array given to a nondiff_argnums argument",
+    "GV611-jvp-pair": "custom_jvp tangent rule returns no (primal_out, tangent_out) pair",
     # GV7xx: failed contract checks (see diagnostics/contract_checks.py)
     "GV701-double-backward-once": "Backward is once_differentiable: double backward raises",
     "GV702-double-backward-cut": "Custom gradient is not differentiable: double backward is zero",

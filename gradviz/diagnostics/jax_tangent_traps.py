@@ -1,7 +1,8 @@
 """A custom_jvp whose tangent rule is not linear in the tangents (GV609): jax.grad / jax.vjp
 transpose the tangent computation, which JAX can do only for a linear one, and it fails with
-"Transpose rule ... not implemented" or a bare AssertionError far from the user's line. And an
-array (a traced value) given to a nondiff_argnums argument (GV610)."""
+"Transpose rule ... not implemented" or a bare AssertionError far from the user's line. A tangent
+rule that returns no (primal_out, tangent_out) pair, or one whose two parts are not of one
+structure (GV611). And an array (a traced value) given to a nondiff_argnums argument (GV610)."""
 
 from __future__ import annotations
 
@@ -25,8 +26,20 @@ _TANGENT_TYPE = re.compile(
 )
 
 
+# JAX's words for a tangent rule's return that is no pair, or a pair of two structures
+_JVP_PAIR = re.compile(
+    r"Custom JVP rule (\S+) for function (\w+) must produce a pair \(list or tuple of length "
+    r"two\) representing primal and tangent outputs"
+)
+_JVP_TREES = re.compile(
+    r"Custom JVP rule (\S+) for function (\w+) must produce primal and tangent outputs with "
+    r"equal container \(pytree\) structures, but got (PyTreeDef\(.*\)) and (PyTreeDef\(.*\)) "
+    r"respectively"
+)
+
+
 def found(ctx: Context, err) -> list:
-    checks = (_nonlinear, _tangent_type, _nondiff)
+    checks = (_nonlinear, _tangent_type, _pair, _nondiff)
     return [f for f in (check(ctx, err) for check in checks) if f is not None]
 
 
@@ -60,6 +73,58 @@ def _tangent_type(ctx: Context, err):
         "Compute the tangent in the primal output's dtype (t.astype(y.dtype)).",
         where,
     )
+
+
+def _pair(ctx: Context, err):
+    """The tangent rule returns no (primal_out, tangent_out) pair (GV611), in JAX's words only:
+    JAX checks it after the rule returned, so its error names no line of the user's."""
+    not_pair, trees = _JVP_PAIR.search(err.message), _JVP_TREES.search(err.message)
+    m = not_pair or trees
+    if m is None:
+        return None
+    named = jax_source.rule_of(ctx.tree, m.group(2)) if ctx.tree is not None else None
+    rule = named if named is not None and named.kind == "custom_jvp" else _jvp_rule(ctx)
+    if rule is None or rule.jvp is None:
+        return None
+    jvp = rule.jvp
+    name = "a lambda" if isinstance(jvp, ast.Lambda) else f"`{jvp.name}`"
+    head = f"The tangent rule ({name}) of custom_jvp {rule.primal.name} returns"
+    if not_pair:
+        message = (
+            f"{head} {_given(jvp)} where JAX needs a pair (primal_out, tangent_out): "
+            f"{rule.primal.name}'s output at the primals, and its tangent."
+        )
+    else:
+        primal, tangent = trees.group(3), trees.group(4)
+        out = _tangent_out(jvp)
+        said = f" `{ast.unparse(out)}`" if out is not None and len(ast.unparse(out)) <= 60 else ""
+        message = (
+            f"{head} a pair whose tangent output{said} is structured as {tangent} where its primal "
+            f"output is {primal}; JAX needs the tangent output in the primal output's "
+            "structure, one tangent per output array."
+        )
+    fix = (
+        "Return the pair `primal_out, tangent_out` from the tangent rule, the tangent shaped "
+        f"as the output: e.g. return jnp.sin(x), jnp.cos(x) * t for {rule.primal.name}(x) = "
+        "jnp.sin(x) (for a dict output, a dict of tangents with its keys)."
+    )
+    where = jax_source.return_line(ctx.file, jvp)
+    return ctx.finding("GV611-jvp-pair", "error", message, fix, where)
+
+
+def _given(jvp) -> str:
+    exprs = jax_source.returned(jvp)
+    if len(exprs) != 1:
+        return "no (primal_out, tangent_out) pair"
+    e = exprs[0]
+    if isinstance(e, (ast.Tuple, ast.List)):
+        return f"a {'tuple' if isinstance(e, ast.Tuple) else 'list'} of {len(e.elts)}"
+    if isinstance(e, ast.Constant) and e.value is None:
+        return "None"
+    if isinstance(e, ast.Dict):
+        return "a dict"
+    text = ast.unparse(e)
+    return f"one value (`{text if len(text) <= 60 else text[:57] + '...'}`)"
 
 
 def _jvp_rule(ctx: Context):

@@ -192,6 +192,47 @@ class EqxCallsNonlinear(eqx.Module):
         return abs_tangent(x) * self.scale + no_tuple(x)
 
 
+@jax.custom_jvp
+def tangent_only(x):
+    return jnp.sin(x)
+
+
+tangent_only.defjvp(lambda p, t: jnp.cos(p[0]) * t[0])  # GV611
+
+
+@jax.custom_jvp
+def three_returned(x):
+    return jnp.sin(x)
+
+
+@three_returned.defjvp
+def _three_returned_jvp(primals, tangents):
+    (x,) = primals
+    (t,) = tangents
+    y = jnp.sin(x)
+    return y, jnp.cos(x) * t, y  # GV611
+
+
+@jax.custom_jvp
+def tangent_in_tuple(x):
+    return jnp.sin(x)
+
+
+@tangent_in_tuple.defjvp
+def _tangent_in_tuple_jvp(primals, tangents):
+    (x,) = primals
+    (t,) = tangents
+    return jnp.sin(x), (jnp.cos(x) * t,)  # GV611
+
+
+class CallsTangentOnly(nnx.Module):
+    def __init__(self):
+        self.scale = nnx.Param(jnp.ones(()))
+
+    def __call__(self, x):
+        return self.scale.value * tangent_only(x)
+
+
 # --- right rules: no trap finding, verdict match ---------------------------------------------
 
 
@@ -239,6 +280,26 @@ def right_two(x, y):
 
 
 right_two.defjvps(lambda tx, ans, x, y: tx * jnp.sin(y), lambda ty, ans, x, y: ty * x * jnp.cos(y))
+
+
+@jax.custom_jvp
+def right_list_pair(x):
+    return jnp.sin(x)
+
+
+right_list_pair.defjvp(lambda p, t: [jnp.sin(p[0]), jnp.cos(p[0]) * t[0]])  # a list pair: JAX's too
+
+
+@jax.custom_jvp
+def right_dict_pair(x):
+    return {"s": jnp.sin(x), "c": jnp.cos(x)}
+
+
+@right_dict_pair.defjvp
+def _right_dict_pair_jvp(primals, tangents):
+    (x,) = primals
+    (t,) = tangents
+    return right_dict_pair(x), {"s": jnp.cos(x) * t, "c": -jnp.sin(x) * t}
 
 
 @jax.custom_jvp
