@@ -23,8 +23,8 @@ against its step), GV4xx
 NaN/Inf, GV5xx no default path, GV6xx tutorial traps (Keras weights, variables=, call
 returning a grad fn, save_for_backward, in-place without mark_dirty, a Module / Layer
 backward() that nothing calls; JAX's: a custom_vjp's residuals, a custom_jvp's non-linear
-tangent rule, an array in nondiff_argnums, a tangent rule returning no pair), GV7xx failed contract checks (double backward,
-non-contiguous upstream, autocast, vmap, compiled, precision).
+tangent rule, an array in nondiff_argnums, a tangent rule returning no pair), GV7xx failed
+contract checks (double backward, non-contiguous upstream, autocast, vmap, compiled, precision).
 GV000: a check itself failed (a gradviz bug).
 """
 
