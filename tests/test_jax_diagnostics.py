@@ -295,3 +295,33 @@ def test_a_tangent_rule_returning_no_pair_is_gv611_in_jaxs_words(runs):
         assert f.severity == "error" and "return jnp.sin(x), jnp.cos(x) * t" in f.fix
     res = runs[("rule_traps_jax.py", "CallsTangentOnly")]
     assert res.error.where == f"{MORE}:{_line(MORE, 'self.scale.value * tangent_only(x)')}"
+
+
+@pytest.mark.parametrize("qualname, code, text", BUILT_IN, ids=[b[0] for b in BUILT_IN])
+def test_the_error_stands_at_the_rules_line_where_jax_named_none(runs, qualname, code, text):
+    """JAX raises a rule's mistake after the rule returned (no frame of the user's): the
+    error then names the line the finding names, not the op's def line; an error raised in the
+    user's own code keeps that line."""
+    res = runs[("traps_jax.py", qualname)]
+    [f] = [f for f in _found(runs, "traps_jax.py", qualname) if f.code in TRAP_CODES]
+    if not res.error.traceback:
+        assert res.error.where == f.where == f"{TRAPS}:{_line(TRAPS, text)}"
+    assert res.mode_errors["custom"].where == res.error.where
+
+
+def test_errors_without_a_user_frame_move_to_the_rules_line_in_every_shape(runs):
+    moved = 0
+    for (file, qualname), res in runs.items():
+        if res.status != "error" or file not in ("traps_jax.py", "rule_traps_jax.py"):
+            continue
+        traps = [f for f in _found(runs, file, qualname) if f.code in TRAP_CODES]
+        if res.error.traceback or not traps:
+            continue
+        assert res.error.where == traps[0].where, (qualname, res.error.one_line())
+        moved += 1
+    # too_many_cotangents and nonlinear_tangent, and the corpus's bwd count / shape, tangent
+    # type / pair and non-linear tangent rules
+    assert moved >= 10
+    # the op's own def line is where none of them stands
+    too_many = runs[("traps_jax.py", "too_many_cotangents")]
+    assert too_many.error.where != too_many.op.where

@@ -30,6 +30,7 @@ from gradviz.backends.op_metadata import (
 )
 from gradviz.backends.param_seeding import seed_params
 from gradviz.backends.priority import background_priority as _background_priority
+from gradviz.backends.rule_errors import at_rule_line
 from gradviz.backends.run_results import (
     error_result,
     metadata_error,
@@ -264,16 +265,18 @@ class Backend:
         run_facts = _run_facts(runs, plans, meta)
         runs.mark_kept()
         if "custom" in mode_errors:
-            return error_result(
-                req,
-                info,
-                mode_errors["custom"],
-                device=device,
-                mode_errors=mode_errors,
-                tensors=tensor_results(tensors, {}, s.dtype),
-                inplace_inputs=tuple(runs.inplace),
-                **run_facts,
-                checks=skipped_all(s.checks, "the custom mode raised (see the error)"),
+            return at_rule_line(
+                error_result(
+                    req,
+                    info,
+                    mode_errors["custom"],
+                    device=device,
+                    mode_errors=mode_errors,
+                    tensors=tensor_results(tensors, {}, s.dtype),
+                    inplace_inputs=tuple(runs.inplace),
+                    **run_facts,
+                    checks=skipped_all(s.checks, "the custom mode raised (see the error)"),
+                )
             )
         numeric_infos = {}
         if "numeric" in s.modes and tensors:

@@ -144,7 +144,8 @@ def _nonlinear(ctx: Context, err):
     # JAX transposes after the user's code returned: its error has no user frame and points at
     # the op or its rule's def line; one raised by the user's own code is at that code's line
     bare = {0, source.where_line(ctx.op_where()), rule.primal.lineno, rule.jvp.lineno}
-    if source.where_line(err.where) not in bare:
+    # no user frame: the worker put such an error at the line this finding names
+    if err.traceback and source.where_line(err.where) not in bare:
         return None
     if m is None and not _NONLINEAR.search(err.message) and err.type != "AssertionError":
         return None  # JAX's transposition also asserts with no words of its own

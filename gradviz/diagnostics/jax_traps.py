@@ -47,13 +47,22 @@ def findings(ctx: Context) -> list:
         for mode, err in ctx.errors():
             if mode == Mode.DEFAULT:
                 continue  # JAX's own derivative of the primal: no rule of the user's in it
-            for fn in (_count, _eqx_count, _cotangent_type, _fwd_pair, _residuals):
-                f = fn(ctx, err)
-                if f is not None:
-                    out.append(f)
-            out += jax_tangent_traps.found(ctx, err)
+            out += _of_error(ctx, err)
         ctx.cache["jax_traps"] = out
     return ctx.cache["jax_traps"]
+
+
+def _of_error(ctx: Context, err) -> list:
+    out = [fn(ctx, err) for fn in (_count, _eqx_count, _cotangent_type, _fwd_pair, _residuals)]
+    return [f for f in out if f is not None] + jax_tangent_traps.found(ctx, err)
+
+
+def rule_line(ctx: Context, err) -> str:
+    """The rule's line a JAX trap finding names for `err` ("" where none does): where JAX's
+    error, raised after the rule returned, names no line of the user's (backends.rule_errors)."""
+    if ctx.framework != Framework.JAX:
+        return ""
+    return next((f.where for f in _of_error(ctx, err) if f.where), "")
 
 
 def _rule(ctx: Context):
