@@ -66,6 +66,7 @@ def test_row_headers_stay_at_the_left_while_the_plots_scroll(qtbot, three, tmp_p
     dlg = FakeDialogs()
     before = EA.grid_image(three.exports, path=str(tmp_path / "before.svg"), dialogs=dlg)
     at_rest = {name: _in_port(grid, row.head) for name, row in grid.rows.items()}
+    titles_at_rest = {name: _in_port(grid, row.title) for name, row in grid.rows.items()}
     header_at_rest = _in_port(grid, grid.header)
 
     bar.setValue(bar.maximum())
@@ -74,9 +75,12 @@ def test_row_headers_stay_at_the_left_while_the_plots_scroll(qtbot, three, tmp_p
     assert grid.rows
     for name, row in grid.rows.items():
         rect = _in_port(grid, row.head)
-        # where it was before scrolling: at the viewport's left edge, whole, and drawn on top
-        assert rect == at_rest[name], (name, rect, at_rest[name])
-        assert 0 <= rect.left() <= 12 and port.contains(rect.topLeft()), (name, rect)
+        # its panel reaches the viewport's left edge (no strip of plots left of it), its right
+        # edge and its contents where they were before scrolling, and it is drawn on top
+        rest = at_rest[name]
+        assert rect.left() == 0 and rect.right() == rest.right(), (name, rect, rest)
+        assert (rect.top(), rect.height()) == (rest.top(), rest.height()), (name, rect, rest)
+        assert _in_port(grid, row.title) == titles_at_rest[name], name
         centre = row.mapFromGlobal(row.head.mapToGlobal(row.head.rect().center()))
         on_top = row.childAt(centre)
         assert on_top is row.head or row.head.isAncestorOf(on_top), on_top

@@ -142,7 +142,13 @@ class TensorRow(QFrame):
         left = r.left() + m.left()
         # never past the row's right end (a row narrower than the scrolled body)
         x = min(left + self.offset, max(r.right() + 1 - m.right() - HEADER_W, left))
-        self.head.setGeometry(x, r.top() + m.top(), HEADER_W, r.height() - m.top() - m.bottom())
+        # scrolled, the panel reaches back to the viewport's edge (the row's margin and frame
+        # would let a strip of plots show left of it); its contents stay where they were
+        gap = max(min(x - left, x - (self.offset - self.x())), 0) if self.offset else 0
+        self.head.layout().setContentsMargins(2 + gap, 2, 2, 2)
+        self.head.setFixedWidth(HEADER_W + gap)
+        top, h = r.top() + m.top(), r.height() - m.top() - m.bottom()
+        self.head.setGeometry(x - gap, top, HEADER_W + gap, h)
 
     def resizeEvent(self, ev):
         super().resizeEvent(ev)
