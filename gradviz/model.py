@@ -22,6 +22,7 @@ from gradviz.run_settings import (  # noqa: F401
     GRAPHS,
     MODES,
     RunSettings,
+    fixed_dtype,
     parse_checks,
     parse_range,
     parse_shape,

@@ -15,6 +15,14 @@ GRAPHS = ("op", "seed", "mlp", "stack")
 DEPTH_RANGE = (1, 64)  # layers of the stack graph (--depth)
 # Input dtypes passed as they are and never differentiated (inputs= "dtype"; DESIGN.md)
 FIXED_DTYPES = ("int64", "bool")
+
+
+def fixed_dtype(dtype: str) -> bool:
+    """An input's dtype that no mode differentiates: int64 and bool as asked, and any other
+    integer one a framework ran them as (JAX without x64 holds int64 as int32)."""
+    return dtype == "bool" or dtype.startswith(("int", "uint"))
+
+
 DTYPES = ("float32", "float64")
 # Contract checks (DESIGN.md "Contract checks"), in the order the terminal and the app show them.
 CHECKS = ("double_backward", "noncontiguous_upstream", "autocast", "vmap", "compiled", "precision")

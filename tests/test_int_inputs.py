@@ -1,6 +1,8 @@
 """Integer and bool inputs (issue 10 item 4; DESIGN.md "Op modules", inputs= dtype): seeded alike in
 torch and TF, passed as they are, never differentiated nor perturbed, recorded as values."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from op_runs import run, verdicts
@@ -328,3 +330,25 @@ def test_no_gradient_inputs_never_hide_the_ops_worst_verdict(nll_results, framew
         analyze(replace(res, tensors=tuple(wrong if t.name == "x" else t for t in res.tensors)))
     )
     assert state.op_mark(key) == "differs"
+
+
+def test_a_jax_integer_input_has_no_gradient_as_torch_and_tf_do(engine):
+    """JAX without x64 runs the int64 target as int32: it read `unchecked` ("neither custom
+    nor default was run") where torch's and TF's twins read no-gradient; any integer dtype is
+    an input no mode differentiates."""
+    path = Path(__file__).resolve().parent / "corpus" / "jax" / "int_inputs_jax.py"
+    res = run(engine, path, "masked_nll", "jax", SETTINGS)
+    target, mask = res.tensor("target").value, res.tensor("mask").value
+    assert res.tensor("target").dtype == "int32" and mask.dtype == np.bool_
+    np.testing.assert_allclose(
+        res.tensor("x").grads["custom"], _expected_dx(target, mask), rtol=1e-6, atol=1e-7
+    )
+    assert verdicts(res) == {
+        "x": "match",
+        "target": "no-gradient",
+        "mask": "no-gradient",
+        "out": "match",
+    }
+    comp = {t.name: t for t in compare_result(res).tensors}
+    assert comp["target"].explanation.startswith("integer input: no gradient (int32 inputs")
+    assert summary_counts([compare_result(res)])["no-gradient"] == 2

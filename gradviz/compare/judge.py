@@ -22,7 +22,7 @@ from gradviz.compare.numeric_metrics import (
     err_text,
     numeric_clause,
 )
-from gradviz.model import FIXED_DTYPES, OVERRIDE_KEPT, ErrorInfo, TensorResult
+from gradviz.model import OVERRIDE_KEPT, ErrorInfo, TensorResult, fixed_dtype
 from gradviz.vocab import ErrorKind, Mode
 
 # A finite difference across a jump (round's x.5, a step's edge) reads about jump / 2h, with h
@@ -85,8 +85,8 @@ def judge(
 
 
 def _before_any_gradient(t, op_status, mode_errors, error, metrics, inplace):
-    if t.dtype in FIXED_DTYPES:
-        kind = "integer" if t.dtype == "int64" else "bool"
+    if fixed_dtype(t.dtype):
+        kind = "bool" if t.dtype == "bool" else "integer"
         return "no-gradient", (
             f"{kind} input: no gradient ({t.dtype} inputs are passed as they "
             "are, not differentiated and not perturbed by the numeric "

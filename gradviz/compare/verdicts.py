@@ -17,7 +17,7 @@ from gradviz.compare.judge import independent_of_output, judge
 from gradviz.compare.metrics import Tol, mode_stats, tolerances
 from gradviz.compare.numbers import ModeStats, PairMetrics
 from gradviz.compare.numeric_metrics import KINK_FRACTION, PROBE, numeric_defined, tensor_metrics
-from gradviz.model import FIXED_DTYPES, MODES, ErrorInfo, RunResult, TensorResult
+from gradviz.model import MODES, ErrorInfo, RunResult, TensorResult, fixed_dtype
 from gradviz.verdict import NAMES, Verdict
 from gradviz.verdict import PASSING as PASSING_VERDICTS
 from gradviz.vocab import ErrorKind, Framework, Mode
@@ -98,7 +98,7 @@ def verdict(
 # --- per op ----------------------------------------------------------------------------------
 def _stats(t: TensorResult, mode_errors: dict, known: dict | None = None) -> dict[str, ModeStats]:
     out: dict[str, ModeStats] = {}
-    if t.dtype in FIXED_DTYPES:
+    if fixed_dtype(t.dtype):
         return out  # no mode differentiates an int64 / bool input
     for mode in MODES:
         if known and mode in known:
@@ -135,7 +135,7 @@ def compare_tensor(
     metrics = tensor_metrics(t, known_metrics)
     v, why = judge(t, op_status, mode_errors, error, metrics, inplace)
     v = Verdict(v)
-    num_err = mode_errors.get(Mode.NUMERIC) if t.dtype not in FIXED_DTYPES else None
+    num_err = mode_errors.get(Mode.NUMERIC) if not fixed_dtype(t.dtype) else None
     cancelled = num_err is not None and num_err.kind == ErrorKind.CANCELLED
     failed = num_err is not None and not cancelled
     if num_err is not None and cancelled:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from gradviz.compare.verdicts import failed_text
-from gradviz.model import FIXED_DTYPES, RunResult, TensorResult
+from gradviz.model import RunResult, TensorResult, fixed_dtype
 from gradviz.plots import series as S
 from gradviz.plots.description import (
     COMPUTING,
@@ -43,7 +43,7 @@ def missing_note(r: RunResult | None, t: TensorResult | None, mode: str, tensor:
         return "not run"
     if t is not None and t.grad(mode) is not None:
         return ""
-    if t is not None and t.dtype in FIXED_DTYPES:
+    if t is not None and fixed_dtype(t.dtype):
         return f"{t.dtype} input: no gradient"
     if mode in r.mode_errors and r.mode_errors[mode].kind == ErrorKind.CANCELLED:
         return f"{mode}: {r.mode_errors[mode].message} (▶ Run computes it)"
