@@ -64,6 +64,7 @@ BUILT_IN = [
     ("too_many_cotangents", "GV101-grad-count", "return 2.0 * g, g  # WRONG"),
     ("residuals_mismatch", "GV608-vjp-residuals", "cos_x, x = res  # WRONG"),
     ("nonlinear_tangent", "GV609-jvp-nonlinear", "jnp.cos(x) * t * t  # WRONG"),
+    ("tangent_only", "GV611-jvp-pair", "return jnp.cos(x) * t  # WRONG"),
     ("scale_nondiff", "GV610-nondiff-array", "def scale_nondiff(x, s):"),
     ("NondiffArray", "GV610-nondiff-array", "return scale_nondiff(x, self.scale)  # WRONG"),
 ]

@@ -76,6 +76,25 @@ def _nonlinear_tangent_jvp(primals, tangents):
     return jnp.sin(x), jnp.cos(x) * t * t  # WRONG: t * t is not linear in t
 
 
+@gradviz.op(name="trap_tangent_only")
+@jax.custom_jvp
+def tangent_only(x):
+    """A custom_jvp's tangent rule returns the pair (primal_out, tangent_out).
+
+    Returning the tangent alone runs under a plain call (the rule is not used there) and fails
+    under jax.grad, where JAX says the rule "must produce a pair" without naming a line (GV611).
+    Fix: return jnp.sin(x), jnp.cos(x) * t.
+    """
+    return jnp.sin(x)
+
+
+@tangent_only.defjvp
+def _tangent_only_jvp(primals, tangents):
+    (x,) = primals
+    (t,) = tangents
+    return jnp.cos(x) * t  # WRONG: the tangent alone, not (primal_out, tangent_out)
+
+
 @gradviz.op(name="trap_nondiff_input", inputs={"s": (200,)})
 @partial(jax.custom_vjp, nondiff_argnums=(1,))
 def scale_nondiff(x, s):
