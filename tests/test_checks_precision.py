@@ -198,3 +198,17 @@ def test_a_check_that_cannot_even_be_found_is_skipped_as_gradviz_s_failure():
     assert got.message.startswith(
         "gradviz's own no_such_check check failed (ModuleNotFoundError: No module named"
     )
+
+
+@pytest.mark.parametrize(
+    "framework, qualname", [("torch", "LastElementMissed"), ("tf", "last_element_missed")]
+)
+def test_one_element_off_where_default_agrees_is_no_kink_and_fails(engine, framework, qualname):
+    """x**2 with the last element's gradient left 0: one of 200 off numeric, within the kinks'
+    1 in 100, but default agrees with numeric there. The check said "agrees with numeric:
+    nothing to re-run" beside a differs verdict; it fails in float64 as the verdict does."""
+    path = Path(__file__).resolve().parent / "corpus" / "verdicts" / f"classes_{framework}.py"
+    res, c = run(engine, path, qualname, framework)
+    assert compare_result(res).tensors[0].verdict == "differs"
+    assert c.status == "fail" and "x: 1 of 200 elements differ" in c.message
+    assert "not float32 rounding" in c.message

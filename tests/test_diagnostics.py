@@ -160,6 +160,22 @@ def test_a_wrong_gradient_where_upstream_ones_cancels_is_no_straight_through_est
         assert f.severity == "error" and "no known surrogate pattern" in f.message
 
 
+def test_a_negated_identity_is_a_gradient_reversal_whatever_its_name(runs):
+    """DANN's ReverseLayerF and TF's flip_gradient carry no 'reverse grad' in their names nor a
+    docstring: they read GV305 'sign flipped, a bug'. Their forward hands x back unchanged (its
+    source and its numbers): minus the upstream there is a reversal by construction. A clamp
+    that the drawn inputs leave unchanged has the identity's numbers, not its source: a
+    negated gradient there stays a flipped sign."""
+    for file, q in (("triggers_torch.py", "ReverseLayerF"), ("triggers_tf.py", "flip_gradient")):
+        found = {f.code: f for f in _findings(runs, file, q) if f.tensor == "x"}
+        assert "GV305-grad-sign-flipped" not in found
+        f = found["GV302-grad-surrogate"]
+        assert f.severity == "info" and "-1 times" in f.message
+        assert "intended gradient reversal (its forward returns x unchanged, at " in f.message
+    found = {f.code for f in _findings(runs, "triggers_torch.py", "ClampSignSlip")}
+    assert "GV305-grad-sign-flipped" in found and "GV302-grad-surrogate" not in found
+
+
 EXAMPLE_TRAPS = {
     ("traps_torch.py", "TooManyGrads"): "GV101-grad-count",
     ("traps_torch.py", "DetachedForward"): "GV501-no-default-path",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradviz.compare.fallback import custom_vs_default, no_numeric_why
+from gradviz.compare.kinks import witnessed
 from gradviz.compare.metrics import close_mask, fmt, mode_stats, tolerances
 from gradviz.compare.numeric_metrics import (
     KINK_FRACTION,
@@ -213,6 +214,11 @@ def _off_elements(t: TensorResult, mode: str) -> tuple[np.ndarray, np.ndarray, n
     return g, n, off
 
 
+def _witnessed_off(t: TensorResult) -> np.ndarray:
+    c, n, off = _off_elements(t, Mode.CUSTOM)
+    return witnessed(t, off, n)
+
+
 def _kink_allowance(n: int) -> int:
     """Elements off numeric that kinks explain without a second witness: 1 in 100."""
     return int(KINK_FRACTION * n)
@@ -228,7 +234,7 @@ def agrees_with_numeric(t: TensorResult, mode: str, metrics: dict) -> bool:
     if m.method != "full" or m.shape_mismatch:
         return False
     if m.n_differ <= _kink_allowance(m.n):
-        return True
+        return mode != Mode.CUSTOM or not _witnessed_off(t).any()
     if mode != Mode.CUSTOM or m.n < 2 or m.n_differ > max(1, _kink_allowance(m.n)):
         return False
     d = t.grads.get(Mode.DEFAULT)
@@ -328,16 +334,18 @@ def _off_numeric(t, mode, metrics, lead) -> tuple[str, str]:
         flat = off & (n == 0)
         jump = off & (n != 0) & (np.abs(n) > JUMP_FACTOR * (1 + np.abs(g)))
         rest = off & ~flat & ~jump
-        if int(rest.sum()) <= _kink_allowance(n.size):
+        seen = witnessed(t, rest, n) if mode == Mode.CUSTOM else np.zeros_like(rest)
+        if int(rest.sum()) <= _kink_allowance(n.size) and not seen.any():
             where = f"all {int(flat.sum())} where numeric is exactly 0 (the forward is flat there)"
             if jump.any():
                 where += f", or {int(jump.sum())} where it jumps (numeric reads a step straddled)"
             if rest.any():
                 where += f", but for {int(rest.sum())} (kinks, at most 1 in 100)"
             return "surrogate", f"{text}: {where}; it agrees elsewhere"
+        no_kink = f", default agreeing with numeric at {int(seen.sum())}" if seen.any() else ""
         return "differs", (
             f"{text}; {int(rest.sum())} of them where the derivative is defined "
-            f"and not 0: {mode} is not the derivative of the forward there"
+            f"and not 0{no_kink}: {mode} is not the derivative of the forward there"
         )
     pn = _flat64(t.numeric.projections[Mode.NUMERIC])
     pn = pn[np.isfinite(pn)]

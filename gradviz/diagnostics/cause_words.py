@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 
-from gradviz.diagnostics import jax_words, source
+from gradviz.diagnostics import identity_forward, jax_words, source
 from gradviz.diagnostics.context import Context
 from gradviz.diagnostics.finding import Finding
 
@@ -26,9 +26,10 @@ def num(x: float) -> str:
     return f"{x:.4g}"
 
 
-def reversal_evidence(ctx: Context) -> str:
+def reversal_evidence(ctx: Context, tensor: str = "") -> str:
     """Why the op reads as an intended gradient reversal ("named GradReverse", "its docstring
-    says 'gradient reversal'"), or "" when nothing about it says so."""
+    says 'gradient reversal'", its forward the identity on `tensor`), or "" when nothing about
+    it says so."""
     holders = [n for n in (ctx.node, _holder_of(ctx)) if n is not None]
     for name in [ctx.op, ctx.qualname.rsplit(".", 1)[-1], *(h.name for h in holders)]:
         if name and _NAME.search(name):
@@ -39,7 +40,7 @@ def reversal_evidence(ctx: Context) -> str:
         m = _TEXT.search(text)
         if m:
             return f"its source says '{m.group(0).strip()}' ({ctx.file}:{h.lineno})"
-    return ""
+    return identity_forward.evidence(ctx, tensor)
 
 
 def _holder_of(ctx: Context):

@@ -110,7 +110,7 @@ def _swapped(o, t, refs) -> bool:
 def sign_finding(ctx: Context, tensor: str, k: float, ref, n: int) -> Finding:
     """custom = k * truth with k < 0: an intended gradient reversal where the op says it is one
     (its name or its documentation), else the sign flipped: a bug. Never both."""
-    evidence = W.reversal_evidence(ctx)
+    evidence = W.reversal_evidence(ctx, tensor)
     if evidence:
         return ctx.finding(
             "GV302-grad-surrogate",

@@ -27,6 +27,8 @@ def check(ctx: Context) -> list:
                 out.append(told[t.name])
             continue
         comp = ctx.comparison_of(t.name)
+        if comp is not None and comp.verdict == "match":
+            continue  # off numeric at kinks only (the verdict's allowance): no bug to name
         metrics = comp.metrics if comp is not None else tensor_metrics(t)
         cn, dn = metrics.get("custom~numeric"), metrics.get("default~numeric")
         if cn is None or cn.allclose or cn.shape_mismatch:

@@ -17,6 +17,7 @@ import numpy as np
 
 from gradviz.backends import numeric
 from gradviz.backends.checks.outcome import passed, skipped
+from gradviz.compare.kinks import no_kink
 from gradviz.compare.metrics import Tol, close_mask, fmt, tolerances
 from gradviz.compare.numeric_metrics import apart_from_numeric
 from gradviz.compare.verdicts import KINK_FRACTION
@@ -65,7 +66,16 @@ def _check(ctx):
     if misfit:
         return skipped(NAME, misfit)
     infos = ctx.numeric_infos or _numeric(ctx, plain)
-    judged32 = _judge_all(infos, grads32, "float32")
+    # where default agrees with numeric no kink explains custom being off (compare/kinks.py)
+    witness = {
+        n: no_kink(t["grads"]["default"], infos[n]["grad"], "float32")
+        for n, t in plain.items()
+        if n in infos
+        and infos[n].get("grad") is not None
+        and t["grads"].get("default") is not None
+        and np.size(t["grads"]["default"]) == np.size(infos[n]["grad"])
+    }
+    judged32 = _judge_all(infos, grads32, "float32", witness)
     off32 = [n for n, j in judged32.items() if j.kind == "off"]
     surrogates = [n for n, j in judged32.items() if j.kind == "surrogate"]
     if not off32:
@@ -80,7 +90,7 @@ def _check(ctx):
     if misfit:
         return skipped(NAME, misfit)
     infos64 = _numeric(ctx, {n: {**plain[n], "grads": {"custom": g}} for n, g in grads64.items()})
-    judged64 = _judge_all(infos64, grads64, "float64")
+    judged64 = _judge_all(infos64, grads64, "float64", witness)
     bad64 = {n: j.detail for n, j in judged64.items() if j.kind == "off"}
     surrogates += [n for n, j in judged64.items() if j.kind == "surrogate"]
     rounding = [n for n in off32 if judged64.get(n, Judged("off")).kind == "agrees"]
@@ -147,7 +157,7 @@ def _surrogate_text(names: list) -> str:
     )
 
 
-def _judge_all(infos: dict, grads: dict, dtype: str) -> dict:
+def _judge_all(infos: dict, grads: dict, dtype: str, witness: dict | None = None) -> dict:
     tol = tolerances(dtype, numeric=True)
     out = {}
     for name, g in grads.items():
@@ -155,7 +165,7 @@ def _judge_all(infos: dict, grads: dict, dtype: str) -> dict:
         if info is None:
             continue
         if info.get("grad") is not None:
-            out[name] = judge_elements(g, info["grad"], tol)
+            out[name] = judge_elements(g, info["grad"], tol, (witness or {}).get(name))
         elif info["info"].method == "projection":
             proj = info["info"].projections
             out[name] = judge_projections(proj["custom"], proj["numeric"], tol)
@@ -173,11 +183,15 @@ def _worst(got, ref, both):
     return float(np.max(np.abs(got[both] - ref[both]))) if both.any() else None
 
 
-def judge_elements(g, ref, tol: Tol) -> Judged:
-    """custom `g` against numeric `ref`, element by element, as the verdicts compare them."""
+def judge_elements(g, ref, tol: Tol, witness=None) -> Judged:
+    """custom `g` against numeric `ref`, element by element, as the verdicts compare them;
+    `witness`: where default agrees with numeric, so no off element there is a kink."""
     g, ref, defined, atol, off = apart_from_numeric(g, ref, tol)
     k = int(np.count_nonzero(off))
     allowed = _allowed_kinks(int(np.count_nonzero(defined)))
+    seen = off & witness if witness is not None and np.size(witness) == off.size else None
+    if seen is not None and seen.any():
+        allowed = 0
     if k <= allowed:
         return Judged("agrees")
     flat = off & (ref == 0)

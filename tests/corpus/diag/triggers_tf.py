@@ -150,3 +150,12 @@ def softmax_diagonal_only(x):
     def grad(dy):
         return dy * y * (1 - y)   # TRIGGER: the Jacobian's diagonal only
     return y, grad
+
+
+@tf.custom_gradient
+def flip_gradient(x):
+    """expect: GV302-grad-surrogate (DANN's classic TF port: its forward is tf.identity, its
+    gradient minus the upstream)"""
+    def grad(dy):
+        return tf.negative(dy)   # TRIGGER
+    return tf.identity(x), grad

@@ -285,3 +285,32 @@ class SoftmaxDiagonalOnly(torch.autograd.Function):
     def backward(ctx, grad_output):
         (y,) = ctx.saved_tensors
         return grad_output * y * (1 - y)   # TRIGGER: the Jacobian's diagonal only
+
+
+class ReverseLayerF(torch.autograd.Function):
+    """expect: GV302-grad-surrogate (DANN's layer as its repository writes it, with no name
+    or docstring saying what its backward does on purpose; its forward is the identity)"""
+
+    @staticmethod
+    def forward(ctx, x, alpha=1.0):
+        ctx.alpha = alpha
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        output = grad_output.neg() * ctx.alpha
+        return output, None   # TRIGGER
+
+
+class ClampSignSlip(torch.autograd.Function):
+    """expect: GV305-grad-sign-flipped (a clamp the drawn inputs, in [-3, 3], leave unchanged:
+    its numbers are the identity's, its source is not, so a negated gradient is a bug)"""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(-5.0, 5.0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return -grad_output * (x.abs() <= 5.0)   # TRIGGER: the sign slipped

@@ -82,3 +82,13 @@ def reversal(x):
     def grad(g):
         return -g
     return tf.identity(x), grad
+
+
+@tf.custom_gradient
+def last_element_missed(x):
+    """x**2 whose gradient leaves the last element 0: one of 200 off numeric, no kink there
+    (default agrees with numeric). verdict: differs"""
+    def grad(g):
+        full = 2 * x * g
+        return tf.concat([full[:-1], tf.zeros_like(full[-1:])], 0)
+    return x * x, grad
