@@ -68,7 +68,12 @@ def _check(ctx):
     infos = ctx.numeric_infos or _numeric(ctx, plain)
     # where default agrees with numeric no kink explains custom being off (compare/kinks.py)
     witness = {
-        n: no_kink(t["grads"]["default"], infos[n]["grad"], "float32")
+        n: no_kink(
+            t["grads"]["default"],
+            infos[n]["grad"],
+            "float32",
+            t["value"] if t.get("role") == "input" else None,
+        )
         for n, t in plain.items()
         if n in infos
         and infos[n].get("grad") is not None
