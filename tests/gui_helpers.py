@@ -94,3 +94,19 @@ def export_whole_run_json(win, path, monkeypatch):
     next(a for a in menu.actions() if a.text() == "Whole run as JSON report…").trigger()
     assert not fake.errors
     return report.read_json(str(path))
+
+
+def scroll_right_until(qtbot, area, shown) -> None:
+    """Scroll `area` to its right end until `shown()` holds: a row's layout can still widen the
+    body after the bar first has a range, so the end is taken again until what is asserted is in
+    sight (never a fixed wait)."""
+    from PySide6.QtWidgets import QApplication
+
+    bar = area.horizontalScrollBar()
+
+    def at_end_and_shown() -> bool:
+        bar.setValue(bar.maximum())
+        QApplication.processEvents()
+        return bar.maximum() > 0 and bar.value() == bar.maximum() and bool(shown())
+
+    qtbot.waitUntil(at_end_and_shown)

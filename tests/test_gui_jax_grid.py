@@ -9,9 +9,8 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from gui_helpers import RUN_TIMEOUT_MS, keys_of, run_keys  # noqa: E402
+from gui_helpers import RUN_TIMEOUT_MS, keys_of, run_keys, scroll_right_until  # noqa: E402
 from PySide6.QtCore import QPoint, QRect, Qt  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from gradviz.plots.palette import MODE_COLORS  # noqa: E402
 from gradviz.qt.grid.row import GROUP_GAP, PLOT_GAP  # noqa: E402
@@ -109,16 +108,20 @@ def test_three_frameworks_side_by_side_with_pairwise_parity(qtbot, make_window, 
 
     # nine columns are wider than the grid: scrolled right, JAX's group is in sight, whole
     grid = win.grid
-    bar = grid.horizontalScrollBar()
-    qtbot.waitUntil(lambda: bar.maximum() > 0)
-    bar.setValue(bar.maximum())
-    QApplication.processEvents()
     port = QRect(QPoint(0, 0), grid.viewport().size())
-    for cell in row.cells[6:]:
+
+    def corners(cell):
         area = cell.slot.item.sceneBoundingRect().toRect()
         left = row.canvas.mapTo(grid.viewport(), row.canvas.mapFromScene(area.topLeft()))
         right = row.canvas.mapTo(grid.viewport(), row.canvas.mapFromScene(area.bottomRight()))
-        assert port.contains(left) and port.contains(right), (cell.mode, port, left, right)
+        return left, right
+
+    def jax_in_sight():
+        return all(port.contains(p) for c in row.cells[6:] for p in corners(c))
+
+    scroll_right_until(qtbot, grid, jax_in_sight)
+    for cell in row.cells[6:]:
+        assert port.contains(corners(cell)[1]), (cell.mode, port, corners(cell))
 
     # the parity table pairs each two frameworks: cube matches in every pair
     parity = win.numbers.parity

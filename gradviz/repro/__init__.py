@@ -21,7 +21,7 @@ import numpy as np
 
 from gradviz.atomic_file import atomic_path
 from gradviz.compare.numbers import max_abs_text
-from gradviz.model import FIXED_DTYPES, RunResult
+from gradviz.model import RunResult
 from gradviz.module_files import package_module
 from gradviz.repro.arrays import arrays as arrays_of
 from gradviz.repro.script_head import COMMON, HEAD
@@ -30,6 +30,7 @@ from gradviz.repro.script_keras import KERAS
 from gradviz.repro.script_numeric import NUMERIC, TAIL
 from gradviz.repro.script_tf import TF
 from gradviz.repro.script_torch import TORCH
+from gradviz.run_settings import fixed_dtype
 
 SUPPORTED = {
     "torch": ("function", "module", "custom_op"),
@@ -146,7 +147,7 @@ def script_text(r: RunResult, comparison, arrays: dict, data_file: str | None) -
         rows=[
             (t.name, "x".join(str(n) for n in t.shape) or "scalar")
             for t in r.tensors
-            if t.dtype not in FIXED_DTYPES
+            if not fixed_dtype(t.dtype)
         ],
         no_numeric=_no_numeric(r),
         modes=tuple(str(getattr(m, "value", m)) for m in s.modes),
@@ -176,8 +177,7 @@ def _no_numeric(r: RunResult) -> dict:
         t.name: t.absent.get("numeric") or why
         for t in r.tensors
         if (
-            "numeric" in t.absent
-            or (why and t.dtype not in FIXED_DTYPES and "numeric" not in t.grads)
+            "numeric" in t.absent or (why and not fixed_dtype(t.dtype) and "numeric" not in t.grads)
         )
         and not (t.numeric is not None and t.numeric.method == "projection")
     }
