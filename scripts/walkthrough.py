@@ -242,7 +242,13 @@ class Walk:
         loaded = []
         win.catalogsLoaded.connect(lambda: loaded.append(1))
         win.act_traps.trigger()  # Help > Open trap examples
-        self.wait(lambda: loaded and len(win.state.loaded.files) == 4, "trap files loaded")
+        from gradviz.catalog import trap_examples
+
+        traps = {os.path.abspath(f) for f in trap_examples()}  # one per installed framework
+        self.wait(
+            lambda: loaded and traps <= {os.path.abspath(f) for f in win.state.loaded.files},
+            "trap files loaded",
+        )
         self.run_and_wait(lambda: self.click_tool(win.act_run), "Run of every op")
         win.tree.expandAll()
         self.click_op("trap_inplace_no_mark_dirty")
