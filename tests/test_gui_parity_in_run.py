@@ -71,3 +71,20 @@ def test_a_pair_run_one_framework_at_a_time_is_compared_with_the_other_held(
     assert after["torch"].result.request is before["torch"].result.request
     assert after["torch"].parity == after["tf"].parity and len(after["tf"].parity) == 6
     assert after["tf"].parity is not before["tf"].parity  # made again, with the new tf run
+
+
+def test_an_op_in_one_framework_says_what_parity_needs(qtbot, make_window, examples_dir):
+    """An op run in one framework: the parity pane names the frameworks a twin may be in (any
+    two of three where JAX is installed, not "torch ↔ tf")."""
+    from gradviz.model import FRAMEWORKS
+
+    win = make_window([str(examples_dir / "tutorial_torch.py")])
+    win.tree.select_pair("mul_weights")
+    run_keys(qtbot, win, keys_of(win, "mul_weights"))
+    win.show_pair("mul_weights")
+    label = win.numbers.parity_label.text()
+    assert win.numbers.parity.rowCount() == 0
+    if len(FRAMEWORKS) == 2:
+        assert label == "<b>torch ↔ tf parity</b>: run the op in both frameworks"
+    else:
+        assert label == "<b>parity across frameworks</b>: run the op in two or more frameworks"

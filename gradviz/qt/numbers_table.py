@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from gradviz.compare.torch_vs_tf import TORCH_TF
 from gradviz.compare.verdicts import shown_verdict
-from gradviz.model import MODES
+from gradviz.model import FRAMEWORKS, MODES
 from gradviz.qt.numbers_cells import cell_value, columns, fmt
 from gradviz.qt.numbers_columns import ColumnChooser, header_label
 from gradviz.qt.numbers_sort import (
@@ -319,7 +319,8 @@ class NumbersTable(QWidget):
             self._paint_parity_row(r)
 
     def set_parity(self, rows, note: str = "") -> None:
-        """The torch-vs-tf rows (they may arrive after the table: computed off the GUI thread)."""
+        """The shown pair's parity rows (they may arrive after the table: computed off the GUI
+        thread); none, with `note` or a hint, where the op ran in one framework."""
         p = self.parity
         pairs = list(dict.fromkeys(tuple(row.frameworks) for row in rows))
         # a third framework's pairs name theirs; torch and tf alone keep the six columns
@@ -341,14 +342,15 @@ class NumbersTable(QWidget):
             self._paint_parity_row(r)
         p.resizeColumnsToContents()
         p.horizontalHeader().setSectionResizeMode(len(heads) - 1, QHeaderView.Stretch)
-        title = "torch ↔ tf parity" if not named else "parity across frameworks"
-        self.parity_label.setText(
-            f"<b>{title}</b> ({len(rows)} rows)"
-            if rows
-            else f"<b>torch ↔ tf parity</b>: {note}"
-            if note
-            else "<b>torch ↔ tf parity</b>: run the op in both frameworks"
-        )
+        if rows:  # unnamed rows are torch's and TF's
+            title = "parity across frameworks" if named else "torch ↔ tf parity"
+            self.parity_label.setText(f"<b>{title}</b> ({len(rows)} rows)")
+            return
+        # with JAX installed a pair may be any two of the three frameworks
+        two = len(FRAMEWORKS) == 2
+        title = "torch ↔ tf parity" if two else "parity across frameworks"
+        wanted = "both frameworks" if two else "two or more frameworks"
+        self.parity_label.setText(f"<b>{title}</b>: {note or f'run the op in {wanted}'}")
 
     # --- lookup (tests, other views) -----------------------------------------------------------
     def value(self, tensor: str, framework: str, header: str):
