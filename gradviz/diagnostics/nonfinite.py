@@ -10,6 +10,11 @@ from gradviz.diagnostics.context import Context, fmt
 from gradviz.vocab import Mode
 
 _SHOW = 3
+# the advice where the non-finite values are not (only) the forward's own
+_GUARD = (
+    "Guard the backward where it divides by zero or takes log/sqrt of 0 (e.g. "
+    "torch.where / tf.where with a safe denominator)."
+)
 
 
 def check(ctx: Context) -> list:
@@ -44,17 +49,11 @@ def _custom(ctx: Context, t, c, bad_c, bad_d):
     counts = _counts(c, bad_c)
     at = _at(ctx, t, bad_c)
     if bad_d is None or bad_d.shape != bad_c.shape:
-        who = "" if bad_d is None else ""
         return ctx.finding(
             "GV401-non-finite",
             "error",
-            f"The custom gradient of '{t.name}' has {counts}{at}{who}.",
-            jax_words.say(
-                ctx,
-                "guard",
-                "Guard the backward where it divides by zero or takes log/sqrt of 0 (e.g. "
-                "torch.where / tf.where with a safe denominator).",
-            ),
+            f"The custom gradient of '{t.name}' has {counts}{at}.",
+            jax_words.say(ctx, "guard", _GUARD),
             ctx.backward_where(),
             tensor=t.name,
         )
@@ -79,12 +78,7 @@ def _custom(ctx: Context, t, c, bad_c, bad_d):
         "error",
         f"The custom gradient of '{t.name}' has {counts}{at}; the custom backward introduced "
         f"{new} of them, where the default gradient is finite.",
-        jax_words.say(
-            ctx,
-            "guard",
-            "Guard the backward where it divides by zero or takes log/sqrt of 0 (e.g. "
-            "torch.where / tf.where with a safe denominator).",
-        ),
+        jax_words.say(ctx, "guard", _GUARD),
         ctx.backward_where(),
         tensor=t.name,
     )

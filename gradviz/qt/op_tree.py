@@ -73,18 +73,22 @@ class OpTree(QTreeWidget):
                 self.setCurrentItem(self.topLevelItem(i))
                 return
 
+    def _paint_op(self, item, key: OpKey) -> None:
+        """An op's mark from what the state holds of it now."""
+        self._paint_mark(
+            item,
+            self.state.op_mark(key),
+            self._op_tip(key),
+            self.state.is_stale(key),
+            self._warning(key),
+            self._changed(key),
+        )
+
     def show_progress(self, key: OpKey) -> None:
         """Paint an op's mark again, and its file's (the worst of the file's ops)."""
         item = self._items.get(key)
         if item is not None:
-            self._paint_mark(
-                item,
-                self.state.op_mark(key),
-                self._op_tip(key),
-                self.state.is_stale(key),
-                self._warning(key),
-                self._changed(key),
-            )
+            self._paint_op(item, key)
             if item.parent() is not None:
                 self._paint_file(item.parent(), key[1])
 
@@ -207,14 +211,7 @@ class OpTree(QTreeWidget):
         item.setToolTip(COL_WHERE, op.where)
         item.setForeground(COL_FW, QBrush(QColor(framework_color(op.framework))))
         item.setFont(COL_FW, bold)
-        self._paint_mark(
-            item,
-            self.state.op_mark(key),
-            self._op_tip(key),
-            self.state.is_stale(key),
-            self._warning(key),
-            self._changed(key),
-        )
+        self._paint_op(item, key)
         self._items[key] = item
         return item
 
