@@ -13,7 +13,7 @@ from gradviz.backends.adapter import AdapterBase, BuiltBase
 from gradviz.backends.first_build import FirstBuild
 from gradviz.backends.graphs import differentiable, leaf_array
 from gradviz.backends.introspect import function_apply
-from gradviz.backends.torch_grads import training_grads
+from gradviz.backends.torch_grads import first_backward, training_grads
 from gradviz.backends.torch_numeric_kit import F, NumericKit
 from gradviz.backends.torch_op_kinds import custom_op_body, op_kind
 from gradviz.backends.torch_overrides import (
@@ -263,4 +263,5 @@ def _default_dtype(dtype):
 
 
 def adapter() -> TorchAdapter:
+    first_backward()
     return TorchAdapter()

@@ -71,6 +71,15 @@ def _probe_backward(outs, wrt, leaves, arrived, probe) -> tuple[dict, str]:
     return {n: t.grad.detach().clone() for n, t in wrt if t.grad is not None}, ""
 
 
+def first_backward() -> None:
+    """One tiny backward as the probe takes it (an explicit upstream), when the worker imports
+    torch: the first such call imports torch.fx's symbolic shapes and sympy (~0.2 s), which
+    then belong to the framework's import (collector paused, then frozen: engine.import_gc)
+    instead of the user's first op."""
+    x = torch.ones(1, requires_grad=True)
+    torch.autograd.backward([x * 2], grad_tensors=[torch.ones(1)])
+
+
 def _keeper(arrived: list, name: str):
     """A hook that keeps a copy of the gradient as it arrives (a backward that writes into its
     upstream in place would change the very buffer autograd hands it), summed over the

@@ -118,24 +118,27 @@ def main(conn, framework: str, parent_pid: int, folder: str = "") -> None:
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     threading.Thread(target=_watch_parent, args=(parent_pid, folder), daemon=True).start()
     t0 = time.perf_counter()
-    from gradviz.engine import process_tree
+    import gc
+
+    from gradviz.engine import import_gc, process_tree
     from gradviz.engine.memory import memory_limit_from_env
     from gradviz.engine.transport import send
 
     try:
         from gradviz.backends import load_backend
 
-        backend = load_backend(framework, memory_limit_from_env())
+        # imported with the collector paused (engine.import_gc: a quarter of TensorFlow's import)
+        with import_gc.paused():
+            backend = load_backend(framework, memory_limit_from_env())
+            # The framework's import-time objects (~200k torch, ~700k TF) live as long as the
+            # worker: frozen, a full collection never walks them (70 / 160 ms of CPU each, one
+            # of which fell into the first op's run). Before any user file: frozen later, a
+            # reloaded module's garbage would be kept for good.
+            gc.freeze()
     except BaseException as exc:  # noqa: BLE001 - tell the parent why the framework is missing
         send(conn, ("fail", f"{type(exc).__name__}: {exc}"))
         return
-    # The framework's ~170k (torch) / ~390k (TF) import-time objects live as long as the worker:
-    # frozen, a full collection no longer walks them (70 / 160 ms of CPU each, one of which fell
-    # into the first op's run, numeric pass included). Once only: a later freeze would keep a
-    # reloaded module's garbage for good.
-    import gc
-
-    gc.freeze()
+    import_gc.install()  # the other frameworks a user's file imports, paused alike
     # torch.__version__ is a TorchVersion (a str subclass): unpickling it would import torch in the
     # parent, so the backends report a plain str; keep this guard for the ready message too.
     version = str(backend.version())
