@@ -84,13 +84,18 @@ class CheckContext:
             tape.watch(xs)
             args, kwargs = self.call_args(dict(zip(names, xs)))
             outs = built.call_op(args, kwargs)
-            loss = tf.add_n(
-                [
-                    tf.reduce_sum(tf.constant(self.upstream(i, tuple(o.shape)), dtype=o.dtype) * o)
-                    for i, o in enumerate(outs)
-                ]
-            )
-        got = tape.gradient(loss, xs)
+            ups = [
+                tf.constant(self.upstream(i, tuple(o.shape)), dtype=o.dtype)
+                for i, o in enumerate(outs)
+            ]
+            as_upstreams = upstreams_apply(outs)
+            if not as_upstreams:
+                loss = tf.add_n([tf.reduce_sum(u * o) for u, o in zip(ups, outs)])
+        got = (
+            tape.gradient(outs, xs, output_gradients=ups)
+            if as_upstreams
+            else tape.gradient(loss, xs)
+        )
         return [tf.zeros_like(x) if g is None else tf.convert_to_tensor(g) for x, g in zip(xs, got)]
 
     # --- where to point ------------------------------------------------------------------------
@@ -123,3 +128,18 @@ class CheckContext:
             or getattr(self.obj, "__wrapped__", None)
         )
         return where_of(fn, self.info.where) if fn is not None else self.info.where
+
+
+def upstreams_apply(outs) -> bool:
+    """TF: whether the gradient of sum(upstream * out) over `outs` may be taken with the
+    upstreams as the outputs' gradients (tape.gradient's output_gradients): the same numbers
+    (the loss's gradient at each output is its upstream exactly) without taping the loss, a
+    third of the TF ops of a call. So where every output is a tensor of one float dtype; else
+    the loss, as tf.add_n takes it (or refuses mixed dtypes)."""
+    import tensorflow as tf
+
+    return (
+        bool(outs)
+        and all(isinstance(o, tf.Tensor) and o.dtype == outs[0].dtype for o in outs)
+        and outs[0].dtype.is_floating
+    )

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from gradviz.backends.checks.context import upstreams_apply
 from gradviz.backends.checks.outcome import (
     CheckFailed,
     failed,
@@ -123,13 +124,22 @@ def tf_check(ctx):
                 g = grads(built, xs, values)
                 if g is None:
                     return None, None
-                terms = [
-                    tf.reduce_sum(tf.constant(v) * tf.cast(gi, tf.float64))
-                    for v, gi in zip(_vs(values), g)
-                    if gi is not None
-                ]
-                s = tf.add_n(terms) if terms else None
-            gg = outer.gradient(s, xs) if s is not None else [None] * len(xs)
+                live = [(tf.constant(v), gi) for v, gi in zip(_vs(values), g) if gi is not None]
+                # float64 gradients of their inputs' shapes: the directions as their
+                # gradients, the numbers of differentiating sum(v * g) without taping it
+                # (tf_grads' upstreams_apply); else that sum, which says what does not fit
+                as_directions = upstreams_apply([gi for _, gi in live]) and all(
+                    gi.dtype == tf.float64 and tuple(gi.shape) == tuple(v.shape) for v, gi in live
+                )
+                if not as_directions:
+                    terms = [tf.reduce_sum(v * tf.cast(gi, tf.float64)) for v, gi in live]
+                    s = tf.add_n(terms) if terms else None
+            if as_directions:
+                gg = outer.gradient(
+                    [gi for _, gi in live], xs, output_gradients=[v for v, _ in live]
+                )
+            else:
+                gg = outer.gradient(s, xs) if s is not None else [None] * len(xs)
             return [_np(gi) for gi in g], [_np(x) for x in gg]
 
     def first(built, values):
