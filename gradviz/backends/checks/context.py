@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from gradviz.backends.checks import draws
 from gradviz.backends.graphs import ArgPlan, Graph, _args_from
 from gradviz.backends.introspect import where_of
 from gradviz.diagnostics import jax_source, source
@@ -61,9 +62,10 @@ class CheckContext:
         for p in self.tensor_plans():
             values = np.asarray(p.values, dtype=np.float64)
             if variant:
-                rng = np.random.default_rng([variant, len(out)])
                 lo, hi = float(values.min(initial=0.0)), float(values.max(initial=1.0))
-                values = rng.uniform(min(lo, -1.0), max(hi, 1.0), size=values.shape)
+                values = draws.uniform(
+                    (variant, len(out)), min(lo, -1.0), max(hi, 1.0), values.shape
+                )
             out[p.name] = values
         return out
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from gradviz.backends.checks import draws
 from gradviz.backends.checks.context import upstreams_apply
 from gradviz.backends.checks.outcome import (
     CheckFailed,
@@ -198,14 +199,11 @@ def _np(t):
 
 
 def _upstream(i: int, shape) -> np.ndarray:
-    return np.random.default_rng([7, i]).standard_normal(shape)
+    return draws.normal((7, i), shape)
 
 
 def _vs(values: dict) -> list:
-    return [
-        np.random.default_rng([11, k]).standard_normal(np.shape(v))
-        for k, v in enumerate(values.values())
-    ]
+    return [draws.normal((11, k), np.shape(v)) for k, v in enumerate(values.values())]
 
 
 def _check(ctx, second, first):

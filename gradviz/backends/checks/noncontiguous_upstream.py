@@ -5,8 +5,7 @@ contiguous upstream, without writing into it."""
 
 from __future__ import annotations
 
-import numpy as np
-
+from gradviz.backends.checks import draws
 from gradviz.backends.checks.float64_witness import unless_rounding
 from gradviz.backends.checks.outcome import brief, compare, failed, passed, skipped
 from gradviz.backends.user_code import error_info
@@ -107,7 +106,7 @@ def _random_up(i, o):
     import torch
 
     return torch.as_tensor(
-        np.random.default_rng([5, i]).standard_normal(tuple(o.shape)),
+        draws.normal((5, i), tuple(o.shape)),
         dtype=o.dtype,
         device=o.device,
     )
