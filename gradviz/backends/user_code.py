@@ -11,6 +11,7 @@ import os
 import re
 import sys
 import traceback
+import types
 import warnings
 from dataclasses import dataclass, field
 
@@ -28,7 +29,7 @@ def error_info(
     exc: BaseException, kind: str = ErrorKind.ERROR, fallback_where: str = ""
 ) -> ErrorInfo:
     """ErrorInfo naming the innermost user frame; the traceback keeps the user's frames only."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if is_user_frame(f.filename)]
+    frames = list(traceback.extract_tb(_user_tb(exc.__traceback__)))
     # a check that found the user's mistake after the user's frame had returned names it itself
     frames = frames or list(getattr(exc, "user_frames", []))
     where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else fallback_where
@@ -50,6 +51,22 @@ def error_info(
     if not frames and "returned an incorrect number of gradients" in message:
         where = _return_statement(where)  # torch checks it in C++: blame the user's return
     return ErrorInfo(type(exc).__name__, message or type(exc).__name__, where, tb, kind)
+
+
+def _user_tb(tb):
+    """The traceback `tb` with the user's frames only (None if none), so that extract_tb reads
+    source lines and positions for those alone: a torch.func or TF error passes through dozens
+    of framework frames, and reading them all was most of the time of a check that the
+    framework refuses. The frames kept are extracted exactly as from `tb`."""
+    kept = []
+    while tb is not None:
+        if is_user_frame(tb.tb_frame.f_code.co_filename):
+            kept.append(tb)
+        tb = tb.tb_next
+    out = None
+    for t in reversed(kept):
+        out = types.TracebackType(out, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return out
 
 
 def load_error(exc: BaseException, path: str) -> ErrorInfo:
