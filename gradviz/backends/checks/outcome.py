@@ -71,6 +71,10 @@ def compare(got, ref, tol: Tol) -> tuple[bool, str]:
     """(agree, "max abs difference X at N of M elements") for two gradients."""
     got = np.asarray(got, dtype=np.float64)
     ref = np.asarray(ref, dtype=np.float64)
+    if got.shape == ref.shape and np.array_equal(got, ref) and np.isfinite(ref).all():
+        # the same bits (compilers and batching often give them): pair_metrics' answer for
+        # equal finite arrays, without its metrics (a fifth of torch's compiled check)
+        return True, f"max abs difference {fmt(0.0)}"
     m = pair_metrics(got, ref, tol)
     if m.shape_mismatch:
         return False, f"shape {m.shape_mismatch}"
