@@ -121,8 +121,10 @@ def main(conn, framework: str, parent_pid: int, folder: str = "") -> None:
     import gc
 
     from gradviz.engine import import_gc, process_tree
-    from gradviz.engine.memory import memory_limit_from_env
+    from gradviz.engine.memory import keep_freed_memory, memory_limit_from_env
     from gradviz.engine.transport import send
+
+    keep_freed_memory(memory_limit_from_env())
 
     try:
         from gradviz.backends import load_backend
