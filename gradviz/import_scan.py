@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import ast
 import os
+from typing import TYPE_CHECKING
 
 from gradviz.errors import GradvizError
-from gradviz.model import ErrorInfo
 from gradviz.module_files import OpFileError, package_module, read_op_source
 from gradviz.vocab import ErrorKind, Framework, framework_of_import
+
+if TYPE_CHECKING:
+    from gradviz.model import ErrorInfo
 
 
 def frameworks_used(path: str) -> tuple[tuple[str, ...], ErrorInfo | None]:
@@ -36,21 +39,24 @@ def frameworks_used(path: str) -> tuple[tuple[str, ...], ErrorInfo | None]:
 
 
 class _LoadError(GradvizError):
-    def __init__(self, info: ErrorInfo):
-        self.info = info
+    """A file that cannot be scanned; its ErrorInfo made when asked (the model imports numpy,
+    which `gradviz run` imports only after it started its workers: cli/early_start.py)."""
+
+    def __init__(self, type_: str, message: str, where: str = ""):
+        self._fields = (type_, message, where)
+
+    @property
+    def info(self) -> ErrorInfo:
+        from gradviz.model import ErrorInfo
+
+        return ErrorInfo(*self._fields, kind=ErrorKind.LOAD)
 
 
 def _parse(path: str) -> ast.AST:
     if not os.path.exists(path) and not os.path.islink(path):
-        raise _LoadError(
-            ErrorInfo("FileNotFoundError", f"no such file: {path}", kind=ErrorKind.LOAD)
-        )
+        raise _LoadError("FileNotFoundError", f"no such file: {path}")
     if os.path.isdir(path):
-        raise _LoadError(
-            ErrorInfo(
-                "IsADirectoryError", f"{path} is a folder, not a Python file", kind=ErrorKind.LOAD
-            )
-        )
+        raise _LoadError("IsADirectoryError", f"{path} is a folder, not a Python file")
     try:
         source = read_op_source(path)  # a regular file, read with a bound
         return ast.parse(source, filename=path)
@@ -58,11 +64,11 @@ def _parse(path: str) -> ast.AST:
         where = f"{exc.filename or path}:{exc.lineno or 0}"
         text = (exc.text or "").rstrip("\n")
         detail = f"{exc.msg}" + (f"\n    {text.strip()}" if text.strip() else "")
-        raise _LoadError(ErrorInfo("SyntaxError", detail, where, kind=ErrorKind.LOAD)) from None
+        raise _LoadError("SyntaxError", detail, where) from None
     except OpFileError as exc:
-        raise _LoadError(ErrorInfo("OpFileError", str(exc), kind=ErrorKind.LOAD)) from None
+        raise _LoadError("OpFileError", str(exc)) from None
     except (OSError, ValueError) as exc:
-        raise _LoadError(ErrorInfo(type(exc).__name__, str(exc), kind=ErrorKind.LOAD)) from None
+        raise _LoadError(type(exc).__name__, str(exc)) from None
 
 
 def _imported_names(tree: ast.AST) -> set[str]:

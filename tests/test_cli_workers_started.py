@@ -1,7 +1,7 @@
 """`gradviz run` starts only the workers of frameworks its files import (cli/run_command.py):
 an unused framework's import took a core from the others in a cold run."""
 
-from gradviz.cli.run_command import _used_by
+from gradviz.cli.early_start import used_by as _used_by
 from gradviz.model import FRAMEWORKS
 
 TORCH = "import torch\n\nx = 1\n"

@@ -24,6 +24,19 @@ def _no_relative_pythonpath() -> None:
 
 _no_relative_pythonpath()
 
-from gradviz.cli.commands import main  # noqa: E402
+
+def main(argv: list[str] | None = None) -> int:
+    """The `gradviz` command (argv: sys.argv[1:] when None). `gradviz run` starts its workers
+    before the rest of the command line is imported (cli/early_start.py)."""
+    from gradviz.cli import early_start
+
+    early_start.start(sys.argv[1:] if argv is None else list(argv))
+    try:
+        from gradviz.cli.commands import main as command
+
+        return command(argv)
+    finally:
+        early_start.discard()
+
 
 __all__ = ["main"]

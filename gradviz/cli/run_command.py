@@ -40,15 +40,22 @@ def cmd_run(argv: list[str]) -> int:
 
     if args.verbose:  # TensorFlow's informational lines too, unless the user chose a level
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0")
+    from gradviz.cli import early_start
+
     with (
         WarmUp(plot=bool(args.plot)) as warm_up,
-        Engine(frameworks, start=False, on_state=warm_up.on_state) as engine,
+        Engine(
+            frameworks,
+            start=False,
+            on_state=warm_up.on_state,
+            workers=early_start.taken(frameworks),
+        ) as engine,
     ):
         if args.verbose:
             engine.follow_output(_echo_worker_line)
         # only the workers some file imports: an unused framework's import (JAX's, next to the
         # torch and TF files a user names) took a core from the others for nothing
-        engine.start(_used_by(files, frameworks))
+        engine.start(early_start.used_by(files, frameworks))
         from gradviz.cli.run_stream import HeldEvents, InBackground, OpsAsLoaded
 
         # one FULL pass (each op as asked, its checks inside it); a framework's ops start as
@@ -118,15 +125,6 @@ def cmd_run(argv: list[str]) -> int:
     if load_failed or missing:
         return EXIT_USAGE
     return exit_code(results, comparisons, args.strict)
-
-
-def _used_by(files: list[str], frameworks: tuple[str, ...]) -> list[str]:
-    """The frameworks of `frameworks` that some file imports (engine.load sends a file only to
-    those; a file it cannot tell about goes to every one)."""
-    from gradviz.import_scan import frameworks_used
-
-    used = {fw for f in files for fw in frameworks_used(os.path.abspath(f))[0]}
-    return [fw for fw in frameworks if fw in used]
 
 
 def _echo_worker_line(framework: str, line: str) -> None:

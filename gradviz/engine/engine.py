@@ -53,9 +53,15 @@ class Engine:
         frameworks: Iterable[str] = FRAMEWORKS,
         on_state: Callable[[WorkerState], None] | None = None,
         start: bool = True,
+        workers: dict[str, Worker] | None = None,
     ):
+        """`workers`: ones started already (cli/early_start.py), adopted for their frameworks."""
         self.frameworks = tuple(frameworks)
-        self.workers = {fw: Worker(fw, on_state) for fw in self.frameworks}
+        adopted = workers or {}
+        self.workers = {
+            fw: adopted[fw].follow(on_state) if fw in adopted else Worker(fw, on_state)
+            for fw in self.frameworks
+        }
         self._stop = threading.Event()  # skip the rest of the run (cancel, close)
         self._closed = False
         self._flight = InFlight()

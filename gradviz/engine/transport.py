@@ -15,10 +15,13 @@ import itertools
 import os
 import pickle
 import re
-
-import numpy as np
+import sys
+from typing import TYPE_CHECKING
 
 from gradviz.engine import scratch
+
+if TYPE_CHECKING:
+    import numpy as np
 
 BIG = 1 << 20  # bytes: smaller arrays travel inside the pickle
 _counter = itertools.count()
@@ -48,7 +51,15 @@ class _Dumper(pickle.Pickler):
         self._keep = []  # keep arrays alive so ids stay unique
 
     def persistent_id(self, obj):
-        if type(obj) is not np.ndarray or obj.nbytes < BIG or obj.dtype.hasobject:
+        # numpy is imported on first use here (`gradviz run` starts its workers before it
+        # imports numpy, cli/early_start.py): a process without it sends no arrays
+        numpy = sys.modules.get("numpy")
+        if (
+            numpy is None
+            or type(obj) is not numpy.ndarray
+            or obj.nbytes < BIG
+            or obj.dtype.hasobject
+        ):
             return None
         path = self.written.get(id(obj))
         if path is None:
@@ -59,7 +70,7 @@ class _Dumper(pickle.Pickler):
                 return None  # (this one travels inside the pickle)
             try:
                 with os.fdopen(fd, "wb") as fh:
-                    np.save(fh, obj, allow_pickle=False)
+                    numpy.save(fh, obj, allow_pickle=False)
             except OSError:  # a small /dev/shm (containers): send this one inside the pickle
                 _unlink([path])
                 return None
@@ -89,6 +100,8 @@ class _Loader(pickle.Unpickler):
 def _map(path: str) -> np.ndarray:
     """Copy-on-write mapping of an .npy file: callers may change their arrays without touching
     the file. Opened no-follow and owner-checked (scratch.open_owned)."""
+    import numpy as np
+
     with os.fdopen(scratch.open_owned(path), "rb") as fh:
         version = np.lib.format.read_magic(fh)
         read_header = (

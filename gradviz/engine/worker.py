@@ -96,6 +96,19 @@ class Worker:
         self._cancel = threading.Event()
         _LIVE.add(self)
 
+    def follow(self, on_state: Callable[[WorkerState], None] | None) -> Worker:
+        """Report state changes to `on_state` from now on, the current state at once where the
+        worker has reached one (ready, failed) before it was followed. Returns the worker."""
+        with self._lock:
+            self._on_state = on_state
+            now = WorkerState(**vars(self.status))
+        if on_state is not None and now.state in ("ready", "failed"):
+            try:
+                on_state(now)
+            except Exception:  # noqa: BLE001 - a listener must not break the worker
+                pass
+        return self
+
     # --- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
         """Start the process if none is alive; returns at once (the import goes on in the child).
