@@ -8,7 +8,13 @@ import numpy as np
 import tensorflow as tf
 
 from gradviz.backends.graphs import leaf_array
-from gradviz.backends.tf_arrays import ZERO_COPY_BYTES, HostArrays, aligned_empty, on_cpu
+from gradviz.backends.tf_arrays import (
+    ZERO_COPY_BYTES,
+    HostArrays,
+    aligned_cast,
+    aligned_empty,
+    on_cpu,
+)
 
 
 def _watchable(t):
@@ -68,7 +74,13 @@ class NumericKit:
         return tf.device(self.device)
 
     def tensor(self, arr, copy=True):
-        return tf.constant(leaf_array(arr))  # float64; int64 / bool inputs as they are
+        values = np.asarray(arr)
+        if values.dtype.kind not in "bi" and values.size * 8 >= ZERO_COPY_BYTES:
+            if on_cpu(self.device):  # cast once, into a buffer TF shares (DLPack), not twice
+                return tf.experimental.dlpack.from_dlpack(
+                    aligned_cast(values, np.float64).__dlpack__()
+                )
+        return tf.constant(leaf_array(values))  # float64; int64 / bool inputs as they are
 
     def numbers(self, t) -> np.ndarray:
         return np.asarray(t.numpy() if tf.is_tensor(t) else t, dtype=np.float64).reshape(-1)
