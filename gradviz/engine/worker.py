@@ -4,9 +4,8 @@ The caller never imports torch or tensorflow: each framework lives in its own sp
 A cancelled request is interrupted in the worker, which answers and is kept (warm); a worker
 that does not answer a cancel within CANCEL_GRACE_S, hangs past its timeout or outgrows its
 memory limit is killed; one that dies (signal, os._exit) is noticed. Either way a fresh one is
-started at once, so the next run finds it warm.
-Before a kill the worker is asked (SIGUSR1, faulthandler) to dump its Python stack, so a hang or
-a memory hog can be pointed at the user's line like a crash.
+started at once, so the next run finds it warm. Before a kill the worker is asked (SIGUSR1,
+faulthandler) to dump its Python stack, so a hang or a memory hog is pointed at like a crash.
 """
 
 from __future__ import annotations
@@ -97,16 +96,12 @@ class Worker:
         _LIVE.add(self)
 
     def follow(self, on_state: Callable[[WorkerState], None] | None) -> Worker:
-        """Report state changes to `on_state` from now on, the current state at once where the
-        worker has reached one (ready, failed) before it was followed. Returns the worker."""
+        """State changes go to `on_state` from now on; one reached before (ready, failed) now."""
         with self._lock:
             self._on_state = on_state
             now = WorkerState(**vars(self.status))
         if on_state is not None and now.state in ("ready", "failed"):
-            try:
-                on_state(now)
-            except Exception:  # noqa: BLE001 - a listener must not break the worker
-                pass
+            self._set(now.state, now.detail)
         return self
 
     # --- lifecycle -----------------------------------------------------------------------------
