@@ -11,29 +11,42 @@ import textwrap
 
 import pytest
 
-PROBE = textwrap.dedent(
-    """
-    import ctypes, json, sys
+# glibc's accounting, in the process that runs it: malloc a 10^6-element float64 buffer and then
+# some, and say whether it got a mapping of its own, and how much free heap top is kept after
+MALLINFO = """
+import ctypes
 
-    class Info(ctypes.Structure):
-        _fields_ = [(n, ctypes.c_size_t) for n in (
-            "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
-            "uordblks", "fordblks", "keepcost")]
 
-    libc = ctypes.CDLL(None)
-    libc.mallinfo2.restype = Info
-    libc.malloc.restype = ctypes.c_void_p
-    libc.free.argtypes = [ctypes.c_void_p]
-    if sys.argv[1] == "kept":
-        from gradviz.engine.memory import keep_freed_memory
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
+        "uordblks", "fordblks", "keepcost")]
 
-        keep_freed_memory(int(sys.argv[2]))
+
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = Info
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+
+
+def malloc_20mib():
     before = libc.mallinfo2().hblks
-    p = libc.malloc(20 << 20)  # a 10^6-element float64 buffer and then some
+    p = libc.malloc(20 << 20)
     mapped = libc.mallinfo2().hblks - before
     libc.free(p)
-    print(json.dumps({"mapped": mapped, "kept_top": libc.mallinfo2().keepcost}))
+    return {"mapped": mapped, "kept_top": libc.mallinfo2().keepcost}
+"""
+
+PROBE = MALLINFO + textwrap.dedent(
     """
+        import json, sys
+
+        if sys.argv[1] == "kept":
+            from gradviz.engine.memory import keep_freed_memory
+
+            keep_freed_memory(int(sys.argv[2]))
+        print(json.dumps(malloc_20mib()))
+        """
 )
 
 
@@ -68,40 +81,26 @@ def test_what_is_kept_is_bounded_by_the_memory_limit(glibc):
     assert kept["kept_top"] < 16 << 20
 
 
-WORKER_OP = """
-import ctypes
-
+WORKER_OP = (
+    MALLINFO
+    + """
 import torch
 
 import gradviz
-
-
-class Info(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_size_t) for n in (
-        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
-        "uordblks", "fordblks", "keepcost")]
-
-
-libc = ctypes.CDLL(None)
-libc.mallinfo2.restype = Info
-libc.malloc.restype = ctypes.c_void_p
-libc.free.argtypes = [ctypes.c_void_p]
 
 
 @gradviz.op(name="malloc_probe")
 class MallocProbe(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
-        before = libc.mallinfo2().hblks
-        p = libc.malloc(20 << 20)
-        print(f"mapped={libc.mallinfo2().hblks - before}")
-        libc.free(p)
+        print(f"mapped={malloc_20mib()['mapped']}")
         return x * 2
 
     @staticmethod
     def backward(ctx, g):
         return g * 2
 """
+)
 
 
 def test_the_torch_worker_runs_ops_with_it(glibc, engine, write_module):

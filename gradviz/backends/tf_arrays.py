@@ -53,6 +53,12 @@ def aligned_cast(values: np.ndarray, dtype) -> np.ndarray:
     return out
 
 
+def shared(buf: np.ndarray) -> tf.Tensor:
+    """A tensor over `buf`'s own memory (DLPack, no copy); `buf` from aligned_empty or
+    aligned_cast, as TF's kernels need."""
+    return tf.experimental.dlpack.from_dlpack(buf.__dlpack__())
+
+
 def on_cpu(device: str) -> bool:
     return tf.DeviceSpec.from_string(device or "/CPU:0").device_type in (None, "CPU")
 
@@ -78,4 +84,4 @@ class HostArrays:
         hit = self._casts.get(key)
         if hit is None or hit[0] is not values:
             hit = self._casts[key] = (values, aligned_cast(arr, dtype.as_numpy_dtype))
-        return tf.experimental.dlpack.from_dlpack(hit[1].__dlpack__())
+        return shared(hit[1])

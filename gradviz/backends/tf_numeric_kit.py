@@ -14,6 +14,7 @@ from gradviz.backends.tf_arrays import (
     aligned_cast,
     aligned_empty,
     on_cpu,
+    shared,
 )
 
 
@@ -75,11 +76,9 @@ class NumericKit:
 
     def tensor(self, arr, copy=True):
         values = np.asarray(arr)
-        if values.dtype.kind not in "bi" and values.size * 8 >= ZERO_COPY_BYTES:
-            if on_cpu(self.device):  # cast once, into a buffer TF shares (DLPack), not twice
-                return tf.experimental.dlpack.from_dlpack(
-                    aligned_cast(values, np.float64).__dlpack__()
-                )
+        big = values.dtype.kind not in "bi" and values.size * 8 >= ZERO_COPY_BYTES
+        if big and on_cpu(self.device):  # cast once, into a buffer TF shares, not twice
+            return shared(aligned_cast(values, np.float64))
         return tf.constant(leaf_array(values))  # float64; int64 / bool inputs as they are
 
     def numbers(self, t) -> np.ndarray:
@@ -97,7 +96,7 @@ class NumericKit:
             if buf is None:
                 buf = self._steps[delta.shape] = aligned_empty(delta.shape, np.float64)
             np.multiply(delta, scale, out=buf)
-            return tf.experimental.dlpack.from_dlpack(buf.__dlpack__()), 1.0
+            return shared(buf), 1.0
         return tf.constant(delta) * scale, 1.0
 
     @staticmethod

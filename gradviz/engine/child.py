@@ -124,14 +124,15 @@ def main(conn, framework: str, parent_pid: int, folder: str = "") -> None:
     from gradviz.engine.memory import keep_freed_memory, memory_limit_from_env
     from gradviz.engine.transport import send
 
-    keep_freed_memory(memory_limit_from_env())
+    limit = memory_limit_from_env()
+    keep_freed_memory(limit)
 
     try:
         from gradviz.backends import load_backend
 
         # imported with the collector paused (engine.import_gc: a quarter of TensorFlow's import)
         with import_gc.paused():
-            backend = load_backend(framework, memory_limit_from_env())
+            backend = load_backend(framework, limit)
             # The framework's import-time objects (~200k torch, ~700k TF) live as long as the
             # worker: frozen, a full collection never walks them (70 / 160 ms of CPU each, one
             # of which fell into the first op's run). Before any user file: frozen later, a
