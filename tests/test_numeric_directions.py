@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gradviz.backends.numeric import DIRECTIONS, _Directions
-from gradviz.backends.numeric_dirs import rademacher
+from gradviz.backends.numeric_dirs import expand, rademacher, signs
 
 
 def by_hand(name: str, shape: tuple) -> np.ndarray:
@@ -66,6 +66,21 @@ def test_directions_are_the_documented_signs_with_known_values():
     ]
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.float32, np.float64])
+def test_a_direction_expands_to_the_same_signs_in_any_dtype(dtype):
+    shape = (7, 13)  # 91 elements: a last byte of 3 bits
+    bits = signs("x", shape, DIRECTIONS)
+    want = by_hand("x", shape)
+    for k in range(DIRECTIONS):
+        out = np.full(shape, 7, dtype=dtype)
+        assert expand(bits[k], out) is out and np.array_equal(out, want[k])
+
+
+def test_chunks_are_int8_signs():
+    v, norms = _Directions("x", (300,), 4).chunk(0, 4)
+    assert v.dtype == np.int8 and set(np.unique(v)) == {-1, 1} and v.shape == (4, 300)
+
+
 @pytest.mark.parametrize("per", [1, 3, 16])
 def test_chunks_give_the_same_directions_whatever_their_size(per):
     shape = (7, 5)
@@ -114,7 +129,7 @@ def test_projections_are_along_the_documented_directions_in_both_frameworks(
     in_fresh_process(f"""
         import numpy as np
         from gradviz.backends import load_backend
-        from gradviz.backends.numeric_dirs import rademacher
+        from gradviz.backends.numeric_dirs import expand, rademacher, signs
         from gradviz.model import RunRequest, RunSettings
         req = RunRequest({str(path)!r}, {qualname!r}, {fw!r},
                          RunSettings(shape=(600000,), modes=("default", "custom", "numeric"),
@@ -127,10 +142,11 @@ def test_projections_are_along_the_documented_directions_in_both_frameworks(
             p = [r.tensor(t.name).numeric.projections for r in runs]
             for mode in ("numeric", "custom", "default"):
                 assert np.array_equal(p[0][mode], p[1][mode]), (t.name, mode)
-            # custom's g . v / |v| along the seeded signs, |v| = sqrt(n)
+            # each mode's g . v / |v| along the seeded signs, |v| = sqrt(n)
             v = rademacher(t.name, (600000,), 16)
-            g = np.asarray(t.grads["custom"], dtype=np.float64)
-            np.testing.assert_allclose(p[0]["custom"], v @ g / np.sqrt(600000), rtol=1e-10)
+            for mode in ("custom", "default"):
+                g = np.asarray(t.grads[mode], dtype=np.float64)
+                np.testing.assert_allclose(p[0][mode], v @ g / np.sqrt(600000), rtol=1e-10)
             # and a finite difference of a product: the custom gradient's projection
             np.testing.assert_allclose(p[0]["numeric"], p[0]["custom"], rtol=1e-4, atol=1e-4)
     """)
@@ -158,6 +174,15 @@ def test_torch_axpy_into_an_earlier_result_gives_the_values_of_a_fresh_one():
         assert kit.axpy(out, b, 2.0, out=out) is not out
         step, scale = kit.step(b.numpy(), 0.5)
         assert scale == 0.5 and step.data_ptr() == b.data_ptr()     # shared, not copied
+        # int8 signs (the projections' directions): cast once into one reused float64 buffer
+        import numpy as np
+        signs = np.where(b.numpy() > 0, 1, -1).astype(np.int8)
+        one, scale = kit.step(signs, 0.5)
+        assert scale == 0.5 and one.dtype == torch.float64
+        assert torch.equal(one, torch.as_tensor(signs.astype(np.float64)))
+        assert torch.equal(kit.axpy(a, one, 1e-6), torch.add(a, torch.sign(b), alpha=1e-6))
+        two, _ = kit.step(-signs, 0.5)
+        assert two.data_ptr() == one.data_ptr() and torch.equal(two, -torch.sign(b))
         # the loss's product: into the last forward's buffer, the same sum as a fresh product
         from gradviz.backends.numeric_eval import CachedConsts
         F = CachedConsts(kit.F, kit)
@@ -196,6 +221,12 @@ def test_tf_step_in_a_reused_buffer_gives_the_values_tf_computes():
             assert len(ptrs) == 1                        # one buffer, reused per direction
             step, _ = kit.step(small[0], 0.5)            # a small one: a TF tensor as before
             assert np.array_equal(step.numpy(), (tf.constant(small[0]) * 0.5).numpy())
+            # int8 signs (the projections' directions): the float64 product, in the buffer too
+            for v in (np.sign(big[0]).astype(np.int8), np.sign(small[0]).astype(np.int8)):
+                step, one = kit.step(v, 3.5e-7)
+                want = tf.constant(v.astype(np.float64)) * 3.5e-7
+                assert one == 1.0 and step.dtype == tf.float64
+                assert np.array_equal(step.numpy(), want.numpy())
     """)
 
 

@@ -68,7 +68,7 @@ class NumericKit:
         return 0  # JAX arrays are immutable
 
     def step(self, delta, scale):
-        return jnp.asarray(delta) * scale, 1.0
+        return jnp.asarray(delta, dtype=jnp.float64) * scale, 1.0  # int8 ±1 for projections
 
     @staticmethod
     def same_layout(a, b) -> bool:

@@ -249,14 +249,11 @@ def _full(name, base, ev, batched=None, deadline=float("inf")) -> dict:
 
 
 def _projected(name, base, ev, grads: dict) -> dict:
-    eps = REL_EPS * max(
-        1.0,
-        float(np.sqrt(np.mean(np.square(base[np.isfinite(base)]))))
-        if np.isfinite(base).any()
-        else 1.0,
-    )
+    finite = np.isfinite(base)
+    values = base.reshape(-1) if finite.all() else base[finite]  # the same numbers, no copy
+    eps = REL_EPS * max(1.0, float(np.sqrt(np.mean(np.square(values)))) if values.size else 1.0)
     numeric = np.empty(DIRECTIONS)
-    flat_grads = {mode: np.asarray(g, dtype=np.float64).reshape(-1) for mode, g in grads.items()}
+    flat_grads, twins = _distinct(grads)
     dots = {mode: np.empty(DIRECTIONS) for mode in grads}
     per = max(1, min(DIRECTIONS, CHUNK // base.size))  # directions drawn at once: bounded memory
     chunks = [(k0, min(per, DIRECTIONS - k0)) for k0 in range(0, DIRECTIONS, per)]
@@ -282,8 +279,8 @@ def _projected(name, base, ev, grads: dict) -> dict:
             v, norms, chunk_dots = ahead.result()
             if i + 1 < len(chunks):
                 ahead = pool.submit(draw, *chunks[i + 1])
-            for mode, d in chunk_dots.items():
-                dots[mode][k0 : k0 + k] = d
+            for mode in dots:
+                dots[mode][k0 : k0 + k] = chunk_dots[twins.get(mode, mode)]
             plus, minus = ev.pm_losses(name, v, eps / norms, base)
             numeric[k0 : k0 + k] = (plus - minus) / (2 * eps)
     why = (
@@ -298,10 +295,34 @@ def _projected(name, base, ev, grads: dict) -> dict:
     }
 
 
+def _distinct(grads: dict) -> tuple[dict, dict]:
+    """The modes' gradients as flat float64 for the dots, once for modes whose gradients are the
+    same bits (a custom backward computing what autograd does): their dots are the same numbers,
+    made once. Returns ({mode: flat float64}, {mode: the mode whose dots it takes})."""
+    kept: dict = {}
+    twins: dict = {}
+    for mode, g in grads.items():
+        g = np.asarray(g)
+        twin = next((m for m, h in kept.items() if _same_bits(h, g)), None)
+        if twin is None:
+            kept[mode] = g
+        else:
+            twins[mode] = twin
+    flat = {mode: np.asarray(g, dtype=np.float64).reshape(-1) for mode, g in kept.items()}
+    return flat, twins
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype or a.dtype.kind != "f":
+        return False
+    bits = f"u{a.dtype.itemsize}"
+    return bool(np.array_equal(a.view(bits), b.view(bits)))
+
+
 class _Directions:
     """The directions of one tensor, chunk by chunk and in order (numeric_dirs: seeded ±1 signs),
-    expanded into two buffers reused in turn (the forwards of one chunk run while the next is
-    expanded into the other)."""
+    expanded to int8 into two buffers reused in turn (the forwards of one chunk run while the next
+    is expanded into the other); the framework's step casts them to float64."""
 
     def __init__(self, name: str, shape: tuple, per: int):
         self.shape, self.per = tuple(shape), per
@@ -312,7 +333,7 @@ class _Directions:
 
     def chunk(self, k0: int, k: int) -> tuple[np.ndarray, np.ndarray]:
         if len(self.buffers) < 2:
-            self.buffers.append(np.empty((self.per,) + self.shape))
+            self.buffers.append(np.empty((self.per,) + self.shape, np.int8))
         out = self.buffers[self.turn % 2][:k]
         self.turn += 1
         for j in range(k):

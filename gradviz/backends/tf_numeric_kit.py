@@ -90,14 +90,16 @@ class NumericKit:
     def step(self, delta, scale):
         # Scaled once for both signs: TF has no fused a + s * b. A big direction is scaled by
         # numpy into a buffer shared with TF (DLPack) and reused for the next direction, rather
-        # than copied into a new TF tensor, sliced and multiplied there (the same product).
-        if delta.nbytes >= ZERO_COPY_BYTES and delta.dtype == np.float64 and on_cpu(self.device):
+        # than copied into a new TF tensor, sliced and multiplied there (the same product). The
+        # projections' directions come as int8 ±1: the same float64 product, read at an eighth.
+        big = delta.size * 8 >= ZERO_COPY_BYTES
+        if big and delta.dtype.kind in "fi" and on_cpu(self.device):
             buf = self._steps.get(delta.shape)
             if buf is None:
                 buf = self._steps[delta.shape] = aligned_empty(delta.shape, np.float64)
             np.multiply(delta, scale, out=buf)
             return shared(buf), 1.0
-        return tf.constant(delta) * scale, 1.0
+        return tf.constant(np.asarray(delta, dtype=np.float64)) * scale, 1.0
 
     @staticmethod
     def same_layout(a, b) -> bool:

@@ -64,6 +64,7 @@ class NumericKit:
 
     def __init__(self, device):
         self.device = device
+        self._steps: dict = {}  # shape -> the float64 buffer of the direction being evaluated
 
     @contextlib.contextmanager
     def scope(self):
@@ -90,7 +91,17 @@ class NumericKit:
         return t._version  # bumped by every in-place change, views included
 
     def step(self, delta, scale):
-        return torch.as_tensor(delta, device=self.device), scale  # axpy scales it on the fly
+        """The direction as a float64 tensor; axpy scales it on the fly. int8 ±1 (the projections'
+        directions) is cast into a buffer reused for the next direction: an int8 operand made
+        torch.add cast it per element, twice as slow as the cast once."""
+        if delta.dtype == np.float64:
+            return torch.as_tensor(delta, device=self.device), scale
+        buf = self._steps.get(delta.shape)
+        if buf is None:
+            buf = self._steps[delta.shape] = torch.empty(
+                delta.shape, dtype=torch.float64, device=self.device
+            )
+        return buf.copy_(torch.from_numpy(np.ascontiguousarray(delta))), scale
 
     def axpy(self, a, b, scale, out=None):
         """a + scale * b in one pass; into `out` (an earlier result) where it fits (_fits)."""
