@@ -197,7 +197,7 @@ class Evaluator:
             if self._base_seen is None:  # kept for the next call only (8 MB per 10^6 outputs)
                 self._base_seen = (value, outs)
             else:
-                self.repeats_bitwise = _same_bits(self._base_seen, (value, outs))
+                self.repeats_bitwise = _same_base(self._base_seen, (value, outs))
                 self._base_seen = None
             return value, dtypes, outs
 
@@ -334,7 +334,7 @@ class Evaluator:
         )
 
 
-def _same_bits(a: tuple, b: tuple) -> bool:
+def _same_base(a: tuple, b: tuple) -> bool:
     """Two (loss, {output: float64 values}) of base_loss alike bit for bit."""
     return (
         a[0] == b[0]
@@ -360,15 +360,6 @@ class ViaEvaluate:
 
     def batches(self, name, base) -> bool:
         return False
-
-    def _unmoved_calls(self, name: str) -> UnmovedCalls | None:
-        """The op's calls while intermediate `name` is perturbed, chunk after chunk of its
-        directions; None for a leaf or parameter (the op gets a moved tensor every time)."""
-        if not self.repeats_bitwise or name in self.base or name in self.params:
-            return None
-        if self._calls is None or self._calls[0] != name:  # one tensor's at a time
-            self._calls = (name, UnmovedCalls(self.built.call_op, self.kit.version))
-        return self._calls[1]
 
     def base_loss(self) -> tuple[float, list[str], dict]:
         return float(self.ad.evaluate(self.graph, self.built, self.values, {}, self.device)), [], {}
