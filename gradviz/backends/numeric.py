@@ -117,7 +117,7 @@ def _repeatable(ev, tensors: dict) -> None:
     `differs` with errors of 1e7). Two forwards at the unmoved point must agree; else there is
     no numeric reference, and the error says why. So too for a forward whose output stays below
     float64 (a dtype policy, a cast inside), where a 1e-6 step is lost in rounding."""
-    (first, dtypes, outs), (second, _, _) = ev.base_loss(), ev.base_loss()
+    (first, dtypes, outs), (second, _, again) = ev.base_loss(), ev.base_loss()
     if abs(first - second) > REPEAT_RTOL * (abs(first) + abs(second)) or np.isfinite(
         first
     ) != np.isfinite(second):
@@ -140,6 +140,12 @@ def _repeatable(ev, tensors: dict) -> None:
             "default only"
         )
     _same_forward(outs, tensors)
+    # the same bits twice: an op's call at the unmoved point may be reused (numeric_calls.py)
+    ev.repeats_bitwise = (
+        first == second
+        and outs.keys() == again.keys()
+        and all(_same_bits(outs[n], again[n]) for n in outs)
+    )
 
 
 def _same_forward(outs: dict, tensors: dict) -> None:

@@ -5,8 +5,8 @@ forward again for every direction, the op included, though the op gets the same 
 time: 31 of the 32 calls of a 10^6-element output were the same call again (a third of that
 tensor's memory traffic). A call is made again unless it gets the very objects the first forward's
 call got, unchanged since (a torch version counter), and returned outputs unchanged since; and
-only for an op whose two forwards at the unmoved point gave the same bits (numeric_eval decides),
-so a reused output is the output a new call would give.
+only for an op whose two forwards at the unmoved point gave the same bits (numeric._repeatable
+decides), so a reused output is the output a new call would give.
 """
 
 from __future__ import annotations

@@ -130,8 +130,7 @@ class Evaluator:
         self.batch_ok: dict[str, bool] = {}
         self.dims = {int(s) for v in self.values.values() for s in np.shape(v)}
         self._buffers: dict = {}  # (shape, dtype) -> the last moved tensor, reused (_moved)
-        self._base_seen: tuple | None = None  # the first of two base_loss calls: loss, outputs
-        self.repeats_bitwise = False  # the two gave the same bits (UnmovedCalls may be used)
+        self.repeats_bitwise = False  # set by numeric._repeatable: UnmovedCalls may be used
         self._calls: tuple | None = None  # (intermediate, its UnmovedCalls)
 
     def pm_losses(
@@ -193,13 +192,7 @@ class Evaluator:
             loss = self._forward(self._leaves(), None, self.F, call_op, seen=seen)
             self._inputs_unchanged()
             outs = {n: self.kit.numbers(t) for n, t in seen.items()}
-            value = float(self.kit.numbers(loss)[0])
-            if self._base_seen is None:  # kept for the next call only (8 MB per 10^6 outputs)
-                self._base_seen = (value, outs)
-            else:
-                self.repeats_bitwise = _same_base(self._base_seen, (value, outs))
-                self._base_seen = None
-            return value, dtypes, outs
+            return float(self.kit.numbers(loss)[0]), dtypes, outs
 
     # --- one perturbation at a time --------------------------------------------------------------
     def _leaves(self) -> dict:
@@ -334,22 +327,11 @@ class Evaluator:
         )
 
 
-def _same_base(a: tuple, b: tuple) -> bool:
-    """Two (loss, {output: float64 values}) of base_loss alike bit for bit."""
-    return (
-        a[0] == b[0]
-        and a[1].keys() == b[1].keys()
-        and all(
-            a[1][n].shape == b[1][n].shape
-            and np.array_equal(a[1][n].view(np.uint64), b[1][n].view(np.uint64))
-            for n in a[1]
-        )
-    )
-
-
 class ViaEvaluate:
     """For an adapter with no numeric_kit, only `evaluate(graph, built, leaves, inject, device)`
     (numpy in, float out): one forward per perturbation, leaves rebuilt each time."""
+
+    repeats_bitwise = False  # numeric._repeatable sets it; no calls of its own to reuse
 
     def __init__(self, ad, graph, built, device):
         self.ad, self.graph, self.built, self.device = ad, graph, built, device
