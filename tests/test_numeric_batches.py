@@ -3,6 +3,7 @@ exact gradients either way, and the probe's decision checked where it matters.""
 
 import numpy as np
 import pytest
+from fresh_process import in_fresh_process
 
 from gradviz.backends.graphs import input_values
 from gradviz.model import RunRequest, RunSettings
@@ -128,18 +129,6 @@ def test_batched_graphs_agree_with_autodiff(
             )
             checked += 1
     assert checked >= 4
-
-
-def in_fresh_process(code: str) -> None:
-    """Run `code` in a python of its own: the test process never imports a framework."""
-    import subprocess
-    import sys
-    import textwrap
-
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=600
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
 
 
 def test_probe_batches_elementwise_ops_and_refuses_mixing_ones(write_module):

@@ -1,13 +1,11 @@
 """The numeric reference's random directions (backends/numeric_dirs.py: seeded Rademacher ±1) and
 the buffers its forwards reuse. numpy-only parts here; torch and TF in processes of their own."""
 
-import subprocess
-import sys
-import textwrap
 import zlib
 
 import numpy as np
 import pytest
+from fresh_process import in_fresh_process
 
 from gradviz.backends.numeric import DIRECTIONS, _Directions
 from gradviz.backends.numeric_dirs import expand, rademacher, signs
@@ -109,14 +107,6 @@ def test_the_two_buffers_are_reused_in_turn():
     d = _Directions("x", (300,), 1)
     ptrs = [d.chunk(k, 1)[0].ctypes.data for k in range(4)]
     assert ptrs[0] == ptrs[2] and ptrs[1] == ptrs[3] and ptrs[0] != ptrs[1]
-
-
-def in_fresh_process(code: str) -> None:
-    """Run `code` in a python of its own: the test process never imports a framework."""
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=600
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
 
 
 # 600000 elements: one direction per chunk and one perturbation per forward (too big to batch),

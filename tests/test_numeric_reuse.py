@@ -3,12 +3,9 @@ _distinct): the op's call at the unmoved point while its output is perturbed, an
 modes whose gradients are the same bits. Reused only where a new call or dot gives the same
 numbers; the numbers are the ones made anew."""
 
-import subprocess
-import sys
-import textwrap
-
 import numpy as np
 import pytest
+from fresh_process import in_fresh_process
 
 from gradviz.backends.numeric import _distinct
 from gradviz.backends.numeric_calls import UnmovedCalls
@@ -181,10 +178,7 @@ def test_reused_calls_and_dots_give_the_numbers_made_anew(examples_dir):
             for k in pa:
                 assert np.array_equal(pa[k], pb[k]), (a.name, k)
     """
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=600
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    in_fresh_process(code)
 
 
 def test_modes_with_other_gradients_get_their_own_dots(engine, examples_dir):
